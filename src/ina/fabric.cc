@@ -1,0 +1,99 @@
+#include "ina/fabric.h"
+
+#include "ina/addressing.h"
+
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-static-routing-helper.h"
+#include "ns3/ipv4.h"
+
+#include <stdexcept>
+
+namespace inasim {
+
+using namespace ns3;
+
+namespace {
+Ptr<UniformRandomVariable> StreamRng(int64_t stream) {
+  auto rng = CreateObject<UniformRandomVariable>();
+  rng->SetStream(stream);
+  return rng;
+}
+}  // namespace
+
+Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
+    : topo_(topo), config_(config), routing_(std::make_unique<topo::RoutingTable>(topo)) {
+  const uint32_t nh = topo.num_hosts();
+  if (nh > kMaxHosts) throw std::invalid_argument("too many hosts for the 10.0.0.0/8 plan");
+  hosts_.Create(nh);
+  for (uint32_t s = 0; s < topo.num_switches(); ++s) {
+    auto sw = CreateObject<InaSwitchNode>();
+    sw->Configure(topo.switch_vertex(s), routing_.get(), nh, config.forwarding,
+                  StreamRng(kSprayStreamBase + s));
+    switches_.push_back(sw);
+  }
+
+  devices_.resize(topo.num_vertices());
+  for (uint32_t v = 0; v < topo.num_vertices(); ++v) {
+    const bool is_switch = !topo.is_host(v);
+    for (size_t p = 0; p < topo.ports(v).size(); ++p) {
+      auto dev = CreateObject<InaNetDevice>();
+      const auto& link = topo.links()[topo.ports(v)[p].link];
+      dev->SetRate(link.spec.rate_bps);
+      dev->SetWireOverhead(config.wire_overhead_bytes);
+      dev->SetPortConfig(is_switch ? config.switch_port : config.host_port);
+      dev->SetMtu(config.mtu_bytes);
+      devices_[v].push_back(dev);
+    }
+  }
+  channels_.reserve(topo.links().size());
+  for (uint32_t i = 0; i < topo.links().size(); ++i) {
+    const auto& l = topo.links()[i];
+    auto ch = CreateObject<InaChannel>();
+    ch->link_index = i;
+    // Switch pipeline time folds into the hop's delay: same arrival times as a
+    // separate "processing" event, one event fewer per hop.
+    ch->Connect(devices_[l.a][l.port_a], devices_[l.b][l.port_b],
+                l.spec.delay_ps + config.forwarding_latency_ps);
+    channels_.push_back(ch);
+  }
+  for (uint32_t s = 0; s < topo.num_switches(); ++s) {
+    for (auto& dev : devices_[topo.switch_vertex(s)]) switches_[s]->AddPort(dev);
+  }
+
+  // Hosts: the real ns-3 stack, IPv4 only, static routing (the /8 network route
+  // that comes with the interface address covers every host).
+  InternetStackHelper stack;
+  stack.SetIpv6StackInstall(false);
+  Ipv4StaticRoutingHelper static_routing;
+  stack.SetRoutingHelper(static_routing);
+  stack.Install(hosts_);
+  for (uint32_t h = 0; h < nh; ++h) {
+    if (devices_[h].size() != 1) throw std::invalid_argument("a host must have exactly one link");
+    Ptr<InaNetDevice> dev = devices_[h][0];
+    dev->SetHostIpv4(HostIpv4(h));
+    hosts_.Get(h)->AddDevice(dev);
+    Ptr<Ipv4> ipv4 = hosts_.Get(h)->GetObject<Ipv4>();
+    const int32_t iface = ipv4->AddInterface(dev);
+    ipv4->AddAddress(iface, Ipv4InterfaceAddress(Ipv4Address(HostIpv4(h)), Ipv4Mask("255.0.0.0")));
+    ipv4->SetMetric(iface, 1);
+    ipv4->SetUp(iface);
+  }
+}
+
+Fabric::~Fabric() = default;
+
+Ipv4Address Fabric::host_address(uint32_t h) const { return Ipv4Address(HostIpv4(h)); }
+
+InaNetDevice& Fabric::link_tx(uint32_t link, int dir) const {
+  const auto& l = topo_.links()[link];
+  return dir == 0 ? *devices_[l.a][l.port_a] : *devices_[l.b][l.port_b];
+}
+
+void Fabric::SetLinkLoss(uint32_t link, double rate) {
+  link_tx(link, 0).SetLoss(rate, StreamRng(kLossStreamBase + 2 * int64_t{link}));
+  link_tx(link, 1).SetLoss(rate, StreamRng(kLossStreamBase + 2 * int64_t{link} + 1));
+}
+
+void Fabric::SetLinkDown(uint32_t link, uint64_t at_ps) { channels_[link]->SetDownAt(at_ps); }
+
+}  // namespace inasim

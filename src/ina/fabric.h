@@ -1,0 +1,70 @@
+// Builds the ns-3 network for a Topology: hosts with ns-3's IPv4/UDP/TCP stack
+// (static routing only: one interface, one /8 route), lean switch nodes with
+// per-destination tables, and an InaChannel per link. Hides all wiring.
+#pragma once
+
+#include "congestion/egress_queue.h"
+#include "ina/ina-net-device.h"
+#include "ina/ina-switch-node.h"
+#include "topology/topology.h"
+
+#include "ns3/ipv4-address.h"
+#include "ns3/node-container.h"
+
+#include <memory>
+#include <vector>
+
+namespace inasim {
+
+struct FabricConfig {
+  congestion::PortConfig switch_port;     ///< every switch egress port
+  congestion::PortConfig host_port;       ///< every host NIC
+  ForwardingConfig forwarding;
+  uint32_t wire_overhead_bytes = 24;
+  uint16_t mtu_bytes = 1500;              ///< IP MTU of host interfaces
+  uint64_t forwarding_latency_ps = 0;     ///< added to every hop that ends at a switch
+};
+
+class Fabric {
+ public:
+  /// Builds everything; `topo` must outlive the Fabric.
+  Fabric(const topo::Topology& topo, const FabricConfig& config);
+  ~Fabric();
+
+  const topo::Topology& topology() const { return topo_; }
+  const topo::RoutingTable& routing() const { return *routing_; }
+  const ns3::NodeContainer& hosts() const { return hosts_; }
+  ns3::Ptr<ns3::Node> host(uint32_t h) const { return hosts_.Get(h); }
+  ns3::Ipv4Address host_address(uint32_t h) const;
+  InaSwitchNode& switch_node(uint32_t switch_id) const { return *switches_[switch_id]; }
+  uint32_t num_switches() const { return static_cast<uint32_t>(switches_.size()); }
+  /// Device of vertex v's port p.
+  InaNetDevice& device(uint32_t v, uint16_t p) const { return *devices_[v][p]; }
+  /// The two directions of link i: [0] transmits a->b, [1] transmits b->a.
+  InaNetDevice& link_tx(uint32_t link, int dir) const;
+  InaChannel& channel(uint32_t link) const { return *channels_[link]; }
+
+  /// Bernoulli loss on both directions of link i, each direction with its own
+  /// stream so adding a lossy link never changes another link's draws.
+  void SetLinkLoss(uint32_t link, double rate);
+  /// Link i fails (both directions) at `at_ps`.
+  void SetLinkDown(uint32_t link, uint64_t at_ps);
+
+ private:
+  const topo::Topology& topo_;
+  FabricConfig config_;
+  std::unique_ptr<topo::RoutingTable> routing_;
+  ns3::NodeContainer hosts_;
+  std::vector<ns3::Ptr<InaSwitchNode>> switches_;
+  std::vector<std::vector<ns3::Ptr<InaNetDevice>>> devices_;  // [vertex][port]
+  std::vector<ns3::Ptr<InaChannel>> channels_;
+};
+
+/// Stream numbers: every random component draws from its own ns-3 RngStream.
+/// Loss of link i direction d uses kLossStreamBase + 2i + d; spraying at switch s
+/// uses kSprayStreamBase + s; workloads start at kWorkloadStreamBase.
+inline constexpr int64_t kSprayStreamBase = 1'000'000;
+inline constexpr int64_t kLossStreamBase = 2'000'000;
+inline constexpr int64_t kWorkloadStreamBase = 10'000'000;
+
+}  // namespace inasim

@@ -1,0 +1,282 @@
+#include "ina/ina-net-device.h"
+
+#include "ina/ina-switch-node.h"
+#include "ina/raw-header.h"
+
+#include "ns3/ipv4-l3-protocol.h"
+#include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
+#include "ns3/uinteger.h"
+
+#include <iomanip>
+
+namespace inasim {
+
+using namespace ns3;
+
+// ---------------------------------------------------------------- RawHeader
+TypeId RawHeader::GetTypeId() {
+  static TypeId tid = TypeId("inasim::RawHeader").SetParent<Header>().SetGroupName("Ina")
+                          .AddConstructor<RawHeader>();
+  return tid;
+}
+
+void RawHeader::Print(std::ostream& os) const {
+  os << "raw(" << size_ << ")";
+}
+
+// ---------------------------------------------------------------- InaChannel
+NS_OBJECT_ENSURE_REGISTERED(InaChannel);
+
+TypeId InaChannel::GetTypeId() {
+  static TypeId tid = TypeId("inasim::InaChannel").SetParent<Channel>().SetGroupName("Ina")
+                          .AddConstructor<InaChannel>();
+  return tid;
+}
+
+void InaChannel::Connect(Ptr<InaNetDevice> a, Ptr<InaNetDevice> b, uint64_t delay_ps) {
+  devices_[0] = a;
+  devices_[1] = b;
+  delay_ps_ = delay_ps;
+  a->AttachChannel(this, PeekPointer(b));
+  b->AttachChannel(this, PeekPointer(a));
+}
+
+Ptr<NetDevice> InaChannel::GetDevice(std::size_t i) const { return devices_[i]; }
+
+// ---------------------------------------------------------------- InaNetDevice
+NS_OBJECT_ENSURE_REGISTERED(InaNetDevice);
+
+TypeId InaNetDevice::GetTypeId() {
+  static TypeId tid =
+      TypeId("inasim::InaNetDevice")
+          .SetParent<NetDevice>()
+          .SetGroupName("Ina")
+          .AddConstructor<InaNetDevice>()
+          .AddAttribute("WireOverhead",
+                        "Bytes each frame costs on the wire beyond its Ethernet header and "
+                        "payload: FCS 4 + preamble/SFD 8 + inter-frame gap 12",
+                        UintegerValue(24), MakeUintegerAccessor(&InaNetDevice::wire_overhead_),
+                        MakeUintegerChecker<uint32_t>(0, 1000))
+          .AddTraceSource("Drop", "A frame was dropped (buffer full, link down or random loss)",
+                          MakeTraceSourceAccessor(&InaNetDevice::drop_trace_),
+                          "ns3::Packet::TracedCallback")
+          .AddTraceSource("Mark", "A frame was CE-marked on enqueue",
+                          MakeTraceSourceAccessor(&InaNetDevice::mark_trace_),
+                          "ns3::Packet::TracedCallback")
+          .AddTraceSource("Pfc", "This device sent PAUSE (true) or RESUME (false) to its peer",
+                          MakeTraceSourceAccessor(&InaNetDevice::pfc_trace_),
+                          "ns3::TracedValueCallback::Bool")
+          .AddTraceSource("TxStart", "A frame started on the wire; args: frame, wire time in ps",
+                          MakeTraceSourceAccessor(&InaNetDevice::tx_trace_),
+                          "inasim::InaNetDevice::TxTracedCallback");
+  return tid;
+}
+
+InaNetDevice::InaNetDevice() = default;
+
+void InaNetDevice::DoDispose() {
+  channel_ = nullptr;
+  node_ = nullptr;
+  loss_rng_ = nullptr;
+  peer_ = nullptr;
+  switch_ = nullptr;
+  rx_callback_ = ReceiveCallback();
+  NetDevice::DoDispose();
+}
+
+void InaNetDevice::AttachChannel(Ptr<InaChannel> channel, InaNetDevice* peer) {
+  channel_ = channel;
+  peer_ = peer;
+}
+
+void InaNetDevice::SetSwitchPort(InaSwitchNode* sw, uint16_t port) {
+  switch_ = sw;
+  port_ = port;
+}
+
+void InaNetDevice::SetRate(uint64_t bps) {
+  NS_ABORT_MSG_IF(bps == 0, "link rate must be positive");
+  rate_bps_ = bps;
+}
+
+void InaNetDevice::SetLoss(double rate, Ptr<UniformRandomVariable> rng) {
+  loss_rate_ = rate;
+  loss_rng_ = rng;
+}
+
+void InaNetDevice::SetHostIpv4(uint32_t ip) {
+  host_ip_ = ip;
+  mac_ = MacForIpv4(ip);
+}
+
+Ptr<Channel> InaNetDevice::GetChannel() const { return channel_; }
+
+void InaNetDevice::SetAddress(Address address) { mac_ = Mac48Address::ConvertFrom(address); }
+
+bool InaNetDevice::link_up() const {
+  return channel_ && channel_->IsUp(static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()));
+}
+
+uint64_t InaNetDevice::SerializationPs(uint32_t frame_bytes) const {
+  // Exact integer picoseconds; rounds up so a frame never leaves early.
+  const uint64_t bits_ps = uint64_t{frame_bytes + wire_overhead_} * 8ULL * 1'000'000'000'000ULL;
+  return (bits_ps + rate_bps_ - 1) / rate_bps_;
+}
+
+// Host side: ns-3's IPv4 hands us a packet starting at its IP header.
+bool InaNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocol) {
+  if (protocol != Ipv4L3Protocol::PROT_NUMBER) return false;
+  uint8_t ip[p4::kIpv4MinBytes];
+  if (packet->CopyData(ip, sizeof ip) != sizeof ip) return false;
+  RawHeader eth(p4::kEthernetBytes);
+  uint8_t* e = eth.data();
+  MacForIpv4(p4::LoadBe32(ip + 16)).CopyTo(e);
+  mac_.CopyTo(e + 6);
+  p4::StoreBe16(e + 12, p4::kEtherTypeIpv4);
+  packet->AddHeader(eth);
+  p4::FrameView view;  // hosts never mark, so only the size matters here
+  view.frame_bytes = packet->GetSize();
+  return EnqueueFrame(packet, view, kNoPort);
+}
+
+bool InaNetDevice::SendFrom(Ptr<Packet> packet, const Address&, const Address& dest,
+                            uint16_t protocol) {
+  return Send(packet, dest, protocol);
+}
+
+bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, uint16_t ingress) {
+  const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+  const uint32_t bytes = view.frame_bytes;
+  if (!channel_->IsUp(now)) {
+    ++counters_.drops_link_down;
+    drop_trace_(frame);
+    return false;
+  }
+  // Fast path: wire idle and nobody waiting: straight onto the wire.
+  if (queue_.empty() && !paused_ && !tx_event_pending_ && busy_until_ps_ <= now) {
+    if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
+    Transmit(frame, ingress, bytes);
+    return true;
+  }
+  const bool ect = view.ipv4 && (view.ecn == 1 || view.ecn == 2);
+  switch (queue_.Enqueue(Waiting{frame, ingress}, bytes, ect)) {
+    case congestion::EnqueueVerdict::kDroppedBufferFull:
+      drop_trace_(frame);
+      return false;
+    case congestion::EnqueueVerdict::kEnqueuedMarked:
+      MarkCongestionExperienced(frame, view);
+      mark_trace_(frame);
+      break;
+    case congestion::EnqueueVerdict::kEnqueued:
+      break;
+  }
+  if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
+  TryTransmit();
+  return true;
+}
+
+void InaNetDevice::TryTransmit() {
+  if (tx_event_pending_ || paused_ || queue_.empty()) return;
+  const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+  if (busy_until_ps_ > now) {
+    tx_event_pending_ = true;
+    Simulator::Schedule(PicoSeconds(busy_until_ps_ - now), &InaNetDevice::TransmitComplete, this);
+    return;
+  }
+  auto [w, bytes] = queue_.Dequeue();
+  Transmit(w.frame, w.ingress, bytes);
+}
+
+void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes) {
+  const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+  if (switch_ && ingress != kNoPort) switch_->OnDequeue(ingress, bytes);
+  const uint64_t ser = SerializationPs(bytes);
+  busy_until_ps_ = now + ser;
+  counters_.tx_packets++;
+  counters_.tx_bytes += bytes;
+  counters_.tx_wire_bytes += bytes + wire_overhead_;
+  counters_.busy_ps += ser;
+  if (!tx_trace_.IsEmpty()) tx_trace_(frame, ser);
+  if (loss_rate_ > 0.0 && loss_rng_->GetValue() < loss_rate_) {
+    ++counters_.drops_loss;
+    drop_trace_(frame);
+  } else {
+    Simulator::Schedule(PicoSeconds(ser + channel_->delay_ps()), &InaNetDevice::ReceiveFrame, peer_,
+                        frame);
+  }
+  if (!queue_.empty()) {
+    tx_event_pending_ = true;
+    Simulator::Schedule(PicoSeconds(ser), &InaNetDevice::TransmitComplete, this);
+  }
+}
+
+void InaNetDevice::TransmitComplete() {
+  tx_event_pending_ = false;
+  TryTransmit();
+}
+
+void InaNetDevice::ReceiveFrame(Ptr<Packet> frame) {
+  const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+  if (!channel_->IsUp(now)) {
+    ++peer_->counters_.drops_link_down;
+    return;
+  }
+  if (switch_) {
+    switch_->ReceiveFromPort(port_, frame);
+    return;
+  }
+  // Host: strip Ethernet, hand IPv4 to the stack.
+  RawHeader eth(p4::kEthernetBytes);
+  frame->RemoveHeader(eth);
+  const uint16_t type = p4::LoadBe16(eth.data() + 12);
+  if (type != p4::kEtherTypeIpv4 || rx_callback_.IsNull()) return;
+  Mac48Address from;
+  from.CopyFrom(eth.data() + 6);
+  rx_callback_(this, frame, type, from);
+}
+
+void InaNetDevice::SetPaused(bool paused) {
+  const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+  if (paused == paused_) return;
+  paused_ = paused;
+  if (paused) {
+    ++counters_.pause_received;
+    paused_since_ps_ = now;
+  } else {
+    counters_.paused_ps += now - paused_since_ps_;
+    TryTransmit();
+  }
+}
+
+void InaNetDevice::SendPfc(bool pause) {
+  if (pause == pfc_paused_peer_) return;
+  pfc_paused_peer_ = pause;
+  if (pause) ++counters_.pause_sent;
+  pfc_trace_(pause);
+  // A PAUSE/RESUME is a 64-byte MAC control frame; it preempts the data queue
+  // (sent at the next frame boundary in real NICs: we ignore that sub-frame wait).
+  const uint64_t ser = SerializationPs(64);
+  Simulator::Schedule(PicoSeconds(ser + channel_->delay_ps()), &InaNetDevice::SetPaused, peer_, pause);
+}
+
+Mac48Address MacForIpv4(uint32_t ip) {
+  uint8_t b[6] = {0x02, 0x00, uint8_t(ip >> 24), uint8_t(ip >> 16), uint8_t(ip >> 8), uint8_t(ip)};
+  Mac48Address m;
+  m.CopyFrom(b);
+  return m;
+}
+
+void MarkCongestionExperienced(Ptr<Packet> frame, const p4::FrameView& view) {
+  RawHeader h(p4::kEthernetBytes + view.ip_header_bytes);
+  frame->RemoveHeader(h);
+  uint8_t* ip = h.data() + p4::kEthernetBytes;
+  ip[1] |= 0x3;
+  if (p4::LoadBe16(ip + 10) != 0) {  // keep a real checksum valid; 0 means ns-3 left it unset
+    p4::StoreBe16(ip + 10, 0);
+    p4::StoreBe16(ip + 10, p4::Ipv4HeaderChecksum(ip, view.ip_header_bytes));
+  }
+  frame->AddHeader(h);
+}
+
+}  // namespace inasim

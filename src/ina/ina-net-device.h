@@ -1,0 +1,184 @@
+// A lean full-duplex point-to-point device and its channel.
+//
+// Why not ns-3's PointToPointNetDevice: it fires seven trace sources and copies
+// the packet per hop, and its queue knows nothing of ECN or PFC; measured, the
+// stock device and channel cost a third of the run time before any protocol work
+// (docs/ARCHITECTURE.md). Here a hop costs one event (the frame's arrival at the
+// peer, last bit, store-and-forward) plus one transmit-complete event only while
+// frames are waiting behind the wire: the htsim rule of one pending event per
+// queue. Time is integer picoseconds.
+//
+// The same class serves hosts (under ns-3's IPv4 stack: it adds and strips the
+// Ethernet header, needs no ARP) and switch ports (frames go straight to the
+// owning InaSwitchNode, no IP stack).
+#pragma once
+
+#include "congestion/egress_queue.h"
+#include "p4model/common/frame.h"
+
+#include "ns3/channel.h"
+#include "ns3/data-rate.h"
+#include "ns3/event-id.h"
+#include "ns3/mac48-address.h"
+#include "ns3/net-device.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/random-variable-stream.h"
+#include "ns3/traced-callback.h"
+
+#include <cstdint>
+
+namespace inasim {
+
+class InaNetDevice;
+class InaSwitchNode;
+
+/// Counters of one direction of one link, as seen by its transmitting device.
+struct PortCounters {
+  uint64_t tx_packets = 0;
+  uint64_t tx_bytes = 0;        ///< frame bytes (Ethernet header onwards)
+  uint64_t tx_wire_bytes = 0;   ///< plus per-frame wire overhead (FCS, preamble, gap)
+  uint64_t drops_loss = 0;      ///< random loss on this link direction
+  uint64_t drops_link_down = 0;
+  uint64_t pause_sent = 0;      ///< PFC PAUSE frames this device sent to its peer
+  uint64_t pause_received = 0;
+  uint64_t paused_ps = 0;       ///< time this transmitter spent paused
+  uint64_t busy_ps = 0;         ///< time the wire was busy (utilisation numerator)
+};
+
+class InaChannel : public ns3::Channel {
+ public:
+  static ns3::TypeId GetTypeId();
+  void Connect(ns3::Ptr<InaNetDevice> a, ns3::Ptr<InaNetDevice> b, uint64_t delay_ps);
+  std::size_t GetNDevices() const override { return 2; }
+  ns3::Ptr<ns3::NetDevice> GetDevice(std::size_t i) const override;
+  uint64_t delay_ps() const { return delay_ps_; }
+  /// The link fails (both directions) from `at_ps` on; frames are lost.
+  void SetDownAt(uint64_t at_ps) { down_at_ps_ = at_ps; }
+  bool IsUp(uint64_t now_ps) const { return now_ps < down_at_ps_; }
+  uint32_t link_index = 0;
+
+ private:
+  ns3::Ptr<InaNetDevice> devices_[2];
+  uint64_t delay_ps_ = 0;
+  uint64_t down_at_ps_ = UINT64_MAX;
+};
+
+class InaNetDevice : public ns3::NetDevice {
+ public:
+  static ns3::TypeId GetTypeId();
+  InaNetDevice();
+
+  // ---- wiring (done once by the fabric builder) ----
+  void AttachChannel(ns3::Ptr<InaChannel> channel, InaNetDevice* peer);
+  /// Makes this a switch port: received frames go to `sw` as port `port`.
+  void SetSwitchPort(InaSwitchNode* sw, uint16_t port);
+  void SetRate(uint64_t bps);
+  void SetWireOverhead(uint32_t bytes) { wire_overhead_ = bytes; }
+  void SetPortConfig(const congestion::PortConfig& c) { queue_.set_config(c); }
+  /// Bernoulli loss of frames sent by this device, from its own random stream.
+  void SetLoss(double rate, ns3::Ptr<ns3::UniformRandomVariable> rng);
+  void SetHostIpv4(uint32_t ip);
+
+  // ---- data path ----
+  /// Queues a complete frame (Ethernet header on) for transmission. `ingress` is
+  /// the switch port it came in on (for PFC accounting), or kNoPort.
+  /// Returns false if the frame was dropped (buffer full or link down).
+  bool EnqueueFrame(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress);
+  static constexpr uint16_t kNoPort = 0xffff;
+  /// PFC: the peer asked this transmitter to pause (true) or resume (false).
+  void SetPaused(bool paused);
+  /// PFC: tell the peer to pause/resume (arrives after the link delay).
+  void SendPfc(bool pause);
+
+  // ---- observation ----
+  uint64_t queued_bytes() const { return queue_.bytes(); }
+  uint32_t queued_packets() const { return queue_.packets(); }
+  uint64_t buffer_bytes() const { return queue_.config().buffer_bytes; }
+  uint64_t rate_bps() const { return rate_bps_; }
+  const PortCounters& counters() const { return counters_; }
+  const congestion::QueueCounters& queue_counters() const { return queue_.counters(); }
+  bool link_up() const;
+  uint16_t port() const { return port_; }
+  InaNetDevice* peer() const { return peer_; }
+  ns3::Ptr<InaChannel> ina_channel() const { return channel_; }
+
+  // ---- ns3::NetDevice ----
+  void SetIfIndex(const uint32_t index) override { if_index_ = index; }
+  uint32_t GetIfIndex() const override { return if_index_; }
+  ns3::Ptr<ns3::Channel> GetChannel() const override;
+  void SetAddress(ns3::Address address) override;
+  ns3::Address GetAddress() const override { return mac_; }
+  bool SetMtu(const uint16_t mtu) override { mtu_ = mtu; return true; }
+  uint16_t GetMtu() const override { return mtu_; }
+  bool IsLinkUp() const override { return true; }
+  void AddLinkChangeCallback(ns3::Callback<void> callback) override {}
+  bool IsBroadcast() const override { return true; }
+  ns3::Address GetBroadcast() const override { return ns3::Mac48Address::GetBroadcast(); }
+  bool IsMulticast() const override { return false; }
+  ns3::Address GetMulticast(ns3::Ipv4Address) const override { return ns3::Mac48Address::GetMulticast(ns3::Ipv4Address()); }
+  ns3::Address GetMulticast(ns3::Ipv6Address) const override { return ns3::Mac48Address::GetMulticast(ns3::Ipv6Address()); }
+  bool IsBridge() const override { return false; }
+  bool IsPointToPoint() const override { return true; }
+  bool Send(ns3::Ptr<ns3::Packet> packet, const ns3::Address& dest, uint16_t protocol) override;
+  bool SendFrom(ns3::Ptr<ns3::Packet> packet, const ns3::Address& source, const ns3::Address& dest,
+                uint16_t protocol) override;
+  ns3::Ptr<ns3::Node> GetNode() const override { return node_; }
+  void SetNode(ns3::Ptr<ns3::Node> node) override { node_ = node; }
+  bool NeedsArp() const override { return false; }
+  void SetReceiveCallback(ReceiveCallback cb) override { rx_callback_ = cb; }
+  void SetPromiscReceiveCallback(PromiscReceiveCallback cb) override {}
+  bool SupportsSendFrom() const override { return false; }
+
+ protected:
+  void DoDispose() override;
+
+ private:
+  struct Waiting {
+    ns3::Ptr<ns3::Packet> frame;
+    uint16_t ingress = kNoPort;
+  };
+  void TryTransmit();
+  void Transmit(ns3::Ptr<ns3::Packet> frame, uint16_t ingress, uint32_t bytes);
+  void TransmitComplete();
+  void ReceiveFrame(ns3::Ptr<ns3::Packet> frame);
+  uint64_t SerializationPs(uint32_t frame_bytes) const;
+
+  // Hot fields first.
+  InaNetDevice* peer_ = nullptr;
+  InaSwitchNode* switch_ = nullptr;
+  congestion::EgressQueue<Waiting> queue_;
+  uint64_t busy_until_ps_ = 0;
+  uint64_t ps_per_byte_num_ = 80;     // serialisation = bytes * 8e12 / rate
+  uint64_t rate_bps_ = 100'000'000'000ULL;
+  uint32_t wire_overhead_ = 24;
+  uint16_t port_ = 0;
+  bool tx_event_pending_ = false;
+  bool paused_ = false;
+  bool pfc_paused_peer_ = false;
+  uint64_t paused_since_ps_ = 0;
+  double loss_rate_ = 0.0;
+  ns3::Ptr<ns3::UniformRandomVariable> loss_rng_;
+  PortCounters counters_;
+
+  ns3::Ptr<InaChannel> channel_;
+  ns3::Ptr<ns3::Node> node_;
+  ns3::Mac48Address mac_;
+  uint32_t host_ip_ = 0;
+  uint32_t if_index_ = 0;
+  uint16_t mtu_ = 1500;
+  ReceiveCallback rx_callback_;
+
+  ns3::TracedCallback<ns3::Ptr<const ns3::Packet>> drop_trace_;
+  ns3::TracedCallback<ns3::Ptr<const ns3::Packet>> mark_trace_;
+  ns3::TracedCallback<bool> pfc_trace_;
+  ns3::TracedCallback<ns3::Ptr<const ns3::Packet>, uint64_t> tx_trace_;
+};
+
+/// MAC address a host with IPv4 address `ip` uses: 02:00:<ip>, locally administered.
+ns3::Mac48Address MacForIpv4(uint32_t ip);
+
+/// Sets CE in the IPv4 header of `frame` (fixing the header checksum if one is set).
+void MarkCongestionExperienced(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view);
+
+}  // namespace inasim

@@ -1,0 +1,188 @@
+#include "ina/ina-switch-node.h"
+
+#include "ina/addressing.h"
+
+#include "ns3/simulator.h"
+
+#include <algorithm>
+
+namespace inasim {
+
+using namespace ns3;
+
+NS_OBJECT_ENSURE_REGISTERED(InaSwitchNode);
+
+TypeId InaSwitchNode::GetTypeId() {
+  static TypeId tid = TypeId("inasim::InaSwitchNode").SetParent<Node>().SetGroupName("Ina")
+                          .AddConstructor<InaSwitchNode>();
+  return tid;
+}
+
+InaSwitchNode::InaSwitchNode() = default;
+InaSwitchNode::~InaSwitchNode() = default;
+
+void InaSwitchNode::DoDispose() {
+  dataplane_.reset();
+  ports_.clear();
+  spray_rng_ = nullptr;
+  Node::DoDispose();
+}
+
+void InaSwitchNode::Configure(uint32_t vertex, const topo::RoutingTable* routing, uint32_t num_hosts,
+                              const ForwardingConfig& config, Ptr<UniformRandomVariable> spray_rng) {
+  vertex_ = vertex;
+  routing_ = routing;
+  num_hosts_ = num_hosts;
+  cfg_ = config;
+  pfc_ = config.pfc_enabled;
+  salt_ = congestion::Mix64(config.hash_seed ^ (uint64_t{vertex} * 0x9e3779b97f4a7c15ULL));
+  spray_rng_ = spray_rng;
+}
+
+void InaSwitchNode::AddPort(Ptr<InaNetDevice> device) {
+  const auto port = static_cast<uint16_t>(ports_.size());
+  AddDevice(device);  // ns-3 bookkeeping (ifIndex, node); frames bypass its callbacks
+  device->SetSwitchPort(this, port);
+  ports_.push_back(PeekPointer(device));
+  ingress_bytes_.push_back(0);
+}
+
+void InaSwitchNode::SetDataplane(std::unique_ptr<p4::Dataplane> dataplane) {
+  dataplane_ = std::move(dataplane);
+  if (dataplane_) dataplane_->AttachTimers(this);
+}
+
+void InaSwitchNode::ReceiveFromPort(uint16_t port, Ptr<Packet> frame) {
+  ++counters_.rx_frames;
+  uint8_t head[p4::kParseBytes];
+  const uint32_t size = frame->GetSize();
+  const uint32_t n = frame->CopyData(head, std::min<uint32_t>(size, sizeof head));
+  const p4::FrameView view = p4::ParseFrame(head, n, size);
+  if (dataplane_ && dataplane_->Claims(view)) {
+    ++counters_.dataplane_in;
+    scratch_.resize(size);
+    frame->CopyData(scratch_.data(), size);
+    current_ingress_ = port;
+    dataplane_->Process(port, scratch_, static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()), *this);
+    current_ingress_ = InaNetDevice::kNoPort;
+    return;
+  }
+  Forward(frame, view, port);
+}
+
+void InaSwitchNode::Forward(Ptr<Packet> frame, const p4::FrameView& view, uint16_t ingress) {
+  if (!view.ipv4) {
+    ++counters_.dropped_not_ipv4;
+    return;
+  }
+  const uint32_t host = HostOfIpv4(view.dst_ip);
+  if (host >= num_hosts_) {
+    ++counters_.dropped_no_route;
+    return;
+  }
+  const inasim::Span<const uint16_t> hops = routing_->NextHops(vertex_, host);
+  if (hops.empty()) {
+    ++counters_.dropped_no_route;
+    return;
+  }
+  const uint16_t out = hops.size() == 1 ? hops[0] : ChoosePort(hops, view);
+  ++counters_.forwarded;
+  ports_[out]->EnqueueFrame(frame, view, ingress);
+}
+
+uint16_t InaSwitchNode::ChoosePort(inasim::Span<const uint16_t> hops, const p4::FrameView& view) {
+  const auto n = static_cast<uint32_t>(hops.size());
+  uint32_t pick = 0;
+  switch (cfg_.policy) {
+    case congestion::ForwardingPolicy::kEcmp:
+      pick = static_cast<uint32_t>(congestion::FlowHash(view, salt_) % n);
+      break;
+    case congestion::ForwardingPolicy::kSpray:
+      pick = spray_rng_->GetInteger(0, n - 1);
+      break;
+    case congestion::ForwardingPolicy::kAdaptive: {
+      pick = static_cast<uint32_t>(congestion::FlowHash(view, salt_) % n);
+      const InaNetDevice* d = ports_[hops[pick]];
+      if (static_cast<double>(d->queued_bytes()) > cfg_.adaptive_threshold * static_cast<double>(d->buffer_bytes())) {
+        uint64_t best = UINT64_MAX;
+        for (uint32_t i = 0; i < n; ++i) {
+          const uint64_t q = ports_[hops[i]]->queued_bytes();
+          if (q < best && ports_[hops[i]]->link_up()) {
+            best = q;
+            pick = i;
+          }
+        }
+      }
+      break;
+    }
+  }
+  // Local fast failover: never choose a failed link while an equal-cost one is up.
+  if (!ports_[hops[pick]]->link_up()) {
+    for (uint32_t i = 1; i < n; ++i) {
+      const uint32_t j = (pick + i) % n;
+      if (ports_[hops[j]]->link_up()) return hops[j];
+    }
+  }
+  return hops[pick];
+}
+
+void InaSwitchNode::SendOut(uint16_t port, Ptr<Packet> frame, uint16_t ingress) {
+  if (port >= ports_.size()) {
+    ++counters_.dropped_no_route;
+    return;
+  }
+  uint8_t head[p4::kParseBytes];
+  const uint32_t size = frame->GetSize();
+  const uint32_t n = frame->CopyData(head, std::min<uint32_t>(size, sizeof head));
+  ports_[port]->EnqueueFrame(frame, p4::ParseFrame(head, n, size), ingress);
+}
+
+void InaSwitchNode::SendOutLater(uint16_t port, Ptr<Packet> frame, uint16_t ingress) {
+  SendOut(port, frame, ingress);
+}
+
+void InaSwitchNode::ForwardLater(Ptr<Packet> frame, uint16_t ingress) {
+  uint8_t head[p4::kParseBytes];
+  const uint32_t size = frame->GetSize();
+  const uint32_t n = frame->CopyData(head, std::min<uint32_t>(size, sizeof head));
+  Forward(frame, p4::ParseFrame(head, n, size), ingress);
+}
+
+void InaSwitchNode::Emit(inasim::Span<const uint8_t> bytes, uint16_t port, p4::Picoseconds latency) {
+  ++counters_.dataplane_out;
+  Ptr<Packet> frame = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  if (latency == 0) {
+    SendOut(port, frame, current_ingress_);
+  } else {
+    Simulator::Schedule(PicoSeconds(latency), &InaSwitchNode::SendOutLater, this, port, frame,
+                        current_ingress_);
+  }
+}
+
+void InaSwitchNode::EmitMulticast(inasim::Span<const uint8_t> bytes, inasim::Span<const uint16_t> ports,
+                                  p4::Picoseconds latency) {
+  for (uint16_t p : ports) Emit(bytes, p, latency);
+}
+
+void InaSwitchNode::EmitRouted(inasim::Span<const uint8_t> bytes, p4::Picoseconds latency) {
+  ++counters_.dataplane_out;
+  Ptr<Packet> frame = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  if (latency == 0) {
+    ForwardLater(frame, current_ingress_);
+  } else {
+    Simulator::Schedule(PicoSeconds(latency), &InaSwitchNode::ForwardLater, this, frame,
+                        current_ingress_);
+  }
+}
+
+void InaSwitchNode::ScheduleAt(p4::Picoseconds at, uint64_t cookie) {
+  const auto now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+  Simulator::Schedule(PicoSeconds(at > now ? at - now : 0), &InaSwitchNode::FireTimer, this, cookie);
+}
+
+void InaSwitchNode::FireTimer(uint64_t cookie) {
+  if (!dataplane_) return;
+  dataplane_->OnTimer(cookie, static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()), *this);
+}
+
+}  // namespace inasim

@@ -1,0 +1,102 @@
+// A switch: no IP stack, ports are InaNetDevices, forwarding is one array
+// lookup (destination host -> equal-cost next hops) plus a load-balancing
+// choice. Frames that the hosted dataplane claims go to it instead; what the
+// dataplane emits goes out of the ports it names.
+#pragma once
+
+#include "congestion/load_balancer.h"
+#include "ina/ina-net-device.h"
+#include "p4model/common/dataplane.h"
+#include "topology/topology.h"
+
+#include "ns3/node.h"
+#include "ns3/random-variable-stream.h"
+
+#include <memory>
+#include <vector>
+
+namespace inasim {
+
+struct SwitchCounters {
+  uint64_t rx_frames = 0;
+  uint64_t forwarded = 0;
+  uint64_t dropped_not_ipv4 = 0;
+  uint64_t dropped_no_route = 0;
+  uint64_t dataplane_in = 0;   ///< frames the dataplane claimed
+  uint64_t dataplane_out = 0;  ///< frames it emitted (each multicast copy counts)
+};
+
+struct ForwardingConfig {
+  congestion::ForwardingPolicy policy = congestion::ForwardingPolicy::kEcmp;
+  double adaptive_threshold = 0.5;  ///< fraction of the port buffer
+  uint64_t hash_seed = 0;
+  bool pfc_enabled = false;
+  uint64_t pfc_xoff_bytes = 0;
+  uint64_t pfc_xon_bytes = 0;
+};
+
+class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerService {
+ public:
+  static ns3::TypeId GetTypeId();
+  InaSwitchNode();
+  ~InaSwitchNode() override;
+
+  void Configure(uint32_t vertex, const topo::RoutingTable* routing, uint32_t num_hosts,
+                 const ForwardingConfig& config, ns3::Ptr<ns3::UniformRandomVariable> spray_rng);
+  /// Adds the next port (ports are numbered in call order, as in the topology).
+  void AddPort(ns3::Ptr<InaNetDevice> device);
+  /// Hosts a dataplane; the switch owns it.
+  void SetDataplane(std::unique_ptr<p4::Dataplane> dataplane);
+  p4::Dataplane* dataplane() const { return dataplane_.get(); }
+
+  // Called by the ports.
+  void ReceiveFromPort(uint16_t port, ns3::Ptr<ns3::Packet> frame);
+  void OnEnqueue(uint16_t ingress, uint32_t bytes) {
+    ingress_bytes_[ingress] += bytes;
+    if (pfc_ && ingress_bytes_[ingress] > cfg_.pfc_xoff_bytes) ports_[ingress]->SendPfc(true);
+  }
+  void OnDequeue(uint16_t ingress, uint32_t bytes) {
+    ingress_bytes_[ingress] -= bytes;
+    if (pfc_ && ingress_bytes_[ingress] < cfg_.pfc_xon_bytes) ports_[ingress]->SendPfc(false);
+  }
+
+  uint32_t vertex() const { return vertex_; }
+  uint32_t num_ports() const { return static_cast<uint32_t>(ports_.size()); }
+  InaNetDevice* port(uint16_t i) const { return ports_[i]; }
+  const SwitchCounters& counters() const { return counters_; }
+
+ protected:
+  void DoDispose() override;
+
+ private:
+  void Forward(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress);
+  uint16_t ChoosePort(inasim::Span<const uint16_t> hops, const p4::FrameView& view);
+  void SendOut(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
+  void SendOutLater(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
+  void ForwardLater(ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
+  void FireTimer(uint64_t cookie);
+
+  // p4::Emitter
+  void Emit(inasim::Span<const uint8_t> frame, uint16_t port, p4::Picoseconds latency) override;
+  void EmitMulticast(inasim::Span<const uint8_t> frame, inasim::Span<const uint16_t> ports,
+                     p4::Picoseconds latency) override;
+  void EmitRouted(inasim::Span<const uint8_t> frame, p4::Picoseconds latency) override;
+  // p4::TimerService
+  void ScheduleAt(p4::Picoseconds at, uint64_t cookie) override;
+
+  std::vector<InaNetDevice*> ports_;
+  std::vector<uint64_t> ingress_bytes_;
+  const topo::RoutingTable* routing_ = nullptr;
+  uint32_t vertex_ = 0;
+  uint32_t num_hosts_ = 0;
+  uint64_t salt_ = 0;
+  ForwardingConfig cfg_;
+  bool pfc_ = false;
+  ns3::Ptr<ns3::UniformRandomVariable> spray_rng_;
+  std::unique_ptr<p4::Dataplane> dataplane_;
+  uint16_t current_ingress_ = InaNetDevice::kNoPort;
+  std::vector<uint8_t> scratch_;
+  SwitchCounters counters_;
+};
+
+}  // namespace inasim

@@ -1,0 +1,192 @@
+// Host-based ring allreduce over UDP: the bandwidth-optimal baseline
+// (reduce-scatter then allgather, 2(n-1) steps; Patarasuk & Yuan 2009), pipelined
+// at packet granularity as NCCL/Gloo pipeline at slice granularity.
+//
+// Each rank streams 2(n-1) chunks to its successor. Packet j of step t can leave
+// once packet j of step t-1 arrived from the predecessor (step 0 is the rank's
+// own data). Reliability per stream: a window of unacknowledged packets,
+// cumulative + 64-bit selective ACKs (coalesced), retransmission on timeout.
+// Every fully reduced element a rank ends with is checked against the exact sum.
+#pragma once
+
+#include "ina/tensor-data.h"
+
+#include "ns3/application.h"
+#include "ns3/event-id.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/node-container.h"
+#include "ns3/socket.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace inasim {
+
+struct RingConfig {
+  uint32_t elements_per_packet = 0;   ///< 0: as many as fit the MTU
+  uint32_t window_packets = 64;       ///< unacknowledged packets per stream
+  uint32_t ack_every = 8;             ///< coalesce: one ACK per this many packets
+  uint64_t ack_delay_ps = 2'000'000;  ///< flush a partial ACK batch after this long
+  uint64_t rto_ps = 200'000'000;      ///< retransmission timeout
+  uint16_t udp_port = 4791;
+};
+
+/// Wire format of the ring's UDP payload (big-endian).
+struct RingWire {
+  static constexpr uint8_t kData = 1, kAck = 2;
+  static constexpr uint32_t kDataHeader = 16;  // type, dtype, iter(2), step(2), count(2), seq(4), index(4)
+  static constexpr uint32_t kAckBytes = 16;    // type, 0, iter(2), cum(4), sack(8)
+};
+
+/// Packet layout shared by all ranks of one collective.
+class RingPlan {
+ public:
+  RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_packet);
+  uint32_t ranks() const { return n_; }
+  uint64_t elements() const { return elements_; }
+  uint32_t epp() const { return epp_; }
+  uint64_t total_packets() const { return total_; }
+  uint32_t steps() const { return 2 * (n_ - 1); }
+  uint64_t chunk_first(uint32_t c) const { return c * total_ / n_; }
+  uint32_t chunk_packets(uint32_t c) const { return static_cast<uint32_t>(chunk_first(c + 1) - chunk_first(c)); }
+  /// Chunk rank r sends at step t.
+  uint32_t chunk_sent(uint32_t r, uint32_t t) const;
+  /// First sequence number of step t in rank r's outgoing stream.
+  uint64_t step_base(uint32_t r, uint32_t t) const;
+  uint64_t stream_packets(uint32_t r) const { return step_base(r, steps()); }
+  /// Elements carried by global packet g: [g*epp, end).
+  uint32_t packet_elements(uint64_t g) const;
+
+ private:
+  uint64_t CyclicSum(uint32_t lo, uint32_t len) const;
+  uint32_t n_;
+  uint64_t elements_;
+  uint32_t epp_;
+  uint64_t total_;
+};
+
+struct CollectiveRecord {
+  uint32_t iteration = 0;
+  uint64_t start_ps = 0;
+  uint64_t end_ps = 0;
+  uint64_t mismatches = 0;
+  uint64_t elements_checked = 0;
+  uint64_t retransmissions = 0;
+};
+
+class RingRank;
+
+/// Coordinates one ring allreduce over a set of hosts for a number of
+/// iterations separated by a barrier plus an optional compute gap.
+class RingAllreduce {
+ public:
+  RingAllreduce(const ns3::NodeContainer& hosts, const std::vector<ns3::Ipv4Address>& addresses,
+                uint64_t bytes, DType dtype, DataPattern pattern, uint64_t data_seed,
+                const RingConfig& config, uint32_t iterations, uint64_t compute_gap_ps,
+                uint16_t mtu_bytes);
+  ~RingAllreduce();
+
+  void Start(uint64_t at_ps);
+  bool done() const { return records_.size() == iterations_ && !running_; }
+  const std::vector<CollectiveRecord>& records() const { return records_; }
+  const RingPlan& plan() const { return plan_; }
+  /// Fraction of the whole workload finished, for progress reports.
+  double progress() const;
+  uint64_t packets_sent() const;
+  /// Called when every iteration finished.
+  std::function<void()> on_finished;
+
+  // Called by ranks.
+  void RankDone(uint32_t rank);
+  const TensorData& data() const { return data_; }
+  const RingConfig& config() const { return config_; }
+  uint32_t iteration() const { return iteration_; }
+
+ private:
+  void BeginIteration();
+  RingPlan plan_;
+  TensorData data_;
+  RingConfig config_;
+  uint32_t iterations_;
+  uint64_t compute_gap_ps_;
+  std::vector<ns3::Ptr<RingRank>> ranks_;
+  std::vector<CollectiveRecord> records_;
+  uint32_t iteration_ = 0;
+  uint32_t ranks_done_ = 0;
+  bool running_ = false;
+};
+
+/// One rank: an ns-3 Application on a host, with one UDP socket.
+class RingRank : public ns3::Application {
+ public:
+  static ns3::TypeId GetTypeId();
+  RingRank() = default;
+  void Setup(RingAllreduce* owner, uint32_t rank, ns3::Ipv4Address succ, ns3::Ipv4Address pred);
+  void BeginIteration(uint32_t iteration);
+  uint64_t mismatches() const { return mismatches_; }
+  uint64_t checked() const { return checked_; }
+  uint64_t retransmissions() const { return retransmissions_; }
+  uint64_t packets_sent() const { return packets_sent_; }
+  uint64_t progress_packets() const { return snd_acked_ + rcv_count_; }
+
+ protected:
+  void DoDispose() override;
+
+ private:
+  void StartApplication() override;
+  void StopApplication() override;
+  void OnReceive(ns3::Ptr<ns3::Socket> socket);
+  void OnData(const uint8_t* p, uint32_t len);
+  void OnAck(const uint8_t* p, uint32_t len);
+  void TrySend();
+  void SendData(uint64_t seq);
+  void SendAck();
+  void OnAckTimer();
+  void OnRto();
+  void ArmRto();
+  void CheckDone();
+  uint32_t* Slot(uint64_t seq);  // outgoing payload store, by sequence number
+
+  RingAllreduce* owner_ = nullptr;
+  const RingPlan* plan_ = nullptr;
+  uint32_t rank_ = 0;
+  uint32_t iteration_ = 0;
+  ns3::Ptr<ns3::Socket> socket_;
+  ns3::InetSocketAddress succ_{ns3::Ipv4Address(), 0};
+  ns3::InetSocketAddress pred_{ns3::Ipv4Address(), 0};
+
+  // Outgoing stream.
+  uint64_t snd_total_ = 0;
+  uint64_t snd_una_ = 0;       // lowest unacknowledged
+  uint64_t snd_next_ = 0;      // next never-sent
+  uint64_t snd_acked_ = 0;     // count acknowledged
+  uint32_t in_flight_ = 0;
+  uint32_t cur_step_ = 0;      // step of snd_next_
+  uint64_t cur_step_end_ = 0;  // first seq after cur_step_
+  std::vector<uint8_t> acked_;     // per seq
+  std::vector<uint8_t> ready_;     // per seq: payload in store
+  std::vector<uint64_t> sent_ps_;  // ring indexed by seq % capacity
+  std::vector<uint64_t> retx_;     // seqs to resend first
+  std::vector<uint32_t> store_;    // ring of payload slots, epp words each
+  uint64_t store_slots_ = 0;       // power of two
+  ns3::EventId rto_event_;
+
+  // Incoming stream.
+  uint64_t rcv_total_ = 0;
+  uint64_t rcv_cum_ = 0;
+  uint64_t rcv_count_ = 0;
+  uint32_t unacked_rx_ = 0;
+  std::vector<uint8_t> received_;
+  ns3::EventId ack_event_;
+
+  bool reported_done_ = false;
+  uint64_t mismatches_ = 0;
+  uint64_t checked_ = 0;
+  uint64_t retransmissions_ = 0;
+  uint64_t packets_sent_ = 0;
+  std::vector<uint8_t> buf_;
+};
+
+}  // namespace inasim

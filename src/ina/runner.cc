@@ -1,0 +1,462 @@
+#include "ina/runner.h"
+
+#include "ina/addressing.h"
+#include "ina/fabric.h"
+#include "ina/progress.h"
+#include "ina/ring-allreduce.h"
+#include "topology/topology.h"
+
+#include "ns3/core-module.h"
+#include "ns3/udp-client.h"
+#include "ns3/udp-server.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <sstream>
+
+#ifndef INASIM_VERSION
+#define INASIM_VERSION "unknown"
+#endif
+
+namespace inasim {
+
+using namespace ns3;
+using nlohmann::json;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+double PsToS(uint64_t ps) { return static_cast<double>(ps) * 1e-12; }
+uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
+
+double PeakRssMb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+topo::Topology BuildTopology(const Scenario& s) {
+  const topo::LinkSpec host{static_cast<uint64_t>(s.links.host_rate_gbps * 1e9), s.links.host_delay_ps};
+  const topo::LinkSpec fabric{static_cast<uint64_t>(s.links.fabric_rate_gbps * 1e9), s.links.fabric_delay_ps};
+  switch (s.topology.type) {
+    case TopologyType::kSingleRack: return topo::BuildSingleRack(s.topology.hosts, host);
+    case TopologyType::kLeafSpine:
+      return topo::BuildLeafSpine(s.topology.leaves, s.topology.spines, s.topology.hosts_per_leaf, host, fabric);
+    case TopologyType::kFatTree: return topo::BuildFatTree(s.topology.k, host, fabric, s.topology.hosts_per_edge);
+  }
+  throw ScenarioError("topology.type: unsupported");
+}
+
+std::vector<uint32_t> SelectHosts(const HostSelection& sel, uint32_t nh, uint64_t seed) {
+  if (!sel.list.empty()) return sel.list;
+  const uint32_t n = sel.count ? sel.count : nh;
+  std::vector<uint32_t> out(n);
+  switch (sel.placement) {
+    case Placement::kFirst:
+      for (uint32_t i = 0; i < n; ++i) out[i] = i;
+      break;
+    case Placement::kSpread:
+      for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<uint32_t>(uint64_t{i} * nh / n);
+      break;
+    case Placement::kRandom: {
+      // Partial Fisher-Yates over SplitMix64: platform-independent for a seed.
+      std::vector<uint32_t> all(nh);
+      for (uint32_t i = 0; i < nh; ++i) all[i] = i;
+      uint64_t state = seed ^ 0x5eed5eed5eed5eedULL;
+      for (uint32_t i = 0; i < n; ++i) {
+        state += 0x9e3779b97f4a7c15ULL;
+        const uint64_t r = congestion::Mix64(state);
+        const uint32_t j = i + static_cast<uint32_t>(r % (nh - i));
+        std::swap(all[i], all[j]);
+      }
+      out.assign(all.begin(), all.begin() + n);
+      std::sort(out.begin(), out.end());
+      break;
+    }
+  }
+  return out;
+}
+
+std::string HumanBytes(uint64_t b) {
+  if (b >= (1ull << 30) && b % (1ull << 20) == 0) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
+  if (b >= (1ull << 20) && b % (1ull << 10) == 0) return fmt::format("{:.2f} MiB", b / double(1ull << 20));
+  if (b >= 1'000'000) return fmt::format("{:.2f} MB", b / 1e6);
+  return fmt::format("{} B", b);
+}
+
+std::string HumanTime(double s) {
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} us", s * 1e6);
+}
+
+/// Permutation workload: each selected host sends one paced UDP flow (ns-3's
+/// UdpClient) to its image under a random derangement; UdpServer receives.
+struct Permutation {
+  std::vector<Ptr<UdpServer>> servers;
+  uint64_t expected_packets = 0;
+  uint64_t received_packets = 0;
+  uint64_t last_rx_ps = 0;
+  std::function<void()> on_finished;
+  void OnRx(Ptr<const Packet>) {
+    ++received_packets;
+    last_rx_ps = NowPs();
+    if (received_packets == expected_packets && on_finished) on_finished();
+  }
+};
+
+}  // namespace
+
+void EnsurePicosecondTime() {
+  static const bool done = [] {
+    Time::SetResolution(Time::PS);
+    return true;
+  }();
+  (void)done;
+}
+
+RunResult RunScenario(const Scenario& s, const RunOptions& options) {
+  EnsurePicosecondTime();
+  const auto t0 = Clock::now();
+  RngSeedManager::SetSeed(static_cast<uint32_t>(s.seed % 4294967295ULL) + (s.seed >= 4294967295ULL));
+  RngSeedManager::SetRun(s.seed >> 32);
+  ObjectFactory scheduler;
+  scheduler.SetTypeId("ns3::HeapScheduler");
+  Simulator::SetScheduler(scheduler);
+
+  const topo::Topology topology = BuildTopology(s);
+  FabricConfig fc;
+  fc.switch_port = s.sw.port;
+  fc.host_port = s.host_port;
+  fc.wire_overhead_bytes = s.links.wire_overhead_bytes;
+  fc.mtu_bytes = static_cast<uint16_t>(s.links.mtu_bytes);
+  fc.forwarding_latency_ps = s.sw.forwarding_latency_ps;
+  fc.forwarding.policy = s.sw.forwarding;
+  fc.forwarding.adaptive_threshold = s.sw.adaptive_threshold;
+  fc.forwarding.hash_seed = s.sw.hash_seed;
+  fc.forwarding.pfc_enabled = s.sw.port.pfc_enabled;
+  fc.forwarding.pfc_xoff_bytes = s.sw.port.pfc_xoff_bytes;
+  fc.forwarding.pfc_xon_bytes = s.sw.port.pfc_xon_bytes;
+  auto fabric = std::make_unique<Fabric>(topology, fc);
+
+  // Faults.
+  if (s.faults.loss_rate > 0)
+    for (uint32_t i = 0; i < topology.links().size(); ++i) fabric->SetLinkLoss(i, s.faults.loss_rate);
+  for (const LinkFault& f : s.faults.links) {
+    if (f.loss_rate >= 0) fabric->SetLinkLoss(f.link, f.loss_rate);
+    if (f.down_at_ps) fabric->SetLinkDown(f.link, *f.down_at_ps);
+  }
+
+  // Workload.
+  std::vector<uint32_t> hosts;
+  if (s.workload.type != WorkloadType::kNone)
+    hosts = SelectHosts(s.workload.hosts, topology.num_hosts(), s.seed);
+  std::unique_ptr<RingAllreduce> ring;
+  std::unique_ptr<Permutation> perm;
+  bool finished = s.workload.type == WorkloadType::kNone;
+  uint64_t finished_ps = 0;
+  auto on_finished = [&] {
+    finished = true;
+    finished_ps = NowPs();
+    Simulator::Stop();
+  };
+  std::function<double()> progress_fn = [&] { return static_cast<double>(NowPs()) / s.max_sim_time_ps; };
+
+  if (s.workload.type == WorkloadType::kAllreduce) {
+    NodeContainer nodes;
+    std::vector<Ipv4Address> addrs;
+    for (uint32_t h : hosts) {
+      nodes.Add(fabric->host(h));
+      addrs.push_back(fabric->host_address(h));
+    }
+    RingConfig rc;
+    rc.elements_per_packet = s.workload.ring.elements_per_packet;
+    rc.window_packets = s.workload.ring.window_packets;
+    rc.ack_every = s.workload.ring.ack_every;
+    rc.ack_delay_ps = s.workload.ring.ack_delay_ps;
+    rc.rto_ps = s.workload.ring.rto_ps;
+    rc.udp_port = s.workload.ring.udp_port;
+    try {
+      ring = std::make_unique<RingAllreduce>(nodes, addrs, s.workload.bytes, s.workload.dtype, s.workload.data,
+                                             s.seed, rc, s.workload.iterations, s.workload.compute_gap_ps,
+                                             static_cast<uint16_t>(s.links.mtu_bytes));
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload: {}", e.what()));
+    }
+    ring->on_finished = on_finished;
+    ring->Start(s.workload.start_ps);
+    progress_fn = [&] { return ring->progress(); };
+  } else if (s.workload.type == WorkloadType::kPermutation) {
+    perm = std::make_unique<Permutation>();
+    const std::vector<uint32_t> image = topo::RandomDerangement(static_cast<uint32_t>(hosts.size()), s.seed);
+    const uint32_t payload = s.workload.payload_bytes;
+    const uint64_t packets = (s.workload.flow_bytes + payload - 1) / payload;
+    const double rate = (s.workload.rate_gbps > 0 ? s.workload.rate_gbps : s.links.host_rate_gbps) * 1e9;
+    const uint64_t wire = uint64_t{payload} + 28 + 14 + s.links.wire_overhead_bytes;
+    const auto interval_ps = static_cast<uint64_t>(std::ceil(wire * 8e12 / rate));
+    for (uint32_t h : hosts) {
+      auto server = CreateObject<UdpServer>();
+      server->SetAttribute("Port", UintegerValue(9));
+      fabric->host(h)->AddApplication(server);
+      server->TraceConnectWithoutContext("Rx", MakeCallback(&Permutation::OnRx, perm.get()));
+      perm->servers.push_back(server);
+    }
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      auto client = CreateObject<UdpClient>();
+      client->SetAttribute("RemoteAddress", AddressValue(fabric->host_address(hosts[image[i]])));
+      client->SetAttribute("RemotePort", UintegerValue(9));
+      client->SetAttribute("MaxPackets", UintegerValue(packets));
+      client->SetAttribute("Interval", TimeValue(PicoSeconds(interval_ps)));
+      client->SetAttribute("PacketSize", UintegerValue(payload));
+      fabric->host(hosts[i])->AddApplication(client);
+    }
+    perm->expected_packets = packets * hosts.size();
+    perm->on_finished = on_finished;
+    progress_fn = [&] { return static_cast<double>(perm->received_packets) / perm->expected_packets; };
+  }
+
+  // Optional queue / utilisation time series.
+  std::string samples = "time_s,link,direction,queue_bytes,queue_packets,tx_bytes\n";
+  std::function<void()> sample;
+  if (s.outputs.sample_interval_ps > 0) {
+    sample = [&] {
+      const double now = PsToS(NowPs());
+      for (uint32_t i = 0; i < topology.links().size(); ++i)
+        for (int d = 0; d < 2; ++d) {
+          const InaNetDevice& dev = fabric->link_tx(i, d);
+          samples += fmt::format("{:.9f},{},{},{},{},{}\n", now, i, d, dev.queued_bytes(), dev.queued_packets(),
+                                 dev.counters().tx_bytes);
+        }
+      if (!finished) Simulator::Schedule(PicoSeconds(s.outputs.sample_interval_ps), sample);
+    };
+    Simulator::Schedule(PicoSeconds(0), sample);
+  }
+
+  const bool show_progress = options.progress == ProgressMode::kOn ||
+                             (options.progress == ProgressMode::kAuto && isatty(STDERR_FILENO));
+  ProgressReporter progress(progress_fn, s.max_sim_time_ps);
+  if (show_progress) progress.Start();
+
+  Simulator::Stop(PicoSeconds(s.max_sim_time_ps));
+  const auto t1 = Clock::now();
+  Simulator::Run();
+  const auto t2 = Clock::now();
+  progress.Finish();
+  const uint64_t end_ps = finished && s.workload.type != WorkloadType::kNone ? finished_ps : NowPs();
+  const uint64_t events = Simulator::GetEventCount() - progress.events();
+
+  // ---------------------------------------------------------------- results
+  RunResult out;
+  json& r = out.json;
+  r["inasim_version"] = INASIM_VERSION;
+  r["scenario"] = s.resolved;
+  r["seed"] = s.seed;
+  r["topology"] = {{"description", topology.description},
+                   {"hosts", topology.num_hosts()},
+                   {"switches", topology.num_switches()},
+                   {"links", topology.links().size()},
+                   {"routing_groups", fabric->routing().num_groups()}};
+  r["sim"] = {{"end_time_ps", end_ps},
+              {"end_time_s", PsToS(end_ps)},
+              {"events", events},
+              {"stopped_by", finished ? "workload_done" : "max_sim_time"}};
+
+  // Network counters.
+  uint64_t frames = 0, bytes = 0, wire = 0, drops_buf = 0, drops_loss = 0, drops_down = 0, marks = 0, pauses = 0;
+  uint64_t host_tx_bytes = 0;
+  std::string links_csv =
+      "link,a,b,direction,rate_gbps,tx_frames,tx_bytes,wire_bytes,utilization,drops_buffer,drops_loss,"
+      "drops_link_down,ecn_marks,pause_sent,paused_s,max_queue_bytes\n";
+  for (uint32_t i = 0; i < topology.links().size(); ++i) {
+    const auto& l = topology.links()[i];
+    for (int d = 0; d < 2; ++d) {
+      const InaNetDevice& dev = fabric->link_tx(i, d);
+      const PortCounters& c = dev.counters();
+      const congestion::QueueCounters& q = dev.queue_counters();
+      frames += c.tx_packets;
+      bytes += c.tx_bytes;
+      wire += c.tx_wire_bytes;
+      drops_buf += q.dropped_buffer;
+      drops_loss += c.drops_loss;
+      drops_down += c.drops_link_down;
+      marks += q.marked;
+      pauses += c.pause_sent;
+      const uint32_t from = d == 0 ? l.a : l.b;
+      if (topology.is_host(from)) host_tx_bytes += c.tx_bytes;
+      if (s.outputs.links_csv) {
+        const double util = end_ps ? static_cast<double>(c.busy_ps) / static_cast<double>(end_ps) : 0.0;
+        links_csv += fmt::format("{},{},{},{},{},{},{},{},{:.6f},{},{},{},{},{},{:.9f},{}\n", i,
+                                 topology.node(d == 0 ? l.a : l.b).name, topology.node(d == 0 ? l.b : l.a).name,
+                                 d == 0 ? "a->b" : "b->a", static_cast<double>(l.spec.rate_bps) / 1e9, c.tx_packets,
+                                 c.tx_bytes, c.tx_wire_bytes, util, q.dropped_buffer, c.drops_loss,
+                                 c.drops_link_down, q.marked, c.pause_sent, PsToS(c.paused_ps), q.max_bytes);
+      }
+    }
+  }
+  uint64_t no_route = 0, not_ipv4 = 0;
+  for (uint32_t i = 0; i < fabric->num_switches(); ++i) {
+    no_route += fabric->switch_node(i).counters().dropped_no_route;
+    not_ipv4 += fabric->switch_node(i).counters().dropped_not_ipv4;
+  }
+  r["network"] = {{"frames_tx", frames},         {"bytes_tx", bytes},
+                  {"wire_bytes_tx", wire},       {"host_bytes_tx", host_tx_bytes},
+                  {"drops_buffer", drops_buf},   {"drops_loss", drops_loss},
+                  {"drops_link_down", drops_down}, {"drops_no_route", no_route},
+                  {"drops_not_ipv4", not_ipv4},  {"ecn_marks", marks},
+                  {"pfc_pause_frames", pauses}};
+
+  uint64_t payload_delivered = 0;
+  std::string summary;
+  summary += fmt::format("inasim {}: scenario \"{}\" on {} ({} hosts, {} switches), seed {}\n", INASIM_VERSION,
+                         s.name, topology.description, topology.num_hosts(), topology.num_switches(), s.seed);
+  json& w = r["workload"];
+  if (ring) {
+    const RingPlan& plan = ring->plan();
+    const uint32_t n = plan.ranks();
+    const double rate = s.links.host_rate_gbps * 1e9;
+    const double bound = 2.0 * (n - 1) / n * static_cast<double>(s.workload.bytes) * 8.0 / rate;
+    // Framing bound: the busiest rank's stream with every header and wire byte.
+    uint64_t worst_wire = 0;
+    for (uint32_t rk = 0; rk < n; ++rk) {
+      uint64_t elems = 0;
+      for (uint32_t t = 0; t < plan.steps(); ++t) {
+        const uint32_t c = plan.chunk_sent(rk, t);
+        const uint64_t g0 = plan.chunk_first(c), g1 = plan.chunk_first(c) + plan.chunk_packets(c);
+        const uint64_t e1 = std::min<uint64_t>(g1 * plan.epp(), plan.elements());
+        elems += e1 - std::min<uint64_t>(g0 * plan.epp(), plan.elements());
+      }
+      const uint64_t pkts = plan.stream_packets(rk);
+      const uint64_t wb = elems * 4 + pkts * (RingWire::kDataHeader + 8 + 20 + 14 + s.links.wire_overhead_bytes);
+      worst_wire = std::max(worst_wire, wb);
+    }
+    const double framing_bound = static_cast<double>(worst_wire) * 8.0 / rate;
+    json colls = json::array();
+    std::string csv = "iteration,start_s,end_s,duration_s,algbw_gbps,busbw_gbps,bound_s,bound_ratio,correct,"
+                      "elements_checked,mismatches,retransmissions\n";
+    uint64_t checked = 0, mism = 0;
+    double total_dur = 0;
+    bool all_correct = true;
+    for (const CollectiveRecord& c : ring->records()) {
+      if (c.end_ps == 0) continue;  // unfinished
+      const double dur = PsToS(c.end_ps - c.start_ps);
+      const double algbw = static_cast<double>(s.workload.bytes) * 8.0 / dur / 1e9;
+      const double busbw = algbw * 2.0 * (n - 1) / n;
+      // Every rank must end with every element exactly once: n * E checks.
+      const bool ok = c.mismatches == 0 && c.elements_checked == uint64_t{n} * plan.elements();
+      all_correct &= ok;
+      checked += c.elements_checked;
+      mism += c.mismatches;
+      total_dur += dur;
+      colls.push_back({{"iteration", c.iteration}, {"start_s", PsToS(c.start_ps)}, {"end_s", PsToS(c.end_ps)},
+                       {"duration_s", dur}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
+                       {"bound_ratio", bound / dur}, {"correct", ok}, {"elements_checked", c.elements_checked},
+                       {"mismatches", c.mismatches}, {"retransmissions", c.retransmissions}});
+      csv += fmt::format("{},{:.12f},{:.12f},{:.12f},{:.6f},{:.6f},{:.12f},{:.6f},{},{},{},{}\n", c.iteration,
+                         PsToS(c.start_ps), PsToS(c.end_ps), dur, algbw, busbw, bound, bound / dur, ok ? 1 : 0,
+                         c.elements_checked, c.mismatches, c.retransmissions);
+    }
+    const size_t done_count = colls.size();
+    payload_delivered = 2 * (uint64_t{n} - 1) * s.workload.bytes * done_count;  // summed over ranks
+    out.correct = finished && all_correct;
+    w = {{"type", "allreduce"},
+         {"protocol", "ring"},
+         {"ranks", n},
+         {"bytes", s.workload.bytes},
+         {"elements", plan.elements()},
+         {"elements_per_packet", plan.epp()},
+         {"packets_per_rank", plan.stream_packets(0)},
+         {"iterations_requested", s.workload.iterations},
+         {"iterations_completed", done_count},
+         {"analytic_bound_s", bound},
+         {"analytic_bound_formula", "2(n-1)/n * S / B"},
+         {"framing_bound_s", framing_bound},
+         {"mean_duration_s", done_count ? total_dur / done_count : 0.0},
+         {"elements_checked", checked},
+         {"mismatches", mism},
+         {"correct", out.correct},
+         {"collectives", colls}};
+    out.csv_names.push_back("collectives.csv");
+    out.csv_texts.push_back(csv);
+    if (done_count) {
+      const double mean = total_dur / done_count;
+      summary += fmt::format("ring allreduce of {} ({}, {}) over {} hosts at {} Gb/s: {} per collective "
+                             "(x{} iterations)\n",
+                             HumanBytes(s.workload.bytes), s.workload.dtype == DType::kInt32 ? "int32" : "float32",
+                             s.workload.data == DataPattern::kHashed ? "hashed data" : "all ones", n,
+                             s.links.host_rate_gbps, HumanTime(mean), done_count);
+      summary += fmt::format("  analytic bound 2(n-1)/n*S/B = {} ({:.1f} % of it reached); with framing {} "
+                             "({:.1f} %)\n",
+                             HumanTime(bound), 100.0 * bound / mean, HumanTime(framing_bound),
+                             100.0 * framing_bound / mean);
+    }
+    summary += fmt::format("  result: {} - {} elements checked against the exact sum, {} mismatches{}\n",
+                           out.correct ? "CORRECT" : "WRONG", checked, mism,
+                           finished ? "" : fmt::format(" (only {} of {} iterations finished by the time limit)",
+                                                       done_count, s.workload.iterations));
+  } else if (perm) {
+    payload_delivered = perm->received_packets * s.workload.payload_bytes;
+    uint64_t lost = 0;
+    for (auto& srv : perm->servers) lost += srv->GetLost();
+    out.correct = true;  // nothing is aggregated; completeness is reported
+    w = {{"type", "permutation"},
+         {"flows", hosts.size()},
+         {"flow_bytes", s.workload.flow_bytes},
+         {"payload_bytes", s.workload.payload_bytes},
+         {"packets_expected", perm->expected_packets},
+         {"packets_received", perm->received_packets},
+         {"complete", perm->received_packets == perm->expected_packets},
+         {"last_rx_s", PsToS(perm->last_rx_ps)},
+         {"payload_delivered_bytes", payload_delivered}};
+    summary += fmt::format("permutation: {} flows of {} -> {} of {} packets delivered, last at {}\n", hosts.size(),
+                           HumanBytes(s.workload.flow_bytes), perm->received_packets, perm->expected_packets,
+                           HumanTime(PsToS(perm->last_rx_ps)));
+  } else {
+    w = {{"type", "none"}};
+  }
+  r["correct"] = out.correct;
+  summary += fmt::format("  network: {} frames, {} buffer drops, {} random losses, {} link-down drops, {} ECN marks, "
+                         "{} PFC pauses\n",
+                         frames, drops_buf, drops_loss, drops_down, marks, pauses);
+
+  const double run_s = Seconds(t1, t2);
+  const double wall = Seconds(t0, Clock::now());
+  r["perf"] = {{"wall_s", wall},
+               {"setup_s", Seconds(t0, t1)},
+               {"run_s", run_s},
+               {"events_per_s", run_s > 0 ? events / run_s : 0.0},
+               {"host_bytes_per_wall_s", run_s > 0 ? host_tx_bytes / run_s : 0.0},
+               {"payload_bytes_per_wall_s", run_s > 0 ? payload_delivered / run_s : 0.0},
+               {"peak_rss_mb", PeakRssMb()},
+               {"note", "perf is wall-clock dependent; everything else in this file is deterministic"}};
+  summary += fmt::format("  simulated {} in {:.2f} s wall ({:.2f} M events/s, {:.1f} MB/s of host traffic), "
+                         "peak RSS {:.0f} MB\n",
+                         HumanTime(PsToS(end_ps)), wall, run_s > 0 ? events / run_s / 1e6 : 0.0,
+                         run_s > 0 ? host_tx_bytes / run_s / 1e6 : 0.0, PeakRssMb());
+  out.summary = summary;
+
+  if (s.outputs.links_csv) {
+    out.csv_names.push_back("links.csv");
+    out.csv_texts.push_back(links_csv);
+  }
+  if (s.outputs.sample_interval_ps > 0) {
+    out.csv_names.push_back("samples.csv");
+    out.csv_texts.push_back(samples);
+  }
+
+  ring.reset();
+  Simulator::Destroy();
+  fabric.reset();
+  return out;
+}
+
+}  // namespace inasim

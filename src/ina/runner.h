@@ -1,0 +1,42 @@
+// Runs one Scenario in this process: builds the fabric and the workload, runs
+// the simulator, collects results, resets ns-3's global state afterwards (so a
+// process can run many scenarios, e.g. from Python).
+#pragma once
+
+#include "ina/scenario.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace inasim {
+
+enum class ProgressMode : uint8_t { kAuto, kOn, kOff };
+
+struct RunOptions {
+  ProgressMode progress = ProgressMode::kAuto;  ///< auto: when stderr is a terminal
+};
+
+/// Everything a run produces. `json` is results.json; the CSV tables are
+/// written beside it by WriteResults.
+struct RunResult {
+  nlohmann::json json;
+  std::vector<std::string> csv_names;
+  std::vector<std::string> csv_texts;
+  bool correct = true;  ///< every checked aggregate matched the exact sum
+  std::string summary;  ///< a few human-readable lines
+};
+
+/// Must run before any ns3::Time exists: the fabric needs picosecond time
+/// (one byte at 100 Gb/s is 80 ps). Idempotent.
+void EnsurePicosecondTime();
+
+RunResult RunScenario(const Scenario& scenario, const RunOptions& options = {});
+
+/// Writes results.json and the CSVs into `dir` atomically: everything goes into
+/// a sibling temporary directory that is renamed into place at the end, so a
+/// failed run never leaves a half-written result.
+void WriteResults(const RunResult& result, const std::string& dir);
+
+}  // namespace inasim

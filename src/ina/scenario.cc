@@ -1,0 +1,453 @@
+#include "ina/scenario.h"
+
+#include "ina/addressing.h"
+#include "topology/topology.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+
+namespace inasim {
+
+using nlohmann::json;
+
+namespace {
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string TypeName(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number_integer() || v.is_number_unsigned()) return fmt::format("the integer {}", v.dump());
+  if (v.is_number()) return fmt::format("the number {}", v.dump());
+  if (v.is_string()) return fmt::format("the string {}", v.dump());
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+/// Reads one JSON object, remembering which keys were used (so that unknown
+/// keys are errors, with a suggestion) and recording every value it returns,
+/// defaults included, into `resolved`.
+class Reader {
+ public:
+  Reader(const json* j, std::string path, json* resolved) : j_(j), path_(std::move(path)), out_(resolved) {
+    if (j_ && !j_->is_object()) Fail("", "must be an object, got " + TypeName(*j_));
+    *out_ = json::object();
+  }
+
+  [[noreturn]] void Fail(const std::string& key, const std::string& problem) const {
+    throw ScenarioError(fmt::format("{}: {}", Path(key), problem));
+  }
+  std::string Path(const std::string& key) const {
+    if (key.empty()) return path_.empty() ? "(top level)" : path_;
+    return path_.empty() ? key : path_ + "." + key;
+  }
+  bool Has(const std::string& key) const { return j_ && j_->contains(key) && !(*j_)[key].is_null(); }
+  const json* Raw(const std::string& key) {
+    used_.insert(key);
+    return Has(key) ? &(*j_)[key] : nullptr;
+  }
+
+  uint64_t U64(const std::string& key, uint64_t def, uint64_t lo, uint64_t hi, bool required = false) {
+    const json* v = Raw(key);
+    if (!v) {
+      if (required) Fail(key, "is required");
+      (*out_)[key] = def;
+      return def;
+    }
+    uint64_t x = 0;
+    if (v->is_number_unsigned()) x = v->get<uint64_t>();
+    else if (v->is_number_integer()) Fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, v->dump()));
+    else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>() && v->get<double>() >= 0 && v->get<double>() < 1.8e19)
+      x = static_cast<uint64_t>(v->get<double>());
+    else Fail(key, "must be a non-negative integer, got " + TypeName(*v));
+    if (x < lo || x > hi) Fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, x));
+    (*out_)[key] = x;
+    return x;
+  }
+  uint32_t U32(const std::string& key, uint32_t def, uint32_t lo, uint32_t hi, bool required = false) {
+    return static_cast<uint32_t>(U64(key, def, lo, hi, required));
+  }
+  double Num(const std::string& key, double def, double lo, double hi) {
+    const json* v = Raw(key);
+    if (!v) {
+      (*out_)[key] = def;
+      return def;
+    }
+    if (!v->is_number()) Fail(key, "must be a number, got " + TypeName(*v));
+    const double x = v->get<double>();
+    if (!(x >= lo && x <= hi)) Fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, x));
+    (*out_)[key] = x;
+    return x;
+  }
+  /// A time given in `unit` (ns, us, ms) returned as picoseconds.
+  uint64_t TimePs(const std::string& key, double def, double lo, double hi, double ps_per_unit) {
+    return static_cast<uint64_t>(std::llround(Num(key, def, lo, hi) * ps_per_unit));
+  }
+  bool Bool(const std::string& key, bool def) {
+    const json* v = Raw(key);
+    if (!v) {
+      (*out_)[key] = def;
+      return def;
+    }
+    if (!v->is_boolean()) Fail(key, "must be true or false, got " + TypeName(*v));
+    (*out_)[key] = v->get<bool>();
+    return v->get<bool>();
+  }
+  std::string Str(const std::string& key, const std::string& def) {
+    const json* v = Raw(key);
+    if (!v) {
+      (*out_)[key] = def;
+      return def;
+    }
+    if (!v->is_string()) Fail(key, "must be a string, got " + TypeName(*v));
+    (*out_)[key] = *v;
+    return v->get<std::string>();
+  }
+  std::string Enum(const std::string& key, const std::string& def, std::initializer_list<const char*> options,
+                   bool required = false) {
+    if (required && !Has(key)) {
+      used_.insert(key);
+      Fail(key, fmt::format("is required (one of {})", Join(options)));
+    }
+    const std::string s = Str(key, def);
+    for (const char* o : options)
+      if (s == o) return s;
+    Fail(key, fmt::format("must be one of {}, got \"{}\"", Join(options), s));
+  }
+  Reader Obj(const std::string& key) {
+    const json* v = Raw(key);
+    return Reader(v, Path(key), &(*out_)[key]);
+  }
+  /// Errors on any key that was never asked for.
+  void Done() const {
+    if (!j_) return;
+    for (auto it = j_->begin(); it != j_->end(); ++it) {
+      if (used_.count(it.key())) continue;
+      std::string best;
+      size_t best_d = 3;
+      for (const auto& k : used_) {
+        const size_t d = EditDistance(it.key(), k);
+        if (d < best_d) { best_d = d; best = k; }
+      }
+      Fail(it.key(), best.empty() ? "unknown key" : fmt::format("unknown key (did you mean \"{}\"?)", best));
+    }
+  }
+  json& out() { return *out_; }
+
+ private:
+  static std::string Join(std::initializer_list<const char*> options) {
+    std::string s;
+    for (const char* o : options) s += (s.empty() ? "" : ", ") + fmt::format("\"{}\"", o);
+    return s;
+  }
+  const json* j_;
+  std::string path_;
+  json* out_;
+  std::set<std::string> used_;
+};
+
+constexpr double kPsPerNs = 1e3, kPsPerUs = 1e6, kPsPerMs = 1e9;
+constexpr uint64_t kMaxBuffer = 1ull << 40;
+
+topo::Topology BuildTopology(const Scenario& s) {
+  const topo::LinkSpec host{static_cast<uint64_t>(s.links.host_rate_gbps * 1e9), s.links.host_delay_ps};
+  const topo::LinkSpec fabric{static_cast<uint64_t>(s.links.fabric_rate_gbps * 1e9), s.links.fabric_delay_ps};
+  switch (s.topology.type) {
+    case TopologyType::kSingleRack: return topo::BuildSingleRack(s.topology.hosts, host);
+    case TopologyType::kLeafSpine:
+      return topo::BuildLeafSpine(s.topology.leaves, s.topology.spines, s.topology.hosts_per_leaf, host, fabric);
+    case TopologyType::kFatTree: return topo::BuildFatTree(s.topology.k, host, fabric, s.topology.hosts_per_edge);
+  }
+  throw ScenarioError("topology.type: unsupported");
+}
+
+void ParsePortConfig(Reader& r, congestion::PortConfig& port, uint64_t def_buffer) {
+  port.buffer_bytes = r.U64("buffer_bytes", def_buffer, 1500, kMaxBuffer);
+  Reader ecn = r.Obj("ecn");
+  port.ecn_enabled = ecn.Bool("enabled", false);
+  const std::string unit = ecn.Enum("unit", "packets", {"packets", "bytes"});
+  port.ecn_unit = unit == "packets" ? congestion::EcnUnit::kPackets : congestion::EcnUnit::kBytes;
+  port.ecn_threshold = ecn.U64("threshold", unit == "packets" ? 65 : 65 * 1500, 0, kMaxBuffer);
+  ecn.Done();
+}
+
+void ParseHosts(Reader& w, HostSelection& sel) {
+  const json* v = w.Raw("hosts");
+  if (!v) {
+    w.out()["hosts"] = {{"count", 0}, {"placement", "first"}};
+    return;
+  }
+  if (v->is_string() && v->get<std::string>() == "all") {
+    w.out()["hosts"] = "all";
+    return;
+  }
+  if (v->is_array()) {
+    std::set<uint32_t> seen;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const json& e = (*v)[i];
+      if (!e.is_number_unsigned())
+        w.Fail(fmt::format("hosts[{}]", i), "must be a host id (non-negative integer), got " + TypeName(e));
+      const uint64_t id = e.get<uint64_t>();
+      if (id > kMaxHosts) w.Fail(fmt::format("hosts[{}]", i), "host id too large");
+      if (!seen.insert(static_cast<uint32_t>(id)).second)
+        w.Fail(fmt::format("hosts[{}]", i), fmt::format("host {} is listed twice", id));
+      sel.list.push_back(static_cast<uint32_t>(id));
+    }
+    w.out()["hosts"] = *v;
+    return;
+  }
+  if (!v->is_object()) w.Fail("hosts", "must be \"all\", a list of host ids, or {\"count\", \"placement\"}, got " + TypeName(*v));
+  Reader h = w.Obj("hosts");
+  sel.count = h.U32("count", 0, 0, kMaxHosts);
+  const std::string p = h.Enum("placement", "first", {"first", "spread", "random"});
+  sel.placement = p == "first" ? Placement::kFirst : p == "spread" ? Placement::kSpread : Placement::kRandom;
+  h.Done();
+}
+
+}  // namespace
+
+json LoadScenarioJson(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw ScenarioError(fmt::format("{}: cannot open scenario file", file));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw ScenarioError(fmt::format("{}: not valid JSON: {}", file, e.what()));
+  }
+}
+
+void ApplyOverride(json& doc, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ScenarioError(fmt::format("--set {}: expected PATH=VALUE, e.g. workload.bytes=1048576", assignment));
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  json value;
+  try {
+    value = json::parse(text);
+  } catch (const json::parse_error&) {
+    value = text;  // bare words are strings: --set topology.type=fat_tree
+  }
+  json* cur = &doc;
+  std::string walked;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string seg = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (seg.empty()) throw ScenarioError(fmt::format("--set {}: empty path segment", assignment));
+    walked += (walked.empty() ? "" : ".") + seg;
+    if (!cur->is_object())
+      throw ScenarioError(fmt::format("--set {}: {} is not an object", assignment, walked));
+    if (dot == std::string::npos) {
+      (*cur)[seg] = value;
+      return;
+    }
+    json& next = (*cur)[seg];
+    if (next.is_null()) next = json::object();
+    cur = &next;
+    start = dot + 1;
+  }
+}
+
+Scenario ParseScenario(const json& doc) {
+  Scenario s;
+  Reader top(&doc, "", &s.resolved);
+  s.name = top.Str("name", "scenario");
+  if (s.name.empty() || s.name.find('/') != std::string::npos)
+    top.Fail("name", "must be a non-empty string without '/'");
+  s.description = top.Str("description", "");
+  s.seed = top.U64("seed", 1, 1, (1ull << 62));
+
+  {
+    Reader t = top.Obj("topology");
+    if (!top.Has("topology")) top.Fail("topology", "is required");
+    const std::string type = t.Enum("type", "", {"single_rack", "leaf_spine", "fat_tree"}, true);
+    if (type == "single_rack") {
+      s.topology.type = TopologyType::kSingleRack;
+      s.topology.hosts = t.U32("hosts", 0, 1, 100'000, true);
+    } else if (type == "leaf_spine") {
+      s.topology.type = TopologyType::kLeafSpine;
+      s.topology.leaves = t.U32("leaves", 0, 1, 10'000, true);
+      s.topology.spines = t.U32("spines", 0, 1, 10'000, true);
+      s.topology.hosts_per_leaf = t.U32("hosts_per_leaf", 0, 1, 10'000, true);
+    } else {
+      s.topology.type = TopologyType::kFatTree;
+      s.topology.k = t.U32("k", 0, 2, 128, true);
+      if (s.topology.k % 2) t.Fail("k", fmt::format("must be even, got {}", s.topology.k));
+      s.topology.hosts_per_edge = t.U32("hosts_per_edge", 0, 0, 10'000);
+    }
+    t.Done();
+  }
+  {
+    Reader l = top.Obj("links");
+    s.links.host_rate_gbps = l.Num("host_rate_gbps", 100, 0.001, 10'000);
+    s.links.fabric_rate_gbps = l.Num("fabric_rate_gbps", s.links.host_rate_gbps, 0.001, 10'000);
+    s.links.host_delay_ps = l.TimePs("host_delay_ns", 500, 0, 1e9, kPsPerNs);
+    s.links.fabric_delay_ps = l.TimePs("fabric_delay_ns", 500, 0, 1e9, kPsPerNs);
+    s.links.mtu_bytes = l.U32("mtu_bytes", 1500, 128, 9216);
+    s.links.wire_overhead_bytes = l.U32("wire_overhead_bytes", 24, 0, 1000);
+    l.Done();
+  }
+  {
+    Reader w = top.Obj("switch");
+    ParsePortConfig(w, s.sw.port, 1ull << 20);
+    const std::string f = w.Enum("forwarding", "ecmp", {"ecmp", "spray", "adaptive"});
+    s.sw.forwarding = f == "ecmp" ? congestion::ForwardingPolicy::kEcmp
+                    : f == "spray" ? congestion::ForwardingPolicy::kSpray
+                                   : congestion::ForwardingPolicy::kAdaptive;
+    s.sw.adaptive_threshold = w.Num("adaptive_threshold", 0.5, 0.0, 1.0);
+    s.sw.hash_seed = w.U64("hash_seed", 0, 0, UINT64_MAX);
+    s.sw.forwarding_latency_ps = w.TimePs("forwarding_latency_ns", 0, 0, 1e6, kPsPerNs);
+    Reader pfc = w.Obj("pfc");
+    s.sw.port.pfc_enabled = pfc.Bool("enabled", false);
+    s.sw.port.pfc_xoff_bytes = pfc.U64("xoff_bytes", 256 << 10, 1, kMaxBuffer);
+    s.sw.port.pfc_xon_bytes = pfc.U64("xon_bytes", 128 << 10, 0, kMaxBuffer);
+    if (s.sw.port.pfc_xon_bytes > s.sw.port.pfc_xoff_bytes)
+      pfc.Fail("xon_bytes", fmt::format("must not exceed xoff_bytes ({})", s.sw.port.pfc_xoff_bytes));
+    pfc.Done();
+    w.Done();
+  }
+  {
+    Reader h = top.Obj("host");
+    s.host_port.buffer_bytes = h.U64("nic_buffer_bytes", 16ull << 20, 1500, kMaxBuffer);
+    h.Done();
+  }
+  {
+    Reader w = top.Obj("workload");
+    const std::string type = w.Enum("type", "allreduce", {"allreduce", "permutation", "none"});
+    s.workload.type = type == "allreduce" ? WorkloadType::kAllreduce
+                    : type == "permutation" ? WorkloadType::kPermutation
+                                            : WorkloadType::kNone;
+    if (s.workload.type != WorkloadType::kNone) ParseHosts(w, s.workload.hosts);
+    if (s.workload.type == WorkloadType::kAllreduce) {
+      s.workload.protocol = w.Enum("protocol", "ring", {"ring"});
+      s.workload.bytes = w.U64("bytes", 4ull << 20, 4, 1ull << 40);
+      if (s.workload.bytes % 4) w.Fail("bytes", fmt::format("must be a multiple of 4 (whole 32-bit elements), got {}", s.workload.bytes));
+      s.workload.dtype = w.Enum("dtype", "int32", {"int32", "float32"}) == "int32" ? DType::kInt32 : DType::kFloat32;
+      s.workload.data = w.Enum("data", "hashed", {"hashed", "ones"}) == "hashed" ? DataPattern::kHashed : DataPattern::kOnes;
+      s.workload.iterations = w.U32("iterations", 1, 1, 1'000'000);
+      s.workload.compute_gap_ps = w.TimePs("compute_gap_us", 0, 0, 1e9, kPsPerUs);
+      s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+      Reader r = w.Obj("ring");
+      RingSpec& ring = s.workload.ring;
+      const uint32_t max_epp = (s.links.mtu_bytes - 20 - 8 - 16) / 4;
+      ring.elements_per_packet = r.U32("elements_per_packet", 0, 0, max_epp);
+      ring.window_packets = r.U32("window_packets", 64, 1, 1 << 20);
+      ring.ack_every = r.U32("ack_every", 8, 1, 1 << 16);
+      ring.ack_delay_ps = r.TimePs("ack_delay_us", 2, 0, 1e6, kPsPerUs);
+      ring.rto_ps = r.TimePs("rto_us", 200, 0.001, 1e9, kPsPerUs);
+      ring.udp_port = static_cast<uint16_t>(r.U32("udp_port", 4791, 1, 65535));
+      r.Done();
+    } else if (s.workload.type == WorkloadType::kPermutation) {
+      s.workload.flow_bytes = w.U64("flow_bytes", 2'000'000, 1, 1ull << 40);
+      s.workload.payload_bytes = w.U32("payload_bytes", s.links.mtu_bytes - 28, 12, s.links.mtu_bytes - 28);
+      s.workload.rate_gbps = w.Num("rate_gbps", 0, 0, 10'000);
+    }
+    w.Done();
+  }
+  if (top.Has("background")) top.Fail("background", "background traffic is not implemented yet; remove the key");
+  top.Raw("background");
+
+  s.max_sim_time_ps = 0;
+  {
+    Reader st = top.Obj("stop");
+    s.max_sim_time_ps = st.TimePs("max_sim_time_ms", 1000, 1e-6, 1e7, kPsPerMs);
+    st.Done();
+  }
+  {
+    Reader o = top.Obj("outputs");
+    s.outputs.links_csv = o.Bool("links_csv", true);
+    s.outputs.sample_interval_ps = o.TimePs("sample_interval_us", 0, 0, 1e9, kPsPerUs);
+    o.Done();
+  }
+
+  // Topology-dependent checks: build the (cheap) graph once.
+  topo::Topology t;
+  try {
+    t = BuildTopology(s);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("topology: {}", e.what()));
+  }
+  const uint32_t nh = t.num_hosts();
+  if (nh > kMaxHosts) throw ScenarioError(fmt::format("topology: {} hosts exceed the address plan ({})", nh, kMaxHosts));
+  {
+    Reader f = top.Obj("faults");
+    s.faults.loss_rate = f.Num("loss_rate", 0, 0, 1);
+    const json* links = f.Raw("links");
+    f.out()["links"] = json::array();
+    if (links) {
+      if (!links->is_array()) f.Fail("links", "must be an array of {\"link\" or \"between\", \"loss_rate\", \"down_at_us\"}");
+      for (size_t i = 0; i < links->size(); ++i) {
+        json resolved;
+        Reader lr(&(*links)[i], fmt::format("faults.links[{}]", i), &resolved);
+        LinkFault lf;
+        if (lr.Has("link") == lr.Has("between")) lr.Fail("", "give exactly one of \"link\" (index) or \"between\" ([node, node])");
+        if (lr.Has("link")) {
+          lf.link = lr.U32("link", 0, 0, UINT32_MAX);
+          if (lf.link >= t.links().size())
+            lr.Fail("link", fmt::format("no link {}: the topology has {} links (0..{})", lf.link, t.links().size(), t.links().size() - 1));
+        } else {
+          const json* b = lr.Raw("between");
+          if (!b->is_array() || b->size() != 2 || !(*b)[0].is_string() || !(*b)[1].is_string())
+            lr.Fail("between", "must be two node names, e.g. [\"leaf0\", \"spine1\"]");
+          auto find = [&](const std::string& name) -> uint32_t {
+            for (uint32_t v = 0; v < t.num_vertices(); ++v)
+              if (t.node(v).name == name) return v;
+            lr.Fail("between", fmt::format("no node named \"{}\"", name));
+          };
+          const uint32_t a = find((*b)[0]), c = find((*b)[1]);
+          bool found = false;
+          for (const auto& p : t.ports(a))
+            if (p.peer == c) { lf.link = p.link; found = true; break; }
+          if (!found) lr.Fail("between", fmt::format("\"{}\" and \"{}\" are not linked", (*b)[0].get<std::string>(), (*b)[1].get<std::string>()));
+          resolved["between"] = *b;
+          resolved["link"] = lf.link;
+        }
+        lf.loss_rate = lr.Num("loss_rate", -1, -1, 1);
+        if (lr.Has("down_at_us")) lf.down_at_ps = lr.TimePs("down_at_us", 0, 0, 1e10, kPsPerUs);
+        else lr.Raw("down_at_us");
+        lr.Done();
+        s.faults.links.push_back(lf);
+        f.out()["links"].push_back(resolved);
+      }
+    }
+    f.Done();
+  }
+  top.Done();
+
+  // Workload hosts must fit the topology.
+  if (s.workload.type != WorkloadType::kNone) {
+    HostSelection& sel = s.workload.hosts;
+    for (size_t i = 0; i < sel.list.size(); ++i)
+      if (sel.list[i] >= nh)
+        throw ScenarioError(fmt::format("workload.hosts[{}]: host {} does not exist (the topology has {} hosts)", i, sel.list[i], nh));
+    if (sel.count > nh)
+      throw ScenarioError(fmt::format("workload.hosts.count: {} hosts asked for, the topology has {}", sel.count, nh));
+    const uint32_t n = !sel.list.empty() ? static_cast<uint32_t>(sel.list.size()) : sel.count ? sel.count : nh;
+    if (n < 2) throw ScenarioError(fmt::format("workload.hosts: needs at least 2 hosts, got {}", n));
+    if (s.workload.type == WorkloadType::kAllreduce && s.workload.dtype == DType::kFloat32 &&
+        s.workload.data == DataPattern::kHashed && n > 5792)
+      throw ScenarioError("workload.dtype: float32 hashed data is exact up to 5,792 ranks; use int32 or data \"ones\"");
+  }
+  return s;
+}
+
+}  // namespace inasim

@@ -1,0 +1,127 @@
+// Scenario files: JSON -> a typed, validated Scenario. Every key has a unit in
+// its name or in docs/SCENARIO.md, a default, and a range. Errors name the JSON
+// path and the problem; validation finishes before anything is built or written.
+#pragma once
+
+#include "congestion/egress_queue.h"
+#include "congestion/load_balancer.h"
+#include "ina/tensor-data.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace inasim {
+
+/// A problem in the user's input (scenario file, --set, CLI flag). Exit code 2.
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class TopologyType : uint8_t { kSingleRack, kLeafSpine, kFatTree };
+enum class WorkloadType : uint8_t { kNone, kAllreduce, kPermutation };
+enum class Placement : uint8_t { kFirst, kSpread, kRandom };
+
+struct TopologySpec {
+  TopologyType type = TopologyType::kSingleRack;
+  uint32_t hosts = 8;            // single_rack
+  uint32_t leaves = 0, spines = 0, hosts_per_leaf = 0;  // leaf_spine
+  uint32_t k = 0, hosts_per_edge = 0;                   // fat_tree
+};
+
+struct LinksSpec {
+  double host_rate_gbps = 100;
+  double fabric_rate_gbps = 100;
+  uint64_t host_delay_ps = 500'000;
+  uint64_t fabric_delay_ps = 500'000;
+  uint32_t mtu_bytes = 1500;
+  uint32_t wire_overhead_bytes = 24;
+};
+
+struct SwitchSpec {
+  congestion::PortConfig port;
+  congestion::ForwardingPolicy forwarding = congestion::ForwardingPolicy::kEcmp;
+  double adaptive_threshold = 0.5;
+  uint64_t hash_seed = 0;
+  uint64_t forwarding_latency_ps = 0;
+};
+
+struct HostSelection {
+  uint32_t count = 0;  // 0 = every host
+  Placement placement = Placement::kFirst;
+  std::vector<uint32_t> list;  // explicit ids (overrides count/placement)
+};
+
+struct RingSpec {
+  uint32_t elements_per_packet = 0;
+  uint32_t window_packets = 64;
+  uint32_t ack_every = 8;
+  uint64_t ack_delay_ps = 2'000'000;
+  uint64_t rto_ps = 200'000'000;
+  uint16_t udp_port = 4791;
+};
+
+struct WorkloadSpec {
+  WorkloadType type = WorkloadType::kAllreduce;
+  HostSelection hosts;
+  // allreduce
+  std::string protocol = "ring";
+  uint64_t bytes = 4ull << 20;
+  DType dtype = DType::kInt32;
+  DataPattern data = DataPattern::kHashed;
+  uint32_t iterations = 1;
+  uint64_t compute_gap_ps = 0;
+  uint64_t start_ps = 0;
+  RingSpec ring;
+  // permutation
+  uint64_t flow_bytes = 2'000'000;
+  uint32_t payload_bytes = 1472;
+  double rate_gbps = 0;  // 0 = the host's line rate
+};
+
+struct LinkFault {
+  uint32_t link = 0;
+  double loss_rate = -1;          // < 0: unchanged
+  std::optional<uint64_t> down_at_ps;
+};
+
+struct FaultSpec {
+  double loss_rate = 0;           // every link, both directions
+  std::vector<LinkFault> links;
+};
+
+struct OutputSpec {
+  bool links_csv = true;
+  uint64_t sample_interval_ps = 0;  // 0 = no queue/utilisation time series
+};
+
+struct Scenario {
+  std::string name = "scenario";
+  std::string description;
+  uint64_t seed = 1;
+  TopologySpec topology;
+  LinksSpec links;
+  SwitchSpec sw;
+  congestion::PortConfig host_port;
+  WorkloadSpec workload;
+  FaultSpec faults;
+  uint64_t max_sim_time_ps = 1'000'000'000'000ULL;  // 1 s
+  OutputSpec outputs;
+  /// The scenario as run: every key, defaults filled in (echoed in results).
+  nlohmann::json resolved;
+};
+
+/// Reads a JSON file (error: path, line and column of a syntax error).
+nlohmann::json LoadScenarioJson(const std::string& file);
+/// Applies one `--set a.b.c=value` override (value parsed as JSON, else string).
+void ApplyOverride(nlohmann::json& doc, const std::string& assignment);
+/// Validates and types a scenario document. Topology-dependent checks (host
+/// counts, link indices, names) are done here too, by building the topology.
+Scenario ParseScenario(const nlohmann::json& doc);
+
+}  // namespace inasim

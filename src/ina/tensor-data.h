@@ -1,0 +1,92 @@
+// What each rank contributes to a collective, and what the exact sum is.
+//
+// Values are generated from (seed, rank, element index) on demand, so a run at
+// 1,024 hosts x 4 MiB never holds 4 GiB of tensors, and the expected sum has a
+// closed form, so every host checks every element it ends with in O(1).
+//   int32 "hashed":  v = a(e) + rank * b(e)   (mod 2^32), sum = n a + b n(n-1)/2
+//   float32 "hashed": v = q(e) + rank * d(e) with small integers q, d whose
+//     every partial sum stays below 2^24 in magnitude, so IEEE fp32 addition is
+//     exact in any order and the expected sum is exact too.
+//   "ones": every value 1 (SwitchML's verification tensors).
+#pragma once
+
+#include "congestion/load_balancer.h"
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace inasim {
+
+enum class DType : uint8_t { kInt32 = 0, kFloat32 = 1 };
+enum class DataPattern : uint8_t { kHashed, kOnes };
+
+inline uint32_t AddElements(DType t, uint32_t a, uint32_t b) {
+  if (t == DType::kInt32) return a + b;  // two's complement wrap, as switch ALUs do
+  float x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  const float z = x + y;
+  uint32_t r;
+  std::memcpy(&r, &z, 4);
+  return r;
+}
+
+class TensorData {
+ public:
+  TensorData(DType dtype, DataPattern pattern, uint64_t seed, uint32_t ranks)
+      : dtype_(dtype), pattern_(pattern), seed_(seed), n_(ranks) {
+    if (ranks == 0) throw std::invalid_argument("a collective needs at least one rank");
+    half_n_n1_ = uint64_t{ranks} * (ranks - 1) / 2;
+    if (dtype == DType::kFloat32 && pattern == DataPattern::kHashed) {
+      const uint64_t weight = uint64_t{ranks} + half_n_n1_;  // max |sum| per unit of q, d
+      int k = -1;
+      while (k < 24 && (weight << (k + 1)) <= (1ull << 24)) ++k;
+      if (k < 0) throw std::invalid_argument("float32 hashed data supports at most 5792 ranks");
+      float_bits_ = k;
+    }
+  }
+
+  DType dtype() const { return dtype_; }
+
+  /// Bit pattern of rank `rank`'s element `e`.
+  uint32_t Value(uint32_t rank, uint64_t e) const {
+    if (pattern_ == DataPattern::kOnes) return dtype_ == DType::kInt32 ? 1u : FloatBits(1.0f);
+    const uint64_t m = Mix(e);
+    if (dtype_ == DType::kInt32) return Lo(m) + rank * Hi(m);
+    return FloatBits(static_cast<float>(Small(Lo(m)) + int64_t{rank} * Small(Hi(m))));
+  }
+
+  /// Bit pattern of the exact element-wise sum over all ranks.
+  uint32_t Expected(uint64_t e) const {
+    if (pattern_ == DataPattern::kOnes)
+      return dtype_ == DType::kInt32 ? n_ : FloatBits(static_cast<float>(n_));
+    const uint64_t m = Mix(e);
+    if (dtype_ == DType::kInt32)
+      return static_cast<uint32_t>(uint64_t{n_} * Lo(m) + static_cast<uint32_t>(half_n_n1_) * uint64_t{Hi(m)});
+    return FloatBits(static_cast<float>(int64_t{n_} * Small(Lo(m)) + static_cast<int64_t>(half_n_n1_) * Small(Hi(m))));
+  }
+
+ private:
+  static uint32_t FloatBits(float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  }
+  // One mix per element gives both coefficients: a = low word, b = high word.
+  uint64_t Mix(uint64_t e) const { return congestion::Mix64(seed_ ^ (e * 0x9e3779b97f4a7c15ULL)); }
+  static uint32_t Lo(uint64_t m) { return static_cast<uint32_t>(m); }
+  static uint32_t Hi(uint64_t m) { return static_cast<uint32_t>(m >> 32); }
+  // Integers in [-2^k, 2^k).
+  int64_t Small(uint32_t w) const { return static_cast<int64_t>(w >> (31 - float_bits_)) - (int64_t{1} << float_bits_); }
+
+  DType dtype_;
+  DataPattern pattern_;
+  uint64_t seed_;
+  uint32_t n_;
+  uint64_t half_n_n1_ = 0;
+  int float_bits_ = 0;
+};
+
+}  // namespace inasim
