@@ -5,6 +5,7 @@
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/ipv4.h"
+#include "ns3/simulator.h"
 
 #include <stdexcept>
 
@@ -27,8 +28,11 @@ Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
   hosts_.Create(nh);
   for (uint32_t s = 0; s < topo.num_switches(); ++s) {
     auto sw = CreateObject<InaSwitchNode>();
+    // An RngStream costs ~0.5 M instructions to position: only spraying needs one.
     sw->Configure(topo.switch_vertex(s), routing_.get(), nh, config.forwarding,
-                  StreamRng(kSprayStreamBase + s));
+                  config.forwarding.policy == congestion::ForwardingPolicy::kSpray
+                      ? StreamRng(kSprayStreamBase + s)
+                      : nullptr);
     switches_.push_back(sw);
   }
 
@@ -50,10 +54,11 @@ Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
     const auto& l = topo.links()[i];
     auto ch = CreateObject<InaChannel>();
     ch->link_index = i;
-    // Switch pipeline time folds into the hop's delay: same arrival times as a
-    // separate "processing" event, one event fewer per hop.
-    ch->Connect(devices_[l.a][l.port_a], devices_[l.b][l.port_b],
-                l.spec.delay_ps + config.forwarding_latency_ps);
+    ch->Connect(devices_[l.a][l.port_a], devices_[l.b][l.port_b], l.spec.delay_ps);
+    // Switch pipeline time folds into the hop towards the switch: the same
+    // arrival time as a separate "processing" event, one event fewer per hop.
+    if (!topo.is_host(l.b)) devices_[l.a][l.port_a]->SetExtraDelay(config.forwarding_latency_ps);
+    if (!topo.is_host(l.a)) devices_[l.b][l.port_b]->SetExtraDelay(config.forwarding_latency_ps);
     channels_.push_back(ch);
   }
   for (uint32_t s = 0; s < topo.num_switches(); ++s) {
@@ -94,6 +99,18 @@ void Fabric::SetLinkLoss(uint32_t link, double rate) {
   link_tx(link, 1).SetLoss(rate, StreamRng(kLossStreamBase + 2 * int64_t{link} + 1));
 }
 
-void Fabric::SetLinkDown(uint32_t link, uint64_t at_ps) { channels_[link]->SetDownAt(at_ps); }
+void Fabric::SetLinkDown(uint32_t link, uint64_t at_ps, uint64_t reconverge_ps) {
+  channels_[link]->SetDownAt(at_ps);
+  if (reconverge_ps != UINT64_MAX)
+    Simulator::Schedule(PicoSeconds(at_ps + reconverge_ps), &Fabric::Reconverge, this, link);
+}
+
+void Fabric::Reconverge(uint32_t link) {
+  failed_links_.resize(topo_.links().size(), 0);
+  failed_links_[link] = 1;
+  old_routing_.push_back(std::move(routing_));
+  routing_ = std::make_unique<topo::RoutingTable>(topo_, &failed_links_);
+  for (auto& sw : switches_) sw->SetRouting(routing_.get());
+}
 
 }  // namespace inasim

@@ -47,8 +47,10 @@ class Fabric {
   /// Bernoulli loss on both directions of link i, each direction with its own
   /// stream so adding a lossy link never changes another link's draws.
   void SetLinkLoss(uint32_t link, double rate);
-  /// Link i fails (both directions) at `at_ps`.
-  void SetLinkDown(uint32_t link, uint64_t at_ps);
+  /// Link i fails (both directions) at `at_ps`. Until the control plane
+  /// reconverges, switches only avoid it locally (another equal-cost port);
+  /// `reconverge_ps` later every switch gets tables computed without it.
+  void SetLinkDown(uint32_t link, uint64_t at_ps, uint64_t reconverge_ps = UINT64_MAX);
 
  private:
   const topo::Topology& topo_;
@@ -58,6 +60,10 @@ class Fabric {
   std::vector<ns3::Ptr<InaSwitchNode>> switches_;
   std::vector<std::vector<ns3::Ptr<InaNetDevice>>> devices_;  // [vertex][port]
   std::vector<ns3::Ptr<InaChannel>> channels_;
+  std::vector<uint8_t> failed_links_;
+  std::vector<std::unique_ptr<topo::RoutingTable>> old_routing_;  // tables in use stay alive
+
+  void Reconverge(uint32_t link);
 };
 
 /// Stream numbers: every random component draws from its own ns-3 RngStream.

@@ -202,8 +202,8 @@ void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes)
     ++counters_.drops_loss;
     drop_trace_(frame);
   } else {
-    Simulator::Schedule(PicoSeconds(ser + channel_->delay_ps()), &InaNetDevice::ReceiveFrame, peer_,
-                        frame);
+    Simulator::Schedule(PicoSeconds(ser + channel_->delay_ps() + extra_delay_ps_), &InaNetDevice::ReceiveFrame,
+                        peer_, frame);
   }
   if (!queue_.empty()) {
     tx_event_pending_ = true;

@@ -75,6 +75,9 @@ class InaNetDevice : public ns3::NetDevice {
   void SetSwitchPort(InaSwitchNode* sw, uint16_t port);
   void SetRate(uint64_t bps);
   void SetWireOverhead(uint32_t bytes) { wire_overhead_ = bytes; }
+  /// Extra one-way time for frames this device sends: the receiving switch's
+  /// forwarding pipeline, folded into the hop so it costs no event of its own.
+  void SetExtraDelay(uint64_t ps) { extra_delay_ps_ = ps; }
   void SetPortConfig(const congestion::PortConfig& c) { queue_.set_config(c); }
   /// Bernoulli loss of frames sent by this device, from its own random stream.
   void SetLoss(double rate, ns3::Ptr<ns3::UniformRandomVariable> rng);
@@ -152,6 +155,7 @@ class InaNetDevice : public ns3::NetDevice {
   uint64_t ps_per_byte_num_ = 80;     // serialisation = bytes * 8e12 / rate
   uint64_t rate_bps_ = 100'000'000'000ULL;
   uint32_t wire_overhead_ = 24;
+  uint64_t extra_delay_ps_ = 0;
   uint16_t port_ = 0;
   bool tx_event_pending_ = false;
   bool paused_ = false;

@@ -43,6 +43,8 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
 
   void Configure(uint32_t vertex, const topo::RoutingTable* routing, uint32_t num_hosts,
                  const ForwardingConfig& config, ns3::Ptr<ns3::UniformRandomVariable> spray_rng);
+  /// Swaps in a recomputed table (after a failure); the caller keeps it alive.
+  void SetRouting(const topo::RoutingTable* routing) { routing_ = routing; }
   /// Adds the next port (ports are numbered in call order, as in the topology).
   void AddPort(ns3::Ptr<InaNetDevice> device);
   /// Hosts a dataplane; the switch owns it.

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -131,7 +132,10 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   RngSeedManager::SetSeed(static_cast<uint32_t>(s.seed % 4294967295ULL) + (s.seed >= 4294967295ULL));
   RngSeedManager::SetRun(s.seed >> 32);
   ObjectFactory scheduler;
-  scheduler.SetTypeId("ns3::HeapScheduler");
+  // Measured on the 1,024-host benchmarks (bench/README.md); INASIM_SCHEDULER
+  // overrides it for such measurements.
+  const char* sched = std::getenv("INASIM_SCHEDULER");
+  scheduler.SetTypeId(sched ? sched : "ns3::HeapScheduler");
   Simulator::SetScheduler(scheduler);
 
   const topo::Topology topology = BuildTopology(s);
@@ -154,7 +158,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     for (uint32_t i = 0; i < topology.links().size(); ++i) fabric->SetLinkLoss(i, s.faults.loss_rate);
   for (const LinkFault& f : s.faults.links) {
     if (f.loss_rate >= 0) fabric->SetLinkLoss(f.link, f.loss_rate);
-    if (f.down_at_ps) fabric->SetLinkDown(f.link, *f.down_at_ps);
+    if (f.down_at_ps) fabric->SetLinkDown(f.link, *f.down_at_ps, s.faults.reconverge_ps);
   }
 
   // Workload.

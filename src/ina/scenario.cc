@@ -72,7 +72,10 @@ class Reader {
     }
     uint64_t x = 0;
     if (v->is_number_unsigned()) x = v->get<uint64_t>();
-    else if (v->is_number_integer()) Fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, v->dump()));
+    else if (v->is_number_integer()) {
+      if (v->get<int64_t>() < 0) Fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, v->dump()));
+      x = static_cast<uint64_t>(v->get<int64_t>());
+    }
     else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>() && v->get<double>() >= 0 && v->get<double>() < 1.8e19)
       x = static_cast<uint64_t>(v->get<double>());
     else Fail(key, "must be a non-negative integer, got " + TypeName(*v));
@@ -257,7 +260,8 @@ void ApplyOverride(json& doc, const std::string& assignment) {
     if (!cur->is_object())
       throw ScenarioError(fmt::format("--set {}: {} is not an object", assignment, walked));
     if (dot == std::string::npos) {
-      (*cur)[seg] = value;
+      if (value.is_null()) cur->erase(seg);  // --set key=null removes a key
+      else (*cur)[seg] = value;
       return;
     }
     json& next = (*cur)[seg];
@@ -391,6 +395,7 @@ Scenario ParseScenario(const json& doc) {
   {
     Reader f = top.Obj("faults");
     s.faults.loss_rate = f.Num("loss_rate", 0, 0, 1);
+    s.faults.reconverge_ps = f.TimePs("reconverge_us", 1000, 0, 1e10, kPsPerUs);
     const json* links = f.Raw("links");
     f.out()["links"] = json::array();
     if (links) {

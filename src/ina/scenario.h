@@ -92,6 +92,7 @@ struct LinkFault {
 
 struct FaultSpec {
   double loss_rate = 0;           // every link, both directions
+  uint64_t reconverge_ps = 1'000'000'000;  // routing recomputed this long after a link fails
   std::vector<LinkFault> links;
 };
 

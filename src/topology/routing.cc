@@ -24,8 +24,9 @@ struct PortSetHash {
 
 }  // namespace
 
-RoutingTable::RoutingTable(const Topology& topo)
+RoutingTable::RoutingTable(const Topology& topo, const std::vector<uint8_t>* failed_links)
     : num_hosts_(topo.num_hosts()), num_hosts_dst_(topo.num_hosts()) {
+  auto usable = [failed_links](const Port& p) { return !failed_links || !(*failed_links)[p.link]; };
   const uint32_t n = topo.num_vertices();
   const uint32_t num_switches = topo.num_switches();
   group_.assign(static_cast<size_t>(num_switches) * num_hosts_dst_, 0);
@@ -48,7 +49,7 @@ RoutingTable::RoutingTable(const Topology& topo)
       // Hosts do not forward: a path may end at a host but never pass through one.
       if (v != d && topo.is_host(v)) continue;
       for (const Port& p : topo.ports(v)) {
-        if (dist[p.peer] == kUnreached) {
+        if (dist[p.peer] == kUnreached && usable(p)) {
           dist[p.peer] = dist[v] + 1;
           queue[tail++] = p.peer;
         }
@@ -63,7 +64,7 @@ RoutingTable::RoutingTable(const Topology& topo)
       for (size_t i = 0; i < ports.size(); ++i) {
         const uint32_t peer = ports[i].peer;
         // A host other than d is a dead end even if its BFS label looks closer.
-        if (dist[peer] == dist[sv] - 1 && (peer == d || !topo.is_host(peer))) {
+        if (dist[peer] == dist[sv] - 1 && (peer == d || !topo.is_host(peer)) && usable(ports[i])) {
           hops.push_back(static_cast<uint16_t>(i));
         }
       }

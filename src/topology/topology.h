@@ -101,7 +101,9 @@ Topology BuildFatTree(uint32_t k, LinkSpec host_link, LinkSpec fabric_link,
 /// host. Ports in each set are sorted ascending, so the result is deterministic.
 class RoutingTable {
  public:
-  explicit RoutingTable(const Topology& topo);
+  /// `failed_links` (optional, indexed by link): links routing must avoid, as
+  /// after the control plane reconverged around a failure.
+  explicit RoutingTable(const Topology& topo, const std::vector<uint8_t>* failed_links = nullptr);
 
   /// Equal-cost next-hop ports of switch vertex `sw` towards host `host`.
   inasim::Span<const uint16_t> NextHops(uint32_t sw, uint32_t host) const {
@@ -142,9 +144,10 @@ struct AggregationTree {
 /// switch or a host cannot reach it.
 AggregationTree BuildTree(const Topology& topo, uint32_t root, inasim::Span<const uint32_t> hosts);
 
-/// n trees with distinct roots drawn from the highest tier that is common to all
-/// hosts' paths (spines/cores, or the one ToR in a rack), spread evenly over
-/// that tier. Throws if fewer than n distinct roots exist.
+/// n trees with distinct roots drawn from the lowest tier in which some switch
+/// reaches every host going only downwards (the ToR for one rack, a pod's
+/// aggregation switches for one pod, else the spines/cores), spread evenly over
+/// that tier's candidates. Throws if fewer than n distinct roots exist.
 std::vector<AggregationTree> BuildTrees(const Topology& topo, inasim::Span<const uint32_t> hosts,
                                         uint32_t n);
 

@@ -1,0 +1,646 @@
+// Tests for src/ina/scenario: ParseScenario (types, ranges, enums, required and
+// unknown keys, topology-dependent checks, defaults in `resolved`, time units),
+// ApplyOverride (--set) and LoadScenarioJson. Every bad input is checked for the
+// exact JSON path at the start of the message and for the problem words.
+#include "ina/scenario.h"
+
+#include "topology/topology.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+namespace inasim {
+namespace {
+
+using nlohmann::json;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+namespace fs = std::filesystem;
+
+// The repository root, from this file's own path (tests/unit/test_scenario.cc).
+fs::path RepoRoot() { return fs::path(__FILE__).parent_path().parent_path().parent_path(); }
+
+/// The smallest valid scenario: eight hosts on one rack, defaults elsewhere.
+json Base() { return json::parse(R"({"topology": {"type": "single_rack", "hosts": 8}})"); }
+
+/// Base() with `--set` style overrides applied in order.
+json With(std::initializer_list<const char*> sets) {
+  json doc = Base();
+  for (const char* s : sets) ApplyOverride(doc, s);
+  return doc;
+}
+
+/// The message ParseScenario fails with, or a marker that makes every
+/// expectation below fail with a readable reason.
+std::string ErrorOf(const json& doc) {
+  try {
+    ParseScenario(doc);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("<not a ScenarioError: ") + typeid(e).name() + ": " + e.what() + ">";
+  }
+  return "<no error>";
+}
+std::string ErrorOf(std::initializer_list<const char*> sets) { return ErrorOf(With(sets)); }
+
+std::string OverrideErrorOf(json doc, const std::string& assignment) {
+  try {
+    ApplyOverride(doc, assignment);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+std::string LoadErrorOf(const std::string& file) {
+  try {
+    LoadScenarioJson(file);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+/// "path: " at the very start: the error names exactly this JSON path.
+auto AtPath(const std::string& path) { return StartsWith(path + ": "); }
+
+// ------------------------------------------------------------------ positive
+
+TEST(Scenario, DefaultScenarioFileParses) {
+  const fs::path file = RepoRoot() / "scenarios" / "default.json";
+  ASSERT_TRUE(fs::exists(file)) << file;
+  const Scenario s = ParseScenario(LoadScenarioJson(file.string()));
+  EXPECT_EQ(s.name, "default");
+  EXPECT_EQ(s.seed, 1u);
+  EXPECT_EQ(s.topology.type, TopologyType::kSingleRack);
+  EXPECT_EQ(s.topology.hosts, 8u);
+  EXPECT_EQ(s.links.host_rate_gbps, 100.0);
+  EXPECT_EQ(s.links.host_delay_ps, 500'000u);
+  EXPECT_EQ(s.workload.type, WorkloadType::kAllreduce);
+  EXPECT_EQ(s.workload.protocol, "ring");
+  EXPECT_EQ(s.workload.bytes, 4194304u);
+  EXPECT_EQ(s.workload.dtype, DType::kInt32);
+  EXPECT_EQ(s.workload.data, DataPattern::kHashed);
+  EXPECT_TRUE(s.workload.hosts.list.empty());
+  EXPECT_EQ(s.workload.hosts.count, 0u);  // every host
+  EXPECT_EQ(s.resolved["name"], "default");
+  EXPECT_EQ(s.resolved["topology"], json::parse(R"({"type": "single_rack", "hosts": 8})"));
+}
+
+TEST(Scenario, DefaultsAreFilledIntoResolved) {
+  const Scenario s = ParseScenario(Base());
+  const json& r = s.resolved;
+  EXPECT_EQ(r["name"], "scenario");
+  EXPECT_EQ(r["description"], "");
+  EXPECT_EQ(r["seed"], 1);
+  EXPECT_EQ(r["links"]["mtu_bytes"], 1500);
+  EXPECT_EQ(r["links"]["host_rate_gbps"], 100.0);
+  EXPECT_EQ(r["links"]["fabric_rate_gbps"], 100.0);
+  EXPECT_EQ(r["links"]["host_delay_ns"], 500.0);
+  EXPECT_EQ(r["links"]["wire_overhead_bytes"], 24);
+  EXPECT_EQ(r["switch"]["buffer_bytes"], 1 << 20);
+  EXPECT_EQ(r["switch"]["forwarding"], "ecmp");
+  EXPECT_EQ(r["switch"]["ecn"]["enabled"], false);
+  EXPECT_EQ(r["switch"]["ecn"]["unit"], "packets");
+  EXPECT_EQ(r["switch"]["ecn"]["threshold"], 65);
+  EXPECT_EQ(r["switch"]["pfc"]["enabled"], false);
+  EXPECT_EQ(r["switch"]["pfc"]["xoff_bytes"], 256 << 10);
+  EXPECT_EQ(r["switch"]["pfc"]["xon_bytes"], 128 << 10);
+  EXPECT_EQ(r["host"]["nic_buffer_bytes"], 16 << 20);
+  EXPECT_EQ(r["workload"]["type"], "allreduce");
+  EXPECT_EQ(r["workload"]["protocol"], "ring");
+  EXPECT_EQ(r["workload"]["bytes"], 4 << 20);
+  EXPECT_EQ(r["workload"]["dtype"], "int32");
+  EXPECT_EQ(r["workload"]["data"], "hashed");
+  EXPECT_EQ(r["workload"]["iterations"], 1);
+  EXPECT_EQ(r["workload"]["hosts"], json::parse(R"({"count": 0, "placement": "first"})"));
+  EXPECT_EQ(r["workload"]["ring"]["window_packets"], 64);
+  EXPECT_EQ(r["workload"]["ring"]["ack_every"], 8);
+  EXPECT_EQ(r["workload"]["ring"]["elements_per_packet"], 0);
+  EXPECT_EQ(r["workload"]["ring"]["rto_us"], 200.0);
+  EXPECT_EQ(r["workload"]["ring"]["udp_port"], 4791);
+  EXPECT_EQ(r["faults"]["loss_rate"], 0.0);
+  EXPECT_EQ(r["faults"]["links"], json::array());
+  EXPECT_EQ(r["stop"]["max_sim_time_ms"], 1000.0);
+  EXPECT_EQ(r["outputs"]["links_csv"], true);
+  EXPECT_EQ(r["outputs"]["sample_interval_us"], 0.0);
+  EXPECT_FALSE(r.contains("background"));
+
+  // The typed values agree with the header's defaults.
+  EXPECT_EQ(s.links.mtu_bytes, 1500u);
+  EXPECT_EQ(s.workload.ring.window_packets, 64u);
+  EXPECT_EQ(s.sw.port.buffer_bytes, 1u << 20);
+  EXPECT_EQ(s.host_port.buffer_bytes, 16u << 20);
+  EXPECT_EQ(s.max_sim_time_ps, 1'000'000'000'000ULL);
+  EXPECT_EQ(s.faults.loss_rate, 0.0);
+  EXPECT_TRUE(s.faults.links.empty());
+}
+
+TEST(Scenario, FabricRateDefaultsToHostRateAndEcnBytesThreshold) {
+  const Scenario s = ParseScenario(With({"links.host_rate_gbps=25", "switch.ecn.unit=bytes"}));
+  EXPECT_EQ(s.links.fabric_rate_gbps, 25.0);
+  EXPECT_EQ(s.resolved["links"]["fabric_rate_gbps"], 25.0);
+  EXPECT_EQ(s.sw.port.ecn_unit, congestion::EcnUnit::kBytes);
+  EXPECT_EQ(s.sw.port.ecn_threshold, 65u * 1500u);
+  EXPECT_EQ(s.resolved["switch"]["ecn"]["threshold"], 65 * 1500);
+}
+
+TEST(Scenario, ResolvedParsesToTheSameScenario) {
+  // The echoed scenario is itself a valid scenario with the same resolution.
+  const Scenario a = ParseScenario(With({"topology={\"type\":\"fat_tree\",\"k\":4}", "workload.hosts.count=6",
+                                         "workload.hosts.placement=spread", "faults.links=[{\"link\":3,\"loss_rate\":0.1}]",
+                                         "switch.ecn.enabled=true", "workload.ring.window_packets=16"}));
+  const Scenario b = ParseScenario(a.resolved);
+  EXPECT_EQ(a.resolved, b.resolved);
+}
+
+TEST(Scenario, TimesAreConvertedToPicoseconds) {
+  const Scenario s = ParseScenario(With({
+      "links.host_delay_ns=500",
+      "links.fabric_delay_ns=1.5",
+      "switch.forwarding_latency_ns=250",
+      "workload.compute_gap_us=3",
+      "workload.start_us=0.25",
+      "workload.ring.rto_us=200",
+      "workload.ring.ack_delay_us=2",
+      "stop.max_sim_time_ms=0.5",
+      "outputs.sample_interval_us=10",
+      "faults.links=[{\"link\":0,\"down_at_us\":7}]",
+  }));
+  EXPECT_EQ(s.links.host_delay_ps, 500'000u);
+  EXPECT_EQ(s.links.fabric_delay_ps, 1'500u);
+  EXPECT_EQ(s.sw.forwarding_latency_ps, 250'000u);
+  EXPECT_EQ(s.workload.compute_gap_ps, 3'000'000u);
+  EXPECT_EQ(s.workload.start_ps, 250'000u);
+  EXPECT_EQ(s.workload.ring.rto_ps, 200'000'000u);
+  EXPECT_EQ(s.workload.ring.ack_delay_ps, 2'000'000u);
+  EXPECT_EQ(s.max_sim_time_ps, 500'000'000u);
+  EXPECT_EQ(s.outputs.sample_interval_ps, 10'000'000u);
+  ASSERT_EQ(s.faults.links.size(), 1u);
+  ASSERT_TRUE(s.faults.links[0].down_at_ps.has_value());
+  EXPECT_EQ(*s.faults.links[0].down_at_ps, 7'000'000u);
+  EXPECT_LT(s.faults.links[0].loss_rate, 0);  // unchanged
+  // resolved keeps the user's unit.
+  EXPECT_EQ(s.resolved["links"]["fabric_delay_ns"], 1.5);
+  EXPECT_EQ(s.resolved["stop"]["max_sim_time_ms"], 0.5);
+}
+
+TEST(Scenario, IntegerKeysAcceptIntegralFloats) {
+  const Scenario s = ParseScenario(With({"workload.bytes=1024.0", "seed=7e0"}));
+  EXPECT_EQ(s.workload.bytes, 1024u);
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_THAT(ErrorOf({"workload.bytes=1024.5"}),
+              AllOf(AtPath("workload.bytes"), HasSubstr("must be a non-negative integer"), HasSubstr("1024.5")));
+}
+
+TEST(Scenario, NullMeansAbsent) {
+  json doc = Base();
+  doc["links"] = nullptr;
+  doc["workload"] = {{"bytes", nullptr}};
+  const Scenario s = ParseScenario(doc);
+  EXPECT_EQ(s.links.mtu_bytes, 1500u);
+  EXPECT_EQ(s.workload.bytes, 4u << 20);
+}
+
+TEST(Scenario, LeafSpineAndFatTreeParse) {
+  const Scenario ls = ParseScenario(
+      With({"topology={\"type\":\"leaf_spine\",\"leaves\":4,\"spines\":2,\"hosts_per_leaf\":3}"}));
+  EXPECT_EQ(ls.topology.type, TopologyType::kLeafSpine);
+  EXPECT_EQ(ls.topology.leaves, 4u);
+  EXPECT_EQ(ls.topology.spines, 2u);
+  EXPECT_EQ(ls.topology.hosts_per_leaf, 3u);
+  const Scenario ft = ParseScenario(With({"topology={\"type\":\"fat_tree\",\"k\":4}"}));
+  EXPECT_EQ(ft.topology.type, TopologyType::kFatTree);
+  EXPECT_EQ(ft.topology.k, 4u);
+  EXPECT_EQ(ft.topology.hosts_per_edge, 0u);
+  EXPECT_EQ(ft.resolved["topology"]["hosts_per_edge"], 0);
+}
+
+TEST(Scenario, HostSelectionForms) {
+  EXPECT_EQ(ParseScenario(With({"workload.hosts=all"})).resolved["workload"]["hosts"], "all");
+  const Scenario list = ParseScenario(With({"workload.hosts=[7,0,3]"}));
+  EXPECT_EQ(list.workload.hosts.list, (std::vector<uint32_t>{7, 0, 3}));
+  EXPECT_EQ(list.resolved["workload"]["hosts"], json::parse("[7,0,3]"));
+  const Scenario obj = ParseScenario(With({"workload.hosts={\"count\":4,\"placement\":\"random\"}"}));
+  EXPECT_EQ(obj.workload.hosts.count, 4u);
+  EXPECT_EQ(obj.workload.hosts.placement, Placement::kRandom);
+  EXPECT_EQ(ParseScenario(With({"workload.hosts.placement=spread"})).workload.hosts.placement, Placement::kSpread);
+}
+
+TEST(Scenario, PermutationWorkload) {
+  const Scenario s = ParseScenario(With({"workload={\"type\":\"permutation\",\"flow_bytes\":10000}"}));
+  EXPECT_EQ(s.workload.type, WorkloadType::kPermutation);
+  EXPECT_EQ(s.workload.flow_bytes, 10000u);
+  EXPECT_EQ(s.workload.payload_bytes, 1472u);  // mtu - 28
+  EXPECT_EQ(s.workload.rate_gbps, 0.0);
+  EXPECT_EQ(s.resolved["workload"]["payload_bytes"], 1472);
+  EXPECT_FALSE(s.resolved["workload"].contains("ring"));
+  // Allreduce-only keys are unknown for a permutation.
+  EXPECT_THAT(ErrorOf({"workload={\"type\":\"permutation\",\"bytes\":1024}"}),
+              AllOf(AtPath("workload.bytes"), HasSubstr("unknown key")));
+  EXPECT_THAT(ErrorOf({"workload={\"type\":\"permutation\",\"payload_bytes\":1473}"}),
+              AllOf(AtPath("workload.payload_bytes"), HasSubstr("between 12 and 1472"), HasSubstr("1473")));
+  // And none takes no hosts.
+  EXPECT_EQ(ParseScenario(With({"workload.type=none"})).workload.type, WorkloadType::kNone);
+  EXPECT_THAT(ErrorOf({"workload={\"type\":\"none\",\"hosts\":\"all\"}"}),
+              AllOf(AtPath("workload.hosts"), HasSubstr("unknown key")));
+}
+
+// ---------------------------------------------------------------- --set
+
+TEST(ApplyOverride, SetsNestedValuesCreatingObjects) {
+  json doc = Base();
+  ApplyOverride(doc, "workload.ring.window_packets=16");
+  EXPECT_EQ(doc["workload"]["ring"]["window_packets"], 16);
+  EXPECT_TRUE(doc["workload"]["ring"]["window_packets"].is_number_unsigned());
+  ApplyOverride(doc, "topology.hosts=4");  // replaces
+  EXPECT_EQ(doc["topology"]["hosts"], 4);
+  EXPECT_EQ(doc["topology"]["type"], "single_rack");  // siblings kept
+  EXPECT_EQ(ParseScenario(doc).workload.ring.window_packets, 16u);
+}
+
+TEST(ApplyOverride, ParsesJsonValuesAndBareWords) {
+  json doc = Base();
+  ApplyOverride(doc, "links.fabric_delay_ns=2.5");
+  EXPECT_TRUE(doc["links"]["fabric_delay_ns"].is_number_float());
+  EXPECT_EQ(doc["links"]["fabric_delay_ns"], 2.5);
+  ApplyOverride(doc, "seed=-3");
+  EXPECT_TRUE(doc["seed"].is_number_integer());
+  EXPECT_EQ(doc["seed"], -3);
+  ApplyOverride(doc, "switch.pfc={\"enabled\": true, \"xoff_bytes\": 1000}");
+  EXPECT_EQ(doc["switch"]["pfc"], json::parse(R"({"enabled": true, "xoff_bytes": 1000})"));
+  ApplyOverride(doc, "workload.hosts=[1,2]");
+  EXPECT_EQ(doc["workload"]["hosts"], json::parse("[1,2]"));
+  ApplyOverride(doc, "outputs.links_csv=false");
+  EXPECT_EQ(doc["outputs"]["links_csv"], false);
+  ApplyOverride(doc, "topology.type=fat_tree");  // bare word -> string
+  EXPECT_EQ(doc["topology"]["type"], "fat_tree");
+  ApplyOverride(doc, "name=\"42\"");  // quoted -> the string, not the number
+  EXPECT_EQ(doc["name"], "42");
+  ApplyOverride(doc, "description=a=b c");  // only the first '=' splits
+  EXPECT_EQ(doc["description"], "a=b c");
+  ApplyOverride(doc, "workload.dtype=");  // empty value -> empty string
+  EXPECT_EQ(doc["workload"]["dtype"], "");
+  ApplyOverride(doc, "workload.data=[1,");  // broken JSON -> the raw text
+  EXPECT_EQ(doc["workload"]["data"], "[1,");
+}
+
+TEST(ApplyOverride, NullRemovesAKey) {
+  json doc = With({"workload.bytes=1024", "workload.dtype=float32"});
+  ApplyOverride(doc, "workload.bytes=null");
+  EXPECT_FALSE(doc["workload"].contains("bytes"));
+  EXPECT_EQ(doc["workload"]["dtype"], "float32");
+  EXPECT_EQ(ParseScenario(doc).workload.bytes, 4u << 20);  // back to the default
+  ApplyOverride(doc, "topology=null");
+  EXPECT_FALSE(doc.contains("topology"));
+  EXPECT_THAT(ErrorOf(doc), AllOf(AtPath("topology"), HasSubstr("is required")));
+  ApplyOverride(doc, "stop.max_sim_time_ms=null");  // removing what is not there is fine
+  EXPECT_FALSE(doc["stop"].contains("max_sim_time_ms"));
+}
+
+TEST(ApplyOverride, WithoutEqualsSign) {
+  EXPECT_THAT(OverrideErrorOf(Base(), "workload.bytes"),
+              AllOf(StartsWith("--set workload.bytes: "), HasSubstr("expected PATH=VALUE")));
+  EXPECT_THAT(OverrideErrorOf(Base(), "=5"), AllOf(StartsWith("--set =5: "), HasSubstr("expected PATH=VALUE")));
+}
+
+TEST(ApplyOverride, EmptyPathSegment) {
+  EXPECT_THAT(OverrideErrorOf(Base(), "workload..bytes=4"),
+              AllOf(StartsWith("--set workload..bytes=4: "), HasSubstr("empty path segment")));
+  EXPECT_THAT(OverrideErrorOf(Base(), "workload.=4"), HasSubstr("empty path segment"));
+  EXPECT_THAT(OverrideErrorOf(Base(), ".seed=4"), HasSubstr("empty path segment"));
+}
+
+TEST(ApplyOverride, ThroughANonObject) {
+  // (Which path the message names is not asserted: it currently names the full
+  // walked path, e.g. "topology.type.name", rather than the non-object
+  // "topology.type"; reported separately.)
+  EXPECT_THAT(OverrideErrorOf(Base(), "topology.type.name=x"),
+              AllOf(StartsWith("--set topology.type.name=x: "), HasSubstr("is not an object")));
+  EXPECT_THAT(OverrideErrorOf(With({"workload.hosts=[1,2]"}), "workload.hosts.count=2"),
+              AllOf(StartsWith("--set workload.hosts.count=2: "), HasSubstr("is not an object")));
+  EXPECT_THAT(OverrideErrorOf(With({"seed=3"}), "seed.x=1"), HasSubstr("is not an object"));
+}
+
+// ---------------------------------------------------------------- files
+
+class ScenarioFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("inasim_test_scenario_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(ScenarioFile, LoadsValidJson) {
+  const std::string f = Write("ok.json", R"({"topology": {"type": "single_rack", "hosts": 4}})");
+  const json doc = LoadScenarioJson(f);
+  EXPECT_EQ(doc["topology"]["hosts"], 4);
+  EXPECT_EQ(ParseScenario(doc).topology.hosts, 4u);
+}
+
+TEST_F(ScenarioFile, InvalidJsonSyntaxNamesFileLineAndColumn) {
+  const std::string f = Write("bad.json", "{\n  \"topology\": {\"type\": \"single_rack\",\n    \"hosts\": 8,,\n}\n");
+  EXPECT_THAT(LoadErrorOf(f), AllOf(StartsWith(f + ": "), HasSubstr("not valid JSON"), HasSubstr("line 3")));
+  const std::string g = Write("trailing.json", "{\"seed\": 1} x");
+  EXPECT_THAT(LoadErrorOf(g), AllOf(StartsWith(g + ": "), HasSubstr("not valid JSON")));
+  const std::string e = Write("empty.json", "");
+  EXPECT_THAT(LoadErrorOf(e), AllOf(StartsWith(e + ": "), HasSubstr("not valid JSON")));
+}
+
+TEST_F(ScenarioFile, MissingFile) {
+  const std::string f = (dir_ / "does-not-exist.json").string();
+  EXPECT_THAT(LoadErrorOf(f), AllOf(StartsWith(f + ": "), HasSubstr("cannot open scenario file")));
+}
+
+// ---------------------------------------------------------------- bad input
+
+TEST(BadInput, UnknownTopLevelKey) {
+  EXPECT_THAT(ErrorOf({"banana=1"}), AllOf(AtPath("banana"), HasSubstr("unknown key"), Not(HasSubstr("did you mean"))));
+}
+
+TEST(BadInput, UnknownTopLevelKeyNearMissSuggests) {
+  EXPECT_THAT(ErrorOf({"worklaod.bytes=1024"}),
+              AllOf(AtPath("worklaod"), HasSubstr("unknown key (did you mean \"workload\"?)")));
+  EXPECT_THAT(ErrorOf({"topolgy={}"}), AllOf(AtPath("topolgy"), HasSubstr("did you mean \"topology\"?")));
+  EXPECT_THAT(ErrorOf({"sed=2"}), AllOf(AtPath("sed"), HasSubstr("did you mean \"seed\"?")));
+}
+
+TEST(BadInput, UnknownNestedKey) {
+  EXPECT_THAT(ErrorOf({"workload.ring.windw_packets=8"}),
+              AllOf(AtPath("workload.ring.windw_packets"), HasSubstr("unknown key (did you mean \"window_packets\"?)")));
+  EXPECT_THAT(ErrorOf({"switch.ecn.enable=true"}),
+              AllOf(AtPath("switch.ecn.enable"), HasSubstr("did you mean \"enabled\"?")));
+  EXPECT_THAT(ErrorOf({"links.mtu=9000"}), AllOf(AtPath("links.mtu"), HasSubstr("unknown key")));
+  EXPECT_THAT(ErrorOf({"topology.leaves=2"}), AllOf(AtPath("topology.leaves"), HasSubstr("unknown key")));
+  EXPECT_THAT(ErrorOf({"workload.hosts.cuont=2"}),
+              AllOf(AtPath("workload.hosts.cuont"), HasSubstr("did you mean \"count\"?")));
+}
+
+TEST(BadInput, WrongType) {
+  EXPECT_THAT(ErrorOf({"workload.bytes=lots"}),
+              AllOf(AtPath("workload.bytes"), HasSubstr("must be a non-negative integer"), HasSubstr("the string \"lots\"")));
+  EXPECT_THAT(ErrorOf({"links.host_rate_gbps=fast"}),
+              AllOf(AtPath("links.host_rate_gbps"), HasSubstr("must be a number"), HasSubstr("the string \"fast\"")));
+  EXPECT_THAT(ErrorOf({"links.host_rate_gbps=\"100\""}),
+              AllOf(AtPath("links.host_rate_gbps"), HasSubstr("must be a number")));
+  EXPECT_THAT(ErrorOf({"switch.ecn.enabled=1"}),
+              AllOf(AtPath("switch.ecn.enabled"), HasSubstr("must be true or false"), HasSubstr("the integer 1")));
+  EXPECT_THAT(ErrorOf({"name=5"}), AllOf(AtPath("name"), HasSubstr("must be a string")));
+  EXPECT_THAT(ErrorOf({"workload.type=[1]"}), AllOf(AtPath("workload.type"), HasSubstr("must be a string, got an array")));
+  EXPECT_THAT(ErrorOf({"links=[1,2]"}), AllOf(AtPath("links"), HasSubstr("must be an object, got an array")));
+  EXPECT_THAT(ErrorOf({"workload.ring=4"}), AllOf(AtPath("workload.ring"), HasSubstr("must be an object")));
+  EXPECT_THAT(ErrorOf({"faults.links={}"}), AllOf(AtPath("faults.links"), HasSubstr("must be an array")));
+  EXPECT_THAT(ErrorOf(json::array({1, 2})), AllOf(AtPath("(top level)"), HasSubstr("must be an object")));
+}
+
+TEST(BadInput, OutOfRange) {
+  EXPECT_THAT(ErrorOf({"workload.bytes=-4"}),
+              AllOf(AtPath("workload.bytes"), HasSubstr("must be between 4 and"), HasSubstr("got -4")));
+  EXPECT_THAT(ErrorOf({"workload.bytes=0"}), AllOf(AtPath("workload.bytes"), HasSubstr("must be between 4 and")));
+  EXPECT_THAT(ErrorOf({"links.host_rate_gbps=0"}),
+              AllOf(AtPath("links.host_rate_gbps"), HasSubstr("must be between 0.001 and 10000"), HasSubstr("got 0")));
+  EXPECT_THAT(ErrorOf({"links.fabric_rate_gbps=-10"}), AllOf(AtPath("links.fabric_rate_gbps"), HasSubstr("must be between")));
+  EXPECT_THAT(ErrorOf({"faults.loss_rate=1.5"}),
+              AllOf(AtPath("faults.loss_rate"), HasSubstr("must be between 0 and 1"), HasSubstr("got 1.5")));
+  EXPECT_THAT(ErrorOf({"faults.loss_rate=-0.1"}), AllOf(AtPath("faults.loss_rate"), HasSubstr("must be between 0 and 1")));
+  EXPECT_THAT(ErrorOf({"seed=0"}), AllOf(AtPath("seed"), HasSubstr("must be between 1 and")));
+  EXPECT_THAT(ErrorOf({"links.host_delay_ns=-1"}), AllOf(AtPath("links.host_delay_ns"), HasSubstr("must be between 0 and")));
+  EXPECT_THAT(ErrorOf({"links.mtu_bytes=100"}), AllOf(AtPath("links.mtu_bytes"), HasSubstr("between 128 and 9216")));
+  EXPECT_THAT(ErrorOf({"workload.ring.window_packets=0"}),
+              AllOf(AtPath("workload.ring.window_packets"), HasSubstr("must be between 1 and")));
+  EXPECT_THAT(ErrorOf({"workload.ring.udp_port=70000"}),
+              AllOf(AtPath("workload.ring.udp_port"), HasSubstr("between 1 and 65535"), HasSubstr("70000")));
+  EXPECT_THAT(ErrorOf({"workload.ring.rto_us=0"}), AllOf(AtPath("workload.ring.rto_us"), HasSubstr("must be between")));
+  EXPECT_THAT(ErrorOf({"switch.adaptive_threshold=2"}),
+              AllOf(AtPath("switch.adaptive_threshold"), HasSubstr("between 0 and 1")));
+  EXPECT_THAT(ErrorOf({"switch.buffer_bytes=100"}), AllOf(AtPath("switch.buffer_bytes"), HasSubstr("must be between 1500")));
+  EXPECT_THAT(ErrorOf({"host.nic_buffer_bytes=0"}), AllOf(AtPath("host.nic_buffer_bytes"), HasSubstr("must be between")));
+  EXPECT_THAT(ErrorOf({"stop.max_sim_time_ms=0"}), AllOf(AtPath("stop.max_sim_time_ms"), HasSubstr("must be between")));
+  EXPECT_THAT(ErrorOf({"workload.iterations=0"}), AllOf(AtPath("workload.iterations"), HasSubstr("must be between 1")));
+  EXPECT_THAT(ErrorOf({"topology.hosts=0"}), AllOf(AtPath("topology.hosts"), HasSubstr("must be between 1 and")));
+}
+
+TEST(BadInput, ElementsPerPacketBoundedByMtu) {
+  // (1500 - 20 IP - 8 UDP - 16 ring header) / 4 = 364 elements.
+  EXPECT_EQ(ParseScenario(With({"workload.ring.elements_per_packet=364"})).workload.ring.elements_per_packet, 364u);
+  EXPECT_THAT(ErrorOf({"workload.ring.elements_per_packet=365"}),
+              AllOf(AtPath("workload.ring.elements_per_packet"), HasSubstr("between 0 and 364")));
+  EXPECT_THAT(ErrorOf({"links.mtu_bytes=9000", "workload.ring.elements_per_packet=2240"}),
+              AllOf(AtPath("workload.ring.elements_per_packet"), HasSubstr("between 0 and 2239")));
+}
+
+TEST(BadInput, EnumValueNotInList) {
+  EXPECT_THAT(ErrorOf({"topology.type=torus"}),
+              AllOf(AtPath("topology.type"),
+                    HasSubstr(R"(must be one of "single_rack", "leaf_spine", "fat_tree", got "torus")")));
+  EXPECT_THAT(ErrorOf({"switch.forwarding=random"}),
+              AllOf(AtPath("switch.forwarding"), HasSubstr(R"(must be one of "ecmp", "spray", "adaptive", got "random")")));
+  EXPECT_THAT(ErrorOf({"workload.dtype=float64"}),
+              AllOf(AtPath("workload.dtype"), HasSubstr(R"(must be one of "int32", "float32", got "float64")")));
+  EXPECT_THAT(ErrorOf({"workload.type=alltoall"}),
+              AllOf(AtPath("workload.type"), HasSubstr(R"("allreduce", "permutation", "none")")));
+  EXPECT_THAT(ErrorOf({"workload.protocol=tree"}), AllOf(AtPath("workload.protocol"), HasSubstr(R"(got "tree")")));
+  EXPECT_THAT(ErrorOf({"workload.data=zeros"}), AllOf(AtPath("workload.data"), HasSubstr(R"("hashed", "ones")")));
+  EXPECT_THAT(ErrorOf({"switch.ecn.unit=kb"}), AllOf(AtPath("switch.ecn.unit"), HasSubstr(R"("packets", "bytes")")));
+  EXPECT_THAT(ErrorOf({"workload.hosts.placement=packed"}),
+              AllOf(AtPath("workload.hosts.placement"), HasSubstr(R"("first", "spread", "random")")));
+}
+
+TEST(BadInput, MissingRequiredKey) {
+  EXPECT_THAT(ErrorOf(json::object()), AllOf(AtPath("topology"), HasSubstr("is required")));
+  EXPECT_THAT(ErrorOf({"topology={}"}),
+              AllOf(AtPath("topology.type"), HasSubstr("is required"), HasSubstr("single_rack")));
+  EXPECT_THAT(ErrorOf({"topology={\"type\":\"single_rack\"}"}), AllOf(AtPath("topology.hosts"), HasSubstr("is required")));
+  EXPECT_THAT(ErrorOf({"topology={\"type\":\"leaf_spine\",\"leaves\":2,\"hosts_per_leaf\":2}"}),
+              AllOf(AtPath("topology.spines"), HasSubstr("is required")));
+  EXPECT_THAT(ErrorOf({"topology={\"type\":\"leaf_spine\",\"spines\":2,\"hosts_per_leaf\":2}"}),
+              AllOf(AtPath("topology.leaves"), HasSubstr("is required")));
+  EXPECT_THAT(ErrorOf({"topology={\"type\":\"leaf_spine\",\"leaves\":2,\"spines\":2}"}),
+              AllOf(AtPath("topology.hosts_per_leaf"), HasSubstr("is required")));
+  EXPECT_THAT(ErrorOf({"topology={\"type\":\"fat_tree\"}"}), AllOf(AtPath("topology.k"), HasSubstr("is required")));
+}
+
+TEST(BadInput, FatTreeOddK) {
+  EXPECT_THAT(ErrorOf({"topology={\"type\":\"fat_tree\",\"k\":5}"}),
+              AllOf(AtPath("topology.k"), HasSubstr("must be even, got 5")));
+  EXPECT_THAT(ErrorOf({"topology={\"type\":\"fat_tree\",\"k\":1}"}),
+              AllOf(AtPath("topology.k"), HasSubstr("must be between 2 and 128")));
+}
+
+TEST(BadInput, TopologyBuilderLimits) {
+  // A ToR has at most 65,536 port numbers; the builder's message is passed on.
+  EXPECT_THAT(ErrorOf({"topology.hosts=70000"}), AllOf(AtPath("topology"), HasSubstr("70000"), HasSubstr("ports")));
+  // More than 1,000,000 vertices.
+  EXPECT_THAT(ErrorOf({"topology={\"type\":\"fat_tree\",\"k\":64,\"hosts_per_edge\":2000}"}),
+              AllOf(AtPath("topology"), HasSubstr("vertices")));
+}
+
+TEST(BadInput, BytesNotAMultipleOf4) {
+  EXPECT_THAT(ErrorOf({"workload.bytes=1026"}),
+              AllOf(AtPath("workload.bytes"), HasSubstr("must be a multiple of 4"), HasSubstr("got 1026")));
+  EXPECT_EQ(ParseScenario(With({"workload.bytes=1028"})).workload.bytes, 1028u);
+}
+
+TEST(BadInput, NameRules) {
+  EXPECT_THAT(ErrorOf({"name=a/b"}), AllOf(AtPath("name"), HasSubstr("without '/'")));
+  EXPECT_THAT(ErrorOf({"name=\"\""}), AllOf(AtPath("name"), HasSubstr("non-empty")));
+}
+
+TEST(BadInput, HostCountLargerThanTopology) {
+  EXPECT_THAT(ErrorOf({"workload.hosts.count=9"}),
+              AllOf(AtPath("workload.hosts.count"), HasSubstr("9 hosts asked for, the topology has 8")));
+  EXPECT_EQ(ParseScenario(With({"workload.hosts.count=8"})).workload.hosts.count, 8u);
+}
+
+TEST(BadInput, HostListIdOutOfRange) {
+  EXPECT_THAT(ErrorOf({"workload.hosts=[0,8]"}),
+              AllOf(AtPath("workload.hosts[1]"), HasSubstr("host 8 does not exist"), HasSubstr("8 hosts")));
+  EXPECT_THAT(ErrorOf({"workload.hosts=[0,-1]"}),
+              AllOf(AtPath("workload.hosts[1]"), HasSubstr("must be a host id")));
+  EXPECT_THAT(ErrorOf({"workload.hosts=[0,\"h1\"]"}),
+              AllOf(AtPath("workload.hosts[1]"), HasSubstr("must be a host id"), HasSubstr("the string \"h1\"")));
+  EXPECT_THAT(ErrorOf({"workload.hosts=[0,99999999999]"}),
+              AllOf(AtPath("workload.hosts[1]"), HasSubstr("too large")));
+}
+
+TEST(BadInput, HostListDuplicates) {
+  EXPECT_THAT(ErrorOf({"workload.hosts=[1,2,1]"}),
+              AllOf(AtPath("workload.hosts[2]"), HasSubstr("host 1 is listed twice")));
+}
+
+TEST(BadInput, TooFewHostsAndBadHostsForm) {
+  EXPECT_THAT(ErrorOf({"workload.hosts.count=1"}), AllOf(AtPath("workload.hosts"), HasSubstr("at least 2 hosts, got 1")));
+  EXPECT_THAT(ErrorOf({"workload.hosts=[3]"}), AllOf(AtPath("workload.hosts"), HasSubstr("at least 2 hosts, got 1")));
+  EXPECT_THAT(ErrorOf({"topology.hosts=1"}), AllOf(AtPath("workload.hosts"), HasSubstr("at least 2 hosts")));
+  EXPECT_THAT(ErrorOf({"workload.hosts=some"}),
+              AllOf(AtPath("workload.hosts"), HasSubstr(R"(must be "all", a list of host ids)")));
+}
+
+TEST(BadInput, Float32HashedRankLimit) {
+  EXPECT_THAT(ErrorOf({"topology.hosts=6000", "workload.dtype=float32"}),
+              AllOf(AtPath("workload.dtype"), HasSubstr("5,792 ranks")));
+  EXPECT_NO_THROW(ParseScenario(With({"topology.hosts=6000", "workload.dtype=float32", "workload.data=ones"})));
+  EXPECT_NO_THROW(ParseScenario(With({"topology.hosts=6000", "workload.dtype=float32", "workload.hosts.count=5792"})));
+}
+
+TEST(BadInput, PfcXonAboveXoff) {
+  EXPECT_THAT(ErrorOf({"switch.pfc={\"enabled\":true,\"xoff_bytes\":1000,\"xon_bytes\":2000}"}),
+              AllOf(AtPath("switch.pfc.xon_bytes"), HasSubstr("must not exceed xoff_bytes (1000)")));
+  // The default xon (128 KiB) is checked against a smaller xoff too.
+  EXPECT_THAT(ErrorOf({"switch.pfc.xoff_bytes=65536"}),
+              AllOf(AtPath("switch.pfc.xon_bytes"), HasSubstr("must not exceed xoff_bytes (65536)")));
+  const Scenario s = ParseScenario(With({"switch.pfc={\"enabled\":true,\"xoff_bytes\":1000,\"xon_bytes\":1000}"}));
+  EXPECT_TRUE(s.sw.port.pfc_enabled);
+  EXPECT_EQ(s.sw.port.pfc_xon_bytes, 1000u);
+}
+
+TEST(BadInput, FaultLinkIndexOutOfRange) {
+  // Single rack of 8: links 0..7.
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"link\":8}]"}),
+              AllOf(AtPath("faults.links[0].link"), HasSubstr("no link 8"), HasSubstr("8 links (0..7)")));
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"link\":0},{\"link\":-1}]"}),
+              AllOf(AtPath("faults.links[1].link"), HasSubstr("must be between 0 and")));
+  EXPECT_EQ(ParseScenario(With({"faults.links=[{\"link\":7,\"loss_rate\":0.5}]"})).faults.links.at(0).link, 7u);
+}
+
+TEST(BadInput, FaultBetweenNodesNotLinked) {
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"between\":[\"h0\",\"h1\"]}]"}),
+              AllOf(AtPath("faults.links[0].between"), HasSubstr(R"("h0" and "h1" are not linked)")));
+}
+
+TEST(BadInput, FaultBetweenUnknownNode) {
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"between\":[\"h0\",\"leaf9\"]}]"}),
+              AllOf(AtPath("faults.links[0].between"), HasSubstr(R"(no node named "leaf9")")));
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"between\":[\"h0\"]}]"}),
+              AllOf(AtPath("faults.links[0].between"), HasSubstr("must be two node names")));
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"between\":[\"h0\",1]}]"}),
+              AllOf(AtPath("faults.links[0].between"), HasSubstr("must be two node names")));
+}
+
+TEST(BadInput, FaultBothLinkAndBetween) {
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"link\":0,\"between\":[\"h0\",\"tor\"]}]"}),
+              AllOf(AtPath("faults.links[0]"), HasSubstr(R"(give exactly one of "link" (index) or "between")")));
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"loss_rate\":0.1}]"}),
+              AllOf(AtPath("faults.links[0]"), HasSubstr("give exactly one of")));
+}
+
+TEST(BadInput, FaultEntryShapeAndKeys) {
+  EXPECT_THAT(ErrorOf({"faults.links=[3]"}), AllOf(AtPath("faults.links[0]"), HasSubstr("must be an object")));
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"link\":0,\"los_rate\":0.1}]"}),
+              AllOf(AtPath("faults.links[0].los_rate"), HasSubstr("did you mean \"loss_rate\"?")));
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"link\":0,\"loss_rate\":2}]"}),
+              AllOf(AtPath("faults.links[0].loss_rate"), HasSubstr("between -1 and 1")));
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"link\":0,\"down_at_us\":\"soon\"}]"}),
+              AllOf(AtPath("faults.links[0].down_at_us"), HasSubstr("must be a number")));
+}
+
+TEST(Scenario, FaultBetweenResolvesLinkIndexOnLeafSpine) {
+  // 3 leaves x 2 spines x 2 hosts: host links 0..5 first, then leaf i - spine j
+  // at 6 + i * 2 + j (src/topology/README.md). Cross-checked with the builder.
+  const char* topo = "topology={\"type\":\"leaf_spine\",\"leaves\":3,\"spines\":2,\"hosts_per_leaf\":2}";
+  const topo::Topology t = topo::BuildLeafSpine(3, 2, 2, {}, {});
+  auto link_of = [&](uint32_t a, uint32_t b) {
+    for (const topo::Port& p : t.ports(a))
+      if (p.peer == b) return p.link;
+    ADD_FAILURE() << "not linked";
+    return 0u;
+  };
+  const uint32_t leaf1 = t.num_hosts() + 1, spine1 = t.num_hosts() + 3 + 1;
+  ASSERT_EQ(t.node(leaf1).name, "leaf1");
+  ASSERT_EQ(t.node(spine1).name, "spine1");
+  ASSERT_EQ(link_of(leaf1, spine1), 9u);
+
+  const Scenario s = ParseScenario(With({topo, "faults.links=[{\"between\":[\"leaf1\",\"spine1\"],\"loss_rate\":0.25},"
+                                               "{\"between\":[\"spine1\",\"leaf1\"],\"down_at_us\":5},"
+                                               "{\"between\":[\"h3\",\"leaf1\"]}]"}));
+  ASSERT_EQ(s.faults.links.size(), 3u);
+  EXPECT_EQ(s.faults.links[0].link, 9u);
+  EXPECT_EQ(s.faults.links[0].loss_rate, 0.25);
+  EXPECT_FALSE(s.faults.links[0].down_at_ps.has_value());
+  EXPECT_EQ(s.faults.links[1].link, 9u);  // either order
+  EXPECT_EQ(s.faults.links[2].link, link_of(3, leaf1));
+  EXPECT_EQ(s.faults.links[2].link, 3u);  // host links come first, in host order
+  EXPECT_EQ(s.resolved["faults"]["links"][0]["link"], 9);
+  EXPECT_EQ(s.resolved["faults"]["links"][0]["between"], json::parse(R"(["leaf1", "spine1"])"));
+
+  // Leaves are not linked to each other.
+  EXPECT_THAT(ErrorOf({topo, "faults.links=[{\"between\":[\"leaf0\",\"leaf1\"]}]"}),
+              AllOf(AtPath("faults.links[0].between"), HasSubstr("are not linked")));
+  // 6 host links + 6 fabric links.
+  EXPECT_THAT(ErrorOf({topo, "faults.links=[{\"link\":12}]"}),
+              AllOf(AtPath("faults.links[0].link"), HasSubstr("12 links (0..11)")));
+}
+
+TEST(BadInput, BackgroundNotImplemented) {
+  EXPECT_THAT(ErrorOf({"background={\"type\":\"permutation\"}"}),
+              AllOf(AtPath("background"), HasSubstr("not implemented yet")));
+}
+
+TEST(BadInput, ErrorsNameTheFirstProblemOnly) {
+  // Validation stops at the first problem, in document-reading order.
+  EXPECT_THAT(ErrorOf({"links.mtu_bytes=1", "workload.bytes=3"}), AtPath("links.mtu_bytes"));
+}
+
+}  // namespace
+}  // namespace inasim
