@@ -22,7 +22,10 @@ Ptr<UniformRandomVariable> StreamRng(int64_t stream) {
 }  // namespace
 
 Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
-    : topo_(topo), config_(config), routing_(std::make_unique<topo::RoutingTable>(topo)) {
+    : topo_(topo),
+      config_(config),
+      pool_(std::make_unique<ArrivalPool>()),
+      routing_(std::make_unique<topo::RoutingTable>(topo)) {
   const uint32_t nh = topo.num_hosts();
   if (nh > kMaxHosts) throw std::invalid_argument("too many hosts for the 10.0.0.0/8 plan");
   hosts_.Create(nh);
@@ -46,6 +49,7 @@ Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
       dev->SetWireOverhead(config.wire_overhead_bytes);
       dev->SetPortConfig(is_switch ? config.switch_port : config.host_port);
       dev->SetMtu(config.mtu_bytes);
+      dev->SetArrivalPool(pool_.get());
       devices_[v].push_back(dev);
     }
   }

@@ -55,6 +55,7 @@ class Fabric {
  private:
   const topo::Topology& topo_;
   FabricConfig config_;
+  std::unique_ptr<ArrivalPool> pool_;  // declared first: destroyed last
   std::unique_ptr<topo::RoutingTable> routing_;
   ns3::NodeContainer hosts_;
   std::vector<ns3::Ptr<InaSwitchNode>> switches_;

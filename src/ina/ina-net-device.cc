@@ -73,7 +73,39 @@ TypeId InaNetDevice::GetTypeId() {
   return tid;
 }
 
-InaNetDevice::InaNetDevice() = default;
+// ---------------------------------------------------------------- events
+void FrameArrival::Notify() {
+  // Copy out first: the event goes back to the pool before the frame is
+  // handled, because handling it may schedule this very object again.
+  InaNetDevice* t = target;
+  Ptr<Packet> f = std::move(frame);
+  pool->Put(this);
+  t->ReceiveFrame(f);
+}
+
+void ArrivalPool::Grow() {
+  for (int i = 0; i < 1024; ++i) {
+    auto* e = new FrameArrival();  // refcount 1: the pool's reference
+    e->pool = this;
+    all_.push_back(e);
+    free_.push_back(e);
+  }
+}
+
+ArrivalPool::~ArrivalPool() {
+  for (FrameArrival* e : all_) {
+    e->frame = nullptr;
+    e->Unref();
+  }
+}
+
+InaNetDevice::InaNetDevice() : tx_done_(Create<TxDone>()) { tx_done_->device = this; }
+
+void InaNetDevice::ScheduleTxDone(uint64_t delay_ps) {
+  tx_event_pending_ = true;
+  tx_done_->Ref();  // the simulator's reference, dropped after it runs
+  Simulator::Schedule(PicoSeconds(delay_ps), Ptr<EventImpl>(tx_done_));
+}
 
 void InaNetDevice::DoDispose() {
   channel_ = nullptr;
@@ -82,6 +114,7 @@ void InaNetDevice::DoDispose() {
   peer_ = nullptr;
   switch_ = nullptr;
   rx_callback_ = ReceiveCallback();
+  if (tx_done_) tx_done_->device = nullptr;
   NetDevice::DoDispose();
 }
 
@@ -156,7 +189,7 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
   // Fast path: wire idle and nobody waiting: straight onto the wire.
   if (queue_.empty() && !paused_ && !tx_event_pending_ && busy_until_ps_ <= now) {
     if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
-    Transmit(frame, ingress, bytes);
+    Transmit(frame, ingress, bytes, now);
     return true;
   }
   const bool ect = view.ipv4 && (view.ecn == 1 || view.ecn == 2);
@@ -172,24 +205,21 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
       break;
   }
   if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
-  TryTransmit();
+  TryTransmit(now);
   return true;
 }
 
-void InaNetDevice::TryTransmit() {
+void InaNetDevice::TryTransmit(uint64_t now) {
   if (tx_event_pending_ || paused_ || queue_.empty()) return;
-  const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
   if (busy_until_ps_ > now) {
-    tx_event_pending_ = true;
-    Simulator::Schedule(PicoSeconds(busy_until_ps_ - now), &InaNetDevice::TransmitComplete, this);
+    ScheduleTxDone(busy_until_ps_ - now);
     return;
   }
   auto [w, bytes] = queue_.Dequeue();
-  Transmit(w.frame, w.ingress, bytes);
+  Transmit(w.frame, w.ingress, bytes, now);
 }
 
-void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes) {
-  const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes, uint64_t now) {
   if (switch_ && ingress != kNoPort) switch_->OnDequeue(ingress, bytes);
   const uint64_t ser = SerializationPs(bytes);
   busy_until_ps_ = now + ser;
@@ -202,18 +232,23 @@ void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes)
     ++counters_.drops_loss;
     drop_trace_(frame);
   } else {
-    Simulator::Schedule(PicoSeconds(ser + channel_->delay_ps() + extra_delay_ps_), &InaNetDevice::ReceiveFrame,
-                        peer_, frame);
+    const Time delay = PicoSeconds(ser + channel_->delay_ps() + extra_delay_ps_);
+    if (pool_) {
+      FrameArrival* e = pool_->Get();
+      e->target = peer_;
+      e->frame = std::move(frame);
+      e->Ref();  // the simulator's reference, dropped after it runs
+      Simulator::Schedule(delay, Ptr<EventImpl>(e));
+    } else {
+      Simulator::Schedule(delay, &InaNetDevice::ReceiveFrame, peer_, frame);
+    }
   }
-  if (!queue_.empty()) {
-    tx_event_pending_ = true;
-    Simulator::Schedule(PicoSeconds(ser), &InaNetDevice::TransmitComplete, this);
-  }
+  if (!queue_.empty()) ScheduleTxDone(ser);
 }
 
 void InaNetDevice::TransmitComplete() {
   tx_event_pending_ = false;
-  TryTransmit();
+  TryTransmit(static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()));
 }
 
 void InaNetDevice::ReceiveFrame(Ptr<Packet> frame) {
@@ -245,7 +280,7 @@ void InaNetDevice::SetPaused(bool paused) {
     paused_since_ps_ = now;
   } else {
     counters_.paused_ps += now - paused_since_ps_;
-    TryTransmit();
+    TryTransmit(now);
   }
 }
 

@@ -19,6 +19,7 @@
 #include "ns3/channel.h"
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
+#include "ns3/event-impl.h"
 #include "ns3/mac48-address.h"
 #include "ns3/net-device.h"
 #include "ns3/node.h"
@@ -32,6 +33,40 @@ namespace inasim {
 
 class InaNetDevice;
 class InaSwitchNode;
+
+/// A frame's arrival at a device, as a reusable simulator event: a hop costs
+/// no allocation. The pool holds one reference to every event it made; each
+/// scheduling adds one that the simulator drops after running it.
+class FrameArrival : public ns3::EventImpl {
+ public:
+  InaNetDevice* target = nullptr;
+  ns3::Ptr<ns3::Packet> frame;
+  class ArrivalPool* pool = nullptr;
+
+ protected:
+  void Notify() override;
+};
+
+class ArrivalPool {
+ public:
+  ArrivalPool() = default;
+  ArrivalPool(const ArrivalPool&) = delete;
+  ArrivalPool& operator=(const ArrivalPool&) = delete;
+  /// Must outlive every pending event: destroy it after Simulator::Destroy().
+  ~ArrivalPool();
+  FrameArrival* Get() {
+    if (free_.empty()) Grow();
+    FrameArrival* e = free_.back();
+    free_.pop_back();
+    return e;
+  }
+  void Put(FrameArrival* e) { free_.push_back(e); }
+
+ private:
+  void Grow();
+  std::vector<FrameArrival*> all_;
+  std::vector<FrameArrival*> free_;
+};
 
 /// Counters of one direction of one link, as seen by its transmitting device.
 struct PortCounters {
@@ -82,6 +117,8 @@ class InaNetDevice : public ns3::NetDevice {
   /// Bernoulli loss of frames sent by this device, from its own random stream.
   void SetLoss(double rate, ns3::Ptr<ns3::UniformRandomVariable> rng);
   void SetHostIpv4(uint32_t ip);
+  /// Arrival events come from this pool (else they are allocated per hop).
+  void SetArrivalPool(ArrivalPool* pool) { pool_ = pool; }
 
   // ---- data path ----
   /// Queues a complete frame (Ethernet header on) for transmission. `ingress` is
@@ -141,8 +178,17 @@ class InaNetDevice : public ns3::NetDevice {
     ns3::Ptr<ns3::Packet> frame;
     uint16_t ingress = kNoPort;
   };
-  void TryTransmit();
-  void Transmit(ns3::Ptr<ns3::Packet> frame, uint16_t ingress, uint32_t bytes);
+  friend class FrameArrival;
+  class TxDone : public ns3::EventImpl {
+   public:
+    InaNetDevice* device = nullptr;
+
+   protected:
+    void Notify() override { device->TransmitComplete(); }
+  };
+  void TryTransmit(uint64_t now);
+  void Transmit(ns3::Ptr<ns3::Packet> frame, uint16_t ingress, uint32_t bytes, uint64_t now);
+  void ScheduleTxDone(uint64_t delay_ps);
   void TransmitComplete();
   void ReceiveFrame(ns3::Ptr<ns3::Packet> frame);
   uint64_t SerializationPs(uint32_t frame_bytes) const;
@@ -164,6 +210,8 @@ class InaNetDevice : public ns3::NetDevice {
   double loss_rate_ = 0.0;
   ns3::Ptr<ns3::UniformRandomVariable> loss_rng_;
   PortCounters counters_;
+  ArrivalPool* pool_ = nullptr;
+  ns3::Ptr<TxDone> tx_done_;
 
   ns3::Ptr<InaChannel> channel_;
   ns3::Ptr<ns3::Node> node_;

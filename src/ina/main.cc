@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -82,13 +83,19 @@ int main(int argc, char** argv) {
 
     nlohmann::json doc = inasim::LoadScenarioJson(file);
     for (const auto& s : sets) inasim::ApplyOverride(doc, s);
-    if (!seed_text.empty()) doc["seed"] = ParseSeed(seed_text);
+    if (!seed_text.empty()) inasim::ApplyOverride(doc, "seed=" + std::to_string(ParseSeed(seed_text)));
     const inasim::Scenario scenario = inasim::ParseScenario(doc);
     if (cmd == "validate") {
       std::printf("%s: valid scenario \"%s\"\n", file.c_str(), scenario.name.c_str());
       return 0;
     }
     if (out.empty()) out = "out/" + scenario.name;
+    {  // reject an unusable --out before spending the run
+      const std::filesystem::path p = std::filesystem::path(out).lexically_normal();
+      const std::string leaf = (p.has_filename() ? p : p.parent_path()).filename().string();
+      if (leaf.empty() || leaf == "." || leaf == "..")
+        throw UsageError(fmt::format("--out {}: must name a directory to create or replace", out));
+    }
     const inasim::RunResult result = inasim::RunScenario(scenario, opts);
     inasim::WriteResults(result, out);
     if (!quiet) std::fputs((result.summary + fmt::format("  results: {}/results.json\n", out)).c_str(), stdout);

@@ -21,7 +21,10 @@ void WriteFile(const fs::path& p, const std::string& text) {
 }  // namespace
 
 void WriteResults(const RunResult& result, const std::string& dir) {
-  const fs::path target = fs::absolute(dir).lexically_normal();
+  fs::path target = fs::absolute(dir).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/" -> "out"
+  if (target == target.root_path() || target.filename() == "." || target.filename() == "..")
+    throw std::invalid_argument(fmt::format("--out {}: must name a directory to create or replace", dir));
   const fs::path parent = target.parent_path();
   fs::create_directories(parent);
   const fs::path tmp = parent / fmt::format(".{}.tmp-{}", target.filename().string(), getpid());

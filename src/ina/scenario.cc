@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <set>
@@ -201,6 +202,7 @@ void ParseHosts(Reader& w, HostSelection& sel) {
     return;
   }
   if (v->is_array()) {
+    if (v->size() < 2) w.Fail("hosts", fmt::format("needs at least 2 host ids, got {}", v->size()));
     std::set<uint32_t> seen;
     for (size_t i = 0; i < v->size(); ++i) {
       const json& e = (*v)[i];
@@ -226,6 +228,8 @@ void ParseHosts(Reader& w, HostSelection& sel) {
 }  // namespace
 
 json LoadScenarioJson(const std::string& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) throw ScenarioError(fmt::format("{}: is a directory, not a scenario file", file));
   std::ifstream in(file);
   if (!in) throw ScenarioError(fmt::format("{}: cannot open scenario file", file));
   std::stringstream ss;
@@ -256,9 +260,10 @@ void ApplyOverride(json& doc, const std::string& assignment) {
     const size_t dot = path.find('.', start);
     const std::string seg = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (seg.empty()) throw ScenarioError(fmt::format("--set {}: empty path segment", assignment));
-    walked += (walked.empty() ? "" : ".") + seg;
     if (!cur->is_object())
-      throw ScenarioError(fmt::format("--set {}: {} is not an object", assignment, walked));
+      throw ScenarioError(fmt::format("--set {}: {} is not an object", assignment,
+                                      walked.empty() ? "the scenario" : walked));
+    walked += (walked.empty() ? "" : ".") + seg;
     if (dot == std::string::npos) {
       if (value.is_null()) cur->erase(seg);  // --set key=null removes a key
       else (*cur)[seg] = value;
@@ -273,6 +278,25 @@ void ApplyOverride(json& doc, const std::string& assignment) {
 
 Scenario ParseScenario(const json& doc) {
   Scenario s;
+  if (doc.is_object()) {
+    // Unknown top-level keys first, so a misspelt required section is reported
+    // as a misspelling ("did you mean"), not as missing.
+    static const char* const kTop[] = {"name", "description", "seed", "topology", "links", "switch", "host",
+                                       "workload", "background", "faults", "stop", "outputs"};
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+      bool known = false;
+      std::string best;
+      size_t best_d = 3;
+      for (const char* k : kTop) {
+        known |= it.key() == k;
+        const size_t d = EditDistance(it.key(), k);
+        if (d < best_d) { best_d = d; best = k; }
+      }
+      if (!known)
+        throw ScenarioError(best.empty() ? fmt::format("{}: unknown key", it.key())
+                                         : fmt::format("{}: unknown key (did you mean \"{}\"?)", it.key(), best));
+    }
+  }
   Reader top(&doc, "", &s.resolved);
   s.name = top.Str("name", "scenario");
   if (s.name.empty() || s.name.find('/') != std::string::npos)
@@ -286,12 +310,15 @@ Scenario ParseScenario(const json& doc) {
     const std::string type = t.Enum("type", "", {"single_rack", "leaf_spine", "fat_tree"}, true);
     if (type == "single_rack") {
       s.topology.type = TopologyType::kSingleRack;
-      s.topology.hosts = t.U32("hosts", 0, 1, 100'000, true);
+      s.topology.hosts = t.U32("hosts", 0, 1, 65'535, true);  // a switch has 16-bit port numbers
     } else if (type == "leaf_spine") {
       s.topology.type = TopologyType::kLeafSpine;
       s.topology.leaves = t.U32("leaves", 0, 1, 10'000, true);
       s.topology.spines = t.U32("spines", 0, 1, 10'000, true);
       s.topology.hosts_per_leaf = t.U32("hosts_per_leaf", 0, 1, 10'000, true);
+      const uint64_t links = uint64_t{s.topology.leaves} * (s.topology.spines + s.topology.hosts_per_leaf);
+      if (links > 4'000'000)
+        t.Fail("", fmt::format("{} links is more than this simulator accepts (4,000,000)", links));
     } else {
       s.topology.type = TopologyType::kFatTree;
       s.topology.k = t.U32("k", 0, 2, 128, true);
@@ -404,8 +431,9 @@ Scenario ParseScenario(const json& doc) {
         json resolved;
         Reader lr(&(*links)[i], fmt::format("faults.links[{}]", i), &resolved);
         LinkFault lf;
-        if (lr.Has("link") == lr.Has("between")) lr.Fail("", "give exactly one of \"link\" (index) or \"between\" ([node, node])");
-        if (lr.Has("link")) {
+        if (!lr.Has("link") && !lr.Has("between")) lr.Fail("", "give \"link\" (index) or \"between\" ([node, node])");
+        if (lr.Has("link") && !lr.Has("between")) {
+          lr.Raw("between");  // present as null: absent, like everywhere else
           lf.link = lr.U32("link", 0, 0, UINT32_MAX);
           if (lf.link >= t.links().size())
             lr.Fail("link", fmt::format("no link {}: the topology has {} links (0..{})", lf.link, t.links().size(), t.links().size() - 1));
@@ -423,6 +451,10 @@ Scenario ParseScenario(const json& doc) {
           for (const auto& p : t.ports(a))
             if (p.peer == c) { lf.link = p.link; found = true; break; }
           if (!found) lr.Fail("between", fmt::format("\"{}\" and \"{}\" are not linked", (*b)[0].get<std::string>(), (*b)[1].get<std::string>()));
+          // Both given (as results.json echoes them): they must agree.
+          const json* given = lr.Raw("link");
+          if (given && !(given->is_number_unsigned() && given->get<uint64_t>() == lf.link))
+            lr.Fail("link", fmt::format("disagrees with \"between\", which is link {}", lf.link));
           resolved["between"] = *b;
           resolved["link"] = lf.link;
         }

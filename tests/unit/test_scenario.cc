@@ -131,6 +131,7 @@ TEST(Scenario, DefaultsAreFilledIntoResolved) {
   EXPECT_EQ(r["workload"]["ring"]["rto_us"], 200.0);
   EXPECT_EQ(r["workload"]["ring"]["udp_port"], 4791);
   EXPECT_EQ(r["faults"]["loss_rate"], 0.0);
+  EXPECT_EQ(r["faults"]["reconverge_us"], 1000.0);
   EXPECT_EQ(r["faults"]["links"], json::array());
   EXPECT_EQ(r["stop"]["max_sim_time_ms"], 1000.0);
   EXPECT_EQ(r["outputs"]["links_csv"], true);
@@ -144,6 +145,7 @@ TEST(Scenario, DefaultsAreFilledIntoResolved) {
   EXPECT_EQ(s.host_port.buffer_bytes, 16u << 20);
   EXPECT_EQ(s.max_sim_time_ps, 1'000'000'000'000ULL);
   EXPECT_EQ(s.faults.loss_rate, 0.0);
+  EXPECT_EQ(s.faults.reconverge_ps, 1'000'000'000u);  // 1 ms
   EXPECT_TRUE(s.faults.links.empty());
 }
 
@@ -177,6 +179,7 @@ TEST(Scenario, TimesAreConvertedToPicoseconds) {
       "stop.max_sim_time_ms=0.5",
       "outputs.sample_interval_us=10",
       "faults.links=[{\"link\":0,\"down_at_us\":7}]",
+      "faults.reconverge_us=50",
   }));
   EXPECT_EQ(s.links.host_delay_ps, 500'000u);
   EXPECT_EQ(s.links.fabric_delay_ps, 1'500u);
@@ -191,6 +194,7 @@ TEST(Scenario, TimesAreConvertedToPicoseconds) {
   ASSERT_TRUE(s.faults.links[0].down_at_ps.has_value());
   EXPECT_EQ(*s.faults.links[0].down_at_ps, 7'000'000u);
   EXPECT_LT(s.faults.links[0].loss_rate, 0);  // unchanged
+  EXPECT_EQ(s.faults.reconverge_ps, 50'000'000u);
   // resolved keeps the user's unit.
   EXPECT_EQ(s.resolved["links"]["fabric_delay_ns"], 1.5);
   EXPECT_EQ(s.resolved["stop"]["max_sim_time_ms"], 0.5);
@@ -436,6 +440,8 @@ TEST(BadInput, OutOfRange) {
               AllOf(AtPath("switch.adaptive_threshold"), HasSubstr("between 0 and 1")));
   EXPECT_THAT(ErrorOf({"switch.buffer_bytes=100"}), AllOf(AtPath("switch.buffer_bytes"), HasSubstr("must be between 1500")));
   EXPECT_THAT(ErrorOf({"host.nic_buffer_bytes=0"}), AllOf(AtPath("host.nic_buffer_bytes"), HasSubstr("must be between")));
+  EXPECT_THAT(ErrorOf({"faults.reconverge_us=-1"}),
+              AllOf(AtPath("faults.reconverge_us"), HasSubstr("must be between 0 and")));
   EXPECT_THAT(ErrorOf({"stop.max_sim_time_ms=0"}), AllOf(AtPath("stop.max_sim_time_ms"), HasSubstr("must be between")));
   EXPECT_THAT(ErrorOf({"workload.iterations=0"}), AllOf(AtPath("workload.iterations"), HasSubstr("must be between 1")));
   EXPECT_THAT(ErrorOf({"topology.hosts=0"}), AllOf(AtPath("topology.hosts"), HasSubstr("must be between 1 and")));
@@ -489,8 +495,12 @@ TEST(BadInput, FatTreeOddK) {
 }
 
 TEST(BadInput, TopologyBuilderLimits) {
-  // A ToR has at most 65,536 port numbers; the builder's message is passed on.
-  EXPECT_THAT(ErrorOf({"topology.hosts=70000"}), AllOf(AtPath("topology"), HasSubstr("70000"), HasSubstr("ports")));
+  // A ToR has 16-bit port numbers, so a rack holds at most 65,535 hosts.
+  EXPECT_THAT(ErrorOf({"topology.hosts=70000"}),
+              AllOf(AtPath("topology.hosts"), HasSubstr("between 1 and 65535"), HasSubstr("got 70000")));
+  // A leaf-spine of 10,000 x 10,000 would need 100 M links: refused before building.
+  EXPECT_THAT(ErrorOf({"topology={\"type\":\"leaf_spine\",\"leaves\":10000,\"spines\":10000,\"hosts_per_leaf\":1}"}),
+              AllOf(AtPath("topology"), HasSubstr("more than this simulator accepts")));
   // More than 1,000,000 vertices.
   EXPECT_THAT(ErrorOf({"topology={\"type\":\"fat_tree\",\"k\":64,\"hosts_per_edge\":2000}"}),
               AllOf(AtPath("topology"), HasSubstr("vertices")));
@@ -531,7 +541,8 @@ TEST(BadInput, HostListDuplicates) {
 
 TEST(BadInput, TooFewHostsAndBadHostsForm) {
   EXPECT_THAT(ErrorOf({"workload.hosts.count=1"}), AllOf(AtPath("workload.hosts"), HasSubstr("at least 2 hosts, got 1")));
-  EXPECT_THAT(ErrorOf({"workload.hosts=[3]"}), AllOf(AtPath("workload.hosts"), HasSubstr("at least 2 hosts, got 1")));
+  EXPECT_THAT(ErrorOf({"workload.hosts=[3]"}), AllOf(AtPath("workload.hosts"), HasSubstr("at least 2 host ids, got 1")));
+  EXPECT_THAT(ErrorOf({"workload.hosts=[]"}), AllOf(AtPath("workload.hosts"), HasSubstr("at least 2 host ids, got 0")));
   EXPECT_THAT(ErrorOf({"topology.hosts=1"}), AllOf(AtPath("workload.hosts"), HasSubstr("at least 2 hosts")));
   EXPECT_THAT(ErrorOf({"workload.hosts=some"}),
               AllOf(AtPath("workload.hosts"), HasSubstr(R"(must be "all", a list of host ids)")));
@@ -578,11 +589,25 @@ TEST(BadInput, FaultBetweenUnknownNode) {
               AllOf(AtPath("faults.links[0].between"), HasSubstr("must be two node names")));
 }
 
-TEST(BadInput, FaultBothLinkAndBetween) {
-  EXPECT_THAT(ErrorOf({"faults.links=[{\"link\":0,\"between\":[\"h0\",\"tor\"]}]"}),
-              AllOf(AtPath("faults.links[0]"), HasSubstr(R"(give exactly one of "link" (index) or "between")")));
+TEST(BadInput, FaultLinkAndBetweenMustAgree) {
+  // results.json echoes both; they are accepted together only when they agree.
+  EXPECT_EQ(ParseScenario(With({"faults.links=[{\"link\":0,\"between\":[\"h0\",\"tor\"]}]"})).faults.links[0].link, 0u);
+  EXPECT_THAT(ErrorOf({"faults.links=[{\"link\":1,\"between\":[\"h0\",\"tor\"]}]"}),
+              AllOf(AtPath("faults.links[0].link"), HasSubstr("disagrees with \"between\", which is link 0")));
   EXPECT_THAT(ErrorOf({"faults.links=[{\"loss_rate\":0.1}]"}),
-              AllOf(AtPath("faults.links[0]"), HasSubstr("give exactly one of")));
+              AllOf(AtPath("faults.links[0]"), HasSubstr(R"(give "link" (index) or "between")")));
+  // null means absent, as everywhere else.
+  EXPECT_EQ(ParseScenario(With({"faults.links=[{\"link\":1,\"between\":null}]"})).faults.links[0].link, 1u);
+}
+
+TEST(BadInput, MisspeltRequiredSectionGetsASuggestion) {
+  nlohmann::json doc = nlohmann::json::parse(R"({"topolgy": {"type": "single_rack", "hosts": 4}})");
+  try {
+    ParseScenario(doc);
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()), "topolgy: unknown key (did you mean \"topology\"?)");
+  }
 }
 
 TEST(BadInput, FaultEntryShapeAndKeys) {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package INA-Sim needs (only the missing ones) and builds
+# the project in ./build (Release). Safe to run again: it does only what is left.
+# Extra CMake flags: INASIM_CMAKE_ARGS="-DINASIM_WERROR=ON" scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake git
+  ns3 libns3-dev libgsl-dev          # ns-3.37; its CMake config needs the ns3 tools package and GSL to link
+  libboost-graph-dev libfmt-dev nlohmann-json3-dev libgtest-dev pybind11-dev
+  python3 python3-numpy python3-pandas python3-matplotlib python3-pytest
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Debian's python3 sees the python3-* packages; a pyenv python3 on PATH does not.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 ${INASIM_CMAKE_ARGS:-} >/dev/null
+cmake --build build -j"$(nproc)"
+echo "setup: built ./build/inasim" >&2

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up (installs what is missing, builds) and runs every test: GoogleTest unit
+# and ns-3 integration tests, and the Python CLI tests, all through CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
