@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Speed and memory benchmarks of INA-Sim, with the stock-ns-3 baseline run in the
+same invocation (these machines are noisy: compare ratios, not absolute figures).
+
+  (a) ring allreduce, 4 MiB per host, 1,024 hosts on the 32x32x32 leaf-spine, 100 Gb/s
+  (b) k=16 fat tree (1,024 hosts) permutation of 2 MB UDP flows paced at line rate
+  (b') the same (b) through stock ns-3: IP routers on every switch, Nix-vector
+       routing, PointToPoint devices (bench/stock_ns3_permutation.cc)
+
+Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock] [--out DIR]
+--quick runs the 128-host versions (k=8, 8x8x16 leaf-spine) in about a minute.
+Writes DIR/bench.json and DIR/bench.csv and prints a table.
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def run_child(cmd):
+    """Runs cmd; returns (stdout, wall seconds, stderr). Peak RSS comes from each
+    program's own report (getrusage of itself), so children do not mix."""
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if p.returncode not in (0, 1):
+        sys.stderr.write(p.stderr)
+        raise SystemExit(f"bench: {' '.join(cmd)} failed with exit code {p.returncode}")
+    return p.stdout, wall, p.stderr
+
+
+def ours(build, scenario, sets, label):
+    with tempfile.TemporaryDirectory() as d:
+        out_dir = os.path.join(d, "r")
+        cmd = [os.path.join(build, "inasim"), "run", scenario, "--out", out_dir, "--quiet", "--progress", "off"]
+        for s in sets:
+            cmd += ["--set", s]
+        _, wall, _ = run_child(cmd)
+        r = json.load(open(os.path.join(out_dir, "results.json")))
+    perf, w = r["perf"], r["workload"]
+    payload = perf["payload_bytes_per_wall_s"] * perf["run_s"]
+    row = {
+        "benchmark": label,
+        "simulator": "inasim",
+        "hosts": r["topology"]["hosts"],
+        "switches": r["topology"]["switches"],
+        "wall_s": perf["wall_s"],
+        "setup_s": perf["setup_s"],
+        "run_s": perf["run_s"],
+        "events": r["sim"]["events"],
+        "events_per_s": perf["events_per_s"],
+        "sim_time_s": w.get("last_rx_s", r["sim"]["end_time_s"]),
+        "payload_bytes": payload,
+        "payload_bytes_per_wall_s": perf["payload_bytes_per_wall_s"],
+        "host_bytes_per_wall_s": perf["host_bytes_per_wall_s"],
+        "peak_rss_mb": perf["peak_rss_mb"],
+        "correct": r["correct"],
+    }
+    if w["type"] == "allreduce":
+        row["note"] = f"allreduce {w['mean_duration_s']*1e3:.3f} ms, bound {w['analytic_bound_s']*1e3:.3f} ms"
+    else:
+        row["note"] = f"{w['packets_received']}/{w['packets_expected']} packets"
+    return row
+
+
+def stock(build, k, flow_bytes):
+    out, wall, _ = run_child([os.path.join(build, "bench", "stock_ns3_permutation"), f"--k={k}",
+                              f"--flow_bytes={flow_bytes}"])
+    s = json.loads(out.strip().splitlines()[-1])
+    return {
+        "benchmark": "b_stock",
+        "simulator": "stock-ns3-nix",
+        "hosts": s["hosts"],
+        "switches": s["switches"],
+        "wall_s": s["wall_s"],
+        "setup_s": s["setup_s"],
+        "run_s": s["run_s"],
+        "events": s["events"],
+        "events_per_s": s["events_per_s"],
+        "sim_time_s": s["sim_time_s"],
+        "payload_bytes": s["delivered_bytes"],
+        "payload_bytes_per_wall_s": s["delivered_bytes_per_wall_s"],
+        "host_bytes_per_wall_s": None,
+        "peak_rss_mb": s["peak_rss_mb"],
+        "correct": True,
+        "note": f"{s['received_packets']}/{s['sent_packets']} packets",
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--quick", action="store_true", help="128-host versions")
+    ap.add_argument("--only", default="a,b,stock")
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench"))
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    k = 8 if args.quick else 16
+    rows = []
+    if "a" in only:
+        sets = ['topology={"type":"leaf_spine","leaves":8,"spines":8,"hosts_per_leaf":16}'] if args.quick else []
+        print("bench: (a) ring allreduce ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, os.path.join(HERE, "scenarios", "ring-leafspine-1024.json"), sets, "a_ring"))
+    if "b" in only:
+        print("bench: (b) permutation, inasim ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, os.path.join(HERE, "scenarios", "permutation-k16.json"),
+                         [f"topology.k={k}"], "b_permutation"))
+    if "stock" in only:
+        print("bench: (b) permutation, stock ns-3 ...", file=sys.stderr, flush=True)
+        rows.append(stock(args.build, k, 2000000))
+    by = {r["benchmark"]: r for r in rows}
+    if "b_permutation" in by and "b_stock" in by:
+        o, s = by["b_permutation"], by["b_stock"]
+        ratio = {
+            "payload_bytes_per_wall_s": o["payload_bytes_per_wall_s"] / s["payload_bytes_per_wall_s"],
+            "run_s": s["run_s"] / o["run_s"],
+            "peak_rss": s["peak_rss_mb"] / o["peak_rss_mb"],
+        }
+    else:
+        ratio = None
+
+    os.makedirs(args.out, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
+    doc = {"when": stamp, "revision": rev, "quick": args.quick, "rows": rows, "ratio_inasim_over_stock": ratio}
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump(doc, f, indent=2)
+    with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+    print(f"{'benchmark':<15}{'simulator':<15}{'hosts':>6}{'wall s':>9}{'run s':>9}{'Mevents/s':>10}"
+          f"{'MB/s':>9}{'RSS MB':>8}  note")
+    for r in rows:
+        print(f"{r['benchmark']:<15}{r['simulator']:<15}{r['hosts']:>6}{r['wall_s']:>9.2f}{r['run_s']:>9.2f}"
+              f"{r['events_per_s']/1e6:>10.3f}{r['payload_bytes_per_wall_s']/1e6:>9.1f}{r['peak_rss_mb']:>8.0f}  {r['note']}")
+    if ratio:
+        print(f"inasim / stock ns-3 on (b): {ratio['payload_bytes_per_wall_s']:.2f}x simulated payload bytes per "
+              f"wall-second, {ratio['run_s']:.2f}x faster run, {ratio['peak_rss']:.2f}x less peak memory")
+    print(f"bench: wrote {args.out}/bench.json and bench.csv", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
