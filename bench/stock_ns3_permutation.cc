@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
   Ipv4AddressHelper addr;
   addr.SetBase("10.0.0.0", "255.255.255.252");  // one /30 per link
   TrafficControlHelper tch;
-  std::vector<Ptr<NetDevice>> link_dev;  // 2 per link, for --link_stats
+  std::vector<Ptr<NetDevice>> link_dev;  // 2 per link: link byte counts, --link_stats
   // Per host: its address on its (only) link.
   std::vector<Ipv4Address> host_addr(num_hosts);
   for (const auto& l : links) {
@@ -289,6 +289,13 @@ int main(int argc, char** argv) {
     sent_bytes += DynamicCast<UdpClient>(clients.Get(i))->GetTotalTx();
   }
   const uint64_t sent = sent_bytes / payload;
+  // Bytes put on all links (PPP frames), from the device queues' own counters:
+  // every frame a device sent passed its DropTail queue.
+  uint64_t link_bytes = 0;
+  for (const auto& dev : link_dev) {
+    Ptr<Queue<Packet>> q = DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+    link_bytes += q->GetTotalReceivedBytes() - q->GetTotalDroppedBytes() - q->GetNBytes();
+  }
   const uint64_t events = Simulator::GetEventCount();
   if (link_stats) {
     std::vector<std::pair<uint64_t, size_t>> busiest;
@@ -342,6 +349,8 @@ int main(int argc, char** argv) {
       {"received_packets", received},
       {"lost_packets", sent - received},
       {"delivered_bytes_per_wall_s", run_s > 0 ? delivered / run_s : 0.0},
+      {"link_bytes", link_bytes},
+      {"link_bytes_per_wall_s", run_s > 0 ? link_bytes / run_s : 0.0},
       {"events_per_s", run_s > 0 ? events / run_s : 0.0},
       {"peak_rss_mb", PeakRssMb()},
   };

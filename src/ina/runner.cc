@@ -441,6 +441,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
                {"events_per_s", run_s > 0 ? events / run_s : 0.0},
                {"host_bytes_per_wall_s", run_s > 0 ? host_tx_bytes / run_s : 0.0},
                {"payload_bytes_per_wall_s", run_s > 0 ? payload_delivered / run_s : 0.0},
+               {"link_bytes_per_wall_s", run_s > 0 ? bytes / run_s : 0.0},
                {"peak_rss_mb", PeakRssMb()},
                {"note", "perf is wall-clock dependent; everything else in this file is deterministic"}};
   summary += fmt::format("  simulated {} in {:.2f} s wall ({:.2f} M events/s, {:.1f} MB/s of host traffic), "
