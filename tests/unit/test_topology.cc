@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace inasim::topo {
@@ -34,18 +35,21 @@ std::string Name(const char* prefix, uint32_t i) {
   return s;
 }
 
-// Independent reference BFS (hosts other than the source are not expanded).
+// Oracle independent of the BFS in src/topology: relax every link until
+// nothing changes (Bellman-Ford, unit weights). Only the source host and
+// switches forward; other hosts are leaves.
 std::vector<uint32_t> RefDist(const Topology& t, uint32_t src) {
   std::vector<uint32_t> d(t.num_vertices(), kInf);
-  std::vector<uint32_t> q{src};
   d[src] = 0;
-  for (size_t i = 0; i < q.size(); ++i) {
-    const uint32_t v = q[i];
-    if (v != src && t.is_host(v)) continue;
-    for (const Port& p : t.ports(v)) {
-      if (d[p.peer] == kInf) {
-        d[p.peer] = d[v] + 1;
-        q.push_back(p.peer);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Link& l : t.links()) {
+      for (const auto& [u, v] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
+        if (d[u] == kInf || (u != src && t.is_host(u))) continue;
+        if (d[u] + 1 < d[v]) {
+          d[v] = d[u] + 1;
+          changed = true;
+        }
       }
     }
   }
