@@ -6,9 +6,11 @@ same invocation (these machines are noisy: compare ratios, not absolute figures)
   (b) k=16 fat tree (1,024 hosts) permutation of 2 MB UDP flows paced at line rate
   (b') the same (b) through stock ns-3: IP routers on every switch, Nix-vector
        routing, PointToPoint devices (bench/stock_ns3_permutation.cc)
+  (c) DCTCP background flows, web-search sizes at 40 % load, k=8 fat tree (128 hosts)
+  (d) Canary's moving congestion: 512 of 1,024 hosts on the 32x32x32 leaf-spine
 
-Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock] [--out DIR]
---quick runs the 128-host versions (k=8, 8x8x16 leaf-spine) in about a minute.
+Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock,c,d] [--out DIR]
+--quick runs reduced versions (128 hosts for a/b, 16 for c, 64 for d) in about a minute.
 Writes DIR/bench.json and DIR/bench.csv and prints a table. MB/s is UDP payload
 delivered to receivers per wall-second of the run phase; link MB/s counts every
 frame byte sent on every link (the work a packet simulator does).
@@ -70,8 +72,20 @@ def ours(build, scenario, sets, label):
     }
     if w["type"] == "allreduce":
         row["note"] = f"allreduce {w['mean_duration_s']*1e3:.3f} ms, bound {w['analytic_bound_s']*1e3:.3f} ms"
-    else:
+    elif w["type"] == "permutation":
         row["note"] = f"{w['packets_received']}/{w['packets_expected']} packets"
+    else:
+        row["note"] = f"{r['sim']['end_time_s']*1e3:.3f} ms simulated"
+    bg = r.get("background", {})
+    if "flows" in bg:
+        f = bg["flows"]
+        sd = f["fct"]["all"]["slowdown"] or {}
+        row["complete"] = f["incomplete"] == 0
+        row["note"] += (f"; {f['completed']}/{f['flows']} flows, offered load {f['offered_load']:.3f}, "
+                        f"slowdown p50 {sd.get('median', 0):.2f} p99 {sd.get('p99', 0):.2f}")
+    if "congestion" in bg:
+        c = bg["congestion"]
+        row["note"] += f"; congestion {c['payload_bytes_sent']/1e6:.0f} MB sent, {100*c['delivered_fraction']:.1f} % delivered"
     return row
 
 
@@ -104,7 +118,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--quick", action="store_true", help="128-host versions")
-    ap.add_argument("--only", default="a,b,stock")
+    ap.add_argument("--only", default="a,b,stock,c,d")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench"))
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -118,6 +132,14 @@ def main():
         print("bench: (b) permutation, inasim ...", file=sys.stderr, flush=True)
         rows.append(ours(args.build, os.path.join(HERE, "scenarios", "permutation-k16.json"),
                          [f"topology.k={k}"], "b_permutation"))
+    if "c" in only:
+        name = "fct-websearch-fat-tree-16.json" if args.quick else "fct-websearch-fat-tree-128.json"
+        print("bench: (c) DCTCP web-search flows at 40 % load ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, os.path.join(ROOT, "scenarios", "background", name), [], "c_fct_websearch"))
+    if "d" in only:
+        name = "canary-congestion-64.json" if args.quick else "canary-congestion-1024.json"
+        print("bench: (d) Canary moving congestion ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, os.path.join(ROOT, "scenarios", "background", name), [], "d_congestion"))
     if "stock" in only:
         print("bench: (b) permutation, stock ns-3 ...", file=sys.stderr, flush=True)
         rows.append(stock(args.build, k, 2000000))
@@ -135,6 +157,8 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    order = {"a_ring": 0, "b_permutation": 1, "b_stock": 2, "c_fct_websearch": 3, "d_congestion": 4}
+    rows.sort(key=lambda r: order.get(r["benchmark"], 9))
     rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
     doc = {"when": stamp, "revision": rev, "quick": args.quick, "rows": rows, "ratio_inasim_over_stock": ratio}
     with open(os.path.join(args.out, "bench.json"), "w") as f:

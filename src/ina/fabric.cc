@@ -47,7 +47,11 @@ Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
       const auto& link = topo.links()[topo.ports(v)[p].link];
       dev->SetRate(link.spec.rate_bps);
       dev->SetWireOverhead(config.wire_overhead_bytes);
-      dev->SetPortConfig(is_switch ? config.switch_port : config.host_port);
+      congestion::PortConfig port = is_switch ? config.switch_port : config.host_port;
+      if (is_switch)
+        for (const auto& [rate_bps, k] : config.ecn_threshold_by_rate)
+          if (rate_bps == link.spec.rate_bps) port.ecn_threshold = k;
+      dev->SetPortConfig(port);
       dev->SetMtu(config.mtu_bytes);
       dev->SetArrivalPool(pool_.get());
       devices_[v].push_back(dev);

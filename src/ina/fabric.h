@@ -12,6 +12,7 @@
 #include "ns3/node-container.h"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace inasim {
@@ -19,6 +20,8 @@ namespace inasim {
 struct FabricConfig {
   congestion::PortConfig switch_port;     ///< every switch egress port
   congestion::PortConfig host_port;       ///< every host NIC
+  /// ECN K of switch ports by link rate (bit/s): DCTCP's K scales with C x RTT.
+  std::vector<std::pair<uint64_t, uint64_t>> ecn_threshold_by_rate;
   ForwardingConfig forwarding;
   uint32_t wire_overhead_bytes = 24;
   uint16_t mtu_bytes = 1500;              ///< IP MTU of host interfaces

@@ -84,7 +84,9 @@ int main(int argc, char** argv) {
     nlohmann::json doc = inasim::LoadScenarioJson(file);
     for (const auto& s : sets) inasim::ApplyOverride(doc, s);
     if (!seed_text.empty()) inasim::ApplyOverride(doc, "seed=" + std::to_string(ParseSeed(seed_text)));
-    const inasim::Scenario scenario = inasim::ParseScenario(doc);
+    // Files a scenario names (flow-size CDFs) are relative to the scenario file.
+    const inasim::Scenario scenario =
+        inasim::ParseScenario(doc, std::filesystem::path(file).parent_path().string());
     if (cmd == "validate") {
       std::printf("%s: valid scenario \"%s\"\n", file.c_str(), scenario.name.c_str());
       return 0;

@@ -1,6 +1,8 @@
 #include "ina/runner.h"
 
+#include "congestion/flow_stats.h"
 #include "ina/addressing.h"
+#include "ina/background.h"
 #include "ina/fabric.h"
 #include "ina/progress.h"
 #include "ina/ring-allreduce.h"
@@ -58,36 +60,6 @@ topo::Topology BuildTopology(const Scenario& s) {
   throw ScenarioError("topology.type: unsupported");
 }
 
-std::vector<uint32_t> SelectHosts(const HostSelection& sel, uint32_t nh, uint64_t seed) {
-  if (!sel.list.empty()) return sel.list;
-  const uint32_t n = sel.count ? sel.count : nh;
-  std::vector<uint32_t> out(n);
-  switch (sel.placement) {
-    case Placement::kFirst:
-      for (uint32_t i = 0; i < n; ++i) out[i] = i;
-      break;
-    case Placement::kSpread:
-      for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<uint32_t>(uint64_t{i} * nh / n);
-      break;
-    case Placement::kRandom: {
-      // Partial Fisher-Yates over SplitMix64: platform-independent for a seed.
-      std::vector<uint32_t> all(nh);
-      for (uint32_t i = 0; i < nh; ++i) all[i] = i;
-      uint64_t state = seed ^ 0x5eed5eed5eed5eedULL;
-      for (uint32_t i = 0; i < n; ++i) {
-        state += 0x9e3779b97f4a7c15ULL;
-        const uint64_t r = congestion::Mix64(state);
-        const uint32_t j = i + static_cast<uint32_t>(r % (nh - i));
-        std::swap(all[i], all[j]);
-      }
-      out.assign(all.begin(), all.begin() + n);
-      std::sort(out.begin(), out.end());
-      break;
-    }
-  }
-  return out;
-}
-
 std::string HumanBytes(uint64_t b) {
   if (b >= (1ull << 30) && b % (1ull << 20) == 0) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
   if (b >= (1ull << 20) && b % (1ull << 10) == 0) return fmt::format("{:.2f} MiB", b / double(1ull << 20));
@@ -143,6 +115,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   FabricConfig fc;
   fc.switch_port = s.sw.port;
   fc.host_port = s.host_port;
+  fc.ecn_threshold_by_rate = s.sw.ecn_threshold_by_rate;
   fc.wire_overhead_bytes = s.links.wire_overhead_bytes;
   fc.mtu_bytes = static_cast<uint16_t>(s.links.mtu_bytes);
   fc.forwarding_latency_ps = s.sw.forwarding_latency_ps;
@@ -168,12 +141,25 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     hosts = SelectHosts(s.workload.hosts, topology.num_hosts(), s.seed);
   std::unique_ptr<RingAllreduce> ring;
   std::unique_ptr<Permutation> perm;
-  bool finished = s.workload.type == WorkloadType::kNone;
+  // The run is over when the workload is done and, if asked, every background
+  // flow has completed; moving congestion then stops too.
+  const bool has_background = s.background.flows.enabled || s.background.congestion.enabled;
+  bool workload_done = s.workload.type == WorkloadType::kNone;
+  bool flows_done = !s.background.flows.enabled || !s.background.flows.wait_for_completion;
+  bool finished = workload_done && !has_background;
   uint64_t finished_ps = 0;
-  auto on_finished = [&] {
+  std::unique_ptr<Background> background;
+  auto maybe_finish = [&] {
+    if (finished || !workload_done || !flows_done) return;
+    if (s.workload.type == WorkloadType::kNone && !s.background.flows.enabled) return;  // congestion alone: runs to its stop
     finished = true;
     finished_ps = NowPs();
+    if (background) background->Stop();
     Simulator::Stop();
+  };
+  auto on_finished = [&] {
+    workload_done = true;
+    maybe_finish();
   };
   std::function<double()> progress_fn = [&] { return static_cast<double>(NowPs()) / s.max_sim_time_ps; };
 
@@ -230,18 +216,58 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     progress_fn = [&] { return static_cast<double>(perm->received_packets) / perm->expected_packets; };
   }
 
+  if (has_background) {
+    try {
+      background = std::make_unique<Background>(s, *fabric, hosts);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("background: {}", e.what()));
+    }
+    std::function<void()> on_flows_done;
+    if (s.background.flows.enabled && s.background.flows.wait_for_completion)
+      on_flows_done = [&] {
+        flows_done = true;
+        maybe_finish();
+      };
+    background->Install(on_flows_done);
+    // Flows not waited for: with no workload, the run ends when arrivals stop.
+    if (s.background.flows.enabled && !s.background.flows.wait_for_completion)
+      Simulator::Schedule(PicoSeconds(s.background.flows.stop_ps), [&] { maybe_finish(); });
+    // Congestion alone is the measured traffic: the run ends when it stops,
+    // so utilisation is over the time it ran.
+    if (s.workload.type == WorkloadType::kNone && !s.background.flows.enabled && s.background.congestion.stop_ps)
+      Simulator::Schedule(PicoSeconds(s.background.congestion.stop_ps), [&] {
+        finished = true;
+        finished_ps = NowPs();
+        background->Stop();
+        Simulator::Stop();
+      });
+    if (s.workload.type == WorkloadType::kNone && background->has_flows())
+      progress_fn = [&] { return background->flow_progress(); };
+  }
+
   // Optional queue / utilisation time series.
-  std::string samples = "time_s,link,direction,queue_bytes,queue_packets,tx_bytes\n";
+  std::string samples = "time_s,link,direction,queue_bytes,queue_packets,tx_bytes,utilization\n";
   std::function<void()> sample;
+  std::vector<uint64_t> busy_before(2 * topology.links().size(), 0);
+  uint64_t sampled_ps = 0;
   if (s.outputs.sample_interval_ps > 0) {
     sample = [&] {
-      const double now = PsToS(NowPs());
+      const uint64_t now_ps = NowPs();
+      const double now = PsToS(now_ps);
       for (uint32_t i = 0; i < topology.links().size(); ++i)
         for (int d = 0; d < 2; ++d) {
           const InaNetDevice& dev = fabric->link_tx(i, d);
-          samples += fmt::format("{:.9f},{},{},{},{},{}\n", now, i, d, dev.queued_bytes(), dev.queued_packets(),
-                                 dev.counters().tx_bytes);
+          // Busy time since the previous sample over the interval: the link's
+          // utilisation in that interval (Canary Fig. 7b/10b, over time).
+          uint64_t& before = busy_before[2 * i + d];
+          const double util = now_ps > sampled_ps ? static_cast<double>(dev.counters().busy_ps - before) /
+                                                        static_cast<double>(now_ps - sampled_ps)
+                                                  : 0.0;
+          before = dev.counters().busy_ps;
+          samples += fmt::format("{:.9f},{},{},{},{},{},{:.6f}\n", now, i, d, dev.queued_bytes(), dev.queued_packets(),
+                                 dev.counters().tx_bytes, util);
         }
+      sampled_ps = now_ps;
       if (!finished) Simulator::Schedule(PicoSeconds(s.outputs.sample_interval_ps), sample);
     };
     Simulator::Schedule(PicoSeconds(0), sample);
@@ -257,7 +283,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   Simulator::Run();
   const auto t2 = Clock::now();
   progress.Finish();
-  const uint64_t end_ps = finished && s.workload.type != WorkloadType::kNone ? finished_ps : NowPs();
+  const uint64_t end_ps = finished && (s.workload.type != WorkloadType::kNone || has_background) ? finished_ps : NowPs();
   const uint64_t events = Simulator::GetEventCount() - progress.events();
 
   // ---------------------------------------------------------------- results
@@ -279,6 +305,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   // Network counters.
   uint64_t frames = 0, bytes = 0, wire = 0, drops_buf = 0, drops_loss = 0, drops_down = 0, marks = 0, pauses = 0;
   uint64_t host_tx_bytes = 0;
+  std::vector<double> util_all, util_fabric;  // per link direction, over [0, end]
   std::string links_csv =
       "link,a,b,direction,rate_gbps,tx_frames,tx_bytes,wire_bytes,utilization,drops_buffer,drops_loss,"
       "drops_link_down,ecn_marks,pause_sent,paused_s,max_queue_bytes\n";
@@ -298,8 +325,10 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
       pauses += c.pause_sent;
       const uint32_t from = d == 0 ? l.a : l.b;
       if (topology.is_host(from)) host_tx_bytes += c.tx_bytes;
+      const double util = end_ps ? static_cast<double>(c.busy_ps) / static_cast<double>(end_ps) : 0.0;
+      util_all.push_back(util);
+      if (!topology.is_host(l.a) && !topology.is_host(l.b)) util_fabric.push_back(util);
       if (s.outputs.links_csv) {
-        const double util = end_ps ? static_cast<double>(c.busy_ps) / static_cast<double>(end_ps) : 0.0;
         links_csv += fmt::format("{},{},{},{},{},{},{},{},{:.6f},{},{},{},{},{},{:.9f},{}\n", i,
                                  topology.node(d == 0 ? l.a : l.b).name, topology.node(d == 0 ? l.b : l.a).name,
                                  d == 0 ? "a->b" : "b->a", static_cast<double>(l.spec.rate_bps) / 1e9, c.tx_packets,
@@ -319,6 +348,9 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
                   {"drops_link_down", drops_down}, {"drops_no_route", no_route},
                   {"drops_not_ipv4", not_ipv4},  {"ecn_marks", marks},
                   {"pfc_pause_frames", pauses}};
+  // Canary Fig. 7b/10b: how busy links were, one sample per link direction.
+  r["network"]["utilization"] = {{"all_links", congestion::UtilizationHistogram(util_all)},
+                                 {"switch_links", congestion::UtilizationHistogram(util_fabric)}};
 
   uint64_t payload_delivered = 0;
   std::string summary;
@@ -428,6 +460,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   } else {
     w = {{"type", "none"}};
   }
+  if (background) background->Report(r, out.csv_names, out.csv_texts, summary);
   r["correct"] = out.correct;
   summary += fmt::format("  network: {} frames, {} buffer drops, {} random losses, {} link-down drops, {} ECN marks, "
                          "{} PFC pauses\n",
@@ -461,6 +494,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
 
   ring.reset();
   Simulator::Destroy();
+  background.reset();  // after Destroy: its sockets' callbacks point into it
   fabric.reset();
   return out;
 }

@@ -181,17 +181,41 @@ topo::Topology BuildTopology(const Scenario& s) {
   throw ScenarioError("topology.type: unsupported");
 }
 
-void ParsePortConfig(Reader& r, congestion::PortConfig& port, uint64_t def_buffer) {
+void ParsePortConfig(Reader& r, congestion::PortConfig& port, uint64_t def_buffer,
+                     std::vector<std::pair<uint64_t, uint64_t>>& k_by_rate) {
   port.buffer_bytes = r.U64("buffer_bytes", def_buffer, 1500, kMaxBuffer);
   Reader ecn = r.Obj("ecn");
   port.ecn_enabled = ecn.Bool("enabled", false);
   const std::string unit = ecn.Enum("unit", "packets", {"packets", "bytes"});
   port.ecn_unit = unit == "packets" ? congestion::EcnUnit::kPackets : congestion::EcnUnit::kBytes;
   port.ecn_threshold = ecn.U64("threshold", unit == "packets" ? 65 : 65 * 1500, 0, kMaxBuffer);
+  // K per link speed: {"10": 65, "100": 650} (keys in Gb/s, values in `unit`).
+  const json* by_rate = ecn.Raw("threshold_by_rate_gbps");
+  ecn.out()["threshold_by_rate_gbps"] = json::object();
+  if (by_rate) {
+    if (!by_rate->is_object())
+      ecn.Fail("threshold_by_rate_gbps", "must be an object mapping a link rate in Gb/s to K, e.g. {\"100\": 650}");
+    for (auto it = by_rate->begin(); it != by_rate->end(); ++it) {
+      const std::string key = "threshold_by_rate_gbps." + it.key();
+      double rate = 0;
+      size_t used = 0;
+      try {
+        rate = std::stod(it.key(), &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != it.key().size() || !(rate > 0 && rate <= 10'000))
+        ecn.Fail(key, "the key must be a link rate in Gb/s between 0 and 10000");
+      if (!it.value().is_number_unsigned() || it.value().get<uint64_t>() > kMaxBuffer)
+        ecn.Fail(key, fmt::format("must be an integer K between 0 and {}, got {}", kMaxBuffer, TypeName(it.value())));
+      k_by_rate.emplace_back(static_cast<uint64_t>(std::llround(rate * 1e9)), it.value().get<uint64_t>());
+      ecn.out()["threshold_by_rate_gbps"][it.key()] = it.value();
+    }
+  }
   ecn.Done();
 }
 
-void ParseHosts(Reader& w, HostSelection& sel) {
+void ParseHosts(Reader& w, HostSelection& sel, bool allow_others = false) {
   const json* v = w.Raw("hosts");
   if (!v) {
     w.out()["hosts"] = {{"count", 0}, {"placement", "first"}};
@@ -199,6 +223,11 @@ void ParseHosts(Reader& w, HostSelection& sel) {
   }
   if (v->is_string() && v->get<std::string>() == "all") {
     w.out()["hosts"] = "all";
+    return;
+  }
+  if (allow_others && v->is_string() && v->get<std::string>() == "others") {
+    sel.others = true;
+    w.out()["hosts"] = "others";
     return;
   }
   if (v->is_array()) {
@@ -217,7 +246,9 @@ void ParseHosts(Reader& w, HostSelection& sel) {
     w.out()["hosts"] = *v;
     return;
   }
-  if (!v->is_object()) w.Fail("hosts", "must be \"all\", a list of host ids, or {\"count\", \"placement\"}, got " + TypeName(*v));
+  if (!v->is_object())
+    w.Fail("hosts", fmt::format("must be \"all\",{} a list of host ids, or {{\"count\", \"placement\"}}, got {}",
+                                allow_others ? " \"others\"," : "", TypeName(*v)));
   Reader h = w.Obj("hosts");
   sel.count = h.U32("count", 0, 0, kMaxHosts);
   const std::string p = h.Enum("placement", "first", {"first", "spread", "random"});
@@ -276,7 +307,7 @@ void ApplyOverride(json& doc, const std::string& assignment) {
   }
 }
 
-Scenario ParseScenario(const json& doc) {
+Scenario ParseScenario(const json& doc, const std::string& base_dir) {
   Scenario s;
   if (doc.is_object()) {
     // Unknown top-level keys first, so a misspelt required section is reported
@@ -339,7 +370,7 @@ Scenario ParseScenario(const json& doc) {
   }
   {
     Reader w = top.Obj("switch");
-    ParsePortConfig(w, s.sw.port, 1ull << 20);
+    ParsePortConfig(w, s.sw.port, 1ull << 20, s.sw.ecn_threshold_by_rate);
     const std::string f = w.Enum("forwarding", "ecmp", {"ecmp", "spray", "adaptive"});
     s.sw.forwarding = f == "ecmp" ? congestion::ForwardingPolicy::kEcmp
                     : f == "spray" ? congestion::ForwardingPolicy::kSpray
@@ -394,8 +425,73 @@ Scenario ParseScenario(const json& doc) {
     }
     w.Done();
   }
-  if (top.Has("background")) top.Fail("background", "background traffic is not implemented yet; remove the key");
-  top.Raw("background");
+  if (!top.Has("background")) {
+    top.Raw("background");  // absent (or null): not echoed
+  } else {
+    Reader b = top.Obj("background");
+    if (b.Has("flows")) {
+      BackgroundFlowsSpec& bf = s.background.flows;
+      bf.enabled = true;
+      Reader f = b.Obj("flows");
+      ParseHosts(f, bf.hosts, true);
+      bf.size_distribution = f.Str("size_distribution", "web_search");
+      try {
+        const auto names = congestion::BuiltinFlowSizeNames();
+        if (std::find(names.begin(), names.end(), bf.size_distribution) != names.end()) {
+          bf.sizes = std::make_shared<congestion::FlowSizeCdf>(congestion::FlowSizeCdf::Builtin(bf.size_distribution));
+        } else {
+          std::filesystem::path file(bf.size_distribution);
+          if (file.is_relative() && !base_dir.empty()) file = std::filesystem::path(base_dir) / file;
+          bf.sizes = std::make_shared<congestion::FlowSizeCdf>(congestion::FlowSizeCdf::Load(file.string()));
+        }
+      } catch (const std::invalid_argument& e) {
+        f.Fail("size_distribution", fmt::format("{} (built-in: web_search, data_mining; or a CDF file)", e.what()));
+      }
+      bf.load = f.Num("load", 0.4, 1e-6, 1.0);
+      bf.start_ps = f.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+      if (!f.Has("stop_us")) f.Fail("stop_us", "is required (when flow arrivals stop, in us)");
+      bf.stop_ps = f.TimePs("stop_us", 0, 0, 1e9, kPsPerUs);
+      if (bf.stop_ps <= bf.start_ps) f.Fail("stop_us", "must be after start_us");
+      bf.wait_for_completion = f.Bool("wait_for_completion", true);
+      Reader t = f.Obj("tcp");
+      congestion::TcpConfig& tcp = bf.tcp;
+      tcp.variant = t.Enum("variant", "dctcp", {"dctcp", "cubic", "newreno"});
+      tcp.ecn = t.Bool("ecn", true);
+      tcp.initial_cwnd_segments = t.U32("initial_cwnd_segments", 10, 1, 65'535);
+      const uint32_t max_mss = s.links.mtu_bytes - 52;  // IP 20 + TCP 20 + timestamps 12
+      tcp.segment_bytes = t.U32("segment_bytes", max_mss, 64, max_mss);
+      tcp.min_rto_ps = t.TimePs("min_rto_us", 1000, 1, 1e7, kPsPerUs);
+      tcp.buffer_bytes = t.U32("buffer_bytes", 4u << 20, tcp.segment_bytes, 1u << 30);
+      tcp.del_ack_count = t.U32("del_ack_count", 2, 1, 64);
+      tcp.del_ack_timeout_ps = t.TimePs("del_ack_timeout_us", 10, 0.001, 1e6, kPsPerUs);
+      tcp.port = static_cast<uint16_t>(t.U32("port", 5001, 1, 65'535));
+      t.Done();
+      f.Done();
+    } else {
+      b.Raw("flows");
+    }
+    if (b.Has("congestion")) {
+      CongestionSpec& c = s.background.congestion;
+      c.enabled = true;
+      Reader g = b.Obj("congestion");
+      ParseHosts(g, c.hosts, true);
+      c.message_bytes = g.U64("message_bytes", 1 << 20, 1, 1ull << 40);
+      c.payload_bytes = g.U32("payload_bytes", s.links.mtu_bytes - 28, 1, s.links.mtu_bytes - 28);
+      c.rate_gbps = g.Num("rate_gbps", 0, 0, 10'000);
+      c.start_ps = g.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+      c.stop_ps = g.TimePs("stop_us", 0, 0, 1e9, kPsPerUs);
+      if (c.stop_ps != 0 && c.stop_ps <= c.start_ps) g.Fail("stop_us", "must be after start_us (or 0: until the workload ends)");
+      c.udp_port = static_cast<uint16_t>(g.U32("udp_port", 7, 1, 65'535));
+      if (s.workload.type == WorkloadType::kAllreduce && c.udp_port == s.workload.ring.udp_port)
+        g.Fail("udp_port", fmt::format("collides with workload.ring.udp_port ({})", c.udp_port));
+      if (s.workload.type == WorkloadType::kPermutation && c.udp_port == 9)
+        g.Fail("udp_port", "collides with the permutation's UDP port 9");
+      g.Done();
+    } else {
+      b.Raw("congestion");
+    }
+    b.Done();
+  }
 
   s.max_sim_time_ps = 0;
   {
@@ -484,6 +580,25 @@ Scenario ParseScenario(const json& doc) {
         s.workload.data == DataPattern::kHashed && n > 5792)
       throw ScenarioError("workload.dtype: float32 hashed data is exact up to 5,792 ranks; use int32 or data \"ones\"");
   }
+  auto check_background_hosts = [&](const char* path, const HostSelection& sel) {
+    for (size_t i = 0; i < sel.list.size(); ++i)
+      if (sel.list[i] >= nh)
+        throw ScenarioError(fmt::format("{}.hosts[{}]: host {} does not exist (the topology has {} hosts)", path, i, sel.list[i], nh));
+    if (sel.count > nh)
+      throw ScenarioError(fmt::format("{}.hosts.count: {} hosts asked for, the topology has {}", path, sel.count, nh));
+    if (!sel.others && sel.list.empty() && sel.count == 1)
+      throw ScenarioError(fmt::format("{}.hosts.count: needs at least 2 hosts, got 1", path));
+    if (sel.others) {
+      if (s.workload.type == WorkloadType::kNone)
+        throw ScenarioError(fmt::format("{}.hosts: \"others\" means the hosts the workload does not use, but workload.type is \"none\"", path));
+      const HostSelection& w = s.workload.hosts;
+      const uint32_t used = !w.list.empty() ? static_cast<uint32_t>(w.list.size()) : w.count ? w.count : nh;
+      if (nh - used < 2)
+        throw ScenarioError(fmt::format("{}.hosts: \"others\" leaves {} hosts outside the workload; at least 2 are needed", path, nh - used));
+    }
+  };
+  if (s.background.flows.enabled) check_background_hosts("background.flows", s.background.flows.hosts);
+  if (s.background.congestion.enabled) check_background_hosts("background.congestion", s.background.congestion.hosts);
   return s;
 }
 

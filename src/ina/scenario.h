@@ -4,15 +4,19 @@
 #pragma once
 
 #include "congestion/egress_queue.h"
+#include "congestion/flow_size_cdf.h"
+#include "congestion/tcp_config.h"
 #include "congestion/load_balancer.h"
 #include "ina/tensor-data.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace inasim {
@@ -45,6 +49,7 @@ struct LinksSpec {
 
 struct SwitchSpec {
   congestion::PortConfig port;
+  std::vector<std::pair<uint64_t, uint64_t>> ecn_threshold_by_rate;  ///< (bit/s, K)
   congestion::ForwardingPolicy forwarding = congestion::ForwardingPolicy::kEcmp;
   double adaptive_threshold = 0.5;
   uint64_t hash_seed = 0;
@@ -55,6 +60,7 @@ struct HostSelection {
   uint32_t count = 0;  // 0 = every host
   Placement placement = Placement::kFirst;
   std::vector<uint32_t> list;  // explicit ids (overrides count/placement)
+  bool others = false;         // background only: every host the workload does not use
 };
 
 struct RingSpec {
@@ -96,6 +102,35 @@ struct FaultSpec {
   std::vector<LinkFault> links;
 };
 
+/// Poisson TCP flows (scenario `background.flows`).
+struct BackgroundFlowsSpec {
+  bool enabled = false;
+  HostSelection hosts;
+  std::string size_distribution = "web_search";  ///< as given: a built-in name or a file
+  std::shared_ptr<const congestion::FlowSizeCdf> sizes;
+  double load = 0.4;                ///< fraction of each host's link rate
+  uint64_t start_ps = 0, stop_ps = 0;
+  bool wait_for_completion = true;  ///< the run ends only when every flow has finished
+  congestion::TcpConfig tcp;
+};
+
+/// Canary's moving congestion (scenario `background.congestion`).
+struct CongestionSpec {
+  bool enabled = false;
+  HostSelection hosts;
+  uint64_t message_bytes = 1 << 20;
+  uint32_t payload_bytes = 1472;
+  double rate_gbps = 0;   ///< 0 = host line rate
+  uint64_t start_ps = 0;
+  uint64_t stop_ps = 0;   ///< 0 = until the workload (and background flows) finish
+  uint16_t udp_port = 7;
+};
+
+struct BackgroundSpec {
+  BackgroundFlowsSpec flows;
+  CongestionSpec congestion;
+};
+
 struct OutputSpec {
   bool links_csv = true;
   uint64_t sample_interval_ps = 0;  // 0 = no queue/utilisation time series
@@ -110,6 +145,7 @@ struct Scenario {
   SwitchSpec sw;
   congestion::PortConfig host_port;
   WorkloadSpec workload;
+  BackgroundSpec background;
   FaultSpec faults;
   uint64_t max_sim_time_ps = 1'000'000'000'000ULL;  // 1 s
   OutputSpec outputs;
@@ -123,6 +159,8 @@ nlohmann::json LoadScenarioJson(const std::string& file);
 void ApplyOverride(nlohmann::json& doc, const std::string& assignment);
 /// Validates and types a scenario document. Topology-dependent checks (host
 /// counts, link indices, names) are done here too, by building the topology.
-Scenario ParseScenario(const nlohmann::json& doc);
+/// Relative file names inside it (flow-size CDFs) are resolved against
+/// `base_dir` (the scenario file's directory; empty = the working directory).
+Scenario ParseScenario(const nlohmann::json& doc, const std::string& base_dir = "");
 
 }  // namespace inasim

@@ -162,7 +162,7 @@ BAD_INPUTS = [
     ("host_id_out_of_range", ["run", "{S}", "--set", "workload.hosts=[0,8]"], ["workload.hosts[1]", "does not exist"]),
     ("fault_link_out_of_range", ["run", "{S}", "--set", 'faults.links=[{"link":99}]'],
      ["faults.links[0].link", "no link 99"]),
-    ("background", ["run", "{S}", "--set", "background={}"], ["background", "not implemented"]),
+    ("background_missing_stop", ["run", "{S}", "--set", "background.flows={}"], ["background.flows.stop_us", "required"]),
     ("set_without_equals", ["run", "{S}", "--set", "workload.bytes"], ["--set workload.bytes", "PATH=VALUE"]),
     ("set_through_non_object", ["run", "{S}", "--set", "seed.x=1"], ["--set seed.x=1", "not an object"]),
     ("missing_file", ["run", "{MISSING}"], ["{MISSING}", "cannot open"]),

@@ -657,9 +657,74 @@ TEST(Scenario, FaultBetweenResolvesLinkIndexOnLeafSpine) {
               AllOf(AtPath("faults.links[0].link"), HasSubstr("12 links (0..11)")));
 }
 
-TEST(BadInput, BackgroundNotImplemented) {
+TEST(BadInput, Background) {
   EXPECT_THAT(ErrorOf({"background={\"type\":\"permutation\"}"}),
-              AllOf(AtPath("background"), HasSubstr("not implemented yet")));
+              AllOf(AtPath("background.type"), HasSubstr("unknown key")));
+  EXPECT_THAT(ErrorOf({"background.flows={\"load\":0.3}"}), AllOf(AtPath("background.flows.stop_us"), HasSubstr("required")));
+  EXPECT_THAT(ErrorOf({"background.flows={\"stop_us\":10,\"start_us\":10}"}),
+              AllOf(AtPath("background.flows.stop_us"), HasSubstr("after start_us")));
+  EXPECT_THAT(ErrorOf({"background.flows={\"stop_us\":10,\"load\":1.5}"}),
+              AllOf(AtPath("background.flows.load"), HasSubstr("between")));
+  EXPECT_THAT(ErrorOf({"background.flows={\"stop_us\":10,\"size_distribution\":\"no/such.cdf\"}"}),
+              AllOf(AtPath("background.flows.size_distribution"), HasSubstr("no/such.cdf"), HasSubstr("web_search")));
+  EXPECT_THAT(ErrorOf({"background.flows={\"stop_us\":10,\"tcp\":{\"variant\":\"bbr\"}}"}),
+              AllOf(AtPath("background.flows.tcp.variant"), HasSubstr("must be one of")));
+  EXPECT_THAT(ErrorOf({"background.flows={\"stop_us\":10,\"tcp\":{\"segment_bytes\":1460}}"}),
+              AllOf(AtPath("background.flows.tcp.segment_bytes"), HasSubstr("between 64 and 1448")));
+  EXPECT_THAT(ErrorOf({"workload.type=none", "background.congestion={\"hosts\":\"others\"}"}),
+              AllOf(AtPath("background.congestion.hosts"), HasSubstr("\"none\"")));
+  EXPECT_THAT(ErrorOf({"background.congestion={\"hosts\":\"others\"}"}),
+              AllOf(AtPath("background.congestion.hosts"), HasSubstr("leaves 0 hosts")));
+  EXPECT_THAT(ErrorOf({"background.congestion={\"hosts\":[0,9]}"}),
+              AllOf(AtPath("background.congestion.hosts[1]"), HasSubstr("does not exist")));
+  EXPECT_THAT(ErrorOf({"background.congestion={\"udp_port\":4791}"}),
+              AllOf(AtPath("background.congestion.udp_port"), HasSubstr("collides")));
+  EXPECT_THAT(ErrorOf({"switch.ecn.threshold_by_rate_gbps={\"fast\":10}"}),
+              AllOf(AtPath("switch.ecn.threshold_by_rate_gbps.fast"), HasSubstr("link rate in Gb/s")));
+  EXPECT_THAT(ErrorOf({"switch.ecn.threshold_by_rate_gbps={\"100\":-1}"}),
+              AllOf(AtPath("switch.ecn.threshold_by_rate_gbps.100"), HasSubstr("integer K")));
+}
+
+TEST(Background, DefaultsAndResolvedEcho) {
+  const Scenario s = ParseScenario(With({"workload.hosts.count=4", "background.flows={\"stop_us\":50,\"hosts\":\"others\"}",
+                                         "background.congestion={\"hosts\":[4,5,6]}",
+                                         "switch.ecn.threshold_by_rate_gbps={\"100\":650,\"25\":160}"}));
+  const BackgroundFlowsSpec& f = s.background.flows;
+  EXPECT_TRUE(f.enabled);
+  EXPECT_TRUE(f.hosts.others);
+  EXPECT_EQ(f.size_distribution, "web_search");
+  ASSERT_TRUE(f.sizes);
+  EXPECT_EQ(f.sizes->points(), congestion::FlowSizeCdf::Builtin("web_search").points());
+  EXPECT_EQ(f.load, 0.4);
+  EXPECT_EQ(f.stop_ps, 50'000'000u);
+  EXPECT_EQ(f.tcp.variant, "dctcp");
+  EXPECT_EQ(f.tcp.segment_bytes, 1448u);
+  EXPECT_EQ(f.tcp.min_rto_ps, 1'000'000'000u);
+  EXPECT_TRUE(s.background.congestion.enabled);
+  EXPECT_EQ(s.background.congestion.hosts.list, (std::vector<uint32_t>{4, 5, 6}));
+  EXPECT_EQ(s.background.congestion.message_bytes, 1u << 20);
+  EXPECT_EQ(s.background.congestion.payload_bytes, 1472u);
+  ASSERT_EQ(s.sw.ecn_threshold_by_rate.size(), 2u);
+  EXPECT_EQ(s.sw.ecn_threshold_by_rate[0], (std::pair<uint64_t, uint64_t>{100'000'000'000, 650}));
+  // The echo re-parses to the same scenario.
+  const Scenario again = ParseScenario(s.resolved);
+  EXPECT_EQ(again.resolved.dump(), s.resolved.dump());
+  EXPECT_EQ(s.resolved["background"]["flows"]["tcp"]["variant"], "dctcp");
+}
+
+TEST(Background, CdfFileRelativeToTheScenario) {
+  const fs::path dir = fs::temp_directory_path() / "inasim_cdf_test";
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "tiny.cdf") << "# two sizes\n1000 0.5\n1000 0.5\n3000 1\n";
+  }
+  const Scenario s = ParseScenario(With({"background.flows={\"stop_us\":50,\"size_distribution\":\"tiny.cdf\"}"}),
+                                   dir.string());
+  EXPECT_NEAR(s.background.flows.sizes->Mean(), 0.5 * 1000 + 0.5 * 2000, 1e-9);
+  // Without the base directory the same relative name is not found.
+  EXPECT_THAT(ErrorOf({"background.flows={\"stop_us\":50,\"size_distribution\":\"tiny.cdf\"}"}),
+              AtPath("background.flows.size_distribution"));
+  fs::remove_all(dir);
 }
 
 TEST(BadInput, ErrorsNameTheFirstProblemOnly) {

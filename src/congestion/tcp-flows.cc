@@ -1,0 +1,155 @@
+#include "congestion/tcp-flows.h"
+
+#include "ns3/boolean.h"
+#include "ns3/nstime.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-cubic.h"
+#include "ns3/tcp-dctcp.h"
+#include "ns3/tcp-l4-protocol.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-socket-factory.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace inasim::congestion {
+
+using namespace ns3;
+
+namespace {
+
+TypeId VariantTypeId(const std::string& variant) {
+  if (variant == "dctcp") return TcpDctcp::GetTypeId();
+  if (variant == "cubic") return TcpCubic::GetTypeId();
+  if (variant == "newreno") return TcpNewReno::GetTypeId();
+  throw std::invalid_argument("unknown TCP variant \"" + variant + "\"");
+}
+
+// Writes at most this much per Send call: the socket copies nothing (the
+// payload is virtual), but one huge packet would be split by the socket anyway.
+constexpr uint32_t kWriteChunk = 64 * 1024;
+
+}  // namespace
+
+TcpFlowSet::TcpFlowSet(std::vector<FlowSpec> flows, const TcpConfig& config,
+                       std::function<Ptr<Node>(uint32_t)> node_of,
+                       std::function<Ipv4Address(uint32_t)> address_of)
+    : config_(config), node_of_(std::move(node_of)), address_of_(std::move(address_of)) {
+  flows_.reserve(flows.size());
+  for (const FlowSpec& f : flows) {
+    if (f.bytes == 0) throw std::invalid_argument("a flow of 0 bytes");
+    if (f.src == f.dst) throw std::invalid_argument("a flow from a host to itself");
+    flows_.push_back(FlowState{f});
+  }
+  senders_.resize(flows_.size());
+  VariantTypeId(config_.variant);  // validate early
+}
+
+void TcpFlowSet::ConfigureSocket(Ptr<Socket> socket) const {
+  // TcpSocket's setters are protected: go through its attributes.
+  socket->SetAttribute("SegmentSize", UintegerValue(config_.segment_bytes));
+  socket->SetAttribute("InitialCwnd", UintegerValue(config_.initial_cwnd_segments));
+  socket->SetAttribute("SndBufSize", UintegerValue(config_.buffer_bytes));
+  socket->SetAttribute("RcvBufSize", UintegerValue(config_.buffer_bytes));
+  socket->SetAttribute("ConnTimeout", TimeValue(PicoSeconds(config_.min_rto_ps)));
+  socket->SetAttribute("DelAckCount", UintegerValue(config_.del_ack_count));
+  socket->SetAttribute("DelAckTimeout", TimeValue(PicoSeconds(config_.del_ack_timeout_ps)));
+  auto tcp = DynamicCast<TcpSocketBase>(socket);
+  tcp->SetMinRto(PicoSeconds(config_.min_rto_ps));
+  // RTO = max(MinRto, SRTT + max(G, 4 RTTVAR)); ns-3's default G of 1 ms
+  // would swamp microsecond RTTs.
+  tcp->SetClockGranularity(NanoSeconds(1));
+  if (config_.variant != "dctcp" && config_.ecn) tcp->SetUseEcn(TcpSocketState::On);
+}
+
+void TcpFlowSet::Install() {
+  const TypeId variant = VariantTypeId(config_.variant);
+  std::set<uint32_t> hosts, receivers;
+  for (const FlowState& f : flows_) {
+    hosts.insert(f.spec.src);
+    hosts.insert(f.spec.dst);
+    receivers.insert(f.spec.dst);
+  }
+  // Per node, not Config::SetDefault: other TCP users in the same process keep theirs.
+  for (uint32_t h : hosts) node_of_(h)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", TypeIdValue(variant));
+  for (uint32_t h : receivers) {
+    Ptr<Socket> listener = Socket::CreateSocket(node_of_(h), TcpSocketFactory::GetTypeId());
+    ConfigureSocket(listener);
+    if (listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), config_.port)) != 0)
+      throw std::runtime_error("background TCP: cannot bind the listening port");
+    listener->Listen();
+    listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                MakeCallback(&TcpFlowSet::OnAccept, this));
+    listeners_.push_back(listener);
+  }
+  for (size_t i = 0; i < flows_.size(); ++i)
+    Simulator::Schedule(PicoSeconds(flows_[i].spec.start_ps), &TcpFlowSet::Start, this, i);
+}
+
+void TcpFlowSet::Start(size_t i) {
+  const FlowSpec& f = flows_[i].spec;
+  Ptr<Socket> s = Socket::CreateSocket(node_of_(f.src), TcpSocketFactory::GetTypeId());
+  ConfigureSocket(s);
+  s->Bind();
+  Address local;
+  s->GetSockName(local);
+  pending_[Key(address_of_(f.src), InetSocketAddress::ConvertFrom(local).GetPort())] = i;
+  s->SetConnectCallback(MakeBoundCallback(&TcpFlowSet::OnConnected, this, i), MakeNullCallback<void, Ptr<Socket>>());
+  s->SetSendCallback(MakeBoundCallback(&TcpFlowSet::OnTxRoom, this, i));
+  s->Connect(InetSocketAddress(address_of_(f.dst), config_.port));
+  senders_[i] = s;
+}
+
+void TcpFlowSet::Fill(size_t i) {
+  FlowState& f = flows_[i];
+  Ptr<Socket>& s = senders_[i];
+  if (!s) return;
+  while (f.sent_bytes < f.spec.bytes) {
+    const uint32_t room = s->GetTxAvailable();
+    if (room == 0) return;  // the send callback resumes us
+    const auto n = static_cast<uint32_t>(std::min<uint64_t>({f.spec.bytes - f.sent_bytes, room, kWriteChunk}));
+    const int sent = s->Send(Create<Packet>(n));
+    if (sent <= 0) return;
+    f.sent_bytes += static_cast<uint64_t>(sent);
+  }
+  // Everything is in the socket: close once it has been sent (FIN after data).
+  s->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+  s->Close();
+  s = nullptr;
+}
+
+void TcpFlowSet::OnAccept(Ptr<Socket> socket, const Address& from) {
+  const InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
+  const auto it = pending_.find(Key(peer.GetIpv4(), peer.GetPort()));
+  if (it == pending_.end()) return;  // not one of ours
+  accepted_[PeekPointer(socket)] = it->second;
+  pending_.erase(it);
+  socket->SetRecvCallback(MakeCallback(&TcpFlowSet::OnReceive, this));
+  OnReceive(socket);  // data may have come with the handshake's last ACK
+}
+
+void TcpFlowSet::OnReceive(Ptr<Socket> socket) {
+  const auto it = accepted_.find(PeekPointer(socket));
+  if (it == accepted_.end()) return;
+  const size_t i = it->second;
+  FlowState& f = flows_[i];
+  while (Ptr<Packet> p = socket->Recv()) {
+    if (p->GetSize() == 0) break;
+    f.received_bytes += p->GetSize();
+  }
+  if (f.received_bytes >= f.spec.bytes && f.end_ps == 0) {
+    f.received_bytes = f.spec.bytes;
+    f.end_ps = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+    accepted_.erase(it);
+    socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+    socket->Close();
+    ++completed_;
+    if (on_flow_done) on_flow_done(i);
+    if (completed_ == flows_.size() && on_all_done) on_all_done();
+  }
+}
+
+}  // namespace inasim::congestion

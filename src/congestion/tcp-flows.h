@@ -1,0 +1,73 @@
+// Background TCP flows on ns-3's own TCP (DCTCP by default): a list of flows
+// (source, destination, size, start) is opened, written and timed. The
+// receiving side is one listening socket per destination host; a flow is done
+// when its receiver has every byte, which is what flow completion time (FCT)
+// means in the DCTCP, pFabric and PANAMA papers.
+#pragma once
+
+#include "congestion/flow_generator.h"
+#include "congestion/tcp_config.h"
+
+#include "ns3/inet-socket-address.h"
+#include "ns3/node.h"
+#include "ns3/ptr.h"
+#include "ns3/socket.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace inasim::congestion {
+
+struct FlowState {
+  FlowSpec spec;
+  uint64_t sent_bytes = 0;      ///< handed to the socket
+  uint64_t received_bytes = 0;  ///< delivered to the receiving application
+  uint64_t end_ps = 0;          ///< receiver got the last byte (0: not yet)
+  bool done() const { return received_bytes == spec.bytes; }
+};
+
+/// Opens every flow at its start time and times it. Node lookups go through
+/// `node_of(host)` and `address_of(host)` so this class knows nothing of the
+/// fabric.
+class TcpFlowSet {
+ public:
+  TcpFlowSet(std::vector<FlowSpec> flows, const TcpConfig& config,
+             std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of,
+             std::function<ns3::Ipv4Address(uint32_t)> address_of);
+
+  /// Sets the congestion control of every involved node, installs the
+  /// listeners and schedules every flow's start.
+  void Install();
+
+  const std::vector<FlowState>& flows() const { return flows_; }
+  uint64_t completed() const { return completed_; }
+  /// Called once, when every flow has completed.
+  std::function<void()> on_all_done;
+  /// Called after each completed flow (index into flows()).
+  std::function<void(size_t)> on_flow_done;
+
+ private:
+  void Start(size_t flow);
+  static void OnConnected(TcpFlowSet* self, size_t flow, ns3::Ptr<ns3::Socket>) { self->Fill(flow); }
+  static void OnTxRoom(TcpFlowSet* self, size_t flow, ns3::Ptr<ns3::Socket>, uint32_t) { self->Fill(flow); }
+  void Fill(size_t flow);
+  void OnAccept(ns3::Ptr<ns3::Socket> socket, const ns3::Address& from);
+  void OnReceive(ns3::Ptr<ns3::Socket> socket);
+  void ConfigureSocket(ns3::Ptr<ns3::Socket> socket) const;
+  static uint64_t Key(ns3::Ipv4Address a, uint16_t port) { return uint64_t{a.Get()} << 16 | port; }
+
+  std::vector<FlowState> flows_;
+  TcpConfig config_;
+  std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of_;
+  std::function<ns3::Ipv4Address(uint32_t)> address_of_;
+  std::vector<ns3::Ptr<ns3::Socket>> senders_;                 // per flow (null when done)
+  std::vector<ns3::Ptr<ns3::Socket>> listeners_;
+  std::unordered_map<uint64_t, size_t> pending_;               // (src ip, src port) -> flow, until accepted
+  std::unordered_map<ns3::Socket*, size_t> accepted_;          // receiving socket -> flow
+  uint64_t completed_ = 0;
+};
+
+}  // namespace inasim::congestion

@@ -1,0 +1,27 @@
+// TCP settings of background flows, kept free of ns-3 so the scenario parser
+// and its tests can use them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace inasim::congestion {
+
+/// TCP settings of every background socket (scenario `background.flows.tcp`).
+struct TcpConfig {
+  std::string variant = "dctcp";       ///< "dctcp", "cubic" or "newreno"
+  bool ecn = true;                     ///< ECN for cubic/newreno (DCTCP always uses it)
+  uint32_t initial_cwnd_segments = 10;
+  uint32_t segment_bytes = 1448;       ///< MSS: 1500 - IP 20 - TCP 20 - timestamps 12
+  uint64_t min_rto_ps = 1'000'000'000;       ///< 1 ms
+  uint32_t buffer_bytes = 4u << 20;    ///< socket send and receive buffers
+  uint32_t del_ack_count = 2;          ///< ACK every this many segments
+  uint64_t del_ack_timeout_ps = 10'000'000;  ///< 10 us
+  uint16_t port = 5001;
+};
+
+/// Per-segment bytes on the wire beyond the payload: IPv4 20, TCP 20 + 12 of
+/// timestamp option, Ethernet 14 (the wire overhead is added by the caller).
+inline constexpr uint32_t kTcpSegmentHeaderBytes = 20 + 20 + 12 + 14;
+
+}  // namespace inasim::congestion

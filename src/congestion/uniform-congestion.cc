@@ -1,0 +1,84 @@
+#include "congestion/uniform-congestion.h"
+
+#include "ns3/inet-socket-address.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/udp-socket-factory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace inasim::congestion {
+
+using namespace ns3;
+
+namespace {
+double Uniform01(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1.0p-53; }
+uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
+}  // namespace
+
+UniformCongestion::UniformCongestion(const UniformCongestionConfig& config,
+                                     std::function<Ptr<Node>(uint32_t)> node_of,
+                                     std::function<Ipv4Address(uint32_t)> address_of)
+    : config_(config), node_of_(std::move(node_of)), address_of_(std::move(address_of)) {
+  if (config_.hosts.size() < 2) throw std::invalid_argument("uniform congestion needs at least 2 hosts");
+  if (config_.message_bytes == 0 || config_.payload_bytes == 0 || !(config_.rate_bps > 0))
+    throw std::invalid_argument("uniform congestion: message, payload and rate must be positive");
+}
+
+void UniformCongestion::Install() {
+  hosts_.resize(config_.hosts.size());
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    HostState& h = hosts_[i];
+    h.host = config_.hosts[i];
+    h.index = static_cast<uint32_t>(i);
+    // One stream per host, keyed by host id: adding a host never changes another's peers.
+    h.rng.seed(config_.seed * 0xd1342543de82ef95ULL + h.host * 0x9e3779b97f4a7c15ULL + 0xc0ffee);
+    Ptr<Node> node = node_of_(h.host);
+    h.rx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
+    if (h.rx->Bind(InetSocketAddress(Ipv4Address::GetAny(), config_.port)) != 0)
+      throw std::runtime_error("uniform congestion: cannot bind its UDP port");
+    h.rx->SetRecvCallback(MakeCallback(&UniformCongestion::OnReceive, this));
+    h.tx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
+    h.tx->Bind();
+    // Start within one packet time, so hosts are not in lock step.
+    const double gap = (config_.payload_bytes + 28.0 + 14 + config_.wire_overhead_bytes) * 8e12 / config_.rate_bps;
+    const auto offset = static_cast<uint64_t>(Uniform01(h.rng) * gap);
+    h.next = Simulator::Schedule(PicoSeconds(config_.start_ps + offset), &UniformCongestion::SendNext, this, i);
+  }
+}
+
+void UniformCongestion::Stop() {
+  stopped_ = true;
+  for (HostState& h : hosts_) h.next.Cancel();
+}
+
+void UniformCongestion::SendNext(size_t i) {
+  HostState& h = hosts_[i];
+  const uint64_t now = NowPs();
+  if (stopped_ || now >= config_.stop_ps) return;
+  if (h.left == 0) {
+    const auto n = static_cast<uint32_t>(config_.hosts.size());
+    uint32_t j = static_cast<uint32_t>(Uniform01(h.rng) * (n - 1));
+    if (j >= h.index) ++j;  // any host but itself
+    h.peer = address_of_(config_.hosts[j]);
+    h.left = config_.message_bytes;
+    ++messages_started_;
+  }
+  const auto len = static_cast<uint32_t>(std::min<uint64_t>(h.left, config_.payload_bytes));
+  h.tx->SendTo(Create<Packet>(len), 0, InetSocketAddress(h.peer, config_.port));
+  h.left -= len;
+  bytes_sent_ += len;
+  last_send_ps_ = now;
+  if (h.left == 0) ++messages_sent_;
+  const auto gap = static_cast<uint64_t>(
+      std::ceil((len + 28.0 + 14 + config_.wire_overhead_bytes) * 8e12 / config_.rate_bps));
+  h.next = Simulator::Schedule(PicoSeconds(gap), &UniformCongestion::SendNext, this, i);
+}
+
+void UniformCongestion::OnReceive(Ptr<Socket> socket) {
+  while (Ptr<Packet> p = socket->Recv()) bytes_received_ += p->GetSize();
+}
+
+}  // namespace inasim::congestion

@@ -1,0 +1,68 @@
+// Canary's congestion pattern (Canary, FGCS 2024, Sec. 5.2): each chosen host
+// sends a message to a uniformly random other host of the set at line rate,
+// then picks a new random peer, so hot spots move over time. Like Canary's SST
+// hosts it injects UDP at line rate with no congestion control.
+#pragma once
+
+#include "ns3/event-id.h"
+#include "ns3/ipv4-address.h"
+#include "ns3/node.h"
+#include "ns3/ptr.h"
+#include "ns3/socket.h"
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace inasim::congestion {
+
+struct UniformCongestionConfig {
+  std::vector<uint32_t> hosts;      ///< senders and receivers (at least 2)
+  uint64_t message_bytes = 1 << 20;  ///< payload per message
+  uint32_t payload_bytes = 1472;    ///< UDP payload per packet
+  double rate_bps = 100e9;          ///< sending rate counting IP, UDP, Ethernet and wire overhead
+  uint32_t wire_overhead_bytes = 24;
+  uint64_t start_ps = 0;
+  uint64_t stop_ps = UINT64_MAX;    ///< no packet starts at or after this
+  uint64_t seed = 1;
+  uint16_t port = 7;
+};
+
+class UniformCongestion {
+ public:
+  UniformCongestion(const UniformCongestionConfig& config,
+                    std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of,
+                    std::function<ns3::Ipv4Address(uint32_t)> address_of);
+  void Install();
+  /// Stops every sender now (e.g. when the measured workload has finished).
+  void Stop();
+
+  uint64_t messages_started() const { return messages_started_; }
+  uint64_t messages_sent() const { return messages_sent_; }  ///< every packet of it sent
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  uint64_t bytes_received() const { return bytes_received_; }
+  uint64_t last_send_ps() const { return last_send_ps_; }
+
+ private:
+  struct HostState {
+    uint32_t host = 0;
+    uint32_t index = 0;  ///< position in config.hosts
+    ns3::Ptr<ns3::Socket> tx, rx;
+    std::mt19937_64 rng;
+    ns3::Ipv4Address peer;
+    uint64_t left = 0;   ///< bytes of the current message still to send
+    ns3::EventId next;
+  };
+  void SendNext(size_t i);
+  void OnReceive(ns3::Ptr<ns3::Socket> socket);
+
+  UniformCongestionConfig config_;
+  std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of_;
+  std::function<ns3::Ipv4Address(uint32_t)> address_of_;
+  std::vector<HostState> hosts_;
+  bool stopped_ = false;
+  uint64_t messages_started_ = 0, messages_sent_ = 0, bytes_sent_ = 0, bytes_received_ = 0, last_send_ps_ = 0;
+};
+
+}  // namespace inasim::congestion

@@ -1,0 +1,222 @@
+#include "ina/background.h"
+
+#include "congestion/flow_stats.h"
+#include "congestion/load_balancer.h"
+
+#include "ns3/simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace inasim {
+
+using nlohmann::json;
+
+std::vector<uint32_t> SelectHosts(const HostSelection& sel, uint32_t nh, uint64_t seed,
+                                  const std::vector<uint32_t>& workload_hosts) {
+  if (sel.others) {
+    std::vector<uint8_t> used(nh, 0);
+    for (uint32_t h : workload_hosts) used[h] = 1;
+    std::vector<uint32_t> out;
+    for (uint32_t h = 0; h < nh; ++h)
+      if (!used[h]) out.push_back(h);
+    return out;
+  }
+  if (!sel.list.empty()) return sel.list;
+  const uint32_t n = sel.count ? sel.count : nh;
+  std::vector<uint32_t> out(n);
+  switch (sel.placement) {
+    case Placement::kFirst:
+      for (uint32_t i = 0; i < n; ++i) out[i] = i;
+      break;
+    case Placement::kSpread:
+      for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<uint32_t>(uint64_t{i} * nh / n);
+      break;
+    case Placement::kRandom: {
+      // Partial Fisher-Yates over SplitMix64: platform-independent for a seed.
+      std::vector<uint32_t> all(nh);
+      for (uint32_t i = 0; i < nh; ++i) all[i] = i;
+      uint64_t state = seed ^ 0x5eed5eed5eed5eedULL;
+      for (uint32_t i = 0; i < n; ++i) {
+        state += 0x9e3779b97f4a7c15ULL;
+        const uint64_t r = congestion::Mix64(state);
+        const uint32_t j = i + static_cast<uint32_t>(r % (nh - i));
+        std::swap(all[i], all[j]);
+      }
+      out.assign(all.begin(), all.begin() + n);
+      std::sort(out.begin(), out.end());
+      break;
+    }
+  }
+  return out;
+}
+
+uint64_t IdealFctPs(const topo::Topology& topo, const topo::RoutingTable& routing, uint32_t src, uint32_t dst,
+                    uint64_t bytes, uint32_t mss, uint32_t wire_overhead, uint64_t forwarding_latency_ps) {
+  // One shortest path (all of them look alike in the topologies we build).
+  struct Hop { uint64_t rate_bps, delay_ps; bool to_switch; };
+  std::vector<Hop> path;
+  uint32_t v = src;
+  uint16_t port = 0;  // a host's only port
+  for (int guard = 0; guard < 64; ++guard) {
+    const topo::Port& p = topo.ports(v).at(port);
+    const topo::LinkSpec& l = topo.links()[p.link].spec;
+    path.push_back({l.rate_bps, l.delay_ps, !topo.is_host(p.peer)});
+    v = p.peer;
+    if (v == dst) break;
+    if (topo.is_host(v)) throw std::logic_error("IdealFctPs: path reached another host");
+    const auto hops = routing.NextHops(v, dst);
+    if (hops.empty()) throw std::logic_error("IdealFctPs: no route");
+    port = hops[0];
+  }
+  if (v != dst) throw std::logic_error("IdealFctPs: path too long");
+  auto one_way = [&](uint64_t frame_wire) {
+    double ps = 0;
+    for (const Hop& h : path) {
+      ps += static_cast<double>(frame_wire) * 8e12 / static_cast<double>(h.rate_bps) + static_cast<double>(h.delay_ps);
+      if (h.to_switch) ps += static_cast<double>(forwarding_latency_ps);
+    }
+    return ps;
+  };
+  uint64_t bottleneck = UINT64_MAX;
+  for (const Hop& h : path) bottleneck = std::min(bottleneck, h.rate_bps);
+  const uint64_t per_segment = congestion::kTcpSegmentHeaderBytes + wire_overhead;
+  const uint64_t segments = (bytes + mss - 1) / mss;
+  const uint64_t first = std::min<uint64_t>(bytes, mss) + per_segment;
+  const uint64_t total = bytes + segments * per_segment;
+  const uint64_t syn = 20 + 40 + 14 + wire_overhead;  // IP + TCP with SYN options + Ethernet
+  const double ps = 2 * one_way(syn) + one_way(first) +
+                    static_cast<double>(total - first) * 8e12 / static_cast<double>(bottleneck);
+  return static_cast<uint64_t>(std::llround(ps));
+}
+
+Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint32_t>& workload_hosts)
+    : s_(s), fabric_(fabric) {
+  const uint32_t nh = fabric.topology().num_hosts();
+  auto node_of = [&fabric](uint32_t h) { return fabric.host(h); };
+  auto address_of = [&fabric](uint32_t h) { return fabric.host_address(h); };
+  if (s.background.flows.enabled) {
+    const BackgroundFlowsSpec& b = s.background.flows;
+    poisson_.hosts = SelectHosts(b.hosts, nh, s.seed + 0xb6f1, workload_hosts);
+    poisson_.load = b.load;
+    poisson_.host_rate_bps = s.links.host_rate_gbps * 1e9;
+    poisson_.start_ps = b.start_ps;
+    poisson_.stop_ps = b.stop_ps;
+    poisson_.seed = s.seed;
+    specs_ = congestion::GeneratePoissonFlows(poisson_, *b.sizes);
+    if (!specs_.empty()) flows_ = std::make_unique<congestion::TcpFlowSet>(specs_, b.tcp, node_of, address_of);
+  }
+  if (s.background.congestion.enabled) {
+    const CongestionSpec& c = s.background.congestion;
+    congestion::UniformCongestionConfig cc;
+    congestion_hosts_ = SelectHosts(c.hosts, nh, s.seed + 0xc0c0, workload_hosts);
+    cc.hosts = congestion_hosts_;
+    cc.message_bytes = c.message_bytes;
+    cc.payload_bytes = c.payload_bytes;
+    cc.rate_bps = (c.rate_gbps > 0 ? c.rate_gbps : s.links.host_rate_gbps) * 1e9;
+    cc.wire_overhead_bytes = s.links.wire_overhead_bytes;
+    cc.start_ps = c.start_ps;
+    cc.stop_ps = c.stop_ps ? c.stop_ps : UINT64_MAX;
+    cc.seed = s.seed;
+    cc.port = c.udp_port;
+    congestion_ = std::make_unique<congestion::UniformCongestion>(cc, node_of, address_of);
+  }
+}
+
+void Background::Install(std::function<void()> on_flows_done) {
+  if (flows_) {
+    flows_->on_all_done = std::move(on_flows_done);
+    flows_->Install();
+  } else if (on_flows_done) {
+    ns3::Simulator::ScheduleNow(on_flows_done);  // no flow was drawn: nothing to wait for
+  }
+  if (congestion_) congestion_->Install();
+}
+
+void Background::Stop() {
+  if (congestion_) congestion_->Stop();
+}
+
+double Background::flow_progress() const {
+  if (!flows_ || flows_->flows().empty()) return 1.0;
+  return static_cast<double>(flows_->completed()) / static_cast<double>(flows_->flows().size());
+}
+
+void Background::Report(json& r, std::vector<std::string>& csv_names, std::vector<std::string>& csv_texts,
+                        std::string& summary) const {
+  json& bg = r["background"];
+  bg = json::object();
+  if (s_.background.flows.enabled) {
+    const BackgroundFlowsSpec& b = s_.background.flows;
+    std::vector<congestion::FlowRecord> done;
+    std::string csv = "flow,src,dst,bytes,start_s,end_s,fct_s,ideal_fct_s,slowdown\n";
+    uint64_t bytes_done = 0, incomplete = 0;
+    if (flows_) {
+      for (size_t i = 0; i < flows_->flows().size(); ++i) {
+        const congestion::FlowState& f = flows_->flows()[i];
+        const uint64_t ideal = IdealFctPs(fabric_.topology(), fabric_.routing(), f.spec.src, f.spec.dst, f.spec.bytes,
+                                          b.tcp.segment_bytes, s_.links.wire_overhead_bytes,
+                                          s_.sw.forwarding_latency_ps);
+        if (f.end_ps) {
+          const uint64_t fct = f.end_ps - f.spec.start_ps;
+          done.push_back({f.spec.bytes, fct * 1e-12, ideal * 1e-12});
+          bytes_done += f.spec.bytes;
+          csv += fmt::format("{},{},{},{},{:.12f},{:.12f},{:.12f},{:.12f},{:.6f}\n", i, f.spec.src, f.spec.dst,
+                             f.spec.bytes, f.spec.start_ps * 1e-12, f.end_ps * 1e-12, fct * 1e-12, ideal * 1e-12,
+                             static_cast<double>(fct) / static_cast<double>(ideal));
+        } else {
+          ++incomplete;
+          csv += fmt::format("{},{},{},{},{:.12f},,,{:.12f},\n", i, f.spec.src, f.spec.dst, f.spec.bytes,
+                             f.spec.start_ps * 1e-12, ideal * 1e-12);
+        }
+      }
+    }
+    const double mean_size = b.sizes->Mean();
+    bg["flows"] = {
+        {"hosts", poisson_.hosts.size()},
+        {"size_distribution", b.size_distribution},
+        {"mean_size_bytes", mean_size},
+        {"target_load", b.load},
+        {"offered_load", congestion::RealizedLoad(specs_, poisson_)},
+        {"arrival_rate_per_s", congestion::PoissonArrivalRate(poisson_, *b.sizes)},
+        {"flows", specs_.size()},
+        {"completed", done.size()},
+        {"incomplete", incomplete},
+        {"completed_bytes", bytes_done},
+        {"tcp_variant", b.tcp.variant},
+        {"fct", congestion::FctReport(done)},
+    };
+    csv_names.push_back("flows.csv");
+    csv_texts.push_back(std::move(csv));
+    const json fct = bg["flows"]["fct"]["all"];
+    summary += fmt::format("background: {} {} flows ({} load offered of {} target), {} completed, {} incomplete",
+                           specs_.size(), b.tcp.variant, fmt::format("{:.1f} %", 100 * congestion::RealizedLoad(specs_, poisson_)),
+                           fmt::format("{:.0f} %", 100 * b.load), done.size(), incomplete);
+    if (!done.empty() && fct["slowdown"].is_object())
+      summary += fmt::format("; slowdown mean {:.2f}, p99 {:.2f}", fct["slowdown"]["mean"].get<double>(),
+                             fct["slowdown"]["p99"].get<double>());
+    summary += "\n";
+  }
+  if (congestion_) {
+    const CongestionSpec& c = s_.background.congestion;
+    const double sent = static_cast<double>(congestion_->bytes_sent());
+    bg["congestion"] = {
+        {"hosts", congestion_hosts_.size()},
+        {"message_bytes", c.message_bytes},
+        {"messages_started", congestion_->messages_started()},
+        {"messages_sent", congestion_->messages_sent()},
+        {"payload_bytes_sent", congestion_->bytes_sent()},
+        {"payload_bytes_received", congestion_->bytes_received()},
+        {"delivered_fraction", sent > 0 ? static_cast<double>(congestion_->bytes_received()) / sent : 0.0},
+        {"last_send_s", congestion_->last_send_ps() * 1e-12},
+    };
+    summary += fmt::format("congestion: {} hosts, {} messages of {} B started, {:.1f} % of {} payload bytes delivered\n",
+                           congestion_hosts_.size(), congestion_->messages_started(), c.message_bytes,
+                           sent > 0 ? 100.0 * static_cast<double>(congestion_->bytes_received()) / sent : 0.0,
+                           congestion_->bytes_sent());
+  }
+}
+
+}  // namespace inasim

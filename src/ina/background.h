@@ -1,0 +1,65 @@
+// Background traffic of a scenario: Poisson DCTCP flows and Canary's moving
+// congestion, installed on a Fabric next to the workload, and their metrics
+// (FCT and slowdown by size bucket, congestion goodput) for results.json and
+// flows.csv.
+#pragma once
+
+#include "congestion/flow_generator.h"
+#include "congestion/tcp-flows.h"
+#include "congestion/uniform-congestion.h"
+#include "ina/fabric.h"
+#include "ina/scenario.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace inasim {
+
+/// What a flow alone on an empty network would take: the handshake's round
+/// trip, the first full segment's store-and-forward latency along the path,
+/// and every remaining byte (with per-segment headers) at the path's
+/// bottleneck rate. Slow start is not part of it, as in pFabric/HPCC.
+uint64_t IdealFctPs(const topo::Topology& topo, const topo::RoutingTable& routing, uint32_t src, uint32_t dst,
+                    uint64_t bytes, uint32_t mss, uint32_t wire_overhead, uint64_t forwarding_latency_ps);
+
+class Background {
+ public:
+  /// `workload_hosts`: resolves host sets given as "others".
+  Background(const Scenario& s, Fabric& fabric, const std::vector<uint32_t>& workload_hosts);
+
+  /// Installs everything; `on_flows_done` runs when the last flow completes.
+  void Install(std::function<void()> on_flows_done);
+  /// The measured work is over: congestion senders stop.
+  void Stop();
+
+  bool has_flows() const { return flows_ != nullptr; }
+  /// Completed flows / flows, for progress.
+  double flow_progress() const;
+
+  /// Adds "background" to results.json, flows.csv to the tables and lines to the summary.
+  void Report(nlohmann::json& results, std::vector<std::string>& csv_names, std::vector<std::string>& csv_texts,
+              std::string& summary) const;
+
+  /// The generated flows and what the generator offered (for tests).
+  const std::vector<congestion::FlowSpec>& flow_specs() const { return specs_; }
+
+ private:
+  const Scenario& s_;
+  Fabric& fabric_;
+  congestion::PoissonFlowParams poisson_;
+  std::vector<congestion::FlowSpec> specs_;
+  std::unique_ptr<congestion::TcpFlowSet> flows_;
+  std::unique_ptr<congestion::UniformCongestion> congestion_;
+  std::vector<uint32_t> congestion_hosts_;
+};
+
+/// Resolves a HostSelection against the topology (and, for "others", the
+/// workload's hosts). Shared by the workload and the background.
+std::vector<uint32_t> SelectHosts(const HostSelection& sel, uint32_t num_hosts, uint64_t seed,
+                                  const std::vector<uint32_t>& workload_hosts = {});
+
+}  // namespace inasim
