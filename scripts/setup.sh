@@ -9,7 +9,8 @@ packages=(
   build-essential cmake git
   ns3 libns3-dev libgsl-dev          # ns-3.37; its CMake config needs the ns3 tools package and GSL to link
   libboost-graph-dev libfmt-dev nlohmann-json3-dev libgtest-dev pybind11-dev
-  python3 python3-numpy python3-pandas python3-matplotlib python3-pytest
+  python3 python3-dev python3-numpy python3-pandas python3-matplotlib python3-pytest
+  python3-distributed                # sweeps on a Dask cluster (inasim sweep --scheduler)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -26,4 +27,14 @@ fi
 # Debian's python3 sees the python3-* packages; a pyenv python3 on PATH does not.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 ${INASIM_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"
-echo "setup: built ./build/inasim" >&2
+
+# `import inasim` for Debian's python3: a .pth file naming this checkout's
+# package and extension (the last checkout set up wins).
+if [ "$(id -u)" = 0 ]; then
+  site_dir=$(/usr/bin/python3 -c 'import site; print(next(p for p in site.getsitepackages() if p.startswith("/usr/local")))')
+else
+  site_dir=$(/usr/bin/python3 -m site --user-site)
+fi
+mkdir -p "$site_dir"
+printf '%s\n%s\n' "$PWD/python" "$PWD/build/python" > "$site_dir/inasim.pth"
+echo "setup: built ./build/inasim; /usr/bin/python3 can import inasim ($site_dir/inasim.pth)" >&2

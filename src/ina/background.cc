@@ -144,6 +144,13 @@ double Background::flow_progress() const {
   return static_cast<double>(flows_->completed()) / static_cast<double>(flows_->flows().size());
 }
 
+uint64_t Background::payload_delivered() const {
+  uint64_t bytes = congestion_ ? congestion_->bytes_received() : 0;
+  if (flows_)
+    for (const congestion::FlowState& f : flows_->flows()) bytes += f.received_bytes;
+  return bytes;
+}
+
 void Background::Report(json& r, std::vector<std::string>& csv_names, std::vector<std::string>& csv_texts,
                         std::string& summary) const {
   json& bg = r["background"];

@@ -40,6 +40,9 @@ class Background {
   /// Completed flows / flows, for progress.
   double flow_progress() const;
 
+  /// Payload bytes background traffic delivered to receiving applications.
+  uint64_t payload_delivered() const;
+
   /// Adds "background" to results.json, flows.csv to the tables and lines to the summary.
   void Report(nlohmann::json& results, std::vector<std::string>& csv_names, std::vector<std::string>& csv_texts,
               std::string& summary) const;

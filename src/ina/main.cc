@@ -1,6 +1,8 @@
 // inasim: run scenario files.
 //   inasim run SCENARIO.json [--set PATH=VALUE]... [--out DIR] [--seed N] [--progress auto|on|off] [--quiet]
 //   inasim validate SCENARIO.json [--set PATH=VALUE]...
+//   inasim sweep SWEEP.json [...] | inasim compare SCENARIO.json --protocols ring[,...] [...]
+//     (both run the Python package: /usr/bin/python3 -m inasim ...)
 // Exit codes: 0 ran and every aggregate was exact; 1 ran but a check failed or
 // the workload did not finish; 2 bad input (nothing written); 3 internal error.
 #include "ina/runner.h"
@@ -8,7 +10,11 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -21,6 +27,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: inasim run SCENARIO.json [--set PATH=VALUE]... [--out DIR] [--seed N] [--progress auto|on|off] [--quiet]\n"
     "       inasim validate SCENARIO.json [--set PATH=VALUE]...\n"
+    "       inasim sweep SWEEP.json [--out DIR] [--jobs N] [--scheduler tcp://HOST:PORT] [--no-resume]\n"
+    "       inasim compare SCENARIO.json --protocols ring[,...] [--set PATH=VALUE]... [--out DIR]\n"
     "       inasim --version\n"
     "Scenario keys, units and defaults: docs/SCENARIO.md\n";
 
@@ -34,6 +42,22 @@ uint64_t ParseSeed(const std::string& v) {
   const uint64_t s = std::stoull(v);
   if (s == 0) throw UsageError("--seed: must be a positive integer, got 0");
   return s;
+}
+
+/// `inasim sweep|compare`: hands over to the Python package (same process
+/// image replaced), with this build's package on PYTHONPATH.
+int ExecPython(const std::vector<std::string>& args) {
+  std::string path = INASIM_PYTHONPATH;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
+  setenv("PYTHONPATH", path.c_str(), 1);
+  std::vector<std::string> argv_s = {INASIM_PYTHON, "-m", "inasim"};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv_c;
+  for (auto& a : argv_s) argv_c.push_back(a.data());
+  argv_c.push_back(nullptr);
+  execv(INASIM_PYTHON, argv_c.data());
+  std::fprintf(stderr, "inasim: cannot run %s: %s\n", INASIM_PYTHON, std::strerror(errno));
+  return 3;
 }
 
 }  // namespace
@@ -50,6 +74,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     const std::string cmd = args[0];
+    if (cmd == "sweep" || cmd == "compare") return ExecPython(args);
     if (cmd != "run" && cmd != "validate") throw UsageError(fmt::format("unknown command \"{}\"", cmd));
     std::string file, out;
     std::vector<std::string> sets;

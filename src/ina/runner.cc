@@ -48,17 +48,6 @@ double PeakRssMb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
-topo::Topology BuildTopology(const Scenario& s) {
-  const topo::LinkSpec host{static_cast<uint64_t>(s.links.host_rate_gbps * 1e9), s.links.host_delay_ps};
-  const topo::LinkSpec fabric{static_cast<uint64_t>(s.links.fabric_rate_gbps * 1e9), s.links.fabric_delay_ps};
-  switch (s.topology.type) {
-    case TopologyType::kSingleRack: return topo::BuildSingleRack(s.topology.hosts, host);
-    case TopologyType::kLeafSpine:
-      return topo::BuildLeafSpine(s.topology.leaves, s.topology.spines, s.topology.hosts_per_leaf, host, fabric);
-    case TopologyType::kFatTree: return topo::BuildFatTree(s.topology.k, host, fabric, s.topology.hosts_per_edge);
-  }
-  throw ScenarioError("topology.type: unsupported");
-}
 
 std::string HumanBytes(uint64_t b) {
   if (b >= (1ull << 30) && b % (1ull << 20) == 0) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
@@ -243,6 +232,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
       });
     if (s.workload.type == WorkloadType::kNone && background->has_flows())
       progress_fn = [&] { return background->flow_progress(); };
+    else if (s.workload.type == WorkloadType::kNone && s.background.congestion.stop_ps)
+      progress_fn = [&] { return static_cast<double>(NowPs()) / s.background.congestion.stop_ps; };
   }
 
   // Optional queue / utilisation time series.
@@ -460,7 +451,10 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   } else {
     w = {{"type", "none"}};
   }
-  if (background) background->Report(r, out.csv_names, out.csv_texts, summary);
+  if (background) {
+    background->Report(r, out.csv_names, out.csv_texts, summary);
+    payload_delivered += background->payload_delivered();
+  }
   r["correct"] = out.correct;
   summary += fmt::format("  network: {} frames, {} buffer drops, {} random losses, {} link-down drops, {} ECN marks, "
                          "{} PFC pauses\n",

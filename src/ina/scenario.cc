@@ -169,17 +169,6 @@ class Reader {
 constexpr double kPsPerNs = 1e3, kPsPerUs = 1e6, kPsPerMs = 1e9;
 constexpr uint64_t kMaxBuffer = 1ull << 40;
 
-topo::Topology BuildTopology(const Scenario& s) {
-  const topo::LinkSpec host{static_cast<uint64_t>(s.links.host_rate_gbps * 1e9), s.links.host_delay_ps};
-  const topo::LinkSpec fabric{static_cast<uint64_t>(s.links.fabric_rate_gbps * 1e9), s.links.fabric_delay_ps};
-  switch (s.topology.type) {
-    case TopologyType::kSingleRack: return topo::BuildSingleRack(s.topology.hosts, host);
-    case TopologyType::kLeafSpine:
-      return topo::BuildLeafSpine(s.topology.leaves, s.topology.spines, s.topology.hosts_per_leaf, host, fabric);
-    case TopologyType::kFatTree: return topo::BuildFatTree(s.topology.k, host, fabric, s.topology.hosts_per_edge);
-  }
-  throw ScenarioError("topology.type: unsupported");
-}
 
 void ParsePortConfig(Reader& r, congestion::PortConfig& port, uint64_t def_buffer,
                      std::vector<std::pair<uint64_t, uint64_t>>& k_by_rate) {
@@ -257,6 +246,18 @@ void ParseHosts(Reader& w, HostSelection& sel, bool allow_others = false) {
 }
 
 }  // namespace
+
+topo::Topology BuildTopology(const Scenario& s) {
+  const topo::LinkSpec host{static_cast<uint64_t>(s.links.host_rate_gbps * 1e9), s.links.host_delay_ps};
+  const topo::LinkSpec fabric{static_cast<uint64_t>(s.links.fabric_rate_gbps * 1e9), s.links.fabric_delay_ps};
+  switch (s.topology.type) {
+    case TopologyType::kSingleRack: return topo::BuildSingleRack(s.topology.hosts, host);
+    case TopologyType::kLeafSpine:
+      return topo::BuildLeafSpine(s.topology.leaves, s.topology.spines, s.topology.hosts_per_leaf, host, fabric);
+    case TopologyType::kFatTree: return topo::BuildFatTree(s.topology.k, host, fabric, s.topology.hosts_per_edge);
+  }
+  throw ScenarioError("topology.type: unsupported");
+}
 
 json LoadScenarioJson(const std::string& file) {
   std::error_code ec;

@@ -8,6 +8,7 @@
 #include "congestion/tcp_config.h"
 #include "congestion/load_balancer.h"
 #include "ina/tensor-data.h"
+#include "topology/topology.h"
 
 #include <nlohmann/json.hpp>
 
@@ -152,6 +153,9 @@ struct Scenario {
   /// The scenario as run: every key, defaults filled in (echoed in results).
   nlohmann::json resolved;
 };
+
+/// The topology graph a scenario describes.
+topo::Topology BuildTopology(const Scenario& s);
 
 /// Reads a JSON file (error: path, line and column of a syntax error).
 nlohmann::json LoadScenarioJson(const std::string& file);

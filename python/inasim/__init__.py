@@ -1,0 +1,182 @@
+"""INA-Sim from Python: load, validate and run scenarios in-process, get the
+results as a dict and as pandas DataFrames, and inspect topologies and
+aggregation trees.
+
+    import inasim
+    r = inasim.run("scenarios/default.json", sets=["workload.bytes=262144"])
+    r.correct, r.json["workload"]["mean_duration_s"], r.tables["links.csv"]
+
+The scenario parser, the simulator and the results writer are the C++ ones the
+`inasim` command uses (extension module `_inasim`), so errors, results.json and
+the CSV files are the same as on the command line. ns-3's global state is torn
+down after every run, so one process can run many scenarios one after another
+(not concurrently: use processes for parallel runs, as `inasim.sweep` does).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Mapping, Union
+
+import _inasim
+
+ScenarioError = _inasim.ScenarioError
+ScenarioError.__doc__ = "Bad scenario input; the message names the JSON path and the problem, as the CLI does."
+
+__all__ = ["ScenarioError", "Result", "Topology", "load", "apply_set", "validate", "run", "topology", "version"]
+
+Scenario = Union[str, os.PathLike, Mapping]
+
+
+def version() -> str:
+    """The version string echoed in every results.json."""
+    return _inasim.version()
+
+
+def load(path: Union[str, os.PathLike]) -> dict:
+    """Reads a scenario file (ScenarioError if it is missing or not JSON)."""
+    return json.loads(_inasim.load(str(path)))
+
+
+def apply_set(doc: dict, assignment: str) -> None:
+    """Applies one `--set PATH=VALUE` override to `doc`, in place, exactly as the CLI does."""
+    new = json.loads(_inasim.apply_set(json.dumps(doc), assignment))
+    doc.clear()
+    doc.update(new)
+
+
+def _document(scenario: Scenario, sets: Iterable[str], seed, base_dir) -> tuple[str, str]:
+    if isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        doc = load(path)
+        if base_dir is None:
+            base_dir = str(path.parent)
+    elif isinstance(scenario, Mapping):
+        doc = json.loads(json.dumps(scenario))  # a deep copy, and JSON-only values
+    else:
+        raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
+    if isinstance(sets, str):
+        sets = [sets]
+    for s in sets:
+        apply_set(doc, s)
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 1:
+            raise ScenarioError(f"seed: must be a positive integer, got {seed!r}")
+        doc["seed"] = seed
+    return json.dumps(doc), "" if base_dir is None else str(base_dir)
+
+
+def validate(scenario: Scenario, sets: Iterable[str] = (), seed: int | None = None, base_dir=None) -> dict:
+    """The resolved scenario (every default filled in), or ScenarioError.
+
+    `scenario` is a file (relative files inside it are resolved against its
+    directory) or a dict (against `base_dir`, default the working directory).
+    """
+    text, base = _document(scenario, sets, seed, base_dir)
+    return json.loads(_inasim.validate(text, base))
+
+
+class Result:
+    """One run: `json` is results.json, `csv` the CSV tables as text,
+    `tables` the same as pandas DataFrames, `correct` whether every checked
+    aggregate was exact (and every flow delivered), `summary` the CLI's text."""
+
+    def __init__(self, raw):
+        self._raw = raw
+        self.json: dict = json.loads(raw.json_text)
+        self.csv: dict[str, str] = dict(zip(raw.csv_names, raw.csv_texts))
+        self.correct: bool = raw.correct
+        self.summary: str = raw.summary
+        self._tables = None
+
+    @property
+    def tables(self) -> dict:
+        if self._tables is None:
+            import pandas as pd
+
+            self._tables = {name: pd.read_csv(io.StringIO(text)) for name, text in self.csv.items()}
+        return self._tables
+
+    def frame(self, name: str):
+        """One table as a DataFrame, by file name with or without `.csv`."""
+        return self.tables[name if name.endswith(".csv") else name + ".csv"]
+
+    def write(self, directory: Union[str, os.PathLike]) -> Path:
+        """Writes results.json, the CSVs and summary.txt into `directory`,
+        atomically (as `inasim run --out`)."""
+        self._raw.write(str(directory))
+        return Path(directory)
+
+    def __repr__(self) -> str:
+        return f"<inasim.Result {self.json['scenario']['name']!r} correct={self.correct} tables={sorted(self.csv)}>"
+
+
+def run(scenario: Scenario, sets: Iterable[str] = (), seed: int | None = None, base_dir=None,
+        progress: bool = False) -> Result:
+    """Runs a scenario in this process and returns its Result."""
+    text, base = _document(scenario, sets, seed, base_dir)
+    return Result(_inasim.run(text, base, progress))
+
+
+class Topology:
+    """The network a scenario describes: `nodes` and `links` as DataFrames
+    (ids are vertex numbers: hosts first, then switches), plus aggregation trees."""
+
+    def __init__(self, scenario: Scenario, sets: Iterable[str] = (), base_dir=None):
+        self._text, self._base = _document(scenario, sets, None, base_dir)
+        info = json.loads(_inasim.topology(self._text, self._base))
+        self.description: str = info["description"]
+        self.num_hosts: int = info["hosts"]
+        self.num_switches: int = info["switches"]
+        self._nodes, self._links = info["nodes"], info["links"]
+
+    @property
+    def nodes(self):
+        import pandas as pd
+
+        return pd.DataFrame(self._nodes)
+
+    @property
+    def links(self):
+        import pandas as pd
+
+        return pd.DataFrame(self._links)
+
+    @property
+    def hosts(self) -> list[int]:
+        return list(range(self.num_hosts))
+
+    @property
+    def switches(self) -> list[int]:
+        return list(range(self.num_hosts, self.num_hosts + self.num_switches))
+
+    def name(self, vertex: int) -> str:
+        return self._nodes[vertex]["name"]
+
+    def vertex(self, name: str) -> int:
+        for n in self._nodes:
+            if n["name"] == name:
+                return n["id"]
+        raise KeyError(name)
+
+    def tree(self, root: Union[int, str], hosts: Iterable[int] | None = None) -> dict:
+        """The aggregation tree rooted at switch `root` (vertex or name) over
+        `hosts` (default all): root, hosts, depth, vertices, edges (child, parent, port)."""
+        r = self.vertex(root) if isinstance(root, str) else int(root)
+        h = self.hosts if hosts is None else [int(x) for x in hosts]
+        return json.loads(_inasim.tree(self._text, self._base, r, h))
+
+    def trees(self, n: int, hosts: Iterable[int] | None = None) -> list[dict]:
+        """n trees with distinct roots (static multi-tree baselines, PANAMA)."""
+        h = self.hosts if hosts is None else [int(x) for x in hosts]
+        return json.loads(_inasim.trees(self._text, self._base, h, int(n)))
+
+    def __repr__(self) -> str:
+        return f"<inasim.Topology {self.description}: {self.num_hosts} hosts, {self.num_switches} switches>"
+
+
+def topology(scenario: Scenario, sets: Iterable[str] = (), base_dir=None) -> Topology:
+    return Topology(scenario, sets, base_dir)
