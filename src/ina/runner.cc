@@ -296,6 +296,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   // Network counters.
   uint64_t frames = 0, bytes = 0, wire = 0, drops_buf = 0, drops_loss = 0, drops_down = 0, marks = 0, pauses = 0;
   uint64_t host_tx_bytes = 0;
+  uint64_t host_link_wire = 0;  // both directions of host links: what hosts send plus receive
   std::vector<double> util_all, util_fabric;  // per link direction, over [0, end]
   std::string links_csv =
       "link,a,b,direction,rate_gbps,tx_frames,tx_bytes,wire_bytes,utilization,drops_buffer,drops_loss,"
@@ -316,6 +317,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
       pauses += c.pause_sent;
       const uint32_t from = d == 0 ? l.a : l.b;
       if (topology.is_host(from)) host_tx_bytes += c.tx_bytes;
+      if (topology.is_host(l.a) || topology.is_host(l.b)) host_link_wire += c.tx_wire_bytes;
       const double util = end_ps ? static_cast<double>(c.busy_ps) / static_cast<double>(end_ps) : 0.0;
       util_all.push_back(util);
       if (!topology.is_host(l.a) && !topology.is_host(l.b)) util_fabric.push_back(util);
@@ -335,6 +337,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   }
   r["network"] = {{"frames_tx", frames},         {"bytes_tx", bytes},
                   {"wire_bytes_tx", wire},       {"host_bytes_tx", host_tx_bytes},
+                  {"host_link_wire_bytes", host_link_wire},
                   {"drops_buffer", drops_buf},   {"drops_loss", drops_loss},
                   {"drops_link_down", drops_down}, {"drops_no_route", no_route},
                   {"drops_not_ipv4", not_ipv4},  {"ecn_marks", marks},

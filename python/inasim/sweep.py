@@ -1,0 +1,660 @@
+"""Parameter sweeps over INA-Sim scenarios (docs/SWEEPS.md).
+
+A sweep file names a base scenario, fixed overrides, and a grid (cartesian
+product) or an explicit list of points, each a set of `--set PATH=VALUE`
+overrides; every point runs `repetitions` times with seeds seed, seed+1, ...
+Every run is cached under OUT/cache/<key>/ (key = sha256 of the resolved
+scenario), so an interrupted or extended sweep only runs what is missing.
+Runs go to local worker processes or to a Dask cluster; the caller writes
+OUT/sweep.csv (one tidy row per point and repetition) and OUT/sweep.json.
+
+    python3 -m inasim.sweep SWEEP.json [--out DIR] [--jobs N]
+        [--scheduler tcp://HOST:PORT] [--no-resume] [--progress auto|on|off]
+
+    from inasim.sweep import run_sweep
+    df = run_sweep("scenarios/sweeps/ring-small.json", jobs=2)
+
+ns-3 is not thread-safe: a process runs one simulation at a time; parallelism
+comes from processes (spawned workers, or Dask workers with --nthreads 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import copy
+import dataclasses
+import difflib
+import hashlib
+import itertools
+import json
+import multiprocessing
+import os
+import sys
+import threading
+import time
+import uuid
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import inasim
+
+__all__ = [
+    "SweepError",
+    "SweepRunError",
+    "Plan",
+    "Run",
+    "load_sweep",
+    "plan_sweep",
+    "run_sweep",
+    "run_point",
+    "cache_key",
+    "flatten_metrics",
+    "main",
+]
+
+#: Keys a sweep file may have (docs/SWEEPS.md).
+SWEEP_KEYS = ("name", "description", "scenario", "set", "grid", "points", "repetitions", "seed", "out")
+
+#: Columns every row of sweep.csv starts with.
+FIXED_COLUMNS = ("point", "repetition", "seed", "key")
+
+
+class SweepError(ValueError):
+    """Bad sweep input: unreadable or malformed sweep file, a point that fails
+    scenario validation, bad options. Raised before anything runs; the CLI
+    prints it on one line and exits 2."""
+
+
+class SweepRunError(RuntimeError):
+    """One or more runs raised (or their worker process died). The other
+    runs' results are cached, so running the sweep again resumes. CLI exit 1."""
+
+
+@dataclasses.dataclass
+class Run:
+    """One (point, repetition) of a sweep."""
+
+    point: int  #: index of the point (0-based, in expansion order)
+    repetition: int  #: 0 .. repetitions-1
+    seed: int  #: the run's seed (base seed + repetition)
+    key: str  #: cache key: sha256 of the resolved scenario
+    values: Dict[str, Any]  #: the point's overrides, path -> value as given
+    resolved: Dict[str, Any]  #: the resolved scenario (every default filled in)
+
+
+@dataclasses.dataclass
+class Plan:
+    """A validated, expanded sweep: what run_sweep would run."""
+
+    name: str
+    definition: Dict[str, Any]  #: the sweep definition as given
+    source: Optional[str]  #: absolute path of the sweep file (None for a dict)
+    base_dir: str  #: directory the scenario's relative paths resolve against
+    out: str  #: absolute output directory
+    paths: List[str]  #: swept paths, in column order
+    runs: List[Run]  #: one per (point, repetition), points outer
+
+    @property
+    def cache_dir(self) -> str:
+        return os.path.join(self.out, "cache")
+
+    def result_dir(self, key: str) -> str:
+        return os.path.join(self.out, "cache", key)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def cache_key(resolved: Dict[str, Any]) -> str:
+    """sha256 of the resolved scenario as canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def flatten_metrics(results: Dict[str, Any]) -> Dict[str, Any]:
+    """Scalar metrics of a results.json document: nested keys joined with '.',
+    the top-level `scenario` echo skipped, lists and nulls skipped; numbers,
+    bools and strings kept."""
+    out: Dict[str, Any] = {}
+
+    def walk(node: Dict[str, Any], prefix: str) -> None:
+        for k, v in node.items():
+            name = f"{prefix}{k}"
+            if isinstance(v, dict):
+                walk(v, name + ".")
+            elif isinstance(v, (bool, int, float, str)):
+                out[name] = v
+
+    walk({k: v for k, v in results.items() if k != "scenario"}, "")
+    return out
+
+
+def _format_value(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _describe(values: Dict[str, Any]) -> str:
+    return ", ".join(f"{p}={_format_value(v)}" for p, v in values.items())
+
+
+def _cell(v: Any) -> Any:
+    """A swept value as a sweep.csv cell: scalars as given, JSON otherwise."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _read_cached(result_dir: str) -> Optional[Dict[str, Any]]:
+    """Metrics of a finished run, or None when it is absent or unreadable."""
+    try:
+        with open(os.path.join(result_dir, "results.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return flatten_metrics(doc) if isinstance(doc, dict) else None
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_path(where: str, path: Any) -> str:
+    if not isinstance(path, str) or not path:
+        raise SweepError(f"{where}: a path must be a non-empty string, got {json.dumps(path)}")
+    if "=" in path or any(not seg for seg in path.split(".")):
+        raise SweepError(f'{where}: "{path}" is not a scenario path like workload.bytes')
+    if path == "seed":
+        raise SweepError(f'{where}: "seed" cannot be swept; use the sweep\'s "seed" and "repetitions"')
+    return path
+
+
+# ----------------------------------------------------------------- planning
+
+
+def load_sweep(path: "str | os.PathLike[str]") -> Dict[str, Any]:
+    """Reads a sweep file (JSON object); raises SweepError."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise SweepError(f"{os.fspath(path)}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:
+        raise SweepError(f"{os.fspath(path)}: not valid JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise SweepError(f"{os.fspath(path)}: a sweep file must be a JSON object")
+    return doc
+
+
+def _check_definition(d: Dict[str, Any], where: str) -> None:
+    for k in d:
+        if k not in SWEEP_KEYS:
+            close = difflib.get_close_matches(k, SWEEP_KEYS, n=1)
+            hint = f'did you mean "{close[0]}"? ' if close else ""
+            raise SweepError(f'{where}: unknown key "{k}" ({hint}known keys: {", ".join(SWEEP_KEYS)})')
+    if "scenario" not in d:
+        raise SweepError(f'{where}: "scenario" is required (a scenario file path or an inline object)')
+    if not isinstance(d["scenario"], (str, dict)) or d["scenario"] == "":
+        raise SweepError(f'{where}: "scenario" must be a path (string) or an inline scenario object')
+    if "name" in d:
+        n = d["name"]
+        if not isinstance(n, str) or not n or n in (".", "..") or "/" in n or "\\" in n:
+            raise SweepError(f'{where}: "name" must be a non-empty string usable as a directory name')
+    if "description" in d and not isinstance(d["description"], str):
+        raise SweepError(f'{where}: "description" must be a string')
+    if "set" in d:
+        s = d["set"]
+        if not isinstance(s, list) or not all(isinstance(x, str) for x in s):
+            raise SweepError(f'{where}: "set" must be a list of "PATH=VALUE" strings')
+    has_grid, has_points = "grid" in d, "points" in d
+    if has_grid == has_points:
+        raise SweepError(f'{where}: exactly one of "grid" and "points" is required')
+    if has_grid:
+        g = d["grid"]
+        if not isinstance(g, dict) or not g:
+            raise SweepError(f'{where}: "grid" must be a non-empty object: path -> list of values')
+        for p, vals in g.items():
+            _check_path(f"{where}: grid", p)
+            if not isinstance(vals, list) or not vals:
+                raise SweepError(f'{where}: grid "{p}" must be a non-empty list of values')
+    else:
+        pts = d["points"]
+        if not isinstance(pts, list) or not pts:
+            raise SweepError(f'{where}: "points" must be a non-empty list of objects (path -> value)')
+        for i, pt in enumerate(pts):
+            if not isinstance(pt, dict):
+                raise SweepError(f"{where}: points[{i}] must be an object (path -> value)")
+            for p in pt:
+                _check_path(f"{where}: points[{i}]", p)
+    if "repetitions" in d and (not _is_int(d["repetitions"]) or d["repetitions"] < 1):
+        raise SweepError(f'{where}: "repetitions" must be an integer >= 1')
+    if "seed" in d and (not _is_int(d["seed"]) or d["seed"] < 1):
+        raise SweepError(f'{where}: "seed" must be a positive integer')
+    if "out" in d and (not isinstance(d["out"], str) or not d["out"]):
+        raise SweepError(f'{where}: "out" must be a non-empty path string')
+
+
+def _expand(d: Dict[str, Any]) -> "tuple[List[str], List[Dict[str, Any]]]":
+    """(swept paths in column order, one {path: value} per point)."""
+    if "grid" in d:
+        paths = list(d["grid"])
+        return paths, [dict(zip(paths, combo)) for combo in itertools.product(*(d["grid"][p] for p in paths))]
+    paths: List[str] = []
+    for pt in d["points"]:
+        paths.extend(p for p in pt if p not in paths)
+    return paths, [dict(pt) for pt in d["points"]]
+
+
+def plan_sweep(
+    sweep: "str | os.PathLike[str] | Dict[str, Any]",
+    out: "str | os.PathLike[str] | None" = None,
+    *,
+    base_dir: "str | os.PathLike[str] | None" = None,
+) -> Plan:
+    """Loads, checks, expands and validates a sweep without running anything.
+
+    `sweep` is a sweep file path or a dict. Relative paths inside a dict
+    resolve against `base_dir` (default: the current directory); inside a
+    file, against the file's directory. Raises SweepError naming the first
+    problem (for a point: "point 3 (workload.bytes=1026): <scenario error>").
+    """
+    if isinstance(sweep, dict):
+        definition = copy.deepcopy(sweep)
+        source = None
+        sweep_dir = os.path.abspath(base_dir if base_dir is not None else os.getcwd())
+        where = "sweep"
+        default_name = "sweep"
+    else:
+        source = os.path.abspath(os.fspath(sweep))
+        definition = load_sweep(source)
+        sweep_dir = os.path.abspath(base_dir) if base_dir is not None else os.path.dirname(source)
+        where = os.fspath(sweep)
+        default_name = os.path.splitext(os.path.basename(source))[0]
+    _check_definition(definition, where)
+
+    name = definition.get("name", default_name)
+    if out is None:
+        out = definition.get("out", os.path.join("out", "sweeps", name))
+    out = os.path.abspath(os.fspath(out))
+
+    scenario = definition["scenario"]
+    try:
+        if isinstance(scenario, str):
+            scenario_path = os.path.join(sweep_dir, scenario)
+            doc = inasim.load(scenario_path)
+            scenario_dir = os.path.dirname(os.path.abspath(scenario_path))
+        else:
+            doc = copy.deepcopy(scenario)
+            scenario_dir = sweep_dir
+        for s in definition.get("set", []):
+            inasim.apply_set(doc, s)
+    except inasim.ScenarioError as e:
+        raise SweepError(f"{where}: scenario: {e}") from None
+
+    paths, points = _expand(definition)
+    reps = definition.get("repetitions", 1)
+    runs: List[Run] = []
+    for i, values in enumerate(points):
+        label = f"point {i} ({_describe(values)})" if values else f"point {i}"
+        point_doc = copy.deepcopy(doc)
+        try:
+            for p, v in values.items():
+                inasim.apply_set(point_doc, f"{p}={json.dumps(v)}")
+        except inasim.ScenarioError as e:
+            raise SweepError(f"{label}: {e}") from None
+        base_seed = definition.get("seed")
+        first: Optional[Dict[str, Any]] = None
+        if base_seed is None:
+            try:
+                first = inasim.validate(copy.deepcopy(point_doc), base_dir=scenario_dir)
+            except inasim.ScenarioError as e:
+                raise SweepError(f"{label}: {e}") from None
+            base_seed = first["seed"]
+        for r in range(reps):
+            if r == 0 and first is not None:
+                resolved = first
+            else:
+                try:
+                    resolved = inasim.validate(copy.deepcopy(point_doc), seed=base_seed + r, base_dir=scenario_dir)
+                except inasim.ScenarioError as e:
+                    rep = f", repetition {r}" if reps > 1 else ""
+                    raise SweepError(f"{label}{rep}: {e}") from None
+            runs.append(Run(i, r, int(resolved.get("seed", base_seed + r)), cache_key(resolved), values, resolved))
+
+    return Plan(name, definition, source, scenario_dir, out, paths, runs)
+
+
+# ---------------------------------------------------------------- execution
+
+_RUN_LOCK = threading.Lock()  # ns-3 is not thread-safe: one simulation per process
+
+
+def run_point(resolved: Dict[str, Any], out: str, base_dir: Optional[str] = None) -> Dict[str, Any]:
+    """Runs one resolved scenario, writes its results to OUT/cache/<key>/
+    (atomically: a temporary sibling renamed into place) and returns its
+    flattened metrics. This is the task local workers and Dask workers run;
+    it only depends on its arguments."""
+    target = os.path.join(out, "cache", cache_key(resolved))
+    with _RUN_LOCK:
+        result = inasim.run(resolved, base_dir=base_dir)
+    result.write(target)
+    return flatten_metrics(result.json)
+
+
+def _fmt_time(s: float) -> str:
+    s = int(max(0, s))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+class _Progress:
+    """`[12/40] 30% elapsed 0:12 eta 0:28` on one stderr line, redrawn with \\r."""
+
+    def __init__(self, total: int, done: int, enabled: bool, stream=None):
+        self.total, self.done, self.start_done = total, done, done
+        self.enabled = enabled and total > 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.t0 = time.monotonic()
+        self.lock = threading.Lock()
+        self.width = 0
+        self.stop = threading.Event()
+        self.thread = None
+        if self.enabled:
+            self.draw()
+            self.thread = threading.Thread(target=self._tick, name="inasim-sweep-progress", daemon=True)
+            self.thread.start()
+
+    def _tick(self) -> None:
+        while not self.stop.wait(1.0):
+            self.draw()
+
+    def draw(self) -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            elapsed = time.monotonic() - self.t0
+            ran = self.done - self.start_done
+            left = self.total - self.done
+            if left == 0:
+                eta = "0:00"
+            elif ran > 0:
+                eta = _fmt_time(elapsed / ran * left)
+            else:
+                eta = "?"
+            pct = 100 * self.done // self.total
+            line = f"[{self.done}/{self.total}] {pct}% elapsed {_fmt_time(elapsed)} eta {eta}"
+            pad = " " * max(0, self.width - len(line))
+            self.width = len(line)
+            self.stream.write("\r" + line + pad)
+            self.stream.flush()
+
+    def update(self, n: int = 1) -> None:
+        with self.lock:
+            self.done += n
+        self.draw()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stop.set()
+            if self.thread is not None:
+                self.thread.join()
+            self.draw()
+            self.stream.write("\n")
+            self.stream.flush()
+            self.enabled = False
+
+
+Todo = List[Run]
+Done = Callable[[Run, "concurrent.futures.Future[Any] | Any"], None]
+
+
+def _execute_local(todo: Todo, plan: Plan, jobs: int, on_done: Done) -> None:
+    ctx = multiprocessing.get_context("spawn")  # never fork a process that may hold ns-3 state
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx)
+    futures = {}
+    try:
+        for run in todo:
+            futures[pool.submit(run_point, run.resolved, plan.out, plan.base_dir)] = run
+        for fut in concurrent.futures.as_completed(futures):
+            on_done(futures[fut], fut)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _execute_dask(todo: Todo, plan: Plan, scheduler: Any, on_done: Done) -> None:
+    try:
+        import distributed
+    except ImportError:
+        raise SweepError("--scheduler needs the Python package distributed (apt-get install python3-distributed)") from None
+    own = None
+    if isinstance(scheduler, distributed.Client):
+        client = scheduler
+    elif isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address"):
+        try:
+            client = own = distributed.Client(scheduler)
+        except (OSError, TimeoutError) as e:
+            raise SweepError(f"--scheduler {scheduler}: cannot connect: {e}") from None
+    else:
+        raise SweepError(
+            f"scheduler: expected an address like tcp://HOST:8786, a distributed.Client or a cluster, got {scheduler!r}"
+        )
+    try:
+        tag = uuid.uuid4().hex[:8]
+        futures = {}
+        for run in todo:
+            fut = client.submit(
+                run_point, run.resolved, plan.out, plan.base_dir, key=f"inasim-{run.key[:16]}-{tag}", pure=False
+            )
+            futures[fut.key] = (fut, run)
+        try:
+            for fut in distributed.as_completed([f for f, _ in futures.values()]):
+                on_done(futures[fut.key][1], fut)
+        except BaseException:
+            client.cancel([f for f, _ in futures.values()])
+            raise
+    finally:
+        if own is not None:
+            own.close()
+
+
+def run_sweep(
+    sweep: "str | os.PathLike[str] | Dict[str, Any]",
+    out: "str | os.PathLike[str] | None" = None,
+    jobs: Optional[int] = None,
+    scheduler: Any = None,
+    progress: Optional[bool] = None,
+    resume: bool = True,
+    *,
+    base_dir: "str | os.PathLike[str] | None" = None,
+):
+    """Runs a sweep and returns its table (a pandas DataFrame, also written
+    to OUT/sweep.csv).
+
+    sweep: sweep file path or dict (docs/SWEEPS.md). out: output directory
+    (default: the sweep's "out", else out/sweeps/<name>, relative to the
+    current directory). jobs: local worker processes (default os.cpu_count()).
+    scheduler: None (local processes), "tcp://HOST:PORT", a distributed.Client
+    or a cluster object (e.g. distributed.LocalCluster). progress: None = when
+    stderr is a terminal. resume: skip runs whose OUT/cache/<key>/results.json
+    exists. base_dir: where a dict sweep's relative scenario path resolves.
+
+    Raises SweepError (bad input; nothing has run) or SweepRunError (some runs
+    raised; the others are cached). DataFrame.attrs holds "out", "ran" and
+    "cached" (lists of cache keys).
+    """
+    import pandas as pd
+
+    if jobs is None:
+        jobs = os.cpu_count() or 1
+    if not _is_int(jobs) or jobs < 1:
+        raise SweepError(f"jobs: must be an integer >= 1, got {jobs!r}")
+    plan = plan_sweep(sweep, out, base_dir=base_dir)
+
+    # Unique runs (two points may resolve to the same scenario: run it once).
+    by_key: Dict[str, List[Run]] = {}
+    for run in plan.runs:
+        by_key.setdefault(run.key, []).append(run)
+
+    os.makedirs(plan.cache_dir, exist_ok=True)
+    metrics: Dict[str, Dict[str, Any]] = {}
+    cached: List[str] = []
+    if resume:
+        for key in by_key:
+            m = _read_cached(plan.result_dir(key))
+            if m is not None:
+                metrics[key] = m
+                cached.append(key)
+    todo = [runs[0] for key, runs in by_key.items() if key not in metrics]
+
+    if progress is None:
+        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    bar = _Progress(len(plan.runs), sum(len(by_key[k]) for k in cached), bool(progress))
+    failures: List[str] = []
+
+    def on_done(run: Run, fut: Any) -> None:
+        try:
+            metrics[run.key] = fut.result()
+        except BaseException as e:  # noqa: BLE001 - reported below, the sweep goes on
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            label = f"point {run.point}" + (f" ({_describe(run.values)})" if run.values else "")
+            if isinstance(e, ImportError) and "inasim" in msg:
+                msg += " (workers need PYTHONPATH=REPO/python:REPO/build/python, see docs/SWEEPS.md)"
+            failures.append(f"{label}, seed {run.seed}: {type(e).__name__}{': ' + msg if msg else ''}")
+        bar.update(len(by_key[run.key]))
+
+    try:
+        if todo:
+            if scheduler is None:
+                _execute_local(todo, plan, jobs, on_done)
+            else:
+                _execute_dask(todo, plan, scheduler, on_done)
+    finally:
+        bar.close()
+
+    if failures:
+        more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise SweepRunError(
+            f"{len(failures)} of {len(todo)} runs failed; the others are cached in {plan.cache_dir}, "
+            f"run again to resume: {failures[0]}{more}"
+        )
+
+    rows = []
+    metric_names = set()
+    for run in plan.runs:
+        row: Dict[str, Any] = {"point": run.point, "repetition": run.repetition, "seed": run.seed, "key": run.key}
+        for p in plan.paths:
+            row[p] = _cell(run.values[p]) if p in run.values else None
+        for k, v in metrics[run.key].items():
+            if k not in row:  # a swept path equal to a metric name keeps the swept value
+                row[k] = v
+                metric_names.add(k)
+        rows.append(row)
+    columns = list(FIXED_COLUMNS) + plan.paths + sorted(metric_names)
+    df = pd.DataFrame(rows, columns=columns)
+
+    os.makedirs(plan.out, exist_ok=True)
+    _write_atomic(os.path.join(plan.out, "sweep.csv"), df.to_csv(index=False))
+    echo = {
+        "name": plan.name,
+        "inasim_version": inasim.version(),
+        "sweep_file": plan.source,
+        "scenario_base_dir": plan.base_dir,
+        "sweep": plan.definition,
+        "swept": plan.paths,
+        "points": [
+            {"point": r.point, "repetition": r.repetition, "seed": r.seed, "key": r.key, "values": r.values}
+            for r in plan.runs
+        ],
+    }
+    _write_atomic(os.path.join(plan.out, "sweep.json"), json.dumps(echo, indent=2) + "\n")
+    df.attrs.update({"out": plan.out, "ran": [r.key for r in todo], "cached": cached})
+    return df
+
+
+# ---------------------------------------------------------------------- CLI
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """`inasim sweep` / `python3 -m inasim.sweep`. Returns the exit status:
+    0 ok, 1 a run failed or some result is not correct, 2 bad input."""
+    parser = argparse.ArgumentParser(
+        prog="inasim sweep",
+        description="Run a parameter sweep over a scenario (docs/SWEEPS.md).",
+    )
+    parser.add_argument("sweep", metavar="SWEEP.json", help="sweep file")
+    parser.add_argument("--out", metavar="DIR", help="output directory (default: the sweep's out, else out/sweeps/NAME)")
+    parser.add_argument("--jobs", "-j", metavar="N", type=int, help="local worker processes (default: CPU count)")
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on a Dask cluster instead")
+    parser.add_argument("--no-resume", action="store_true", help="re-run points whose results are cached")
+    parser.add_argument("--progress", choices=("auto", "on", "off"), default="auto", help="progress bar on stderr")
+    parser.add_argument("--dry-run", action="store_true", help="validate and list the runs, run nothing")
+    args = parser.parse_args(argv)
+
+    def fail(msg: str, status: int) -> int:
+        print(f"inasim sweep: {msg}", file=sys.stderr)
+        return status
+
+    try:
+        if args.dry_run:
+            plan = plan_sweep(args.sweep, args.out)
+            keys = {r.key for r in plan.runs}
+            done = sum(_read_cached(plan.result_dir(k)) is not None for k in keys)
+            for r in plan.runs:
+                vals = f" {_describe(r.values)}" if r.values else ""
+                print(f"point {r.point} repetition {r.repetition} seed {r.seed} key {r.key[:12]}{vals}")
+            print(f"sweep {plan.name}: {len(plan.runs)} runs, {len(keys)} distinct, {done} cached -> {plan.out}")
+            return 0
+        df = run_sweep(
+            args.sweep,
+            out=args.out,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            progress={"auto": None, "on": True, "off": False}[args.progress],
+            resume=not args.no_resume,
+        )
+    except SweepError as e:
+        return fail(str(e), 2)
+    except SweepRunError as e:
+        return fail(str(e), 1)
+    except KeyboardInterrupt:
+        return fail("interrupted (finished runs are cached; run again to resume)", 130)
+
+    out = df.attrs["out"]
+    print(
+        f"sweep: {len(df)} runs ({len(df.attrs['ran'])} ran, {len(df.attrs['cached'])} cached) "
+        f"-> {os.path.join(out, 'sweep.csv')}"
+    )
+    if "correct" in df.columns:
+        bad = df[df["correct"].map(lambda v: not v == True)]  # noqa: E712 (numpy bools; NaN = missing)
+        if len(bad):
+            which = ", ".join(f"point {p} repetition {r}" for p, r in zip(bad["point"], bad["repetition"]))
+            return fail(f"{len(bad)} run(s) not correct: {which}", 1)
+    return 0
+
+
+if __name__ == "__main__":
+    # Re-import under the package name so that pickled tasks refer to
+    # inasim.sweep.run_point (importable on workers), not __main__.run_point.
+    from inasim.sweep import main as _main
+
+    sys.exit(_main())

@@ -1,0 +1,192 @@
+"""`inasim compare` (python/inasim/compare.py): the report, its table and
+charts, compare.csv, each run's results, unknown protocols, background FCT,
+the protocol registry, and the command line.
+
+Run by ctest (test `python_compare`) with PYTHONPATH=python:build/python, or:
+
+    PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_compare.py
+"""
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import inasim
+
+    if not hasattr(inasim, "run"):  # python/ alone imports as an empty namespace package
+        raise ImportError("inasim has no run(): the _inasim extension is not built or not on PYTHONPATH")
+    from inasim import compare as cmp
+except ImportError as e:
+    pytest.skip(f"cannot import inasim ({e}); set PYTHONPATH=python:build/python", allow_module_level=True)
+
+pd = pytest.importorskip("pandas")
+
+SOURCE_DIR = Path(os.environ.get("INASIM_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+DEFAULT = SOURCE_DIR / "scenarios" / "default.json"
+PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SMALL = ["workload.bytes=262144"]
+BACKGROUND = ['background.flows={"stop_us":50,"load":0.2}', 'topology={"type":"fat_tree","k":4}',
+              "workload.bytes=65536"]
+
+
+def table_rows(report: str):
+    """The results table of a markdown report: list of cell lists (header first)."""
+    lines = [l for l in report.splitlines() if l.startswith("| protocol |")]
+    assert len(lines) == 1, report
+    start = report.splitlines().index(lines[0])
+    rows = []
+    for l in report.splitlines()[start:]:
+        if not l.startswith("|"):
+            break
+        rows.append([c.strip() for c in l.strip().strip("|").split("|")])
+    return rows[0], rows[2:]
+
+
+@pytest.fixture(scope="module")
+def ring(tmp_path_factory):
+    out = tmp_path_factory.mktemp("compare") / "default"
+    df = cmp.compare(DEFAULT, ["ring"], sets=SMALL, out=out)
+    return out, df
+
+
+def test_report_has_the_table_with_a_ring_row(ring):
+    out, df = ring
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert report.startswith("# Protocol comparison: default\n")
+    assert inasim.version() in report
+    header, rows = table_rows(report)
+    assert header == [cmp.HEADERS[c] for c in cmp.COLUMNS]
+    assert [r[0] for r in rows] == ["ring"]
+    row = dict(zip(cmp.COLUMNS, rows[0]))
+    assert row["correct"] == "yes"
+    assert row["bg_fct_p99_s"] == "—"  # no background traffic
+    assert float(row["time_s"]) > 0 and float(row["goodput_gbps"]) > 0
+
+
+def test_report_images_exist(ring):
+    out, _ = ring
+    report = (out / "report.md").read_text(encoding="utf-8")
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report)
+    assert len(links) >= 2
+    for link in links:
+        assert not os.path.isabs(link)
+        assert (out / link).read_bytes()[:8] == PNG_MAGIC, link
+    for link in re.findall(r"\]\(([^)]+\.(?:csv|json))\)", report):
+        assert (out / link).is_file(), link
+
+
+def test_compare_csv_and_dataframe_match_the_results(ring):
+    out, df = ring
+    csv = pd.read_csv(out / "compare.csv")
+    assert list(csv.columns) == list(cmp.COLUMNS) == list(df.columns)
+    assert list(csv["protocol"]) == ["ring"]
+    r = json.loads((out / "ring" / "results.json").read_text())
+    row = df.iloc[0]
+    assert row["time_s"] == r["workload"]["mean_duration_s"]
+    assert row["goodput_gbps"] == pytest.approx(262144 * 8 / r["workload"]["mean_duration_s"] / 1e9)
+    assert row["wire_bytes_per_host"] == pytest.approx(r["network"]["host_link_wire_bytes"] / r["workload"]["ranks"])
+    # A ring rank sends and receives 2|U|(n-1)/n each (SwitchML Sec. 3: 4|U|(n-1)/n), plus framing.
+    payload = 4 * 262144 * 7 / 8
+    assert payload < row["wire_bytes_per_host"] < payload * 1.15
+    assert math.isnan(row["bg_fct_p99_s"]) and math.isnan(csv["bg_fct_p99_s"][0])
+    assert bool(row["correct"]) is True and bool(csv["correct"][0]) is True
+    assert r["workload"]["protocol"] == "ring" and r["workload"]["bytes"] == 262144
+    for f in ("collectives.csv", "summary.txt"):
+        assert (out / "ring" / f).is_file()
+
+
+def test_unknown_protocol_names_the_known_ones(tmp_path, capsys):
+    out = tmp_path / "x"
+    with pytest.raises(cmp.UnknownProtocolError, match=r'unknown protocol "nope" \(known protocols: ring\)'):
+        cmp.compare(DEFAULT, ["ring", "nope"], out=out)
+    assert not out.exists()  # nothing ran, nothing written
+    assert cmp.main([str(DEFAULT), "--protocols", "ring,nope", "--out", str(out)]) == 2
+    assert "known protocols: ring" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_bad_scenario_input_is_exit_2(tmp_path, capsys):
+    out = tmp_path / "x"
+    assert cmp.main([str(DEFAULT), "--protocols", "ring", "--set", "workload.bytes=3", "--out", str(out)]) == 2
+    assert "workload.bytes" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_background_flows_give_a_numeric_p99_fct(tmp_path):
+    out = tmp_path / "bg"
+    df = cmp.compare(DEFAULT, "ring", sets=BACKGROUND, out=out)
+    r = json.loads((out / "ring" / "results.json").read_text())
+    p99 = r["background"]["flows"]["fct"]["all"]["fct_s"]["p99"]
+    assert isinstance(p99, float) and p99 > 0
+    assert df.iloc[0]["bg_fct_p99_s"] == p99
+    assert bool(df.iloc[0]["correct"]) is True
+    _, rows = table_rows((out / "report.md").read_text(encoding="utf-8"))
+    cell = dict(zip(cmp.COLUMNS, rows[0]))["bg_fct_p99_s"]
+    assert float(cell) == pytest.approx(p99, rel=1e-3)
+
+
+def test_registered_protocols_run_on_the_same_scenario(tmp_path, monkeypatch):
+    # A stand-in for a future protocol: the ring with a small window.
+    def ring_w4(doc):
+        cmp._ring(doc)
+        doc["workload"].setdefault("ring", {})["window_packets"] = 4
+
+    monkeypatch.setitem(cmp.PROTOCOLS, "ring-w4", ring_w4)
+    out = tmp_path / "two"
+    df = cmp.compare(DEFAULT, "ring,ring-w4", sets=["workload.bytes=65536", "topology.hosts=4"], out=out,
+                     fmt="html")
+    assert list(df["protocol"]) == ["ring", "ring-w4"] and df["correct"].all()
+    a, b = (json.loads((out / p / "results.json").read_text()) for p in ("ring", "ring-w4"))
+    assert a["scenario"]["workload"]["ring"]["window_packets"] == 64
+    assert b["scenario"]["workload"]["ring"]["window_packets"] == 4
+    assert a["seed"] == b["seed"] and a["scenario"]["topology"] == b["scenario"]["topology"]
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>ring</td>" in html and "<td>ring-w4</td>" in html
+    for src in re.findall(r'<img src="([^"]+)"', html):
+        assert (out / src).read_bytes()[:8] == PNG_MAGIC
+    bars = pd.read_csv(out / "time.csv")
+    assert list(bars["series"]) == ["ring", "ring-w4"]
+
+
+def test_protocol_edit_drops_other_workload_keys():
+    doc = {"topology": {"type": "single_rack", "hosts": 4},
+           "workload": {"type": "permutation", "flow_bytes": 1000, "hosts": "all", "switchml": {"x": 1}}}
+    d = cmp.protocol_scenario(doc, "ring")
+    assert d["workload"] == {"type": "allreduce", "protocol": "ring", "hosts": "all"}
+    assert doc["workload"]["type"] == "permutation"  # the input is not modified
+    inasim.validate(d)
+
+
+def test_unfinished_run_is_reported_not_correct_exit_1(tmp_path, capsys):
+    out = tmp_path / "short"
+    rc = cmp.main([str(DEFAULT), "--protocols", "ring", "--set", "workload.bytes=65536",
+                   "--set", "stop.max_sim_time_ms=0.001", "--out", str(out), "--quiet"])
+    assert rc == 1
+    assert "not correct: ring" in capsys.readouterr().err
+    _, rows = table_rows((out / "report.md").read_text(encoding="utf-8"))
+    row = dict(zip(cmp.COLUMNS, rows[0]))
+    assert row["correct"] == "no" and row["time_s"] == "—"
+
+
+def test_command_line_via_python_m_inasim(tmp_path):
+    import _inasim
+
+    env = dict(os.environ)
+    paths = [str(Path(inasim.__file__).resolve().parents[1]), str(Path(_inasim.__file__).resolve().parent)]
+    env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["MPLBACKEND"] = "Agg"
+    p = subprocess.run([PYTHON, "-m", "inasim", "compare", str(DEFAULT), "--protocols", "ring",
+                        "--set", "workload.bytes=65536", "--set", "topology.hosts=4", "--format", "html"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "out" / "compare" / "default"  # the default output directory
+    assert (out / "report.html").is_file() and (out / "compare.csv").is_file()
+    assert "ring" in p.stdout and "report.html" in p.stdout
