@@ -347,6 +347,18 @@ def _write_csv(rows: List[dict], path: Path) -> None:
     os.replace(tmp, path)
 
 
+def _finish(fig, rows, stem: Path, title=None):
+    """Title, layout, then the PNG and the CSV of every plotted number."""
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    png = stem.with_name(stem.name + ".png")
+    _write_png(fig, png)
+    csv_path = stem.with_name(stem.name + ".csv")
+    _write_csv(rows, csv_path)
+    return png, csv_path
+
+
 def save_panels(path_stem: PathLike, figures: Sequence[Figure], title: Optional[str] = None,
                 ncols: Optional[int] = None, panel_size: Tuple[float, float] = (4.6, 3.5)) -> Tuple[Path, Path]:
     """Draws `figures` as panels (a), (b), ... of one image (a single figure
@@ -368,14 +380,7 @@ def save_panels(path_stem: PathLike, figures: Sequence[Figure], title: Optional[
             ax = fig.add_subplot(nrows, ncols, i + 1)
             f._draw(ax, letters[i])
             rows.extend(f.rows(letters[i] or "a"))
-        if title:
-            fig.suptitle(title)
-        fig.tight_layout()
-        png = stem.with_name(stem.name + ".png")
-        _write_png(fig, png)
-    csv_path = stem.with_name(stem.name + ".csv")
-    _write_csv(rows, csv_path)
-    return png, csv_path
+        return _finish(fig, rows, stem, title)
 
 
 def bar_table(table: Any, metrics: Sequence[Tuple[str, str, str]], path_stem: PathLike, title: str,
@@ -435,11 +440,4 @@ def bar_table(table: Any, metrics: Sequence[Tuple[str, str, str]], path_stem: Pa
             for g, v in zip(groups, vals):
                 rows.append({"panel": letters[i] or "a", "series": g, "kind": "sim", "x": column, "y": v,
                              "x_label": group, "y_label": y_label, "source": ""})
-        if title:
-            fig.suptitle(title)
-        fig.tight_layout()
-        png = stem.with_name(stem.name + ".png")
-        _write_png(fig, png)
-    csv_path = stem.with_name(stem.name + ".csv")
-    _write_csv(rows, csv_path)
-    return png, csv_path
+        return _finish(fig, rows, stem, title)

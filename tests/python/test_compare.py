@@ -12,26 +12,17 @@ import math
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-try:
-    import inasim
+from helpers import DEFAULT, PNG_MAGIC, PYTHON, import_inasim
 
-    if not hasattr(inasim, "run"):  # python/ alone imports as an empty namespace package
-        raise ImportError("inasim has no run(): the _inasim extension is not built or not on PYTHONPATH")
-    from inasim import compare as cmp
-except ImportError as e:
-    pytest.skip(f"cannot import inasim ({e}); set PYTHONPATH=python:build/python", allow_module_level=True)
+inasim = import_inasim()
+from inasim import compare as cmp
 
 pd = pytest.importorskip("pandas")
 
-SOURCE_DIR = Path(os.environ.get("INASIM_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-DEFAULT = SOURCE_DIR / "scenarios" / "default.json"
-PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SMALL = ["workload.bytes=262144"]
 BACKGROUND = ['background.flows={"stop_us":50,"load":0.2}', 'topology={"type":"fat_tree","k":4}',
               "workload.bytes=65536"]

@@ -13,25 +13,17 @@ import hashlib
 import math
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-try:
-    import inasim
+from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, import_inasim
 
-    if not hasattr(inasim, "run"):  # python/ alone imports as an empty namespace package
-        raise ImportError("inasim has no run(): the _inasim extension is not built or not on PYTHONPATH")
-    from inasim import plot
-except ImportError as e:
-    pytest.skip(f"cannot import inasim ({e}); set PYTHONPATH=python:build/python", allow_module_level=True)
+inasim = import_inasim()
+from inasim import plot
 
-SOURCE_DIR = Path(os.environ.get("INASIM_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 SCRIPT = SOURCE_DIR / "analysis" / "fig_ring_allreduce.py"
 SMALL_SCENARIO = SOURCE_DIR / "scenarios" / "figures" / "ring-allreduce-small.json"
-PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 HOSTS = [4, 8]
 SIZES = [65536, 262144]

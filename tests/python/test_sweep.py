@@ -8,7 +8,6 @@ Run by ctest (test `python_sweep`) with PYTHONPATH=python:build/python, or:
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,19 +15,13 @@ from pathlib import Path
 
 import pytest
 
-try:
-    import inasim
+from helpers import DEFAULT, SOURCE_DIR, import_inasim
 
-    if not hasattr(inasim, "run"):  # python/ alone imports as an empty namespace package
-        raise ImportError("inasim has no run(): the _inasim extension is not built or not on PYTHONPATH")
-    from inasim import sweep as sw
-except ImportError as e:
-    pytest.skip(f"cannot import inasim ({e}); set PYTHONPATH=python:build/python", allow_module_level=True)
+inasim = import_inasim()
+from inasim import sweep as sw
 
 pd = pytest.importorskip("pandas")
 
-SOURCE_DIR = Path(os.environ.get("INASIM_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-DEFAULT = SOURCE_DIR / "scenarios" / "default.json"
 RING_SMALL = SOURCE_DIR / "scenarios" / "sweeps" / "ring-small.json"
 
 HOSTS = [4, 8]
