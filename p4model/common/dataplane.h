@@ -55,6 +55,9 @@ class Dataplane {
   virtual void OnTimer(uint64_t cookie, Picoseconds now, Emitter& out) {}
   /// Registers and counters as JSON text, for tests and `--dump`.
   virtual std::string DumpState() const { return "{}"; }
+  /// Pipeline passes (1 + recirculations) the last Process() took. Its latency
+  /// already reaches the switch through Emit's argument; tools and tests read this.
+  virtual uint32_t LastPasses() const { return 1; }
 
   void AttachTimers(TimerService* timers) { timers_ = timers; }
 

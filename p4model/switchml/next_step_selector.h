@@ -1,0 +1,74 @@
+// NextStepSelector (next_step_selector.p4) with the controller's entries as data.
+#pragma once
+
+#include "p4model/switchml/controls.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace inasim::p4::switchml {
+
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:24
+class NextStepSelector {
+ public:
+  enum class Action {
+    recirculate_for_CONSUME1,
+    recirculate_for_CONSUME2_same_port_next_pipe,
+    recirculate_for_CONSUME3_same_port_next_pipe,
+    recirculate_for_HARVEST1,
+    recirculate_for_HARVEST2,
+    recirculate_for_HARVEST3,
+    recirculate_for_HARVEST4,
+    recirculate_for_HARVEST5,
+    recirculate_for_HARVEST6,
+    recirculate_for_HARVEST7,
+    finish_consume,
+    broadcast,
+    retransmit,
+    drop,
+  };
+  /// A controller-installed entry of table next_step (lower priority wins).
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:156
+  struct Entry {
+    Ternary packet_size;
+    Ternary worker_id;
+    Ternary packet_type;
+    Ternary first_last_flag;
+    Ternary map_result;
+    int priority;
+    Action action;
+    uint16_t recirc_port;
+  };
+
+  /// Where the packet goes after this ingress pass.
+  struct Decision {
+    enum class Kind { kDrop, kRecirculate, kMulticast, kUnicast } kind = Kind::kDrop;
+    uint16_t port = 0;  ///< recirculation (Tofino) port, or unicast (simulator) port
+    uint16_t mgid = 0;
+  };
+
+  /// Per pool-index counters of next_step (summed over pipes).
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:37
+  struct Counters {
+    uint64_t broadcast = 0, retransmit = 0, recirculate = 0, drop = 0;
+  };
+
+  explicit NextStepSelector(bool folded_pipe) { add_default_entries(folded_pipe); }
+
+  const std::vector<Entry>& entries() const { return entries_; }
+  const std::map<uint32_t, Counters>& counters() const { return counters_; }
+
+  // Table next_step; `tofino_ingress_port` is this pass's ingress (dev) port.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:150
+  Decision apply(header_t& hdr, ingress_metadata_t& ig_md, uint16_t tofino_ingress_port);
+
+ private:
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:62
+  void add_default_entries(bool folded_pipe);
+
+  std::vector<Entry> entries_;  // sorted by priority
+  std::map<uint32_t, Counters> counters_;
+};
+
+}  // namespace inasim::p4::switchml

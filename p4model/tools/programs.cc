@@ -1,0 +1,37 @@
+#include "p4model/tools/programs.h"
+
+#include "p4model/switchml/config.h"
+#include "p4model/switchml/switchml_dataplane.h"
+
+#include <functional>
+#include <utility>
+
+namespace inasim::p4tools {
+
+namespace {
+
+using Factory = std::function<std::unique_ptr<p4::Dataplane>(const std::string&)>;
+
+// One row per program; each later protocol adds its own.
+const std::pair<const char*, Factory> kPrograms[] = {
+    {"switchml",
+     [](const std::string& config) {
+       return std::make_unique<p4::switchml::SwitchMLDataplane>(p4::switchml::SwitchMLConfig::FromJson(config));
+     }},
+};
+
+}  // namespace
+
+std::unique_ptr<p4::Dataplane> MakeProgram(const std::string& name, const std::string& config_json) {
+  for (const auto& [n, make] : kPrograms)
+    if (name == n) return make(config_json);
+  return nullptr;
+}
+
+std::string ProgramNames() {
+  std::string s;
+  for (const auto& [n, make] : kPrograms) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
+
+}  // namespace inasim::p4tools

@@ -1,0 +1,93 @@
+"""`inasim-p4 replay`: a dataplane model driven with hex packets from JSON lines,
+without ns-3 (here the SwitchML model: a 2-worker job in 256 B mode)."""
+
+import json
+import os
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import SOURCE_DIR
+
+BIN_DIR = Path(os.environ["INASIM_BIN"]).parent if os.environ.get("INASIM_BIN") else SOURCE_DIR / "build"
+P4 = BIN_DIR / "inasim-p4"
+if not os.access(P4, os.X_OK):
+    if os.environ.get("INASIM_BIN"):
+        raise RuntimeError(f"{P4} is not built")
+    pytest.skip(f"{P4} is not built", allow_module_level=True)
+
+SWITCH_MAC, SWITCH_IP = "02:00:00:00:00:fe", "10.0.0.254"
+CONFIG = {
+    "switch_mac": SWITCH_MAC,
+    "switch_ip": SWITCH_IP,
+    "packet_size": 256,
+    "workers": [{"id": w, "port": 10 + w, "mac": f"02:00:00:00:00:0{w + 1}", "ip": f"10.0.0.{w + 1}"} for w in (0, 1)],
+}
+
+
+def checksum(header: bytes) -> int:
+    s = sum(struct.unpack("!10H", header))
+    while s > 0xFFFF:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def worker_packet(w: int, values, slot=0, job=7, tsi=0x11223344) -> bytes:
+    """Ethernet / IPv4 / UDP / switchml_h (8 B) / exponents (2 B) / 64 x int32."""
+    data = struct.pack("!64i", *values)
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + 10 + len(data), 0x1234, 0x4000, 63, 17, 0,
+                               bytes([10, 0, 0, w + 1]), bytes([10, 0, 0, 254])))
+    ip[10:12] = struct.pack("!H", checksum(bytes(ip)))
+    udp = struct.pack("!HHHH", 20000 + w, 0xBEE0 + w, 8 + 10 + len(data), 0)
+    sml = struct.pack("!BBIH", 0x01, job, tsi, slot & 0x3FFF) + b"\x00\x00"  # msg_type 0, size 256 B
+    eth = bytes.fromhex(SWITCH_MAC.replace(":", "")) + bytes([2, 0, 0, 0, 0, w + 1]) + b"\x08\x00"
+    return eth + bytes(ip) + udp + sml + data
+
+
+def replay(tmp_path, lines, *extra):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps(CONFIG))
+    return subprocess.run([str(P4), "replay", "switchml", "--config", str(cfg), *extra],
+                          input="".join(json.dumps(l) + "\n" for l in lines), capture_output=True, text=True)
+
+
+def test_two_workers_reduce_and_every_worker_gets_the_sum(tmp_path):
+    a = [i - 32 for i in range(64)]
+    b = [1000 * i for i in range(64)]
+    a[1] = 2**31 - 1
+    b[1] = 5  # int32 wrap-around: (2^31 - 1) + 5
+    p = replay(tmp_path, [{"port": 10, "hex": worker_packet(0, a).hex()},
+                          {"port": 11, "hex": worker_packet(1, b).hex()}], "--dump")
+    assert p.returncode == 0, p.stderr
+    first, second = (json.loads(l) for l in p.stdout.splitlines())
+    assert first["claimed"] and first["out"] == []  # consumed into the registers
+    assert first["state"] != {}
+    assert second["claimed"] and len(second["out"]) == 2
+    expect = [((x + y + 2**31) % 2**32) - 2**31 for x, y in zip(a, b)]
+    for w, out in enumerate(second["out"]):
+        frame = bytes.fromhex(out["hex"])
+        assert out["port"] == 10 + w
+        assert frame[0:6] == bytes([2, 0, 0, 0, 0, w + 1])  # to that worker
+        assert frame[30:34] == bytes([10, 0, 0, w + 1])
+        assert checksum(frame[14:34]) == 0  # a valid IPv4 header checksum sums to 0xffff
+        assert list(struct.unpack("!64i", frame[52:52 + 256])) == expect
+        assert out["latency_ns"] == pytest.approx(520 * second["passes"])
+
+
+def test_other_packets_are_not_claimed_and_bad_input_names_the_line(tmp_path):
+    not_sml = bytearray(worker_packet(0, [0] * 64))
+    not_sml[36:38] = struct.pack("!H", 53)  # UDP destination port 53
+    p = replay(tmp_path, [{"port": 10, "hex": bytes(not_sml).hex()}])
+    assert p.returncode == 0 and json.loads(p.stdout)["claimed"] is False
+    p = replay(tmp_path, [{"port": 10, "hex": "zz"}])
+    assert p.returncode == 2 and "stdin:1" in p.stderr and "not a hex digit" in p.stderr
+    p = replay(tmp_path, [{"hex": "00"}])
+    assert p.returncode == 2 and "stdin:1" in p.stderr and '"port"' in p.stderr
+    p = subprocess.run([str(P4), "replay", "nosuch"], capture_output=True, text=True)
+    assert p.returncode == 2 and "switchml" in p.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"switch_mac": "02:00:00:00:00:fe"}')
+    p = subprocess.run([str(P4), "replay", "switchml", "--config", str(bad)], capture_output=True, text=True, input="")
+    assert p.returncode == 2 and "bad.json" in p.stderr
