@@ -6,7 +6,6 @@
 #include "p4model/switchml/types.h"
 
 #include <cstdint>
-#include <set>
 #include <vector>
 
 namespace inasim::p4::switchml {
@@ -22,28 +21,38 @@ inline constexpr Ternary Exact(uint32_t v, uint32_t mask) { return Ternary{v, ma
 inline constexpr Ternary Type(PacketType t) { return Ternary{static_cast<uint32_t>(t), 0xf}; }
 
 /// A Register<T, I>(size): allocated on first use (most pipes never see traffic).
+/// Which cells were ever written is kept as a flag per cell (no allocation on
+/// the packet path); `touched()` lists them in index order for DumpState.
 template <typename T>
 class Register {
  public:
   explicit Register(uint32_t size) : size_(size) {}
   /// Tofino addresses a register with the low log2(size) bits of the index.
   T& At(uint32_t index) {
-    if (cells_.empty()) cells_.assign(size_, T{});
+    if (cells_.empty()) {
+      cells_.assign(size_, T{});
+      touched_.assign(size_, 0);
+    }
     index &= size_ - 1;
-    touched_.insert(index);
+    touched_[index] = 1;
     return cells_[index];
   }
   T Peek(uint32_t index) const {
     if (cells_.empty()) return T{};
     return cells_[index & (size_ - 1)];
   }
-  const std::set<uint32_t>& touched() const { return touched_; }
+  std::vector<uint32_t> touched() const {
+    std::vector<uint32_t> out;
+    for (uint32_t i = 0; i < touched_.size(); ++i)
+      if (touched_[i]) out.push_back(i);
+    return out;
+  }
   uint32_t size() const { return size_; }
 
  private:
   uint32_t size_;
   std::vector<T> cells_;
-  std::set<uint32_t> touched_;
+  std::vector<uint8_t> touched_;
 };
 
 // ============================================================================

@@ -111,9 +111,9 @@ ParseResult IngressParser(const uint8_t* b, size_t len, header_t& hdr, ingress_m
 // of the payload, then the next pass extracts (consume) or just validates
 // (harvest) d0/d1. False when a consume pass runs out of bytes.
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:61
-bool Recirculate(header_t& hdr, const ingress_metadata_t& ig_md, std::vector<uint8_t>& payload) {
-  std::vector<uint8_t> out;
-  out.reserve(payload.size() + 2 * kDataHBytes);
+bool Recirculate(header_t& hdr, const ingress_metadata_t& ig_md, std::vector<uint8_t>& payload,
+                 std::vector<uint8_t>& out) {
+  out.clear();
   if (hdr.d0.valid) EmitData(hdr.d0, out);
   if (hdr.d1.valid) EmitData(hdr.d1, out);
   out.insert(out.end(), payload.begin(), payload.end());
@@ -425,7 +425,9 @@ void SwitchMLDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_
   last_passes_ = 1;
   header_t hdr;
   ingress_metadata_t ig_md;
-  std::vector<uint8_t> payload;
+  // Scratch buffers are members: no allocation per packet once warmed up.
+  std::vector<uint8_t>& payload = payload_;
+  payload.clear();
   const ParseResult parsed = IngressParser(frame.data(), frame.size(), hdr, ig_md, payload);
   if (parsed == ParseResult::kTruncated) {
     ++stats_.malformed_dropped;
@@ -467,7 +469,7 @@ void SwitchMLDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_
     // Recirculation: deparse, re-enter on the recirculation port's pipe.
     tofino_port = decision.port;
     ig_md.port_metadata = port_metadata_t{};  // recirculation ports: no drop simulation
-    if (!Recirculate(hdr, ig_md, payload)) {
+    if (!Recirculate(hdr, ig_md, payload, recirculated_)) {
       ++stats_.malformed_dropped;
       return;
     }
@@ -493,7 +495,8 @@ void SwitchMLDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_
         ++stats_.retransmits;
       }
       // The ingress deparser's output: data headers still valid, then the rest.
-      std::vector<uint8_t> eg_payload;
+      std::vector<uint8_t>& eg_payload = eg_payload_;
+      eg_payload.clear();
       if (hdr.d0.valid) EmitData(hdr.d0, eg_payload);
       if (hdr.d1.valid) EmitData(hdr.d1, eg_payload);
       eg_payload.insert(eg_payload.end(), payload.begin(), payload.end());
@@ -502,7 +505,7 @@ void SwitchMLDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_
         ++stats_.simulated_egress_drops;
         return;
       }
-      std::vector<uint8_t> bytes;
+      std::vector<uint8_t>& bytes = copy_;
       if (bcast) {
         // PRE: one copy per node of the group, in node order; egress sets
         // worker_id from the copy's rid. Copies differ (addresses), so each is

@@ -182,6 +182,9 @@ class SwitchMLDataplane : public Dataplane {
   std::map<uint16_t, std::vector<std::pair<uint16_t, uint16_t>>> pre_;
   Stats stats_;
   uint32_t last_passes_ = 0;
+  // Per-packet scratch (payload after the parsed headers, its recirculated
+  // form, the egress payload, one output copy), reused across packets.
+  std::vector<uint8_t> payload_, recirculated_, eg_payload_, copy_;
 };
 
 }  // namespace inasim::p4::switchml
