@@ -99,7 +99,8 @@ NextStepSelector::Decision NextStepSelector::apply(header_t& hdr, ingress_metada
   };
 
   const Entry* hit = nullptr;
-  for (const Entry& e : entries_) {
+  for (const uint16_t i : candidates_[Key(static_cast<uint32_t>(md.packet_size), static_cast<uint32_t>(md.packet_type))]) {
+    const Entry& e = entries_[i];
     if (e.packet_size.Match(static_cast<uint32_t>(md.packet_size)) && e.worker_id.Match(md.worker_id) &&
         e.packet_type.Match(static_cast<uint32_t>(md.packet_type)) && e.first_last_flag.Match(md.first_last_flag) &&
         e.map_result.Match(md.map_result)) {
@@ -165,13 +166,35 @@ NextStepSelector::Decision NextStepSelector::apply(header_t& hdr, ingress_metada
   }
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:189
   if (count_consume || count_drop || count_recirculate || count_broadcast || count_retransmit) {
-    Counters& c = counters_[md.pool_index];
+    if (counters_.empty()) {
+      counters_.resize(kRegisterSize);
+      counted_.assign(kRegisterSize, 0);
+    }
+    const uint32_t idx = md.pool_index & (kRegisterSize - 1);
+    counted_[idx] = 1;
+    Counters& c = counters_[idx];
     if (count_consume || count_drop) ++c.drop;
     if (count_recirculate) ++c.recirculate;
     if (count_broadcast) ++c.broadcast;
     if (count_retransmit) ++c.retransmit;
   }
   return d;
+}
+
+void NextStepSelector::index_entries() {
+  candidates_.assign(8 << 4, {});
+  for (uint32_t size = 0; size < 8; ++size)
+    for (uint32_t type = 0; type < 16; ++type)
+      for (size_t i = 0; i < entries_.size(); ++i)
+        if (entries_[i].packet_size.Match(size) && entries_[i].packet_type.Match(type))
+          candidates_[Key(size, type)].push_back(static_cast<uint16_t>(i));
+}
+
+std::map<uint32_t, NextStepSelector::Counters> NextStepSelector::counters() const {
+  std::map<uint32_t, Counters> out;
+  for (uint32_t i = 0; i < counted_.size(); ++i)
+    if (counted_[i]) out[i] = counters_[i];
+  return out;
 }
 
 }  // namespace inasim::p4::switchml

@@ -54,10 +54,14 @@ class NextStepSelector {
     uint64_t broadcast = 0, retransmit = 0, recirculate = 0, drop = 0;
   };
 
-  explicit NextStepSelector(bool folded_pipe) { add_default_entries(folded_pipe); }
+  explicit NextStepSelector(bool folded_pipe) {
+    add_default_entries(folded_pipe);
+    index_entries();
+  }
 
   const std::vector<Entry>& entries() const { return entries_; }
-  const std::map<uint32_t, Counters>& counters() const { return counters_; }
+  /// Counters of the pool indices that counted anything, by pool index.
+  std::map<uint32_t, Counters> counters() const;
 
   // Table next_step; `tofino_ingress_port` is this pass's ingress (dev) port.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:150
@@ -66,9 +70,16 @@ class NextStepSelector {
  private:
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:62
   void add_default_entries(bool folded_pipe);
+  /// For each (packet_size, packet_type) key, the entries that can match it, in
+  /// priority order: the lookup scans a handful instead of every entry, and
+  /// still returns the first match of the full ternary key.
+  void index_entries();
+  static uint32_t Key(uint32_t packet_size, uint32_t packet_type) { return (packet_size & 0x7) << 4 | (packet_type & 0xf); }
 
   std::vector<Entry> entries_;  // sorted by priority
-  std::map<uint32_t, Counters> counters_;
+  std::vector<std::vector<uint16_t>> candidates_;  // [Key] -> indices into entries_
+  std::vector<Counters> counters_;  // [pool_index], allocated on first count
+  std::vector<uint8_t> counted_;
 };
 
 }  // namespace inasim::p4::switchml
