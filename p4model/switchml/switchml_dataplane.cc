@@ -547,6 +547,19 @@ value_pair_t SwitchMLDataplane::Value(int pipe, int processor, uint32_t pool_ind
   return pipes_[pipe]->value[processor].values.Peek(pool_index);
 }
 
+namespace {
+/// {"index": [first, second]} for every cell of a paired register ever written.
+template <typename R>
+nlohmann::json TouchedPairs(const R& reg) {
+  nlohmann::json out = nlohmann::json::object();
+  for (uint32_t i : reg.touched()) {
+    const auto v = reg.Peek(i);
+    out[std::to_string(i)] = {v.first, v.second};
+  }
+  return out;
+}
+}  // namespace
+
 std::string SwitchMLDataplane::DumpState() const {
   using nlohmann::json;
   json j;
@@ -570,24 +583,9 @@ std::string SwitchMLDataplane::DumpState() const {
     const Pipe& pipe = *pipes_[p];
     json jp;
     jp["pipe"] = p;
-    json wb = json::object();
-    for (uint32_t i : pipe.update_and_check_worker_bitmap.worker_bitmap.touched()) {
-      const auto v = pipe.update_and_check_worker_bitmap.worker_bitmap.Peek(i);
-      wb[std::to_string(i)] = {v.first, v.second};
-    }
-    jp["worker_bitmap"] = wb;
-    json wc = json::object();
-    for (uint32_t i : pipe.workers_counter.workers_count.touched()) {
-      const auto v = pipe.workers_counter.workers_count.Peek(i);
-      wc[std::to_string(i)] = {v.first, v.second};
-    }
-    jp["workers_count"] = wc;
-    json ex = json::object();
-    for (uint32_t i : pipe.exponents.exponents.touched()) {
-      const auto v = pipe.exponents.exponents.Peek(i);
-      ex[std::to_string(i)] = {v.first, v.second};
-    }
-    jp["exponents"] = ex;
+    jp["worker_bitmap"] = TouchedPairs(pipe.update_and_check_worker_bitmap.worker_bitmap);
+    jp["workers_count"] = TouchedPairs(pipe.workers_counter.workers_count);
+    jp["exponents"] = TouchedPairs(pipe.exponents.exponents);
     json vals = json::object();
     for (uint32_t i : pipe.value[0].values.touched()) {
       json row = json::array();

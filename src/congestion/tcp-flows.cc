@@ -125,16 +125,13 @@ void TcpFlowSet::OnAccept(Ptr<Socket> socket, const Address& from) {
   const InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
   const auto it = pending_.find(Key(peer.GetIpv4(), peer.GetPort()));
   if (it == pending_.end()) return;  // not one of ours
-  accepted_[PeekPointer(socket)] = it->second;
+  const size_t flow = it->second;
   pending_.erase(it);
-  socket->SetRecvCallback(MakeCallback(&TcpFlowSet::OnReceive, this));
-  OnReceive(socket);  // data may have come with the handshake's last ACK
+  socket->SetRecvCallback(MakeBoundCallback(&TcpFlowSet::OnData, this, flow));
+  OnReceive(flow, socket);  // data may have come with the handshake's last ACK
 }
 
-void TcpFlowSet::OnReceive(Ptr<Socket> socket) {
-  const auto it = accepted_.find(PeekPointer(socket));
-  if (it == accepted_.end()) return;
-  const size_t i = it->second;
+void TcpFlowSet::OnReceive(size_t i, Ptr<Socket> socket) {
   FlowState& f = flows_[i];
   while (Ptr<Packet> p = socket->Recv()) {
     if (p->GetSize() == 0) break;
@@ -143,7 +140,6 @@ void TcpFlowSet::OnReceive(Ptr<Socket> socket) {
   if (f.received_bytes >= f.spec.bytes && f.end_ps == 0) {
     f.received_bytes = f.spec.bytes;
     f.end_ps = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
-    accepted_.erase(it);
     socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
     socket->Close();
     ++completed_;

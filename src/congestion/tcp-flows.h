@@ -55,7 +55,8 @@ class TcpFlowSet {
   static void OnTxRoom(TcpFlowSet* self, size_t flow, ns3::Ptr<ns3::Socket>, uint32_t) { self->Fill(flow); }
   void Fill(size_t flow);
   void OnAccept(ns3::Ptr<ns3::Socket> socket, const ns3::Address& from);
-  void OnReceive(ns3::Ptr<ns3::Socket> socket);
+  void OnReceive(size_t flow, ns3::Ptr<ns3::Socket> socket);
+  static void OnData(TcpFlowSet* self, size_t flow, ns3::Ptr<ns3::Socket> s) { self->OnReceive(flow, s); }
   void ConfigureSocket(ns3::Ptr<ns3::Socket> socket) const;
   static uint64_t Key(ns3::Ipv4Address a, uint16_t port) { return uint64_t{a.Get()} << 16 | port; }
 
@@ -66,7 +67,6 @@ class TcpFlowSet {
   std::vector<ns3::Ptr<ns3::Socket>> senders_;                 // per flow (null when done)
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;
   std::unordered_map<uint64_t, size_t> pending_;               // (src ip, src port) -> flow, until accepted
-  std::unordered_map<ns3::Socket*, size_t> accepted_;          // receiving socket -> flow
   uint64_t completed_ = 0;
 };
 

@@ -138,13 +138,17 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   bool finished = workload_done && !has_background;
   uint64_t finished_ps = 0;
   std::unique_ptr<Background> background;
-  auto maybe_finish = [&] {
-    if (finished || !workload_done || !flows_done) return;
-    if (s.workload.type == WorkloadType::kNone && !s.background.flows.enabled) return;  // congestion alone: runs to its stop
+  auto finish = [&] {
+    if (finished) return;
     finished = true;
     finished_ps = NowPs();
     if (background) background->Stop();
     Simulator::Stop();
+  };
+  auto maybe_finish = [&] {
+    if (!workload_done || !flows_done) return;
+    if (s.workload.type == WorkloadType::kNone && !s.background.flows.enabled) return;  // congestion alone: runs to its stop
+    finish();
   };
   auto on_finished = [&] {
     workload_done = true;
@@ -224,12 +228,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     // Congestion alone is the measured traffic: the run ends when it stops,
     // so utilisation is over the time it ran.
     if (s.workload.type == WorkloadType::kNone && !s.background.flows.enabled && s.background.congestion.stop_ps)
-      Simulator::Schedule(PicoSeconds(s.background.congestion.stop_ps), [&] {
-        finished = true;
-        finished_ps = NowPs();
-        background->Stop();
-        Simulator::Stop();
-      });
+      Simulator::Schedule(PicoSeconds(s.background.congestion.stop_ps), finish);
     if (s.workload.type == WorkloadType::kNone && background->has_flows())
       progress_fn = [&] { return background->flow_progress(); };
     else if (s.workload.type == WorkloadType::kNone && s.background.congestion.stop_ps)
