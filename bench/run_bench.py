@@ -8,9 +8,16 @@ same invocation (these machines are noisy: compare ratios, not absolute figures)
        routing, PointToPoint devices (bench/stock_ns3_permutation.cc)
   (c) DCTCP background flows, web-search sizes at 40 % load, k=8 fat tree (128 hosts)
   (d) Canary's moving congestion: 512 of 1,024 hosts on the 32x32x32 leaf-spine
+  (e) SwitchML Fig. 3 point: 16 workers, 100 Gb/s rack, 100 MB int32 tensor of ones,
+       256-element packets, pool 512 (scenarios/switchml/fig3-ate.json); target < 20 s
+       and < 500 MB; (e') the ring allreduce of the same tensor on the same rack as
+       the baseline in the same invocation
+  (p) the SwitchML dataplane model alone (bench/p4model_bench: packets/s, 256 B and
+       1024 B modes, 8 workers; target >= 5 M packets/s)
 
-Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock,c,d] [--out DIR]
---quick runs reduced versions (128 hosts for a/b, 16 for c, 64 for d) in about a minute.
+Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock,c,d,e,p] [--out DIR]
+--quick runs reduced versions (128 hosts for a/b, 16 for c, 64 for d, a 10 MB tensor
+for e) in about a minute.
 Writes DIR/bench.json and DIR/bench.csv and prints a table. MB/s is UDP payload
 delivered to receivers per wall-second of the run phase; link MB/s counts every
 frame byte sent on every link (the work a packet simulator does).
@@ -70,7 +77,10 @@ def ours(build, scenario, sets, label):
         # ring: every element exact; permutation: every packet delivered
         "complete": r["correct"],
     }
-    if w["type"] == "allreduce":
+    if w["type"] == "allreduce" and w.get("protocol") == "switchml":
+        row["note"] = (f"switchml TAT {w['tat_mean_s']*1e3:.3f} ms, {w['ate_per_s']:.3e} ATE/s "
+                       f"({100*w['ate_bound_ratio']:.1f} % of the framing bound)")
+    elif w["type"] == "allreduce":
         row["note"] = f"allreduce {w['mean_duration_s']*1e3:.3f} ms, bound {w['analytic_bound_s']*1e3:.3f} ms"
     elif w["type"] == "permutation":
         row["note"] = f"{w['packets_received']}/{w['packets_expected']} packets"
@@ -114,11 +124,30 @@ def stock(build, k, flow_bytes):
     }
 
 
+def dataplane(build, packets):
+    out, wall, _ = run_child([os.path.join(build, "bench", "p4model_bench"), "--workers", "8",
+                              "--packets", str(packets)])
+    rows = []
+    for line in out.strip().splitlines():
+        d = json.loads(line)
+        pps = d["packets_per_s"]
+        rows.append({
+            "benchmark": f"p_dataplane_{d['mode_bytes']}B",
+            "simulator": "p4model", "hosts": 8, "switches": 1,
+            "wall_s": d["seconds"], "setup_s": 0.0, "run_s": d["seconds"],
+            "events": d["packets"], "events_per_s": pps, "sim_time_s": 0.0,
+            "payload_bytes": 0, "payload_bytes_per_wall_s": 0.0, "host_bytes_per_wall_s": None,
+            "link_bytes_per_wall_s": 0.0, "peak_rss_mb": 0.0, "complete": True,
+            "note": f"{pps/1e6:.2f} M packets/s (target 5)",
+        })
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--quick", action="store_true", help="128-host versions")
-    ap.add_argument("--only", default="a,b,stock,c,d")
+    ap.add_argument("--only", default="a,b,stock,c,d,e,p")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench"))
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -140,6 +169,16 @@ def main():
         name = "canary-congestion-64.json" if args.quick else "canary-congestion-1024.json"
         print("bench: (d) Canary moving congestion ...", file=sys.stderr, flush=True)
         rows.append(ours(args.build, os.path.join(ROOT, "scenarios", "background", name), [], "d_congestion"))
+    if "e" in only:
+        scen = os.path.join(ROOT, "scenarios", "switchml", "fig3-ate.json")
+        sets = ["workload.bytes=10000000"] if args.quick else []
+        print("bench: (e) SwitchML Fig. 3 point, 16 workers ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, scen, sets, "e_switchml"))
+        print("bench: (e') ring allreduce of the same tensor ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, scen, sets + ["workload.protocol=ring", "workload.switchml=null"], "e_ring"))
+    if "p" in only:
+        print("bench: (p) SwitchML dataplane model alone ...", file=sys.stderr, flush=True)
+        rows.extend(dataplane(args.build, 200000 if args.quick else 1000000))
     if "stock" in only:
         print("bench: (b) permutation, stock ns-3 ...", file=sys.stderr, flush=True)
         rows.append(stock(args.build, k, 2000000))
@@ -157,7 +196,8 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    order = {"a_ring": 0, "b_permutation": 1, "b_stock": 2, "c_fct_websearch": 3, "d_congestion": 4}
+    order = {"a_ring": 0, "b_permutation": 1, "b_stock": 2, "c_fct_websearch": 3, "d_congestion": 4,
+             "e_switchml": 5, "e_ring": 6}
     rows.sort(key=lambda r: order.get(r["benchmark"], 9))
     rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
     doc = {"when": stamp, "revision": rev, "quick": args.quick, "rows": rows, "ratio_inasim_over_stock": ratio}
@@ -174,6 +214,17 @@ def main():
         print(f"{r['benchmark']:<17}{r['simulator']:<15}{r['hosts']:>6}{r['wall_s']:>9.2f}{r['run_s']:>9.2f}"
               f"{r['events_per_s']/1e6:>10.3f}{r['payload_bytes_per_wall_s']/1e6:>9.1f}"
               f"{r['link_bytes_per_wall_s']/1e6:>10.1f}{r['peak_rss_mb']:>8.0f}  {r['note']}")
+    if "e_switchml" in by and "e_ring" in by:
+        e, g = by["e_switchml"], by["e_ring"]
+        doc["ratio_switchml_over_ring"] = {
+            "sim_time_per_wall_s": (e["sim_time_s"] / e["run_s"]) / (g["sim_time_s"] / g["run_s"]),
+            "payload_bytes_per_wall_s": e["payload_bytes_per_wall_s"] / g["payload_bytes_per_wall_s"],
+        }
+        with open(os.path.join(args.out, "bench.json"), "w") as f:
+            json.dump(doc, f, indent=2)
+        r = doc["ratio_switchml_over_ring"]
+        print(f"switchml / ring on (e): {r['payload_bytes_per_wall_s']:.2f}x payload bytes per wall-second, "
+              f"{r['sim_time_per_wall_s']:.2f}x simulated time per wall-second")
     if ratio:
         print(f"inasim / stock ns-3 on (b): {ratio['payload_bytes_per_wall_s']:.2f}x delivered payload bytes per "
               f"wall-second, {ratio['link_bytes_per_wall_s']:.2f}x bytes carried on links per wall-second, "

@@ -34,6 +34,7 @@ void SwitchMLConfig::Validate() const {
   auto fail = [](const std::string& m) { throw std::invalid_argument("switchml config: " + m); };
   if (packet_size != 256 && packet_size != 1024) fail("packet_size must be 256 or 1024");
   if (pool_size == 0 || pool_size > kNumSlots) fail("pool_size must be in 1..8192");
+  if (harvest3_port >= 512) fail("harvest3_port must be a dev port of pipes 0..3 (< 512)");
   if (workers.empty()) fail("no workers");
   if (workers.size() > kMaxNumWorkers) fail("more than 32 workers");
   if (num_workers == 0 || num_workers > kMaxNumWorkers) fail("num_workers must be in 1..32");
@@ -75,6 +76,7 @@ SwitchMLConfig SwitchMLConfig::FromJson(const std::string& text) {
     c.packet_size = j.value("packet_size", 256u);
     c.pool_size = j.value("pool_size", kNumSlots);
     c.folded_pipe = j.value("folded_pipe", c.packet_size == 1024);
+    c.harvest3_port = j.value("harvest3_port", uint16_t{448});
     c.multicast_group = j.value("multicast_group", uint16_t{0});
     c.udp_port = j.value("udp_port", kUdpPortSwitchmlBase);
     c.udp_mask = j.value("udp_mask", kUdpPortSwitchmlMask);

@@ -39,6 +39,13 @@ struct SwitchMLConfig {
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:88
   bool folded_pipe = true;
 
+  /// Recirculation port of the 1024 B HARVEST3 pass: 448 as the controller
+  /// installs it (pipe 3: elements 128..159 come back with the sums of
+  /// 192..223, invisible with the all-ones tensors the paper verified), or
+  /// 320 (pipe 2: every element correct, as the paper reports). See README.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:66
+  uint16_t harvest3_port = 448;
+
   /// Session multicast group (the controller uses session id 0).
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/switchml.py:541
   uint16_t multicast_group = 0;

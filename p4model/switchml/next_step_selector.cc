@@ -19,10 +19,10 @@ using A = NextStepSelector::Action;
 
 }  // namespace
 
-void NextStepSelector::add_default_entries(bool folded_pipe) {
-  // Harvest recirculation (dev) ports.
+void NextStepSelector::add_default_entries(bool folded_pipe, uint16_t harvest3_port) {
+  // Harvest recirculation (dev) ports; port[3] is 448 upstream.
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:66
-  const uint16_t port[8] = {0, 452, 324, 448, 196, 192, 64, 68};
+  const uint16_t port[8] = {0, 452, 324, harvest3_port, 196, 192, 64, 68};
   const auto T = [](PacketType t) { return Type(t); };
   auto& e = entries_;
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:73
@@ -99,8 +99,10 @@ NextStepSelector::Decision NextStepSelector::apply(header_t& hdr, ingress_metada
   };
 
   const Entry* hit = nullptr;
-  for (const uint16_t i : candidates_[Key(static_cast<uint32_t>(md.packet_size), static_cast<uint32_t>(md.packet_type))]) {
-    const Entry& e = entries_[i];
+  const uint32_t key = Key(static_cast<uint32_t>(md.packet_size), static_cast<uint32_t>(md.packet_type));
+  const Entry* const last = candidates_.data() + candidates_begin_[key + 1];
+  for (const Entry* it = candidates_.data() + candidates_begin_[key]; it != last; ++it) {
+    const Entry& e = *it;
     if (e.packet_size.Match(static_cast<uint32_t>(md.packet_size)) && e.worker_id.Match(md.worker_id) &&
         e.packet_type.Match(static_cast<uint32_t>(md.packet_type)) && e.first_last_flag.Match(md.first_last_flag) &&
         e.map_result.Match(md.map_result)) {
@@ -166,12 +168,8 @@ NextStepSelector::Decision NextStepSelector::apply(header_t& hdr, ingress_metada
   }
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:189
   if (count_consume || count_drop || count_recirculate || count_broadcast || count_retransmit) {
-    if (counters_.empty()) {
-      counters_.resize(kRegisterSize);
-      counted_.assign(kRegisterSize, 0);
-    }
+    if (counters_.empty()) counters_.resize(kRegisterSize);
     const uint32_t idx = md.pool_index & (kRegisterSize - 1);
-    counted_[idx] = 1;
     Counters& c = counters_[idx];
     if (count_consume || count_drop) ++c.drop;
     if (count_recirculate) ++c.recirculate;
@@ -182,18 +180,23 @@ NextStepSelector::Decision NextStepSelector::apply(header_t& hdr, ingress_metada
 }
 
 void NextStepSelector::index_entries() {
-  candidates_.assign(8 << 4, {});
+  candidates_.clear();
+  candidates_begin_.assign((8 << 4) + 1, 0);
   for (uint32_t size = 0; size < 8; ++size)
-    for (uint32_t type = 0; type < 16; ++type)
-      for (size_t i = 0; i < entries_.size(); ++i)
-        if (entries_[i].packet_size.Match(size) && entries_[i].packet_type.Match(type))
-          candidates_[Key(size, type)].push_back(static_cast<uint16_t>(i));
+    for (uint32_t type = 0; type < 16; ++type) {
+      candidates_begin_[Key(size, type)] = static_cast<uint16_t>(candidates_.size());
+      for (const Entry& e : entries_)
+        if (e.packet_size.Match(size) && e.packet_type.Match(type)) candidates_.push_back(e);
+    }
+  candidates_begin_[8 << 4] = static_cast<uint16_t>(candidates_.size());
 }
 
 std::map<uint32_t, NextStepSelector::Counters> NextStepSelector::counters() const {
   std::map<uint32_t, Counters> out;
-  for (uint32_t i = 0; i < counted_.size(); ++i)
-    if (counted_[i]) out[i] = counters_[i];
+  for (uint32_t i = 0; i < counters_.size(); ++i) {
+    const Counters& c = counters_[i];
+    if (c.broadcast != 0 || c.retransmit != 0 || c.recirculate != 0 || c.drop != 0) out[i] = c;
+  }
   return out;
 }
 

@@ -48,14 +48,22 @@ class NextStepSelector {
     uint16_t mgid = 0;
   };
 
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:66
+  static constexpr uint16_t kUpstreamHarvest3Port = 448;
+  static constexpr uint16_t kPipe2Harvest3Port = 320;
+
   /// Per pool-index counters of next_step (summed over pipes).
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:37
   struct Counters {
     uint64_t broadcast = 0, retransmit = 0, recirculate = 0, drop = 0;
   };
 
-  explicit NextStepSelector(bool folded_pipe) {
-    add_default_entries(folded_pipe);
+  /// `harvest3_port`: the recirculation port of the HARVEST3 pass, 448 as the
+  /// controller installs it (see README: pipe 3, which makes elements 128..159
+  /// of a 1024 B packet carry the sums of 192..223) or 320 (pipe 2, the pass
+  /// the read0/read1 alternation implies).
+  explicit NextStepSelector(bool folded_pipe, uint16_t harvest3_port = kUpstreamHarvest3Port) {
+    add_default_entries(folded_pipe, harvest3_port);
     index_entries();
   }
 
@@ -69,7 +77,7 @@ class NextStepSelector {
 
  private:
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:62
-  void add_default_entries(bool folded_pipe);
+  void add_default_entries(bool folded_pipe, uint16_t harvest3_port);
   /// For each (packet_size, packet_type) key, the entries that can match it, in
   /// priority order: the lookup scans a handful instead of every entry, and
   /// still returns the first match of the full ternary key.
@@ -77,9 +85,13 @@ class NextStepSelector {
   static uint32_t Key(uint32_t packet_size, uint32_t packet_type) { return (packet_size & 0x7) << 4 | (packet_type & 0xf); }
 
   std::vector<Entry> entries_;  // sorted by priority
-  std::vector<std::vector<uint16_t>> candidates_;  // [Key] -> indices into entries_
-  std::vector<Counters> counters_;  // [pool_index], allocated on first count
-  std::vector<uint8_t> counted_;
+  // Copies of the candidate entries of every key, key after key, in priority
+  // order: key k's are candidates_[candidates_begin_[k] .. candidates_begin_[k + 1]).
+  std::vector<Entry> candidates_;
+  std::vector<uint16_t> candidates_begin_;
+  // [pool_index], allocated on first count. Every count increments one of the
+  // four, so the indices that counted anything are those with a nonzero one.
+  std::vector<Counters> counters_;
 };
 
 }  // namespace inasim::p4::switchml

@@ -341,7 +341,7 @@ SwitchMLDataplane::SwitchMLDataplane(SwitchMLConfig config)
     : config_((config.Validate(), std::move(config))),
       udp_receiver_(config_),
       udp_sender_(config_),
-      next_step_selector_(config_.folded_pipe),
+      next_step_selector_(config_.folded_pipe, config_.harvest3_port),
       ingress_drop_sim_(config_.drop_seed),
       egress_drop_sim_(config_.drop_seed ^ 0x9e3779b97f4a7c15ULL) {
   worker_port_metadata_.ingress_drop_probability = DropValue(config_.ingress_drop_probability);

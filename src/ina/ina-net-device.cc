@@ -228,7 +228,7 @@ void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes,
   counters_.tx_wire_bytes += bytes + wire_overhead_;
   counters_.busy_ps += ser;
   if (!tx_trace_.IsEmpty()) tx_trace_(frame, ser);
-  if (loss_rate_ > 0.0 && loss_rng_->GetValue() < loss_rate_) {
+  if ((loss_rate_ > 0.0 && loss_rng_->GetValue() < loss_rate_) || (loss_filter_ && loss_filter_(*frame))) {
     ++counters_.drops_loss;
     drop_trace_(frame);
   } else {

@@ -28,6 +28,7 @@
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <functional>
 
 namespace inasim {
 
@@ -116,6 +117,10 @@ class InaNetDevice : public ns3::NetDevice {
   void SetPortConfig(const congestion::PortConfig& c) { queue_.set_config(c); }
   /// Bernoulli loss of frames sent by this device, from its own random stream.
   void SetLoss(double rate, ns3::Ptr<ns3::UniformRandomVariable> rng);
+  /// Drops (as a loss on the wire, counted with drops_loss) every frame this
+  /// device sends for which `filter` says true: deterministic losses for
+  /// worked examples (the SwitchML paper's appendix A). Empty = none.
+  void SetLossFilter(std::function<bool(const ns3::Packet&)> filter) { loss_filter_ = std::move(filter); }
   void SetHostIpv4(uint32_t ip);
   /// Arrival events come from this pool (else they are allocated per hop).
   void SetArrivalPool(ArrivalPool* pool) { pool_ = pool; }
@@ -208,6 +213,7 @@ class InaNetDevice : public ns3::NetDevice {
   bool pfc_paused_peer_ = false;
   uint64_t paused_since_ps_ = 0;
   double loss_rate_ = 0.0;
+  std::function<bool(const ns3::Packet&)> loss_filter_;
   ns3::Ptr<ns3::UniformRandomVariable> loss_rng_;
   PortCounters counters_;
   ArrivalPool* pool_ = nullptr;

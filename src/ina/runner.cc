@@ -6,6 +6,8 @@
 #include "ina/fabric.h"
 #include "ina/progress.h"
 #include "ina/ring-allreduce.h"
+#include "ina/switchml-job.h"
+#include "ina/units.h"
 #include "topology/topology.h"
 
 #include "ns3/core-module.h"
@@ -39,7 +41,6 @@ using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
-double PsToS(uint64_t ps) { return static_cast<double>(ps) * 1e-12; }
 uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
 
 double PeakRssMb() {
@@ -48,19 +49,6 @@ double PeakRssMb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
-
-std::string HumanBytes(uint64_t b) {
-  if (b >= (1ull << 30) && b % (1ull << 20) == 0) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
-  if (b >= (1ull << 20) && b % (1ull << 10) == 0) return fmt::format("{:.2f} MiB", b / double(1ull << 20));
-  if (b >= 1'000'000) return fmt::format("{:.2f} MB", b / 1e6);
-  return fmt::format("{} B", b);
-}
-
-std::string HumanTime(double s) {
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.3f} us", s * 1e6);
-}
 
 /// Permutation workload: each selected host sends one paced UDP flow (ns-3's
 /// UdpClient) to its image under a random derangement; UdpServer receives.
@@ -129,6 +117,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   if (s.workload.type != WorkloadType::kNone)
     hosts = SelectHosts(s.workload.hosts, topology.num_hosts(), s.seed);
   std::unique_ptr<RingAllreduce> ring;
+  std::unique_ptr<SwitchMLJob> switchml;
   std::unique_ptr<Permutation> perm;
   // The run is over when the workload is done and, if asked, every background
   // flow has completed; moving congestion then stops too.
@@ -156,7 +145,20 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   };
   std::function<double()> progress_fn = [&] { return static_cast<double>(NowPs()) / s.max_sim_time_ps; };
 
-  if (s.workload.type == WorkloadType::kAllreduce) {
+  if (s.workload.type == WorkloadType::kAllreduce && s.workload.protocol == "switchml") {
+    std::vector<uint64_t> tensors = s.workload.switchml.tensors;
+    if (tensors.empty()) tensors.push_back(s.workload.bytes);
+    try {
+      switchml = std::make_unique<SwitchMLJob>(*fabric, hosts, s.workload.dtype, s.workload.data, s.seed,
+                                               s.workload.switchml, tensors, s.workload.iterations,
+                                               s.workload.compute_gap_ps);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload: {}", e.what()));
+    }
+    switchml->on_finished = on_finished;
+    switchml->Start(s.workload.start_ps);
+    progress_fn = [&] { return switchml->progress(); };
+  } else if (s.workload.type == WorkloadType::kAllreduce) {
     NodeContainer nodes;
     std::vector<Ipv4Address> addrs;
     for (uint32_t h : hosts) {
@@ -433,6 +435,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
                            out.correct ? "CORRECT" : "WRONG", checked, mism,
                            finished ? "" : fmt::format(" (only {} of {} iterations finished by the time limit)",
                                                        done_count, s.workload.iterations));
+  } else if (switchml) {
+    switchml->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
   } else if (perm) {
     payload_delivered = perm->received_packets * s.workload.payload_bytes;
     uint64_t lost = 0;
@@ -490,6 +494,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
 
   ring.reset();
   Simulator::Destroy();
+  switchml.reset();  // after Destroy: workers' sockets call back into it until then
   background.reset();  // after Destroy: its sockets' callbacks point into it
   fabric.reset();
   return out;

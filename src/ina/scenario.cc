@@ -259,6 +259,54 @@ topo::Topology BuildTopology(const Scenario& s) {
   throw ScenarioError("topology.type: unsupported");
 }
 
+/// workload.switchml: the client library's knobs (dev_root/client_lib/src/configs).
+static void ParseSwitchML(Reader& w, Scenario& s) {
+  Reader m = w.Obj("switchml");
+  SwitchMLSpec& ml = s.workload.switchml;
+  ml.elements_per_packet = m.U32("elements_per_packet", 256, 1, 1u << 20);
+  if (ml.elements_per_packet != 64 && ml.elements_per_packet != 256)
+    m.Fail("elements_per_packet",
+           fmt::format("must be 64 (256 B packets) or 256 (1024 B packets), the two sizes the P4 program "
+                       "aggregates; got {}", ml.elements_per_packet));
+  ml.pool_size = m.U32("pool_size", 512, 1, 8192);  // slot index < 8192: 16,384 registers hold both sets
+  ml.timeout_ps = m.TimePs("timeout_us", 10000, 0.001, 1e9, kPsPerUs);
+  ml.timeout_threshold = m.U64("timeout_threshold", 100, 1, 1ull << 40);
+  ml.timeout_threshold_increment = m.U64("timeout_threshold_increment", 100, 0, 1ull << 40);
+  ml.timer_mode = m.Enum("timer_mode", "paper", {"paper", "upstream"}) == "paper" ? SwitchMLTimerMode::kPaper
+                                                                              : SwitchMLTimerMode::kUpstream;
+  ml.vcl = m.Bool("vcl_rounding", true);
+  // "upstream": port 448 as next_step_selector.py installs it (1024 B packets
+  // return elements 128..159 with the sums of 192..223); "pipe2": port 320.
+  ml.harvest3_port = m.Enum("harvest3", "pipe2", {"pipe2", "upstream"}) == "pipe2" ? 320 : 448;
+  ml.worker_udp_port = static_cast<uint16_t>(m.U32("worker_udp_port", 4000, 1, 65535));
+  if ((ml.worker_udp_port & 0xfff0) == 0xbee0)
+    m.Fail("worker_udp_port", fmt::format("{} is in the switch's SwitchML range 0xbee0-0xbeef: switches would take "
+                                          "results for worker packets", ml.worker_udp_port));
+  ml.pass_latency_ps = m.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
+  ml.tensors.clear();
+  if (const json* t = m.Raw("tensors")) {
+    if (!t->is_array() || t->empty()) m.Fail("tensors", "must be a non-empty array of tensor sizes in bytes");
+    for (size_t i = 0; i < t->size(); ++i) {
+      const json& b = (*t)[i];
+      if (!b.is_number_integer() || b.get<int64_t>() <= 0 || b.get<uint64_t>() % 4 || b.get<uint64_t>() > (1ull << 40))
+        m.Fail(fmt::format("tensors[{}]", i),
+               fmt::format("must be a positive multiple of 4 bytes (whole 32-bit elements), at most 2^40; got {}",
+                           b.dump()));
+      ml.tensors.push_back(b.get<uint64_t>());
+    }
+    m.out()["tensors"] = *t;
+  } else {
+    m.out()["tensors"] = json::array({s.workload.bytes});
+  }
+  const uint64_t jobs = uint64_t{s.workload.iterations} * (ml.tensors.empty() ? 1 : ml.tensors.size());
+  ml.warmup_tensors = m.U32("warmup_tensors", 0, 0, 1'000'000);
+  if (ml.warmup_tensors >= jobs)
+    m.Fail("warmup_tensors", fmt::format("{} warm-up tensors leave nothing to measure: the workload aggregates {} "
+                                         "(iterations x tensors)", ml.warmup_tensors, jobs));
+  ml.timeline_bin_ps = m.TimePs("timeline_bin_us", 0, 0, 1e9, kPsPerUs);
+  m.Done();
+}
+
 json LoadScenarioJson(const std::string& file) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) throw ScenarioError(fmt::format("{}: is a directory, not a scenario file", file));
@@ -401,14 +449,30 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
                                             : WorkloadType::kNone;
     if (s.workload.type != WorkloadType::kNone) ParseHosts(w, s.workload.hosts);
     if (s.workload.type == WorkloadType::kAllreduce) {
-      s.workload.protocol = w.Enum("protocol", "ring", {"ring"});
+      s.workload.protocol = w.Enum("protocol", "ring", {"ring", "switchml"});
       s.workload.bytes = w.U64("bytes", 4ull << 20, 4, 1ull << 40);
       if (s.workload.bytes % 4) w.Fail("bytes", fmt::format("must be a multiple of 4 (whole 32-bit elements), got {}", s.workload.bytes));
       s.workload.dtype = w.Enum("dtype", "int32", {"int32", "float32"}) == "int32" ? DType::kInt32 : DType::kFloat32;
-      s.workload.data = w.Enum("data", "hashed", {"hashed", "ones"}) == "hashed" ? DataPattern::kHashed : DataPattern::kOnes;
+      const std::string data = w.Enum("data", "hashed", {"hashed", "ones", "uniform"});
+      s.workload.data = data == "hashed" ? DataPattern::kHashed : data == "ones" ? DataPattern::kOnes : DataPattern::kUniform;
+      if (s.workload.data == DataPattern::kUniform && s.workload.dtype != DType::kFloat32)
+        w.Fail("data", "\"uniform\" draws float32 gradients in (-1, 1); it needs dtype \"float32\"");
+      if (s.workload.data == DataPattern::kUniform && s.workload.protocol != "switchml")
+        w.Fail("data", "\"uniform\" sums are inexact in float32, and only protocol \"switchml\" checks against an "
+                       "error bound; the ring checks bit for bit (use \"hashed\")");
       s.workload.iterations = w.U32("iterations", 1, 1, 1'000'000);
       s.workload.compute_gap_ps = w.TimePs("compute_gap_us", 0, 0, 1e9, kPsPerUs);
       s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+      // Each protocol reads its own section; the other's is an error, not ignored.
+      const bool is_ring = s.workload.protocol == "ring";
+      if (w.Has(is_ring ? "switchml" : "ring"))
+        w.Fail(is_ring ? "switchml" : "ring",
+               fmt::format("only read with protocol \"{}\" (this workload's protocol is \"{}\")",
+                           is_ring ? "switchml" : "ring", s.workload.protocol));
+      w.Raw(is_ring ? "switchml" : "ring");
+      if (!is_ring) {
+        ParseSwitchML(w, s);
+      } else {
       Reader r = w.Obj("ring");
       RingSpec& ring = s.workload.ring;
       const uint32_t max_epp = (s.links.mtu_bytes - 20 - 8 - 16) / 4;
@@ -419,6 +483,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       ring.rto_ps = r.TimePs("rto_us", 200, 0.001, 1e9, kPsPerUs);
       ring.udp_port = static_cast<uint16_t>(r.U32("udp_port", 4791, 1, 65535));
       r.Done();
+      }
     } else if (s.workload.type == WorkloadType::kPermutation) {
       s.workload.flow_bytes = w.U64("flow_bytes", 2'000'000, 1, 1ull << 40);
       s.workload.payload_bytes = w.U32("payload_bytes", s.links.mtu_bytes - 28, 12, s.links.mtu_bytes - 28);

@@ -8,10 +8,14 @@
 //     every partial sum stays below 2^24 in magnitude, so IEEE fp32 addition is
 //     exact in any order and the expected sum is exact too.
 //   "ones": every value 1 (SwitchML's verification tensors).
+//   "uniform" (float32 only): v = s / 2^23 with s a signed 24-bit integer from
+//     (seed, rank, e), i.e. gradients in (-1, 1) with full mantissas. Float sums
+//     are then inexact; ExactSum() gives the real sum (exact in double, O(n)).
 #pragma once
 
 #include "congestion/load_balancer.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -20,7 +24,7 @@
 namespace inasim {
 
 enum class DType : uint8_t { kInt32 = 0, kFloat32 = 1 };
-enum class DataPattern : uint8_t { kHashed, kOnes };
+enum class DataPattern : uint8_t { kHashed, kOnes, kUniform };
 
 inline uint32_t AddElements(DType t, uint32_t a, uint32_t b) {
   if (t == DType::kInt32) return a + b;  // two's complement wrap, as switch ALUs do
@@ -38,6 +42,8 @@ class TensorData {
   TensorData(DType dtype, DataPattern pattern, uint64_t seed, uint32_t ranks)
       : dtype_(dtype), pattern_(pattern), seed_(seed), n_(ranks) {
     if (ranks == 0) throw std::invalid_argument("a collective needs at least one rank");
+    if (pattern == DataPattern::kUniform && dtype != DType::kFloat32)
+      throw std::invalid_argument("data \"uniform\" is a float32 pattern");
     half_n_n1_ = uint64_t{ranks} * (ranks - 1) / 2;
     if (dtype == DType::kFloat32 && pattern == DataPattern::kHashed) {
       const uint64_t weight = uint64_t{ranks} + half_n_n1_;  // max |sum| per unit of q, d
@@ -49,10 +55,28 @@ class TensorData {
   }
 
   DType dtype() const { return dtype_; }
+  DataPattern pattern() const { return pattern_; }
+  /// True when Expected() is the exact sum (every pattern but "uniform").
+  bool exact_in_float() const { return pattern_ != DataPattern::kUniform; }
+
+  /// The real-number sum of element e over all ranks (exact in double).
+  double ExactSum(uint64_t e) const {
+    if (pattern_ != DataPattern::kUniform) {
+      const uint32_t b = Expected(e);
+      if (dtype_ == DType::kInt32) return static_cast<int32_t>(b);
+      float f;
+      std::memcpy(&f, &b, 4);
+      return f;
+    }
+    double s = 0;
+    for (uint32_t r = 0; r < n_; ++r) s += UniformValue(r, e);
+    return s;
+  }
 
   /// Bit pattern of rank `rank`'s element `e`.
   uint32_t Value(uint32_t rank, uint64_t e) const {
     if (pattern_ == DataPattern::kOnes) return dtype_ == DType::kInt32 ? 1u : FloatBits(1.0f);
+    if (pattern_ == DataPattern::kUniform) return FloatBits(static_cast<float>(UniformValue(rank, e)));
     const uint64_t m = Mix(e);
     if (dtype_ == DType::kInt32) return Lo(m) + rank * Hi(m);
     return FloatBits(static_cast<float>(Small(Lo(m)) + int64_t{rank} * Small(Hi(m))));
@@ -62,6 +86,7 @@ class TensorData {
   uint32_t Expected(uint64_t e) const {
     if (pattern_ == DataPattern::kOnes)
       return dtype_ == DType::kInt32 ? n_ : FloatBits(static_cast<float>(n_));
+    if (pattern_ == DataPattern::kUniform) return FloatBits(static_cast<float>(ExactSum(e)));
     const uint64_t m = Mix(e);
     if (dtype_ == DType::kInt32)
       return static_cast<uint32_t>(uint64_t{n_} * Lo(m) + static_cast<uint32_t>(half_n_n1_) * uint64_t{Hi(m)});
@@ -73,6 +98,11 @@ class TensorData {
     uint32_t b;
     std::memcpy(&b, &f, 4);
     return b;
+  }
+  double UniformValue(uint32_t rank, uint64_t e) const {
+    const uint64_t m = congestion::Mix64(Mix(e) ^ (uint64_t{rank} * 0xd1b54a32d192ed03ULL));
+    const int32_t s = static_cast<int32_t>(static_cast<uint32_t>(m) & 0xffffffu) - (1 << 23);
+    return std::ldexp(static_cast<double>(s), -23);
   }
   // One mix per element gives both coefficients: a = low word, b = high word.
   uint64_t Mix(uint64_t e) const { return congestion::Mix64(seed_ ^ (e * 0x9e3779b97f4a7c15ULL)); }

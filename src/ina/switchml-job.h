@@ -1,0 +1,202 @@
+// SwitchML end to end: the upstream switch program on every switch of an
+// aggregation tree (one rack, or hierarchical across racks, paper §7) and one
+// DPDK-style worker per host, as p4app-switchML's client library runs it:
+//
+//   - one worker thread per host with `pool_size` packets in flight
+//     (general.cfg max_outstanding_packets), k elements per packet;
+//   - packet id -> pool index with the set bit flipping on every reuse
+//     (PktId2PoolIndex), continuing across tensors (switch_pool_index_shift);
+//   - one retransmission timer per outstanding packet, with the library's
+//     backoff (timeout doubled every `timeout_threshold` timeouts, the
+//     threshold growing by `timeout_threshold_increment`);
+//   - duplicate results (packet id already received) and results of another
+//     job (short job id) discarded;
+//   - float32 through the library's exponent quantizer (one extra batch that
+//     carries the exponents one batch ahead), int32 as is;
+//   - tensors back to back as one stream, each tensor one job.
+// Every element every worker receives is checked against the exact sum.
+#pragma once
+
+#include "ina/scenario.h"
+#include "ina/tensor-data.h"
+#include "topology/topology.h"
+
+#include "ns3/application.h"
+#include "ns3/event-id.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/socket.h"
+#include "ns3/traced-callback.h"
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+namespace inasim {
+
+class Fabric;
+class SwitchMLJob;
+namespace p4 {
+class Dataplane;
+}
+
+/// What one tensor (job) did, summed over workers unless per-worker.
+struct SwitchMLTensorRecord {
+  uint32_t job = 0, iteration = 0, tensor = 0;
+  uint64_t bytes = 0, elements = 0;
+  uint64_t packets_per_worker = 0;      ///< incl. the float32 extra batch
+  std::vector<uint64_t> start_ps, end_ps;  ///< per worker; end 0 = unfinished
+  uint64_t elements_checked = 0, mismatches = 0;
+  double max_abs_error = 0;             ///< float32: max |result - exact sum|
+  double max_paper_bound_ratio = 0;     ///< max |err| / (n / f) (paper appendix E)
+  double max_impl_bound_ratio = 0;      ///< max |err| / bound of the library's arithmetic
+  uint64_t packets_sent = 0, timeouts = 0, duplicates = 0, wrong_job = 0;
+  double rtt_sum_ps = 0;
+  uint64_t rtt_count = 0, rtt_max_ps = 0;
+  bool finished() const;
+};
+
+/// One worker: an ns-3 Application on a host with one UDP socket.
+class SwitchMLWorker : public ns3::Application {
+ public:
+  static ns3::TypeId GetTypeId();
+  SwitchMLWorker() = default;
+  void Setup(SwitchMLJob* owner, uint32_t rank, uint32_t switch_ip);
+  void BeginJob(uint32_t job);
+  uint64_t received_packets() const { return received_total_; }
+
+ protected:
+  void DoDispose() override;
+
+ private:
+  struct TimerEntry {
+    uint64_t deadline_ps;
+    uint32_t index, generation;
+    bool operator>(const TimerEntry& o) const {
+      return deadline_ps != o.deadline_ps ? deadline_ps > o.deadline_ps : index > o.index;
+    }
+  };
+  void StartApplication() override;
+  void StopApplication() override;
+  void OnReceive(ns3::Ptr<ns3::Socket> socket);
+  void Handle(const uint8_t* p, uint32_t len);
+  void Send(uint64_t pkt_id, uint16_t pool_index, bool retransmission);
+  uint16_t PoolIndex(uint64_t pkt_id) const;
+  void Preprocess(uint64_t pkt_id, uint8_t* payload);
+  void Postprocess(uint64_t pkt_id, const uint8_t* payload);
+  void StartTimer(uint32_t index, uint64_t pkt_id, uint16_t pool_index, uint64_t duration_ps);
+  void StopTimer(uint32_t index) { ++timer_generation_[index]; }
+  void ArmTimerEvent();
+  void OnTimerEvent();
+  void FinishJob();
+
+  SwitchMLJob* owner_ = nullptr;
+  const SwitchMLSpec* spec_ = nullptr;
+  uint32_t rank_ = 0;
+  ns3::Ptr<ns3::Socket> socket_;
+  ns3::InetSocketAddress switch_{ns3::Ipv4Address(), 0};
+
+  // Per job (dpdk_worker_thread.cc operator()).
+  uint32_t job_ = 0;
+  bool running_ = false;
+  SwitchMLTensorRecord* record_ = nullptr;
+  const TensorData* data_ = nullptr;
+  uint64_t numel_ = 0;
+  uint64_t total_main_ = 0;  ///< packets carrying data (LTUs)
+  uint64_t batch_ = 0;       ///< min(pool size, total_main)
+  uint64_t total_ = 0;       ///< + one extra batch for float32
+  uint64_t num_received_ = 0;
+  std::vector<uint8_t> received_;   ///< rte_bitmap of received packet ids
+  std::vector<float> scaling_factors_;
+  uint32_t pool_index_shift_ = 0;   ///< switch_pool_index_shift, kept across jobs
+
+  // Timers: per index the packet it resends (ResendPacketCallbackArgs), a
+  // generation (a stopped timer's heap entry is stale), the first send time
+  // (per-packet RTT). One ns-3 event for the earliest live deadline.
+  std::vector<uint64_t> timer_pkt_id_;
+  std::vector<uint16_t> timer_pool_index_;
+  std::vector<uint32_t> timer_generation_;
+  std::vector<uint64_t> sent_ps_;
+  std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<TimerEntry>> timers_;
+  ns3::EventId timer_event_;
+  uint64_t timer_event_at_ = 0;
+  uint64_t timer_ps_ = 0;           ///< timer_cycles_, reset per job
+  uint64_t timeouts_counter_ = 0;   ///< static thread_local in the library: kept across jobs
+  uint64_t timeout_threshold_ = 0;
+
+  uint64_t received_total_ = 0;
+  /// (job, packet id, pool index with set bit, retransmission?)
+  ns3::TracedCallback<uint32_t, uint64_t, uint16_t, bool> tx_trace_;
+  /// (job, packet id, accepted?) for every result packet; rejected = duplicate or other job
+  ns3::TracedCallback<uint32_t, uint64_t, bool> rx_trace_;
+  std::vector<uint8_t> tx_;
+  std::vector<uint8_t> rx_;
+  std::vector<float> block_;
+};
+
+/// Owns the workers and the switch programs of one SwitchML collective stream.
+class SwitchMLJob {
+ public:
+  /// `tensor_bytes`: the tensors of one iteration, aggregated in order.
+  SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DType dtype, DataPattern pattern,
+              uint64_t seed, const SwitchMLSpec& spec, std::vector<uint64_t> tensor_bytes, uint32_t iterations,
+              uint64_t compute_gap_ps);
+  ~SwitchMLJob();
+
+  void Start(uint64_t at_ps);
+  double progress() const;
+  bool done() const { return workers_done_ == workers_.size(); }
+  std::function<void()> on_finished;
+
+  uint32_t num_workers() const { return static_cast<uint32_t>(workers_.size()); }
+  SwitchMLWorker& worker(uint32_t rank) const { return *workers_[rank]; }
+  uint32_t num_jobs() const { return static_cast<uint32_t>(records_.size()); }
+  const std::vector<SwitchMLTensorRecord>& records() const { return records_; }
+  const topo::AggregationTree& tree() const { return tree_; }
+  /// Switch vertices of the tree with their level (1 = next to the workers).
+  const std::vector<std::pair<uint32_t, uint32_t>>& switches() const { return switches_; }
+  const SwitchMLSpec& spec() const { return spec_; }
+  DType dtype() const { return dtype_; }
+  /// Packets sent per timeline bin by worker 0 (spec.timeline_bin_ps > 0).
+  const std::vector<uint64_t>& timeline() const { return timeline_; }
+  /// Worker 0's per-packet RTTs of the last job it finished (ps).
+  const std::vector<uint64_t>& rtt_samples() const { return rtt_samples_; }
+  /// The dataplane hosted on tree switch vertex v.
+  p4::Dataplane* dataplane(uint32_t v) const;
+
+  /// Fills results.json's "workload" (`w`), adds collectives.csv (one row per
+  /// tensor) and, if asked, switchml_timeline.csv, and the summary lines.
+  /// `correct`: every tensor finished and every element every worker got
+  /// matched the exact sum (float32: within the quantizer's error bound).
+  void Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
+              std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
+              uint64_t& payload_delivered) const;
+
+  // For the workers.
+  const TensorData& data(uint32_t job) const { return data_[job]; }
+  SwitchMLTensorRecord& record(uint32_t job) { return records_[job]; }
+  uint64_t compute_gap_ps() const { return compute_gap_ps_; }
+  void WorkerJobDone(uint32_t rank, uint32_t job);
+  void CountSent(uint32_t rank);
+  void RecordRtt(uint32_t rank, uint64_t rtt_ps) {
+    if (rank == 0) rtt_work_.push_back(rtt_ps);
+  }
+
+ private:
+  void InstallPrograms(Fabric& fabric);
+  SwitchMLSpec spec_;
+  DType dtype_;
+  uint64_t compute_gap_ps_;
+  topo::AggregationTree tree_;
+  std::vector<std::pair<uint32_t, uint32_t>> switches_;
+  std::vector<TensorData> data_;
+  std::vector<SwitchMLTensorRecord> records_;
+  std::vector<ns3::Ptr<SwitchMLWorker>> workers_;
+  Fabric* fabric_;
+  uint32_t workers_done_ = 0;
+  uint64_t expected_packets_ = 0;
+  std::vector<uint64_t> timeline_;
+  std::vector<uint64_t> rtt_samples_, rtt_work_;
+};
+
+}  // namespace inasim
