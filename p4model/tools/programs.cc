@@ -1,5 +1,7 @@
 #include "p4model/tools/programs.h"
 
+#include "p4model/canary/canary_dataplane.h"
+#include "p4model/canary/config.h"
 #include "p4model/switchml/config.h"
 #include "p4model/switchml/switchml_dataplane.h"
 
@@ -17,6 +19,10 @@ const std::pair<const char*, Factory> kPrograms[] = {
     {"switchml",
      [](const std::string& config) {
        return std::make_unique<p4::switchml::SwitchMLDataplane>(p4::switchml::SwitchMLConfig::FromJson(config));
+     }},
+    {"canary",
+     [](const std::string& config) {
+       return std::make_unique<p4::canary::CanaryDataplane>(p4::canary::CanaryConfig::FromJson(config));
      }},
 };
 

@@ -9,8 +9,12 @@
 // multicast {"ports": [...], "hex", "latency_ns"}, or routed {"routed": true,
 // "hex", "latency_ns"}, plus "passes" (pipeline passes) and, with --dump, the
 // program's register state after the packet. Unclaimed packets print
-// {"claimed": false}. Exit codes: 0 ok, 2 bad input (the message names the line
-// and the problem).
+// {"claimed": false}. Timers the program asks for (TimerService::ScheduleAt)
+// fire in time order (equal times: in the order they were scheduled) before
+// the first input packet whose time is at or after theirs, and after the last
+// input line; each prints its own line {"timer": cookie, "time_ns": T,
+// "emitted": [...], "passes": N} (plus "state" with --dump). Exit codes: 0 ok,
+// 2 bad input (the message names the line and the problem).
 #include "p4model/common/dataplane.h"
 #include "p4model/common/frame.h"
 #include "p4model/tools/programs.h"
@@ -21,7 +25,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <functional>
 #include <memory>
+#include <queue>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -35,6 +41,8 @@ using inasim::p4::Picoseconds;
 struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+constexpr size_t kMaxTimers = 10'000'000;
 
 std::string Hex(inasim::Span<const uint8_t> b) {
   static const char* d = "0123456789abcdef";
@@ -78,12 +86,24 @@ class Recorder : public inasim::p4::Emitter {
   }
 };
 
-/// Timers a program asks for fire when input time passes them.
+/// Timers a program asks for fire when input time reaches them.
 class Timers : public inasim::p4::TimerService {
  public:
-  std::vector<std::pair<Picoseconds, uint64_t>> pending;
-  void ScheduleAt(Picoseconds at, uint64_t cookie) override { pending.emplace_back(at, cookie); }
+  struct Timer {
+    Picoseconds at;
+    uint64_t seq;  ///< scheduling order: ties fire first-scheduled first (as ns-3 does)
+    uint64_t cookie;
+    bool operator>(const Timer& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> pending;
+  void ScheduleAt(Picoseconds at, uint64_t cookie) override { pending.push(Timer{at, next_seq_++, cookie}); }
+
+ private:
+  uint64_t next_seq_ = 0;
 };
+
+/// A time in ps as JSON nanoseconds: an integer when whole.
+json Nanoseconds(Picoseconds t) { return t % 1000 == 0 ? json(t / 1000) : json(t / 1000.0); }
 
 int Usage(const char* msg) {
   std::fprintf(stderr, "inasim-p4: %s\nusage: inasim-p4 replay PROGRAM --config CFG.json [--input FILE] [--dump] [--now-ns N]\n"
@@ -135,6 +155,22 @@ int main(int argc, char** argv) {
       file.open(input_path);
       if (!file) throw BadInput(input_path + ": cannot open");
     }
+    // Fires every pending timer due at or before `until` (all of them when
+    // `all`), each on its own output line; a timer may schedule more.
+    size_t timers_fired = 0;
+    auto fire_timers = [&](Picoseconds until, bool all) {
+      while (!timers.pending.empty() && (all || timers.pending.top().at <= until)) {
+        const Timers::Timer t = timers.pending.top();
+        timers.pending.pop();
+        if (++timers_fired > kMaxTimers) throw BadInput("more than 10,000,000 timers fired: the program keeps rescheduling");
+        Recorder rec;
+        dp->OnTimer(t.cookie, t.at, rec);
+        json line = {{"timer", t.cookie}, {"time_ns", Nanoseconds(t.at)}, {"emitted", rec.out},
+                     {"passes", dp->LastPasses()}};
+        if (dump) line["state"] = json::parse(dp->DumpState());
+        std::cout << line.dump() << '\n';
+      }
+    };
     std::istream& in = input_path.empty() ? std::cin : file;
     const std::string origin = input_path.empty() ? "stdin" : input_path;
     std::string line;
@@ -156,14 +192,9 @@ int main(int argc, char** argv) {
         now = pkt["time_ns"].get<uint64_t>() * 1000;
       }
       const std::vector<uint8_t> bytes = Unhex(pkt["hex"].get<std::string>(), where);
+      // Timers due by now fire first, in time order, each on its own line.
+      fire_timers(now, false);
       Recorder rec;
-      // Timers due by now fire first, in time order.
-      std::sort(timers.pending.begin(), timers.pending.end());
-      while (!timers.pending.empty() && timers.pending.front().first <= now) {
-        const auto [at, cookie] = timers.pending.front();
-        timers.pending.erase(timers.pending.begin());
-        dp->OnTimer(cookie, at, rec);
-      }
       json result = {{"line", n}};
       const inasim::p4::FrameView view = inasim::p4::ParseFrame(
           bytes.data(), std::min(bytes.size(), inasim::p4::kParseBytes), static_cast<uint32_t>(bytes.size()));
@@ -177,6 +208,7 @@ int main(int argc, char** argv) {
       if (dump) result["state"] = json::parse(dp->DumpState());
       std::cout << result.dump() << '\n';
     }
+    fire_timers(0, true);  // end of input: the rest, in time order
     return 0;
   } catch (const BadInput& e) {
     std::fprintf(stderr, "inasim-p4: %s\n", e.what());

@@ -1,0 +1,106 @@
+#include "p4model/canary/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <set>
+#include <stdexcept>
+
+namespace inasim::p4::canary {
+
+namespace {
+[[noreturn]] void Fail(const std::string& m) { throw std::invalid_argument("canary config: " + m); }
+
+uint32_t BitsFor(uint32_t n) {  // bits needed to hold 0..n-1
+  uint32_t b = 0;
+  while ((uint64_t{1} << b) < n) ++b;
+  return b;
+}
+}  // namespace
+
+mac_addr_t ParseMac(const std::string& s) {
+  mac_addr_t m{};
+  unsigned b[6];
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6) {
+    Fail("bad MAC address '" + s + "'");
+  }
+  for (int i = 0; i < 6; ++i) m[i] = static_cast<uint8_t>(b[i]);
+  return m;
+}
+
+uint32_t ParseIpv4(const std::string& s) {
+  unsigned a, b, c, d;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) != 4 || a > 255 || b > 255 || c > 255 ||
+      d > 255) {
+    Fail("bad IPv4 address '" + s + "'");
+  }
+  return a << 24 | b << 16 | c << 8 | d;
+}
+
+void CanaryConfig::Validate() const {
+  if (num_ports == 0 || num_ports > kMaxPorts) Fail("num_ports must be in 1..64");
+  if (num_elements == 0 || num_elements > 16384) Fail("num_elements must be in 1..16384");
+  if (table_size == 0 || (table_size & (table_size - 1)) != 0) Fail("table_size must be a power of two");
+  if (timeout_ps == 0) Fail("timeout must be > 0");
+  if (timeout_mode == TimeoutMode::kClockScan) {
+    if (clock_period_ps == 0) Fail("clock_period must be > 0");
+    if (scan_entries_per_clock == 0 || table_size % scan_entries_per_clock != 0)
+      Fail("scan_entries_per_clock must divide table_size");
+  }
+  if (multicast_shard_ports == 0 || multicast_shard_ports > 32) Fail("multicast_shard_ports must be in 1..32");
+  const uint32_t shards = (num_ports + multicast_shard_ports - 1) / multicast_shard_ports;
+  // A restoration packet names one shard group in the 32-bit children field.
+  if (multicast_shard_ports + BitsFor(shards) > 32)
+    Fail("multicast_shard_ports plus the shard index bits must fit 32 bits");
+  if (multicast_groups_per_pass == 0) Fail("multicast_groups_per_pass must be > 0");
+}
+
+CanaryConfig CanaryConfig::FromJson(const std::string& text) {
+  using nlohmann::json;
+  CanaryConfig c;
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    Fail(std::string("bad JSON: ") + e.what());
+  }
+  if (!j.is_object()) Fail("not a JSON object");
+  static const std::set<std::string> kKeys = {
+      "switch_address",  "switch_ip",       "switch_mac",   "num_ports",
+      "udp_port",        "num_elements",    "table_size",   "index_hash",
+      "timeout_ns",      "timeout_mode",    "clock_period_ns", "scan_entries_per_clock",
+      "multicast_shard_ports", "multicast_groups_per_pass", "pass_latency_ns"};
+  for (const auto& [k, v] : j.items())
+    if (!kKeys.count(k)) Fail("unknown key \"" + k + "\"");
+  try {
+    c.switch_address = j.value("switch_address", c.switch_address);
+    if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(j.at("switch_ip").get<std::string>());
+    if (j.contains("switch_mac")) c.switch_mac = ParseMac(j.at("switch_mac").get<std::string>());
+    c.num_ports = j.value("num_ports", c.num_ports);
+    c.udp_port = j.value("udp_port", c.udp_port);
+    c.num_elements = j.value("num_elements", c.num_elements);
+    c.table_size = j.value("table_size", c.table_size);
+    const std::string hash = j.value("index_hash", std::string("crc32"));
+    if (hash == "crc32") c.index_hash = IndexHash::kCrc32;
+    else if (hash == "direct") c.index_hash = IndexHash::kDirect;
+    else Fail("index_hash must be \"crc32\" or \"direct\"");
+    if (j.contains("timeout_ns")) c.timeout_ps = j.at("timeout_ns").get<uint64_t>() * 1000;
+    const std::string mode = j.value("timeout_mode", std::string("exact"));
+    if (mode == "exact") c.timeout_mode = TimeoutMode::kExactTimer;
+    else if (mode == "clock_scan") c.timeout_mode = TimeoutMode::kClockScan;
+    else Fail("timeout_mode must be \"exact\" or \"clock_scan\"");
+    if (j.contains("clock_period_ns")) c.clock_period_ps = j.at("clock_period_ns").get<uint64_t>() * 1000;
+    c.scan_entries_per_clock = j.value("scan_entries_per_clock", c.scan_entries_per_clock);
+    c.multicast_shard_ports = j.value("multicast_shard_ports", c.multicast_shard_ports);
+    c.multicast_groups_per_pass = j.value("multicast_groups_per_pass", c.multicast_groups_per_pass);
+    if (j.contains("pass_latency_ns")) c.pass_latency_ps = j.at("pass_latency_ns").get<uint64_t>() * 1000;
+  } catch (const json::exception& e) {
+    Fail(e.what());
+  }
+  c.Validate();
+  return c;
+}
+
+}  // namespace inasim::p4::canary
