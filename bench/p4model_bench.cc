@@ -3,8 +3,9 @@
 // simulator's bottleneck). Workers send every slot of a pool in turn, as the
 // client library does; each completion emits one copy per worker.
 //
-//   build/bench/p4model_bench [--workers N] [--packets N]
-// Prints one JSON line per mode.
+//   build/bench/p4model_bench [--workers N] [--packets N] [--size 256|1024]
+// Prints one JSON line per mode (both unless --size picks one; one mode alone
+// is handy under perf).
 #include "p4model/switchml/config.h"
 #include "p4model/switchml/switchml_dataplane.h"
 
@@ -97,11 +98,13 @@ nlohmann::json Run(uint32_t size, int workers, uint64_t packets) {
 int main(int argc, char** argv) {
   int workers = 8;
   uint64_t packets = 2'000'000;
+  uint32_t only_size = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--workers")) workers = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--packets")) packets = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--size")) only_size = static_cast<uint32_t>(std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: p4model_bench [--workers N] [--packets N]\n");
+      std::fprintf(stderr, "usage: p4model_bench [--workers N] [--packets N] [--size 256|1024]\n");
       return 2;
     }
   }
@@ -109,6 +112,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "p4model_bench: --workers must be 1..16 (1024 B mode), --packets > 0\n");
     return 2;
   }
-  for (uint32_t size : {256u, 1024u}) std::cout << Run(size, workers, packets).dump() << std::endl;
+  if (only_size != 0 && only_size != 256 && only_size != 1024) {
+    std::fprintf(stderr, "p4model_bench: --size must be 256 or 1024\n");
+    return 2;
+  }
+  for (uint32_t size : {256u, 1024u})
+    if (only_size == 0 || only_size == size) std::cout << Run(size, workers, packets).dump() << std::endl;
   return 0;
 }

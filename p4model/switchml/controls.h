@@ -5,6 +5,7 @@
 
 #include "p4model/switchml/types.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -14,27 +15,54 @@ namespace inasim::p4::switchml {
 struct Ternary {
   uint32_t value = 0;
   uint32_t mask = 0;
-  bool Match(uint32_t key) const { return (key & mask) == (value & mask); }
+  constexpr bool Match(uint32_t key) const { return (key & mask) == (value & mask); }
 };
 inline constexpr Ternary kAny{0, 0};
 inline constexpr Ternary Exact(uint32_t v, uint32_t mask) { return Ternary{v, mask}; }
 inline constexpr Ternary Type(PacketType t) { return Ternary{static_cast<uint32_t>(t), 0xf}; }
 
+/// For each 4-bit packet_type, the entries of a const table whose packet_type
+/// key can match it, in table order (copies, built at compile time). Every
+/// table here keys on packet_type, so a lookup scans only these few; the first
+/// full match among them is the first full match of the whole table.
+template <typename Entry, size_t N>
+struct EntriesByType {
+  Entry entries[16][N]{};
+  size_t count[16]{};
+  struct Range {
+    const Entry* first;
+    const Entry* last;
+    const Entry* begin() const { return first; }
+    const Entry* end() const { return last; }
+  };
+  /// The candidate entries for packet type t.
+  constexpr Range of(PacketType t) const {
+    const auto i = static_cast<uint8_t>(t) & 0xf;
+    return Range{entries[i], entries[i] + count[i]};
+  }
+};
+template <typename Entry, size_t N>
+constexpr EntriesByType<Entry, N> IndexByType(const Entry (&entries)[N]) {
+  EntriesByType<Entry, N> by{};
+  for (uint32_t t = 0; t < 16; ++t)
+    for (size_t i = 0; i < N; ++i)
+      if (entries[i].packet_type.Match(t)) by.entries[t][by.count[t]++] = entries[i];
+  return by;
+}
+
 /// A Register<T, I>(size): allocated on first use (most pipes never see traffic).
-/// Which cells were ever written is kept as a flag per cell (no allocation on
-/// the packet path); `touched()` lists them in index order for DumpState.
+/// Which cells were ever written is kept as a bit per cell (no allocation on
+/// the packet path, and 2 KiB of bits for 16384 cells stay in cache);
+/// `touched()` lists them in index order for DumpState.
 template <typename T>
 class Register {
  public:
   explicit Register(uint32_t size) : size_(size) {}
   /// Tofino addresses a register with the low log2(size) bits of the index.
   T& At(uint32_t index) {
-    if (cells_.empty()) {
-      cells_.assign(size_, T{});
-      touched_.assign(size_, 0);
-    }
+    if (cells_.empty()) Allocate();
     index &= size_ - 1;
-    touched_[index] = 1;
+    touched_[index >> 6] |= uint64_t{1} << (index & 63);
     return cells_[index];
   }
   T Peek(uint32_t index) const {
@@ -43,16 +71,21 @@ class Register {
   }
   std::vector<uint32_t> touched() const {
     std::vector<uint32_t> out;
-    for (uint32_t i = 0; i < touched_.size(); ++i)
-      if (touched_[i]) out.push_back(i);
+    for (uint32_t i = 0; i < size_ && !touched_.empty(); ++i)
+      if (touched_[i >> 6] >> (i & 63) & 1) out.push_back(i);
     return out;
   }
   uint32_t size() const { return size_; }
 
  private:
+  // Out of line so that At() stays small enough to inline.
+  __attribute__((noinline)) void Allocate() {
+    cells_.assign(size_, T{});
+    touched_.assign((size_ + 63) / 64, 0);
+  }
   uint32_t size_;
   std::vector<T> cells_;
-  std::vector<uint8_t> touched_;
+  std::vector<uint64_t> touched_;
 };
 
 // ============================================================================
@@ -96,6 +129,7 @@ class UpdateAndCheckWorkerBitmap {
       {Exact(0, 1), Type(PacketType::CONSUME3), kAny, Action::update_worker_bitmap_set0_action},
       {Exact(1, 1), Type(PacketType::CONSUME3), kAny, Action::update_worker_bitmap_set1_action},
   };
+  static constexpr auto kEntriesByType = IndexByType(kEntries);
 
   // Register worker_bitmap: one pair per slot, indexed by pool_index[14:1].
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/bitmap_checker.p4:82
@@ -121,7 +155,7 @@ class UpdateAndCheckWorkerBitmap {
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/bitmap_checker.p4:125
   bool apply(ingress_metadata_t& ig_md) {
     auto& md = ig_md.switchml_md;
-    for (const Entry& e : kEntries) {
+    for (const Entry& e : kEntriesByType.of(md.packet_type)) {
       if (!e.pool_index.Match(md.pool_index) || !e.packet_type.Match(static_cast<uint32_t>(md.packet_type)) ||
           !e.ingress_drop_probability.Match(ig_md.port_metadata.ingress_drop_probability)) {
         continue;
@@ -206,6 +240,7 @@ class WorkersCounter {
       {kAny, kAny, Type(PacketType::CONSUME2), Action::read_count_workers_action},
       {kAny, kAny, Type(PacketType::CONSUME3), Action::read_count_workers_action},
   };
+  static constexpr auto kEntriesByType = IndexByType(kEntries);
 
   // Register workers_count: one pair per (slot, set), indexed by pool_index.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/workers_counter.p4:25
@@ -228,7 +263,7 @@ class WorkersCounter {
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/workers_counter.p4:71
   void apply(ingress_metadata_t& ig_md) {
     auto& md = ig_md.switchml_md;
-    for (const Entry& e : kEntries) {
+    for (const Entry& e : kEntriesByType.of(md.packet_type)) {
       if (!e.num_workers.Match(md.num_workers) || !e.map_result.Match(md.map_result) ||
           !e.packet_type.Match(static_cast<uint32_t>(md.packet_type))) {
         continue;
@@ -282,6 +317,7 @@ class Exponents {
       {kAny, kAny, Type(PacketType::CONSUME0), Action::read0_action},
       {kAny, kAny, Type(PacketType::HARVEST7), Action::read1_action},
   };
+  static constexpr auto kEntriesByType = IndexByType(kEntries);
 
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/exponents.p4:32
   Register<exponent_pair_t> exponents{kRegisterSize};
@@ -310,7 +346,7 @@ class Exponents {
   void apply(int8_t exponent0, int8_t exponent1, int8_t& max_exponent0, int8_t& max_exponent1,
              const ingress_metadata_t& ig_md) {
     const auto& md = ig_md.switchml_md;
-    for (const Entry& e : kEntries) {
+    for (const Entry& e : kEntriesByType.of(md.packet_type)) {
       if (!e.worker_bitmap_before.Match(md.worker_bitmap_before) || !e.map_result.Match(md.map_result) ||
           !e.packet_type.Match(static_cast<uint32_t>(md.packet_type))) {
         continue;
@@ -369,10 +405,11 @@ class Processor {
       {kAny, kAny, Type(PacketType::HARVEST6), Action::read1_action},
       {kAny, kAny, Type(PacketType::HARVEST7), Action::read0_action},
   };
+  static constexpr auto kEntriesByType = IndexByType(kEntries);
 
   /// The action the sum table picks for this packet (same for all 32 instances).
   static Action Lookup(const switchml_md_h& md) {
-    for (const Entry& e : kEntries) {
+    for (const Entry& e : kEntriesByType.of(md.packet_type)) {
       if (e.worker_bitmap_before.Match(md.worker_bitmap_before) && e.map_result.Match(md.map_result) &&
           e.packet_type.Match(static_cast<uint32_t>(md.packet_type))) {
         return e.action;
@@ -381,40 +418,87 @@ class Processor {
     return Action::NoAction;  // const default_action
   }
 
+  // Register values: each instance's (value00.values .. value31.values) is one
+  // column of its pipe's ValueRegisters below, one ValueRow per pool index.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:32
-  Register<value_pair_t> values{kRegisterSize};
+
+  /// One cell (a value_pair_t) of a `values` register, as references to its two
+  /// halves: a ValueRow keeps the 32 instances' `first`s and `second`s as two
+  /// arrays, so the loops in apply_all() are plain vector adds.
+  struct value_pair_ref {
+    uint32_t& first;
+    uint32_t& second;
+  };
 
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:35
-  static uint32_t write_read1_register_action(value_pair_t& value, uint32_t value0, uint32_t value1) {
+  static uint32_t write_read1_register_action(value_pair_ref value, uint32_t value0, uint32_t value1) {
     value.first = value0;
     value.second = value1;
     return value.second;
   }
   // Modular 32-bit addition (bit<32> wraps).
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:48
-  static uint32_t sum_read1_register_action(value_pair_t& value, uint32_t value0, uint32_t value1) {
+  static uint32_t sum_read1_register_action(value_pair_ref value, uint32_t value0, uint32_t value1) {
     value.first = value.first + value0;
     value.second = value.second + value1;
     return value.second;
   }
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:61
-  static uint32_t read0_register_action(value_pair_t& value) { return value.first; }
+  static uint32_t read0_register_action(value_pair_ref value) { return value.first; }
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:72
-  static uint32_t read1_register_action(value_pair_t& value) { return value.second; }
+  static uint32_t read1_register_action(value_pair_ref value) { return value.second; }
 
-  // Table sum, with the action already looked up. Outputs not written keep their value.
+  /// One instance's table sum, with the action already looked up and `value`
+  /// its register cell at md.pool_index. Outputs not written keep their value.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:82
-  void apply(Action action, uint32_t value0, uint32_t value1, uint32_t& value0_out, uint32_t& value1_out,
-             const switchml_md_h& md) {
+  static void apply(Action action, uint32_t value0, uint32_t value1, uint32_t& value0_out, uint32_t& value1_out,
+                    value_pair_ref value) {
     switch (action) {
       // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:43
-      case Action::write_read1_action: value1_out = write_read1_register_action(values.At(md.pool_index), value0, value1); return;
+      case Action::write_read1_action: value1_out = write_read1_register_action(value, value0, value1); return;
       // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:56
-      case Action::sum_read1_action: value1_out = sum_read1_register_action(values.At(md.pool_index), value0, value1); return;
+      case Action::sum_read1_action: value1_out = sum_read1_register_action(value, value0, value1); return;
       // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:67
-      case Action::read0_action: value0_out = read0_register_action(values.At(md.pool_index)); return;
+      case Action::read0_action: value0_out = read0_register_action(value); return;
       // p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:78
-      case Action::read1_action: value1_out = read1_register_action(values.At(md.pool_index)); return;
+      case Action::read1_action: value1_out = read1_register_action(value); return;
+      case Action::NoAction: return;
+    }
+  }
+
+  /// The registers of the 32 instances value00..value31 of one pipe: row[i] is
+  /// value<i>.values[pool_index]. Upstream declares 32 separate
+  /// Register<value_pair_t, pool_index_t>(register_size); every pass addresses
+  /// all 32 with the same pool index and the same action, so the model stores
+  /// them pool-index-major: a packet's 32 pairs are one 256 B row (4 adjacent
+  /// cache lines) instead of 32 lines in 32 arrays 128 KiB apart.
+  struct ValueRow {
+    std::array<uint32_t, kNumProcessors> first{};   ///< value<i>.values[pool_index].first
+    std::array<uint32_t, kNumProcessors> second{};  ///< value<i>.values[pool_index].second
+    value_pair_ref operator[](int i) { return {first[i], second[i]}; }
+    value_pair_t Get(int i) const { return {first[i], second[i]}; }
+  };
+  using ValueRegisters = Register<ValueRow>;
+
+  /// value00.apply(hdr.d0.d00, hdr.d1.d00, ...) .. value31.apply(...) (switch.p4
+  /// applies the 32 instances one after the other, each on its own pair of data
+  /// fields). Same result as calling apply() per instance; the action is
+  /// switched on once so each case is one loop the compiler can vectorize.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:149
+  static void apply_all(Action action, ValueRow& values, data_h& d0, data_h& d1) {
+    switch (action) {
+      case Action::write_read1_action:
+        for (int i = 0; i < kNumProcessors; ++i) d1.d[i] = write_read1_register_action(values[i], d0.d[i], d1.d[i]);
+        return;
+      case Action::sum_read1_action:
+        for (int i = 0; i < kNumProcessors; ++i) d1.d[i] = sum_read1_register_action(values[i], d0.d[i], d1.d[i]);
+        return;
+      case Action::read0_action:
+        for (int i = 0; i < kNumProcessors; ++i) d0.d[i] = read0_register_action(values[i]);
+        return;
+      case Action::read1_action:
+        for (int i = 0; i < kNumProcessors; ++i) d1.d[i] = read1_register_action(values[i]);
+        return;
       case Action::NoAction: return;
     }
   }

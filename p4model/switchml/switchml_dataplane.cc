@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <tmmintrin.h>
+#endif
 
 namespace inasim::p4::switchml {
 
@@ -27,14 +31,94 @@ uint16_t SatAdd16(uint16_t a, uint16_t b) {
   return static_cast<uint16_t>(s > 0xffff ? 0xffff : s);
 }
 
+// A data header's 32 big-endian words <-> d.d[] in host order. GCC does not
+// vectorize a bswap loop for baseline x86-64 (SSE2 has no byte shuffle), and
+// that loop was a fifth of the model's time, so on x86 (little-endian) 16
+// bytes at a time: one pshufb where the CPU has SSSE3 (checked once), else
+// SSE2: swap the bytes of each 16-bit lane, then the two lanes of each 32-bit
+// word. Same bytes as LoadBe32/StoreBe32 per word.
+#if defined(__SSE2__)
+__attribute__((target("ssse3"))) void ReverseWordBytesSsse3(const void* from, void* to) {
+  const __m128i reverse = _mm_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+  for (int i = 0; i < 8; ++i) {
+    const __m128i v = _mm_loadu_si128(static_cast<const __m128i*>(from) + i);
+    _mm_storeu_si128(static_cast<__m128i*>(to) + i, _mm_shuffle_epi8(v, reverse));
+  }
+}
+void ReverseWordBytes(const void* from, void* to) {
+  static const bool ssse3 = __builtin_cpu_supports("ssse3");
+  if (ssse3) return ReverseWordBytesSsse3(from, to);
+  for (int i = 0; i < 8; ++i) {
+    __m128i v = _mm_loadu_si128(static_cast<const __m128i*>(from) + i);
+    v = _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8));
+    v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xb1), 0xb1);  // 0xb1 = (2,3,0,1)
+    _mm_storeu_si128(static_cast<__m128i*>(to) + i, v);
+  }
+}
+#endif
+// d = data_h{}. GCC's generic x86-64 tuning zeroes 128 B with `rep stos`,
+// whose start-up cost was most of a harvest pass's parse; eight SSE2 stores
+// (written out: GCC turns a loop of them back into memset).
+void ClearData(data_h& d) {
+  d.valid = false;
+#if defined(__SSE2__)
+  __m128i* q = reinterpret_cast<__m128i*>(d.d.data());
+  const __m128i z = _mm_setzero_si128();
+  _mm_storeu_si128(q + 0, z);
+  _mm_storeu_si128(q + 1, z);
+  _mm_storeu_si128(q + 2, z);
+  _mm_storeu_si128(q + 3, z);
+  _mm_storeu_si128(q + 4, z);
+  _mm_storeu_si128(q + 5, z);
+  _mm_storeu_si128(q + 6, z);
+  _mm_storeu_si128(q + 7, z);
+#else
+  d.d.fill(0);
+#endif
+}
+// hdr = header_t{}, without `rep stos` (see ClearData).
+void ClearHeaders(header_t& hdr) {
+  hdr.ethernet = {};
+  hdr.ipv4 = {};
+  hdr.udp = {};
+  hdr.switchml = {};
+  hdr.exponents = {};
+  ClearData(hdr.d0);
+  ClearData(hdr.d1);
+}
 void ExtractData(const uint8_t* p, data_h& d) {
   d.valid = true;
+#if defined(__SSE2__)
+  ReverseWordBytes(p, d.d.data());
+#else
   for (int i = 0; i < 32; ++i) d.d[i] = LoadBe32(p + 4 * i);
+#endif
 }
-void EmitData(const data_h& d, std::vector<uint8_t>& out) {
-  const size_t at = out.size();
-  out.resize(at + kDataHBytes);
-  for (int i = 0; i < 32; ++i) StoreBe32(out.data() + at + 4 * i, d.d[i]);
+void StoreData(const data_h& d, uint8_t* p) {
+#if defined(__SSE2__)
+  ReverseWordBytes(d.d.data(), p);
+#else
+  for (int i = 0; i < 32; ++i) StoreBe32(p + 4 * i, d.d[i]);
+#endif
+}
+// Deparses the valid data headers (d0 then d1) in front of the payload.
+void EmitData(const header_t& hdr, PayloadBuffer& payload) {
+  if (hdr.d1.valid) StoreData(hdr.d1, payload.Push(kDataHBytes));
+  if (hdr.d0.valid) StoreData(hdr.d0, payload.Push(kDataHBytes));
+}
+
+// The egress headers: ethernet, ipv4, udp, switchml, exponents.
+constexpr size_t kEgressHeaderBytes = kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kSwitchmlHBytes + kExponentsHBytes;
+
+// mac_addr_t ==, without the library memcmp call std::array's == makes.
+bool SameMac(const mac_addr_t& a, const mac_addr_t& b) {
+  uint32_t a4, b4;
+  uint16_t a2, b2;
+  std::memcpy(&a4, a.data(), 4);
+  std::memcpy(&b4, b.data(), 4);
+  std::memcpy(&a2, a.data() + 4, 2);
+  std::memcpy(&b2, b.data() + 4, 2);
+  return a4 == b4 && a2 == b2;
 }
 
 enum class ParseResult { kSwitchml, kRegular, kTruncated };
@@ -43,7 +127,7 @@ enum class ParseResult { kSwitchml, kRegular, kTruncated };
 // parse_values). Fills hdr, ig_md and the unparsed payload.
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:23
 ParseResult IngressParser(const uint8_t* b, size_t len, header_t& hdr, ingress_metadata_t& ig_md,
-                          std::vector<uint8_t>& payload) {
+                          PayloadBuffer& payload) {
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:90
   if (len < kEthernetHBytes) return ParseResult::kTruncated;
   hdr.ethernet.valid = true;
@@ -103,7 +187,7 @@ ParseResult IngressParser(const uint8_t* b, size_t len, header_t& hdr, ingress_m
   ExtractData(b + data_at + kDataHBytes, hdr.d1);
   ig_md.switchml_md.valid = true;
   ig_md.switchml_md.packet_type = PacketType::CONSUME0;
-  payload.assign(b + data_at + 2 * kDataHBytes, b + len);
+  payload.Assign(b + data_at + 2 * kDataHBytes, len - (data_at + 2 * kDataHBytes));
   return ParseResult::kSwitchml;
 }
 
@@ -111,37 +195,56 @@ ParseResult IngressParser(const uint8_t* b, size_t len, header_t& hdr, ingress_m
 // of the payload, then the next pass extracts (consume) or just validates
 // (harvest) d0/d1. False when a consume pass runs out of bytes.
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:61
-bool Recirculate(header_t& hdr, const ingress_metadata_t& ig_md, std::vector<uint8_t>& payload,
-                 std::vector<uint8_t>& out) {
-  out.clear();
-  if (hdr.d0.valid) EmitData(hdr.d0, out);
-  if (hdr.d1.valid) EmitData(hdr.d1, out);
-  out.insert(out.end(), payload.begin(), payload.end());
-  payload.swap(out);
-  hdr = header_t{};
+bool Recirculate(header_t& hdr, const ingress_metadata_t& ig_md, PayloadBuffer& payload) {
+  EmitData(hdr, payload);
+  // The next pass starts from an empty header stack (same as hdr = header_t{},
+  // header by header: the data headers are either extracted whole or zeroed
+  // below, so they are not zeroed twice).
+  hdr.ethernet = {};
+  hdr.ipv4 = {};
+  hdr.udp = {};
+  hdr.switchml = {};
+  hdr.exponents = {};
   const PacketType t = ig_md.switchml_md.packet_type;
   if (t == PacketType::CONSUME0 || t == PacketType::CONSUME1 || t == PacketType::CONSUME2 ||
       t == PacketType::CONSUME3) {
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:76
-    if (payload.size() < 2 * kDataHBytes) return false;
-    ExtractData(payload.data(), hdr.d0);
-    ExtractData(payload.data() + kDataHBytes, hdr.d1);
-    payload.erase(payload.begin(), payload.begin() + 2 * kDataHBytes);
+    const uint8_t* data = payload.Pull(2 * kDataHBytes);
+    if (data == nullptr) {
+      ClearData(hdr.d0);
+      ClearData(hdr.d1);
+      return false;
+    }
+    ExtractData(data, hdr.d0);  // sets valid and all 32 words
+    ExtractData(data + kDataHBytes, hdr.d1);
   } else {
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:83
+    ClearData(hdr.d0);
+    ClearData(hdr.d1);
     hdr.d0.valid = true;  // contents filled by the pass (modeled as zero)
     hdr.d1.valid = true;
   }
   return true;
 }
 
+// Ipv4HeaderChecksum of the deparsed ipv4_h (checksum field 0), summed from the
+// fields: reading back the bytes just stored byte by byte stalls store
+// forwarding, which cost a third of Egress.
+uint16_t Ipv4ChecksumOfFields(const ipv4_h& v4) {
+  uint32_t sum = uint32_t((v4.version & 0xf) << 12 | (v4.ihl & 0xf) << 8 | v4.diffserv) + v4.total_len +
+                 v4.identification + uint32_t((v4.flags & 0x7) << 13 | (v4.frag_offset & 0x1fff)) +
+                 uint32_t(v4.ttl << 8 | v4.protocol) + (v4.src_addr >> 16) + (v4.src_addr & 0xffff) +
+                 (v4.dst_addr >> 16) + (v4.dst_addr & 0xffff);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
 // EgressDeparser: the header stack the egress built, then the payload (every
 // ingress header is payload to the egress parser), IPv4 checksum updated.
+// `p` is the output frame, whose payload is already in place behind the
+// kEgressHeaderBytes written here (it is the same for every copy of a packet).
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:268
-void EgressDeparser(const header_t& hdr, const std::vector<uint8_t>& payload, std::vector<uint8_t>& f) {
-  f.clear();
-  f.resize(kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kSwitchmlHBytes + kExponentsHBytes);
-  uint8_t* p = f.data();
+void EgressDeparser(const header_t& hdr, uint8_t* p) {
   std::memcpy(p, hdr.ethernet.dst_addr.data(), 6);
   std::memcpy(p + 6, hdr.ethernet.src_addr.data(), 6);
   StoreBe16(p + 12, hdr.ethernet.ether_type);
@@ -154,11 +257,10 @@ void EgressDeparser(const header_t& hdr, const std::vector<uint8_t>& payload, st
   StoreBe16(ip + 6, static_cast<uint16_t>((v4.flags & 0x7) << 13 | (v4.frag_offset & 0x1fff)));
   ip[8] = v4.ttl;
   ip[9] = v4.protocol;
-  StoreBe16(ip + 10, 0);
   StoreBe32(ip + 12, v4.src_addr);
   StoreBe32(ip + 16, v4.dst_addr);
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:277
-  StoreBe16(ip + 10, Ipv4HeaderChecksum(ip, kIpv4HBytes));
+  StoreBe16(ip + 10, Ipv4ChecksumOfFields(v4));
   uint8_t* u = ip + kIpv4HBytes;
   StoreBe16(u, hdr.udp.src_port);
   StoreBe16(u + 2, hdr.udp.dst_port);
@@ -172,10 +274,46 @@ void EgressDeparser(const header_t& hdr, const std::vector<uint8_t>& payload, st
   StoreBe16(s + 6, hdr.switchml.pool_index);
   s[8] = static_cast<uint8_t>(hdr.exponents.e0);
   s[9] = static_cast<uint8_t>(hdr.exponents.e1);
-  f.insert(f.end(), payload.begin(), payload.end());
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// PayloadBuffer
+// ---------------------------------------------------------------------------
+
+namespace {
+// Room for every push a packet can make without moving: each of at most
+// kMaxPasses recirculations puts back at most two data headers, then the
+// egress headers.
+constexpr size_t kHeadroom = SwitchMLDataplane::kMaxPasses * 2 * kDataHBytes + 64;
+}  // namespace
+
+void PayloadBuffer::Assign(const uint8_t* p, size_t n) {
+  if (buf_.size() < kHeadroom) buf_.resize(kHeadroom);
+  begin_ = end_ = kHeadroom;
+  tail_ = p;
+  tail_size_ = n;
+}
+
+uint8_t* PayloadBuffer::Flatten() {
+  if (tail_size_ != 0) {
+    if (buf_.size() < end_ + tail_size_) buf_.resize(end_ + tail_size_);
+    std::memcpy(buf_.data() + end_, tail_, tail_size_);
+    end_ += tail_size_;
+    tail_size_ = 0;
+  }
+  return buf_.data() + begin_;
+}
+
+void PayloadBuffer::Grow(size_t n) {
+  std::vector<uint8_t> bigger(kHeadroom + n + buf_.size());
+  const size_t at = kHeadroom + n;
+  std::memcpy(bigger.data() + at, buf_.data() + begin_, end_ - begin_);
+  end_ = at + (end_ - begin_);
+  begin_ = at;
+  buf_.swap(bigger);
+}
 
 // ---------------------------------------------------------------------------
 // UDPReceiver
@@ -221,8 +359,10 @@ void UDPReceiver::set_bitmap(header_t& hdr, ingress_metadata_t& ig_md, const Ent
 bool UDPReceiver::apply(header_t& hdr, ingress_metadata_t& ig_md, uint32_t frame_bytes) {
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Entry& e = entries_[i];
-    if (hdr.ethernet.src_addr == e.eth_src && hdr.ethernet.dst_addr == e.eth_dst && hdr.ipv4.src_addr == e.ip_src &&
-        hdr.ipv4.dst_addr == e.ip_dst && e.udp_dst_port.Match(hdr.udp.dst_port)) {
+    // All fields exact (udp port ternary); the IPv4 source, which tells the
+    // workers apart, is compared first.
+    if (hdr.ipv4.src_addr == e.ip_src && hdr.ipv4.dst_addr == e.ip_dst && e.udp_dst_port.Match(hdr.udp.dst_port) &&
+        SameMac(hdr.ethernet.src_addr, e.eth_src) && SameMac(hdr.ethernet.dst_addr, e.eth_dst)) {
       ++receive_counter_[i].packets;
       receive_counter_[i].bytes += frame_bytes;
       set_bitmap(hdr, ig_md, e);
@@ -242,13 +382,22 @@ bool UDPReceiver::apply(header_t& hdr, ingress_metadata_t& ig_md, uint32_t frame
 
 UDPSender::UDPSender(const SwitchMLConfig& c) : switch_mac_(c.switch_mac), switch_ip_(c.switch_ip) {
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/udp_sender.py:90
-  for (const auto& w : c.workers) dst_addr_[w.worker_id] = DstAddr{w.mac, w.ip};
+  for (const auto& w : c.workers) {
+    if (w.worker_id >= dst_addr_.size()) {
+      dst_addr_.resize(w.worker_id + 1u);
+      dst_addr_valid_.resize(w.worker_id + 1u, 0);
+    }
+    dst_addr_[w.worker_id] = DstAddr{w.mac, w.ip};
+    dst_addr_valid_[w.worker_id] = 1;
+  }
+  send_counter_.resize(dst_addr_.size());
 }
 
-void UDPSender::CountSend(uint16_t worker_id, size_t bytes) {
-  auto& c = send_counter_[worker_id];
-  ++c.packets;
-  c.bytes += bytes;
+std::map<uint16_t, UDPReceiver::DirectCounter> UDPSender::send_counter() const {
+  std::map<uint16_t, UDPReceiver::DirectCounter> out;
+  for (size_t id = 0; id < send_counter_.size(); ++id)
+    if (send_counter_[id].packets != 0) out[static_cast<uint16_t>(id)] = send_counter_[id];
+  return out;
 }
 
 bool UDPSender::apply(const switchml_md_h& eg_md, header_t& hdr) {
@@ -287,12 +436,12 @@ bool UDPSender::apply(const switchml_md_h& eg_md, header_t& hdr) {
   }
   // Table dst_addr, keyed by worker_id (the PRE's rid for broadcasts).
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/udp_sender.p4:100
-  const auto it = dst_addr_.find(eg_md.worker_id);
-  if (it == dst_addr_.end()) return false;
+  if (eg_md.worker_id >= dst_addr_.size() || !dst_addr_valid_[eg_md.worker_id]) return false;
   {
+    const DstAddr& a = dst_addr_[eg_md.worker_id];
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/udp_sender.p4:72
-    hdr.ethernet.dst_addr = it->second.eth_dst_addr;
-    hdr.ipv4.dst_addr = it->second.ip_dst_addr;
+    hdr.ethernet.dst_addr = a.eth_dst_addr;
+    hdr.ipv4.dst_addr = a.ip_dst_addr;
     hdr.udp.dst_port = eg_md.dst_port;
     hdr.udp.checksum = 0;
     hdr.switchml.pool_index = static_cast<uint16_t>((hdr.switchml.pool_index & 0x7fff) | (eg_md.pool_index & 1) << 15);
@@ -346,8 +495,9 @@ SwitchMLDataplane::SwitchMLDataplane(SwitchMLConfig config)
       egress_drop_sim_(config_.drop_seed ^ 0x9e3779b97f4a7c15ULL) {
   worker_port_metadata_.ingress_drop_probability = DropValue(config_.ingress_drop_probability);
   worker_port_metadata_.egress_drop_probability = DropValue(config_.egress_drop_probability);
-  auto& group = pre_[config_.multicast_group];
-  for (const auto& w : config_.workers) group.emplace_back(w.worker_id, w.port);
+  McGroup group{config_.multicast_group, {}};
+  for (const auto& w : config_.workers) group.nodes.emplace_back(w.worker_id, w.port);
+  pre_.push_back(std::move(group));
 }
 
 bool SwitchMLDataplane::Claims(const FrameView& f) const {
@@ -358,9 +508,8 @@ bool SwitchMLDataplane::Claims(const FrameView& f) const {
          (f.dst_port & kUdpPortSwitchmlMask) == (kUdpPortSwitchmlBase & kUdpPortSwitchmlMask);
 }
 
-SwitchMLDataplane::IngressResult SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint16_t sim_port,
-                                                            uint32_t frame_bytes, header_t& hdr,
-                                                            ingress_metadata_t& ig_md) {
+void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint16_t sim_port, uint32_t frame_bytes,
+                                header_t& hdr, ingress_metadata_t& ig_md, IngressResult& r) {
   auto& md = ig_md.switchml_md;
   if (!pipes_[pipe_index]) pipes_[pipe_index] = std::make_unique<Pipe>();
   Pipe& pipe = *pipes_[pipe_index];
@@ -378,7 +527,6 @@ SwitchMLDataplane::IngressResult SwitchMLDataplane::Ingress(int pipe_index, uint
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:120
     ReconstructWorkerBitmap::apply(ig_md);
   }
-  IngressResult r;
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:124
   if (IsConsume(md.packet_type)) {
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:130
@@ -392,29 +540,35 @@ SwitchMLDataplane::IngressResult SwitchMLDataplane::Ingress(int pipe_index, uint
     if (md.last_packet) pipe.exponents.apply(md.e0, md.e1, md.e0, md.e1, ig_md);
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:149
     const Processor::Action sum = Processor::Lookup(md);
-    for (int i = 0; i < kNumProcessors; ++i) {
-      pipe.value[i].apply(sum, hdr.d0.d[i], hdr.d1.d[i], hdr.d0.d[i], hdr.d1.d[i], md);
-    }
+    if (sum != Processor::Action::NoAction) Processor::apply_all(sum, pipe.values.At(md.pool_index), hdr.d0, hdr.d1);
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:183
     r.kind = IngressResult::Kind::kNextStep;
     r.decision = next_step_selector_.apply(hdr, ig_md, tofino_port);
-    return r;
+    return;
   }
   // Regular traffic (receive_udp miss): forwarder. A simulated ingress drop
   // also lands here with drop_ctl set; see README.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:189
   r.kind = drop_ctl ? IngressResult::Kind::kDrop : IngressResult::Kind::kForward;
-  return r;
 }
 
-bool SwitchMLDataplane::Egress(switchml_md_h eg_md, const std::vector<uint8_t>& payload, std::vector<uint8_t>& frame) {
-  header_t hdr;  // the egress parser extracts only the bridged metadata
+bool SwitchMLDataplane::Egress(const switchml_md_h& eg_md, uint8_t* frame, size_t frame_bytes) {
+  // The egress parser extracts only the bridged metadata: the headers egress
+  // uses start invalid and zero. (A reused stack with those reset rather than
+  // a fresh header_t per copy: zeroing its two unused data headers cost more
+  // than the rest of Egress.)
+  header_t& hdr = egress_hdr_;
+  hdr.ethernet = {};
+  hdr.ipv4 = {};
+  hdr.udp = {};
+  hdr.switchml = {};
+  hdr.exponents = {};
   if (!udp_sender_.apply(eg_md, hdr)) {
     ++stats_.sender_misses;
     return false;
   }
-  EgressDeparser(hdr, payload, frame);
-  udp_sender_.CountSend(eg_md.worker_id, frame.size());
+  EgressDeparser(hdr, frame);
+  udp_sender_.CountSend(eg_md.worker_id, frame_bytes);
   return true;
 }
 
@@ -423,11 +577,14 @@ void SwitchMLDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_
   (void)now;
   ++stats_.processed;
   last_passes_ = 1;
-  header_t hdr;
+  // The packet's header stack starts empty: a reused member cleared header by
+  // header (the same as a fresh header_t, whose `rep stos` zeroing was a
+  // quarter of Process()).
+  header_t& hdr = hdr_;
+  ClearHeaders(hdr);
   ingress_metadata_t ig_md;
-  // Scratch buffers are members: no allocation per packet once warmed up.
-  std::vector<uint8_t>& payload = payload_;
-  payload.clear();
+  // The scratch buffer is a member: no allocation per packet once warmed up.
+  PayloadBuffer& payload = payload_;
   const ParseResult parsed = IngressParser(frame.data(), frame.size(), hdr, ig_md, payload);
   if (parsed == ParseResult::kTruncated) {
     ++stats_.malformed_dropped;
@@ -454,7 +611,8 @@ void SwitchMLDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_
       return;
     }
     const int pipe = (tofino_port >> 7) & 0x3;
-    const IngressResult r = Ingress(pipe, tofino_port, ingress_port, static_cast<uint32_t>(frame.size()), hdr, ig_md);
+    IngressResult r;
+    Ingress(pipe, tofino_port, ingress_port, static_cast<uint32_t>(frame.size()), hdr, ig_md, r);
     if (r.kind == IngressResult::Kind::kForward) {
       ++stats_.forwarded;
       out.EmitRouted(frame, passes * config_.pass_latency_ps);
@@ -469,7 +627,7 @@ void SwitchMLDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_
     // Recirculation: deparse, re-enter on the recirculation port's pipe.
     tofino_port = decision.port;
     ig_md.port_metadata = port_metadata_t{};  // recirculation ports: no drop simulation
-    if (!Recirculate(hdr, ig_md, payload, recirculated_)) {
+    if (!Recirculate(hdr, ig_md, payload)) {
       ++stats_.malformed_dropped;
       return;
     }
@@ -495,35 +653,37 @@ void SwitchMLDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_
         ++stats_.retransmits;
       }
       // The ingress deparser's output: data headers still valid, then the rest.
-      std::vector<uint8_t>& eg_payload = eg_payload_;
-      eg_payload.clear();
-      if (hdr.d0.valid) EmitData(hdr.d0, eg_payload);
-      if (hdr.d1.valid) EmitData(hdr.d1, eg_payload);
-      eg_payload.insert(eg_payload.end(), payload.begin(), payload.end());
+      EmitData(hdr, payload);
       // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:211
       if (ig_md.switchml_md.simulate_egress_drop) {
         ++stats_.simulated_egress_drops;
         return;
       }
-      std::vector<uint8_t>& bytes = copy_;
+      // Every copy is the egress headers in front of that same payload: it is
+      // placed once, and each copy rewrites only the headers (the emitter sees
+      // the frame during its Emit() call only).
+      payload.Push(kEgressHeaderBytes);
+      uint8_t* frame = payload.Flatten();
+      const size_t frame_bytes = payload.size();
+      const inasim::Span<const uint8_t> bytes(frame, frame_bytes);
       if (bcast) {
         // PRE: one copy per node of the group, in node order; egress sets
         // worker_id from the copy's rid. Copies differ (addresses), so each is
         // its own Emit().
         // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:218
-        const auto g = pre_.find(decision.mgid);
+        const auto g = std::find_if(pre_.begin(), pre_.end(), [&](const McGroup& m) { return m.mgid == decision.mgid; });
         if (g == pre_.end()) return;
-        for (const auto& [rid, port] : g->second) {
-          switchml_md_h eg_md = ig_md.switchml_md;
+        switchml_md_h eg_md = ig_md.switchml_md;
+        for (const auto& [rid, port] : g->nodes) {
           eg_md.worker_id = rid;
-          if (!Egress(eg_md, eg_payload, bytes)) continue;
+          if (!Egress(eg_md, frame, frame_bytes)) continue;
           ++stats_.copies_sent;
-          out.Emit(inasim::Span<const uint8_t>(bytes.data(), bytes.size()), port, latency);
+          out.Emit(bytes, port, latency);
         }
       } else {
-        if (!Egress(ig_md.switchml_md, eg_payload, bytes)) return;
+        if (!Egress(ig_md.switchml_md, frame, frame_bytes)) return;
         ++stats_.copies_sent;
-        out.Emit(inasim::Span<const uint8_t>(bytes.data(), bytes.size()), decision.port, latency);
+        out.Emit(bytes, decision.port, latency);
       }
       return;
     }
@@ -544,7 +704,7 @@ exponent_pair_t SwitchMLDataplane::Exponent(int pipe, uint32_t pool_index) const
 }
 value_pair_t SwitchMLDataplane::Value(int pipe, int processor, uint32_t pool_index) const {
   if (pipe < 0 || pipe >= kNumPipes || !pipes_[pipe] || processor < 0 || processor >= kNumProcessors) return {};
-  return pipes_[pipe]->value[processor].values.Peek(pool_index);
+  return pipes_[pipe]->values.Peek(pool_index).Get(processor);
 }
 
 namespace {
@@ -587,12 +747,10 @@ std::string SwitchMLDataplane::DumpState() const {
     jp["workers_count"] = TouchedPairs(pipe.workers_counter.workers_count);
     jp["exponents"] = TouchedPairs(pipe.exponents.exponents);
     json vals = json::object();
-    for (uint32_t i : pipe.value[0].values.touched()) {
+    for (uint32_t i : pipe.values.touched()) {
       json row = json::array();
-      for (int k = 0; k < kNumProcessors; ++k) {
-        const auto v = pipe.value[k].values.Peek(i);
-        row.push_back({v.first, v.second});
-      }
+      const Processor::ValueRow r = pipe.values.Peek(i);
+      for (int k = 0; k < kNumProcessors; ++k) row.push_back({r.first[k], r.second[k]});
       vals[std::to_string(i)] = row;
     }
     jp["values"] = vals;

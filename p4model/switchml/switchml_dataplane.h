@@ -66,16 +66,24 @@ class UDPSender {
   /// Builds the egress header stack for `eg_md`; false if dst_addr missed.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/udp_sender.p4:111
   bool apply(const switchml_md_h& eg_md, header_t& hdr);
-  const std::map<uint16_t, UDPReceiver::DirectCounter>& send_counter() const { return send_counter_; }
-  void CountSend(uint16_t worker_id, size_t bytes);
+  /// send_counter of the worker ids that sent anything, by worker id.
+  std::map<uint16_t, UDPReceiver::DirectCounter> send_counter() const;
+  void CountSend(uint16_t worker_id, size_t bytes) {
+    auto& c = send_counter_[worker_id];  // worker_id hit dst_addr, so it is in range
+    ++c.packets;
+    c.bytes += bytes;
+  }
 
  private:
   mac_addr_t switch_mac_;
   uint32_t switch_ip_;
+  // Exact match on worker_id, stored flat by worker id (ids are < 32).
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/udp_sender.p4:100
-  std::map<uint16_t, DstAddr> dst_addr_;
+  std::vector<DstAddr> dst_addr_;
+  std::vector<uint8_t> dst_addr_valid_;
+  // Direct counter of dst_addr, by worker id.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/udp_sender.p4:28
-  std::map<uint16_t, UDPReceiver::DirectCounter> send_counter_;
+  std::vector<UDPReceiver::DirectCounter> send_counter_;
 };
 
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/drop_simulator.p4:24
@@ -102,6 +110,50 @@ class EgressDropSimulator {
  private:
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/drop_simulator.p4:49
   std::mt19937_64 rng_;
+};
+
+/// The bytes behind the parsed headers while a packet is in the switch. The
+/// ingress deparser puts the still-valid data headers back in front of them
+/// (Push) and the next pass's parser extracts them again (Pull); the egress
+/// deparser puts the output headers in front. Kept as pushed bytes in a buffer
+/// with headroom followed by the unparsed rest of the input frame, which is
+/// not copied: Pull takes from the frame directly, so a 1024 B packet's
+/// CONSUME1..3 passes and a consumed packet copy nothing, and only an output
+/// copy is made contiguous (Flatten). Reused across packets (no allocation
+/// once warmed up).
+class PayloadBuffer {
+ public:
+  /// Replaces the contents with p[0..n), by reference: p must stay valid while
+  /// the contents are used (the frame Process() was given).
+  void Assign(const uint8_t* p, size_t n);
+  /// n more bytes in front; returns where to write them.
+  uint8_t* Push(size_t n) {
+    if (begin_ < n) Grow(n);
+    begin_ -= n;
+    return buf_.data() + begin_;
+  }
+  /// Takes n bytes off the front; nullptr (nothing taken) if there are fewer.
+  const uint8_t* Pull(size_t n) {
+    if (begin_ == end_ && tail_size_ >= n) {
+      tail_ += n;
+      tail_size_ -= n;
+      return tail_ - n;
+    }
+    if (end_ - begin_ < n) Flatten();
+    if (end_ - begin_ < n) return nullptr;
+    begin_ += n;
+    return buf_.data() + begin_ - n;
+  }
+  /// The contents as one array of size() bytes (copies the frame's rest in).
+  uint8_t* Flatten();
+  size_t size() const { return end_ - begin_ + tail_size_; }
+
+ private:
+  void Grow(size_t n);
+  std::vector<uint8_t> buf_;
+  size_t begin_ = 0, end_ = 0;  ///< pushed bytes: buf_[begin_, end_)
+  const uint8_t* tail_ = nullptr;  ///< then these, in the input frame
+  size_t tail_size_ = 0;
 };
 
 class SwitchMLDataplane : public Dataplane {
@@ -154,9 +206,10 @@ class SwitchMLDataplane : public Dataplane {
     WorkersCounter workers_counter;
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:61
     Exponents exponents;
-    // value00 .. value31
+    // value00 .. value31: their `values` registers, one ValueRow (the 32
+    // instances' pairs) per pool index; the actions are Processor's.
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:63
-    std::array<Processor, kNumProcessors> value;
+    Processor::ValueRegisters values{kRegisterSize};
   };
   struct IngressResult {
     enum class Kind { kNextStep, kForward, kDrop } kind = Kind::kDrop;
@@ -164,10 +217,14 @@ class SwitchMLDataplane : public Dataplane {
   };
 
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:96
-  IngressResult Ingress(int pipe, uint16_t tofino_port, uint16_t sim_port, uint32_t frame_bytes,
-                        header_t& hdr, ingress_metadata_t& ig_md);
+  // `r` is an out parameter: an IngressResult returned by value was written
+  // in two halves and read back as one word, which stalled store forwarding.
+  void Ingress(int pipe, uint16_t tofino_port, uint16_t sim_port, uint32_t frame_bytes, header_t& hdr,
+               ingress_metadata_t& ig_md, IngressResult& r);
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:206
-  bool Egress(switchml_md_h eg_md, const std::vector<uint8_t>& payload, std::vector<uint8_t>& frame);
+  // `frame` is the output frame: kEgressHeaderBytes for the headers Egress
+  // writes, then the payload (the same for every copy).
+  bool Egress(const switchml_md_h& eg_md, uint8_t* frame, size_t frame_bytes);
 
   SwitchMLConfig config_;
   std::array<std::unique_ptr<Pipe>, kNumPipes> pipes_;
@@ -177,14 +234,22 @@ class SwitchMLDataplane : public Dataplane {
   IngressDropSimulator ingress_drop_sim_;
   EgressDropSimulator egress_drop_sim_;
   port_metadata_t worker_port_metadata_;
-  /// PRE: mgid -> nodes (rid = worker id, port), in the order they were added.
+  /// PRE: multicast groups, each mgid with its nodes (rid = worker id, port) in
+  /// the order they were added. The controller makes one group per session, so
+  /// a linear search over a vector.
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/pre.py:75
-  std::map<uint16_t, std::vector<std::pair<uint16_t, uint16_t>>> pre_;
+  struct McGroup {
+    uint16_t mgid;
+    std::vector<std::pair<uint16_t, uint16_t>> nodes;
+  };
+  std::vector<McGroup> pre_;
   Stats stats_;
   uint32_t last_passes_ = 0;
-  // Per-packet scratch (payload after the parsed headers, its recirculated
-  // form, the egress payload, one output copy), reused across packets.
-  std::vector<uint8_t> payload_, recirculated_, eg_payload_, copy_;
+  // Per-packet scratch, reused: the payload after the parsed headers, the
+  // ingress and the egress header stacks.
+  PayloadBuffer payload_;
+  header_t hdr_;
+  header_t egress_hdr_;
 };
 
 }  // namespace inasim::p4::switchml

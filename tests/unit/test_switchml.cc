@@ -735,3 +735,45 @@ TEST(SwitchML, ReceiveUdpPortMaskFromConfig) {
   EXPECT_EQ(rec.out.size(), 1u);
   EXPECT_EQ(dp.WorkerBitmap(0, 0).first, 1u);
 }
+
+// The deparser emits whatever follows the parsed headers as payload: bytes
+// after the data of the packet that completes a slot follow the result in
+// every copy (the sender's lengths still count only the data). Pins the
+// model's handling of the unparsed rest across recirculations, which in 1024 B
+// mode also supplies the CONSUME1..3 passes' data.
+TEST(SwitchML, BytesAfterTheDataFollowTheResult) {
+  for (const uint32_t size : {256u, 1024u}) {
+    SCOPED_TRACE(size);
+    sml::SwitchMLDataplane dp(MakeConfig(2, size));
+    Recorder rec;
+    Packet p0, p1;
+    p0.size_code = size == 1024 ? 3 : 1;
+    p0.slot = 3;
+    p0.values = Values(0, size / 4);
+    p1 = p0;
+    p1.worker = 1;
+    p1.values = Values(1, size / 4);
+    const Bytes rest0 = {0x01, 0x02, 0x03};
+    const Bytes rest1 = {0xde, 0xad, 0xbe, 0xef, 0x55, 0x66, 0x77};
+    Bytes b0 = WorkerPacket(p0), b1 = WorkerPacket(p1);
+    b0.insert(b0.end(), rest0.begin(), rest0.end());
+    b1.insert(b1.end(), rest1.begin(), rest1.end());
+    dp.Process(kPortBase, inasim::Span<const uint8_t>(b0.data(), b0.size()), 0, rec);
+    EXPECT_TRUE(rec.out.empty());
+    dp.Process(kPortBase + 1, inasim::Span<const uint8_t>(b1.data(), b1.size()), 0, rec);
+    const auto sum = Sum({p0.values, p1.values});
+    std::vector<uint32_t> expected = sum;
+    if (size == 1024) {  // HARVEST3 in pipe 3: see Mode1024UsesFourPipesAndElevenPasses
+      expected.clear();
+      const int chunk_source[8] = {0, 1, 2, 3, 6, 5, 6, 7};
+      for (int c = 0; c < 8; ++c)
+        for (int i = 0; i < 32; ++i) expected.push_back(sum[chunk_source[c] * 32 + i]);
+    }
+    ASSERT_EQ(rec.out.size(), 2u);
+    for (int w = 0; w < 2; ++w) {
+      Bytes want = ResultPacket(w, p1, expected, 0, 0);
+      want.insert(want.end(), rest1.begin(), rest1.end());
+      EXPECT_EQ(rec.out[w].bytes, want) << "copy " << w;
+    }
+  }
+}
