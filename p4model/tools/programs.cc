@@ -2,6 +2,8 @@
 
 #include "p4model/canary/canary_dataplane.h"
 #include "p4model/canary/config.h"
+#include "p4model/p4sgd/config.h"
+#include "p4model/p4sgd/p4sgd_dataplane.h"
 #include "p4model/switchml/config.h"
 #include "p4model/switchml/switchml_dataplane.h"
 
@@ -23,6 +25,10 @@ const std::pair<const char*, Factory> kPrograms[] = {
     {"canary",
      [](const std::string& config) {
        return std::make_unique<p4::canary::CanaryDataplane>(p4::canary::CanaryConfig::FromJson(config));
+     }},
+    {"p4sgd",
+     [](const std::string& config) {
+       return std::make_unique<p4::p4sgd::P4SGDDataplane>(p4::p4sgd::P4SGDConfig::FromJson(config));
      }},
 };
 
