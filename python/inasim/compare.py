@@ -31,8 +31,10 @@ Exit status of the command: 0 every run correct; 1 some run not correct (or
 its workload did not finish) - the report is still written; 2 bad input
 (unknown protocol, bad scenario or --set, bad option): nothing is written.
 
-Adding a protocol (SwitchML, PANAMA, Canary, P4SGD, ...): register a function
-that edits the scenario document in place, next to `_ring` below:
+Registered: `ring` (host ring allreduce) and `switchml` (in-switch
+aggregation, `workload.switchml`). Adding a protocol (PANAMA, Canary, P4SGD,
+...): register a function that edits the scenario document in place, next to
+`_ring` and `_switchml` below, e.g. (how `switchml` could pin its pool size):
 
     def _switchml(doc: dict) -> None:
         _use_allreduce(doc, "switchml")      # workload.type/protocol, keeps workload.switchml
@@ -99,6 +101,16 @@ def register(name: str) -> Callable[[Callable[[dict], None]], Callable[[dict], N
         return fn
 
     return deco
+
+
+@register("switchml")
+def _switchml(doc: dict) -> None:
+    """SwitchML (NSDI '21): in-switch aggregation, workers stream k-element
+    packets through a pool of switch slots (`workload.switchml`, kept if the
+    scenario has one; the client library's defaults otherwise: k = 256,
+    pool 512, 10 ms timeout). The workload's `data` is kept: int32 sums are
+    checked exactly, float32 "uniform" against the quantization bound."""
+    _use_allreduce(doc, "switchml")
 
 
 #: Columns of the table (compare.csv, the returned DataFrame), in order.
@@ -175,7 +187,8 @@ def _num(v: Any) -> float:
 def row_from_results(protocol: str, results: Mapping) -> Dict[str, Any]:
     """One table row from a results.json document."""
     w = results.get("workload", {})
-    completed = _num(w.get("iterations_completed"))
+    # A ring reports iterations_completed; SwitchML tensors_completed (its tensors stream back to back).
+    completed = _num(w.get("iterations_completed", w.get("tensors_completed")))
     time_s = _num(w.get("mean_duration_s"))
     if not (completed > 0) or not (time_s > 0):
         time_s = math.nan
@@ -234,7 +247,8 @@ def _context(resolved: Mapping, results: Mapping, scenario_label: str, sets: Seq
     ]
     if w.get("type") == "allreduce":
         items.append(("workload", f"allreduce of {_human_bytes(w.get('bytes'))} ({resolved['workload'].get('dtype')}) "
-                                  f"over {w.get('ranks')} ranks, {w.get('iterations_requested')} iteration(s)"))
+                                  f"over {w.get('ranks')} ranks, "
+                                  f"{w.get('iterations_requested', w.get('tensors_requested'))} iteration(s)"))
     bg = resolved.get("background")
     if bg:
         parts = []

@@ -96,11 +96,12 @@ def test_compare_csv_and_dataframe_match_the_results(ring):
 
 def test_unknown_protocol_names_the_known_ones(tmp_path, capsys):
     out = tmp_path / "x"
-    with pytest.raises(cmp.UnknownProtocolError, match=r'unknown protocol "nope" \(known protocols: ring\)'):
+    with pytest.raises(cmp.UnknownProtocolError,
+                       match=r'unknown protocol "nope" \(known protocols: ring, switchml\)'):
         cmp.compare(DEFAULT, ["ring", "nope"], out=out)
     assert not out.exists()  # nothing ran, nothing written
     assert cmp.main([str(DEFAULT), "--protocols", "ring,nope", "--out", str(out)]) == 2
-    assert "known protocols: ring" in capsys.readouterr().err
+    assert "known protocols: ring, switchml" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -181,3 +182,58 @@ def test_command_line_via_python_m_inasim(tmp_path):
     out = tmp_path / "out" / "compare" / "default"  # the default output directory
     assert (out / "report.html").is_file() and (out / "compare.csv").is_file()
     assert "ring" in p.stdout and "report.html" in p.stdout
+
+
+# ------------------------------------------------------------ ring vs switchml
+
+SWITCHML_BYTES = 262144  # 256 KiB of int32 on the default rack: 8 hosts, 100 Gb/s
+SWITCHML_PACKET_WIRE_BYTES = 1100  # 256 int32 (1024 B) + 76 B of framing
+
+
+@pytest.fixture(scope="module")
+def ring_vs_switchml(tmp_path_factory):
+    out = tmp_path_factory.mktemp("compare") / "ring-vs-switchml"
+    df = cmp.compare(DEFAULT, "ring,switchml", sets=[f"workload.bytes={SWITCHML_BYTES}"], out=out)
+    return out, df
+
+
+def test_switchml_is_registered_and_keeps_its_section():
+    assert list(cmp.PROTOCOLS)[:2] == ["ring", "switchml"]
+    doc = {"topology": {"type": "single_rack", "hosts": 4},
+           "workload": {"type": "allreduce", "protocol": "ring", "bytes": 4096, "dtype": "int32",
+                        "ring": {"window_packets": 4}, "switchml": {"pool_size": 64}}}
+    d = cmp.protocol_scenario(doc, "switchml")
+    assert d["workload"] == {"type": "allreduce", "protocol": "switchml", "bytes": 4096, "dtype": "int32",
+                             "switchml": {"pool_size": 64}}
+    assert cmp.protocol_scenario(doc, "ring")["workload"]["ring"] == {"window_packets": 4}
+    assert "switchml" not in cmp.protocol_scenario(doc, "ring")["workload"]
+    inasim.validate(d)
+
+
+def test_ring_vs_switchml_on_8_hosts(ring_vs_switchml):
+    out, df = ring_vs_switchml
+    assert list(df["protocol"]) == ["ring", "switchml"] and df["correct"].all()
+    ring, sml = (df.set_index("protocol").loc[p] for p in ("ring", "switchml"))
+    r = json.loads((out / "switchml" / "results.json").read_text())
+    w = r["workload"]
+    assert w["protocol"] == "switchml" and w["ranks"] == 8 and w["bytes"] == SWITCHML_BYTES
+    assert sml["time_s"] == w["mean_duration_s"] == w["tat_mean_s"]
+
+    # Time: every SwitchML packet at line rate is a floor; the ring's 2(n-1)/n|U| per link is slower.
+    packets = SWITCHML_BYTES // 1024
+    floor = packets * SWITCHML_PACKET_WIRE_BYTES * 8 / 100e9
+    assert floor <= sml["time_s"] < 1.5 * floor, (sml["time_s"], floor)
+    assert sml["time_s"] < 0.8 * ring["time_s"], (sml["time_s"], ring["time_s"])
+    assert sml["goodput_gbps"] > ring["goodput_gbps"]
+
+    # Bytes on each worker's link (sent + received): SwitchML 2|U| (Sec. 3) times the framing
+    # 1100/1024 exactly (256 packets up, 256 results down); the ring 4|U|(n-1)/n plus framing.
+    u, n = SWITCHML_BYTES, 8
+    assert 2 * u < sml["wire_bytes_per_host"] <= 2 * packets * SWITCHML_PACKET_WIRE_BYTES * 1.001
+    assert sml["wire_bytes_per_host"] == pytest.approx(2 * u * 1100 / 1024, rel=1e-3)
+    assert 4 * u * (n - 1) / n < ring["wire_bytes_per_host"] < 4 * u * (n - 1) / n * 1.15
+    # (n-1)/n x 2 = 1.75 times the payload, x 1.064 / 1.074 for the framing: 1.73 here.
+    assert 1.6 < ring["wire_bytes_per_host"] / sml["wire_bytes_per_host"] < 1.8
+    _, rows = table_rows((out / "report.md").read_text(encoding="utf-8"))
+    assert [row[0] for row in rows] == ["ring", "switchml"]
+    assert all(dict(zip(cmp.COLUMNS, row))["correct"] == "yes" for row in rows)

@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+"""SwitchML Fig. 3: aggregated tensor elements per second (ATE/s) vs workers.
+
+    /usr/bin/python3 analysis/fig_switchml_ate.py [--small] [--out DIR] [--jobs N] [--resume]
+
+Sweeps SwitchML on one rack (scenarios/switchml/fig3-ate.json: 100 MB int32
+tensors of all ones, verified) over workers n in {4, 8, 16} x host link rate
+{10, 100} Gb/s x elements per packet k in {64, 256}, with the pool size of
+appendix C (128 slots at 10 Gb/s, 512 at 100 Gb/s), and runs the host ring
+allreduce (protocol "ring", its own defaults) on the same rack and tensor.
+--small: scenarios/switchml/fig3-ate-small.json (4 MB hashed tensors), n in
+{4, 8} at 100 Gb/s only, a few seconds. One panel per rate:
+
+  ATE/s vs workers for SwitchML k=64, k=256 and the ring, with the goodput
+  limit from framing for each k dashed in the same colour:
+  ATE/s bound = B / 8 / (4k + 76) * k (B = host link rate; 76 B of framing:
+  SwitchML 10 + UDP 8 + IPv4 20 + Ethernet 14 + preamble/FCS/IFG 24), and
+  the ring's bandwidth bound n / (2(n-1)) * B / 32 elements/s (its payload
+  bound 2(n-1)/n * S/B, `workload.analytic_bound_s`).
+
+ATE/s = tensor elements / TAT (`workload.ate_per_s` for SwitchML; elements /
+`workload.mean_duration_s` for the ring). The bounds and the goodput
+fractions from framing, 4k / (4k + 76) = 63 / 77 / 93 % for k = 32 / 64 /
+256, are computed here and cross-checked against the simulator's
+`workload.ate_per_s_bound` and `workload.goodput_fraction_from_framing`.
+
+Writes OUT/fig_switchml_ate.png and .csv (plot.py conventions; per-point
+columns rate_gbps, workers, k, pool_size, protocol, ate_per_s, tat_s,
+bound_ate_per_s, ratio) and keeps every run under OUT/sweeps/<scenario
+name>/. OUT defaults to out/figures (out/figures/small with --small).
+
+Prints the framing fractions, then one line per point (ATE/s, bound,
+ATE/bound). Exit status: 0 ok; 1 a run failed, was not correct, or
+disagrees with its bound; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# PYTHONPATH comes first; the source tree's package and default build are the fallback.
+for p in (ROOT / "python", ROOT / "build" / "python"):
+    if str(p) not in sys.path:
+        sys.path.append(str(p))
+
+CONFIGS = {
+    "full": {
+        "scenario": ROOT / "scenarios" / "switchml" / "fig3-ate.json",
+        "workers": [4, 8, 16],
+        "rates": [10, 100],
+        "out": Path("out") / "figures",
+    },
+    "small": {
+        "scenario": ROOT / "scenarios" / "switchml" / "fig3-ate-small.json",
+        "workers": [4, 8],
+        "rates": [100],
+        "out": Path("out") / "figures" / "small",
+    },
+}
+KS = [64, 256]
+#: Appendix C: pool size per host link rate (Gb/s).
+POOL = {10: 128, 100: 512}
+STEM = "fig_switchml_ate"
+
+#: Per-packet framing around the 4k payload bytes: SwitchML header, UDP, IPv4,
+#: Ethernet header, and preamble + FCS + inter-frame gap on the wire.
+FRAMING = {"switchml": 10, "udp": 8, "ipv4": 20, "ethernet": 14, "preamble_fcs_ifg": 24}
+OVERHEAD_BYTES = sum(FRAMING.values())  # 76
+#: The paper's goodput from framing (section 5): k -> fraction.
+PAPER_FRACTIONS = {32: 0.63, 64: 0.77, 256: 0.93}
+
+
+def goodput_fraction(k: int) -> float:
+    """Payload share of a k-element int32 packet on the wire: 4k / (4k + 76)."""
+    return 4.0 * k / (4.0 * k + OVERHEAD_BYTES)
+
+
+def ate_bound(k: int, rate_gbps: float) -> float:
+    """Elements per second when every packet goes at line rate: B/8/(4k+76)*k."""
+    return rate_gbps * 1e9 / 8.0 / (4.0 * k + OVERHEAD_BYTES) * k
+
+
+def g(v: float) -> float:
+    """ATE/s -> 10^9 elements/s (the y unit), 12 significant digits."""
+    return float(f"{v / 1e9:.12g}")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="fig_switchml_ate.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--small", action="store_true", help="the reduced sweep (6 points, a few seconds)")
+    ap.add_argument("--out", type=Path, default=None, help="output directory (default out/figures, "
+                    "out/figures/small with --small)")
+    ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
+    args = ap.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        ap.error("--jobs must be >= 1")
+    return args
+
+
+def _num(v) -> float:
+    try:
+        return float("nan") if v is None else float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        import inasim
+        from inasim import plot
+        from inasim.sweep import SweepError, SweepRunError, run_sweep
+    except ImportError as e:
+        print(f"fig_switchml_ate: cannot import inasim ({e}); "
+              "set PYTHONPATH=python:build/python (and build the _inasim extension)", file=sys.stderr)
+        return 2
+
+    cfg = CONFIGS["small" if args.small else "full"]
+    out = args.out if args.out is not None else cfg["out"]
+    workers, rates = cfg["workers"], cfg["rates"]
+
+    try:
+        base = inasim.validate(cfg["scenario"])
+    except inasim.ScenarioError as e:
+        print(f"fig_switchml_ate: {cfg['scenario']}: {e}", file=sys.stderr)
+        return 2
+    name = base["name"]
+    size = int(base["workload"]["bytes"])
+    elements = size // 4
+
+    print("goodput from framing, 4k/(4k+76) (paper: 63/77/93 %): " + ", ".join(
+        f"k={k}: {goodput_fraction(k) * 100:.1f} % (paper {PAPER_FRACTIONS[k] * 100:.0f} %)"
+        for k in sorted(PAPER_FRACTIONS)))
+
+    # Explicit points: SwitchML per (rate, workers, k), then the ring per (rate, workers).
+    points = []
+    for r in rates:
+        for n in workers:
+            for k in KS:
+                points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": "switchml",
+                               "workload.switchml.elements_per_packet": k, "workload.switchml.pool_size": POOL[r]})
+            points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": "ring",
+                           "workload.switchml": None})
+    sweep = {
+        "name": name,
+        "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
+        "scenario": str(cfg["scenario"]),
+        "points": points,
+    }
+    try:
+        df = run_sweep(sweep, out=out / "sweeps" / name, jobs=args.jobs, resume=args.resume)
+    except SweepError as e:
+        print(f"fig_switchml_ate: {e}", file=sys.stderr)
+        return 2
+    except SweepRunError as e:
+        print(f"fig_switchml_ate: {e}", file=sys.stderr)
+        return 1
+
+    res = {}  # (rate, n, series) -> dict; series is k (int) or "ring"
+    failures = []
+    for row in df.to_dict("records"):
+        rate, n = int(row["links.host_rate_gbps"]), int(row["topology.hosts"])
+        proto = row["workload.protocol"]
+        correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
+        tat = _num(row.get("workload.mean_duration_s"))
+        if proto == "switchml":
+            k = int(row["workload.switchml.elements_per_packet"])
+            where = f"rate={rate} Gb/s, workers={n}, k={k}"
+            ate = _num(row.get("workload.ate_per_s"))
+            bound = ate_bound(k, rate)
+            reported = _num(row.get("workload.ate_per_s_bound"))
+            if not math.isclose(reported, bound, rel_tol=1e-9):
+                failures.append(f"{where}: simulator's ATE/s bound {reported!r} != B/8/(4k+76)*k = {bound!r}")
+            frac = _num(row.get("workload.goodput_fraction_from_framing"))
+            if not math.isclose(frac, goodput_fraction(k), rel_tol=1e-9):
+                failures.append(f"{where}: simulator's goodput fraction {frac!r} != 4k/(4k+76) = "
+                                f"{goodput_fraction(k)!r}")
+            if math.isfinite(tat) and not math.isclose(ate, elements / tat, rel_tol=1e-6):
+                failures.append(f"{where}: ATE/s {ate!r} != elements/TAT {elements / tat!r}")
+            if int(_num(row.get("workload.elements_per_packet"))) != k or \
+                    int(_num(row.get("workload.pool_size"))) != POOL[rate]:
+                failures.append(f"{where}: ran k={row.get('workload.elements_per_packet')}, "
+                                f"pool={row.get('workload.pool_size')}")
+            key, label, pool = k, f"SwitchML k={k}", POOL[rate]
+        else:
+            where = f"rate={rate} Gb/s, workers={n}, ring"
+            ate = elements / tat if tat > 0 else float("nan")
+            bound_s = 2.0 * (n - 1) / n * size * 8.0 / (rate * 1e9)
+            reported = _num(row.get("workload.analytic_bound_s"))
+            if not math.isclose(reported, bound_s, rel_tol=1e-9):
+                failures.append(f"{where}: simulator's analytic bound {reported!r} s != 2(n-1)/n*S/B = {bound_s!r} s")
+            bound = elements / bound_s
+            key, label, pool = "ring", "ring", None
+        if not correct:
+            failures.append(f"{where}: not correct (correct={row.get('correct')}, "
+                            f"stopped_by={row.get('sim.stopped_by')})")
+        if row.get("workload.ranks") != n:
+            failures.append(f"{where}: ran {row.get('workload.ranks')} ranks")
+        if math.isfinite(ate) and ate > bound * (1 + 1e-9):
+            failures.append(f"{where}: ATE/s {ate!r} is above its bound {bound!r}")
+        res[(rate, n, key)] = {"ate": ate, "bound": bound, "tat": tat, "pool": pool, "correct": correct}
+        status = "correct" if correct else "NOT CORRECT"
+        print(f"rate={rate:>3d} Gb/s workers={n:<3d} {label:<15s}: ATE/s {ate / 1e9:7.4f}e9  "
+              f"bound {bound / 1e9:7.4f}e9  ATE/bound {ate / bound:6.4f}  TAT {tat * 1e3:9.4f} ms  {status}")
+
+    panels = []
+    for rate in rates:
+        f = plot.Figure(f"{rate:g} Gb/s", "workers", "ATE/s", "count", "10⁹ elements/s", logx=2,
+                        legend_cols=2, legend_loc="lower right")
+        colors = {}
+        for key, label in ((256, "SwitchML k=256"), (64, "SwitchML k=64"), ("ring", "ring allreduce")):
+            pts = [res[(rate, n, key)] for n in workers]
+            colors[key] = f.line(workers, [g(p["ate"]) for p in pts], label, columns={
+                "rate_gbps": [rate] * len(workers), "workers": workers,
+                "k": [key if key != "ring" else None] * len(workers),
+                "pool_size": [p["pool"] for p in pts], "protocol": ["ring" if key == "ring" else "switchml"] *
+                len(workers), "ate_per_s": [p["ate"] for p in pts], "tat_s": [p["tat"] for p in pts],
+                "bound_ate_per_s": [p["bound"] for p in pts], "ratio": [p["ate"] / p["bound"] for p in pts]})
+        for key in (256, 64):
+            b = ate_bound(key, rate)
+            f.bound(workers, [g(b)] * len(workers), f"goodput bound k={key}", color=colors[key],
+                    legend=f"k={key} framing limit ({goodput_fraction(key) * 100:.0f} %)",
+                    columns={"rate_gbps": [rate] * len(workers), "workers": workers, "k": [key] * len(workers),
+                             "bound_ate_per_s": [b] * len(workers)})
+        rb = [res[(rate, n, "ring")]["bound"] for n in workers]
+        f.bound(workers, [g(b) for b in rb], "ring bound", color=colors["ring"], legend="ring 2(n−1)/n·S/B",
+                columns={"rate_gbps": [rate] * len(workers), "workers": workers, "bound_ate_per_s": rb})
+        f.xticks(workers)
+        f.ylim(bottom=0, top=g(ate_bound(256, rate)) * 1.35)
+        panels.append(f)
+
+    png, csv_path = plot.save_panels(
+        out / STEM, panels,
+        title=f"SwitchML ATE/s vs workers, {size / 1e6:g} MB int32 tensor (dashed: goodput limits)")
+    print(f"wrote {png} and {csv_path}")
+
+    if failures:
+        for msg in failures:
+            print(f"fig_switchml_ate: {msg}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+"""SwitchML Fig. 6 and 7: TAT inflation under packet loss, and worker 0's sending timeline.
+
+    /usr/bin/python3 analysis/fig_switchml_loss.py [--small] [--out DIR] [--jobs N] [--resume]
+
+Sweeps uniform random loss on every link (both directions), faults.loss_rate
+in {0, 1e-4, 1e-3, 1e-2} (0, 0.01 %, 0.1 %, 1 %), for SwitchML with the
+1 ms retransmission timeout of the paper (scenarios/switchml/fig6-loss.json:
+8 workers on one 10 Gb/s rack, 100 MB float32 tensor, pool 128, 10 ms
+timeline bins; --small: fig6-loss-small.json, 4 workers, 8 MB, 1 ms bins, a
+few seconds), and the host ring allreduce on the same rack under the same
+loss (protocol "ring" with its own retransmission timeout default; data
+"hashed" because the ring checks its sums bit for bit and float32 "uniform"
+sums are inexact; the ring runs in about the time SwitchML does, so it is
+always included). Two panels:
+
+  (a) Fig. 6: TAT / TAT at loss 0 vs loss probability (log axis; loss 0 is
+      the dashed line at 1), SwitchML and ring;
+  (b) Fig. 7: packets sent by worker 0 per timeline bin over time at loss 0,
+      0.01 % and 1 % (`switchml_timeline.csv` of each run, read from the
+      sweep's cache OUT/sweeps/<name>/cache/<key>/), the line rate
+      B / (8 x 1100 B) per bin dashed, and one horizontal bar per loss level
+      from 0 to its TAT (the paper's "horizontal bars denote the TAT").
+
+The timeout stays at 1 ms: the sweep sets workload.switchml.timeout_threshold
+to 2^40, i.e. turns off the client library's backoff (the timeout doubles
+after `timeout_threshold` = 100 timeouts, then after 200 more, ...), which
+the scenario keeps at its library default. With the backoff, 1 % loss on 8
+workers x 100 MB makes thousands of timeouts, the timeout grows to seconds,
+and the tensor does not finish within the scenario's 10 s stop (4 workers x
+32 MB: 1.19 s instead of 40 ms). The paper's runs used a fixed 1 ms timeout
+(its Fig. 7 at 1 % loss ends shortly after 150 ms).
+
+Writes OUT/fig_switchml_loss.png and .csv (plot.py conventions; per-point
+columns protocol, loss_rate, tat_s, tat0_s, inflation, timeouts for (a);
+loss_rate, bin_start_s, packets_sent, tat_s for (b)) and keeps every run
+under OUT/sweeps/<scenario name>/. OUT defaults to out/figures
+(out/figures/small with --small).
+
+Prints one line per point (TAT, inflation, timeouts). Exit status: 0 ok; 1 a
+run failed or was not correct (or its timeline is missing); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# PYTHONPATH comes first; the source tree's package and default build are the fallback.
+for p in (ROOT / "python", ROOT / "build" / "python"):
+    if str(p) not in sys.path:
+        sys.path.append(str(p))
+
+CONFIGS = {
+    "full": {"scenario": ROOT / "scenarios" / "switchml" / "fig6-loss.json", "out": Path("out") / "figures"},
+    "small": {"scenario": ROOT / "scenarios" / "switchml" / "fig6-loss-small.json",
+              "out": Path("out") / "figures" / "small"},
+}
+LOSS = [0.0, 1e-4, 1e-3, 1e-2]
+TIMELINE_LOSS = [0.0, 1e-4, 1e-2]  # Fig. 7
+PROTOCOLS = ["switchml", "ring"]
+#: timeout_threshold that never triggers the library's timeout backoff (the maximum allowed).
+NO_BACKOFF = 2 ** 40
+PACKET_WIRE_BYTES = 1100  # 256 int32 + 76 B of framing
+STEM = "fig_switchml_loss"
+
+
+def pct(loss: float) -> str:
+    return f"{loss * 100:g} %"
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="fig_switchml_loss.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--small", action="store_true", help="the reduced sweep (8 points, a few seconds)")
+    ap.add_argument("--out", type=Path, default=None, help="output directory (default out/figures, "
+                    "out/figures/small with --small)")
+    ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
+    args = ap.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        ap.error("--jobs must be >= 1")
+    return args
+
+
+def _num(v) -> float:
+    try:
+        return float("nan") if v is None else float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        import inasim
+        import pandas as pd
+        from inasim import plot
+        from inasim.sweep import SweepError, SweepRunError, run_sweep
+    except ImportError as e:
+        print(f"fig_switchml_loss: cannot import inasim ({e}); "
+              "set PYTHONPATH=python:build/python (and build the _inasim extension)", file=sys.stderr)
+        return 2
+
+    cfg = CONFIGS["small" if args.small else "full"]
+    out = args.out if args.out is not None else cfg["out"]
+    try:
+        base = inasim.validate(cfg["scenario"])
+    except inasim.ScenarioError as e:
+        print(f"fig_switchml_loss: {cfg['scenario']}: {e}", file=sys.stderr)
+        return 2
+    name = base["name"]
+    rate = float(base["links"]["host_rate_gbps"])
+    bin_s = float(base["workload"]["switchml"]["timeline_bin_us"]) * 1e-6
+    if not bin_s > 0:
+        print(f"fig_switchml_loss: {cfg['scenario']}: workload.switchml.timeline_bin_us must be > 0",
+              file=sys.stderr)
+        return 2
+
+    points = []
+    for proto in PROTOCOLS:
+        for loss in LOSS:
+            pt = {"workload.protocol": proto, "faults.loss_rate": loss}
+            if proto == "switchml":
+                pt["workload.switchml.timeout_threshold"] = NO_BACKOFF
+            else:
+                pt.update({"workload.switchml": None, "workload.data": "hashed"})
+            points.append(pt)
+    sweep = {
+        "name": name,
+        "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
+        "scenario": str(cfg["scenario"]),
+        "points": points,
+    }
+    sweep_out = out / "sweeps" / name
+    try:
+        df = run_sweep(sweep, out=sweep_out, jobs=args.jobs, resume=args.resume)
+    except SweepError as e:
+        print(f"fig_switchml_loss: {e}", file=sys.stderr)
+        return 2
+    except SweepRunError as e:
+        print(f"fig_switchml_loss: {e}", file=sys.stderr)
+        return 1
+
+    res = {}
+    failures = []
+    for row in df.to_dict("records"):
+        proto, loss = row["workload.protocol"], float(row["faults.loss_rate"])
+        correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
+        tat = _num(row.get("workload.mean_duration_s"))
+        where = f"{proto}, loss={pct(loss)}"
+        if not correct:
+            failures.append(f"{where}: not correct (correct={row.get('correct')}, "
+                            f"stopped_by={row.get('sim.stopped_by')})")
+        timeouts = _num(row.get("workload.timeouts")) if proto == "switchml" else float("nan")
+        timeline = None
+        if proto == "switchml":
+            if not math.isclose(_num(row.get("workload.tat_mean_s")), tat, rel_tol=1e-9):
+                failures.append(f"{where}: tat_mean_s {row.get('workload.tat_mean_s')} != "
+                                f"mean_duration_s {tat}")
+            path = sweep_out / "cache" / row["key"] / "switchml_timeline.csv"
+            try:
+                timeline = pd.read_csv(path)
+            except OSError as e:
+                failures.append(f"{where}: no timeline ({e})")
+        res[(proto, loss)] = {"tat": tat, "correct": correct, "timeouts": timeouts, "timeline": timeline}
+
+    for proto in PROTOCOLS:
+        tat0 = res[(proto, 0.0)]["tat"]
+        for loss in LOSS:
+            p = res[(proto, loss)]
+            p["inflation"] = p["tat"] / tat0
+            status = "correct" if p["correct"] else "NOT CORRECT"
+            extra = f"  timeouts {int(p['timeouts']):6d}" if proto == "switchml" else ""
+            print(f"{proto:<8s} loss={pct(loss):>7s}: TAT {p['tat'] * 1e3:10.4f} ms  "
+                  f"inflation {p['inflation']:7.4f}{extra}  {status}")
+
+    # (a) Fig. 6: inflation vs loss (loss 0 is the reference line at 1).
+    lossy = [l for l in LOSS if l > 0]
+    xs = [l * 100 for l in lossy]
+    fa = plot.Figure("TAT inflation (Fig. 6)", "loss probability per link", "TAT / TAT without loss", "%", "×",
+                     logx=10, legend_loc="upper left")
+    for proto, label in (("switchml", "SwitchML"), ("ring", "ring allreduce")):
+        pts = [res[(proto, l)] for l in lossy]
+        fa.line(xs, [p["inflation"] for p in pts], label, columns={
+            "protocol": [proto] * len(lossy), "loss_rate": lossy, "tat_s": [p["tat"] for p in pts],
+            "tat0_s": [res[(proto, 0.0)]["tat"]] * len(lossy), "inflation": [p["inflation"] for p in pts],
+            "timeouts": [p["timeouts"] for p in pts]})
+    fa.bound(xs, [1.0] * len(xs), "no loss", legend="no loss (1×)",
+             columns={"loss_rate": [0.0] * len(xs), "tat_s": [res[("switchml", 0.0)]["tat"]] * len(xs)})
+    fa.xticks(xs)
+    fa.ylim(bottom=0)
+
+    # (b) Fig. 7: worker 0's packets per bin, line rate, TAT bars.
+    bin_ms = bin_s * 1e3
+    fb = plot.Figure("worker 0 sending timeline (Fig. 7)", "time", "packets sent", "ms",
+                     f"per {bin_ms:g} ms", legend_loc="best")
+    line_rate = rate * 1e9 / 8.0 / PACKET_WIRE_BYTES * bin_s
+    colors = {}
+    tl_end = 0.0
+    for loss in reversed(TIMELINE_LOSS):  # loss 0 drawn last, on top
+        p = res[("switchml", loss)]
+        t = p["timeline"]
+        if t is None:
+            continue
+        # Bin centres, so a bin's count sits over the time it covers.
+        x = [(s + bin_s / 2) * 1e3 for s in t["bin_start_s"]]
+        tl_end = max(tl_end, max(x, default=0.0))
+        colors[loss] = fb.line(x, list(t["packets_sent"]), f"loss {pct(loss)}", columns={
+            "loss_rate": [loss] * len(x), "bin_start_s": list(t["bin_start_s"]),
+            "packets_sent": list(t["packets_sent"]), "tat_s": [p["tat"]] * len(x)})
+    for i, loss in enumerate(TIMELINE_LOSS):
+        if loss not in colors:
+            continue
+        p = res[("switchml", loss)]
+        y = line_rate * (1.10 + 0.08 * i)
+        fb.line([0.0, p["tat"] * 1e3], [y, y], f"TAT loss {pct(loss)}", marker="|", color=colors[loss],
+                legend=False, columns={"loss_rate": [loss] * 2, "tat_s": [p["tat"]] * 2})
+    xmax = max([tl_end] + [res[("switchml", l)]["tat"] * 1e3 for l in TIMELINE_LOSS])
+    fb.bound([0.0, xmax], [line_rate, line_rate], "line rate",
+             legend=f"line rate ({line_rate:.0f}/bin)", columns={"packets_sent": [line_rate] * 2})
+    fb.ylim(bottom=0, top=line_rate * (1.15 + 0.08 * len(TIMELINE_LOSS)))
+
+    png, csv_path = plot.save_panels(
+        out / STEM, [fa, fb],
+        title=f"SwitchML under uniform loss: {int(base['topology']['hosts'])} workers, {rate:g} Gb/s, "
+              f"{int(base['workload']['bytes']) / 1e6:g} MB, timeout "
+              f"{float(base['workload']['switchml']['timeout_us']) / 1e3:g} ms (bars: TAT)")
+    print(f"wrote {png} and {csv_path}")
+
+    if failures:
+        for msg in failures:
+            print(f"fig_switchml_loss: {msg}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

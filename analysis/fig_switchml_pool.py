@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""SwitchML Fig. 9: TAT and per-packet RTT vs pool size at 100 Gb/s.
+
+    /usr/bin/python3 analysis/fig_switchml_pool.py [--small] [--out DIR] [--jobs N] [--resume]
+
+Sweeps workload.switchml.pool_size s in {16, 32, 64, 128, 256, 512, 1024,
+2048} on scenarios/switchml/fig9-pool.json (8 workers on one 100 Gb/s rack,
+50 MB int32 tensor, 256-element packets; --small: fig9-pool-small.json, 4
+workers, 4 MB, s in {16, 64, 256, 1024}, a few seconds). Two panels (the
+paper draws one with a second y axis):
+
+  (a) TAT vs s, with the framing bound (every packet of the tensor at line
+      rate, `framing_bound_s`) dashed;
+  (b) per-packet RTT vs s: the p50 of worker 0's last tensor
+      (`workload.rtt_worker0_last_tensor_us.p50`) and the mean over every
+      worker (`rtt_mean_us` of collectives.csv), with the model
+      max(RTT0, s*b*8/B) dashed: a window of s packets of b bytes queues
+      behind itself once it exceeds the bandwidth-delay product.
+
+Both panels mark the BDP-derived pool size s_BDP = ceil(BDP / b) with a
+vertical dashed line (appendix C: s*b must cover the bandwidth-delay product;
+the optimum is ceil(BDP/b)). b = 1100 B is the packet on the wire (1024 B of
+payload + 76 B of framing, the paper's "1100 bytes"); BDP = B x RTT0 with B
+the host link rate and RTT0 the unloaded RTT, taken as worker 0's p50 RTT at
+the smallest pool size swept (16 packets in flight: too few to queue, so the
+RTT is propagation, serialization and the switch's 9 pipeline passes). Below
+s_BDP the workers cannot fill the link (TAT ~ s_BDP/s x the bound); above it
+the TAT stays at the bound and the extra packets only wait in the queues (RTT
+~ s*b*8/B). The paper's hosts add their processing time to the RTT, hence its
+larger choice (512 at 100 Gb/s, 128 at 10 Gb/s).
+
+Writes OUT/fig_switchml_pool.png and .csv (plot.py conventions; per-point
+columns pool_size, tat_s, framing_bound_s, rtt_p50_us, rtt_p99_us,
+rtt_mean_us, s_bdp) and keeps every run under OUT/sweeps/<scenario name>/.
+OUT defaults to out/figures (out/figures/small with --small).
+
+Prints RTT0 and s_BDP, then one line per point. Exit status: 0 ok; 1 a run
+failed or was not correct (or its TAT is below the framing bound); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# PYTHONPATH comes first; the source tree's package and default build are the fallback.
+for p in (ROOT / "python", ROOT / "build" / "python"):
+    if str(p) not in sys.path:
+        sys.path.append(str(p))
+
+CONFIGS = {
+    "full": {
+        "scenario": ROOT / "scenarios" / "switchml" / "fig9-pool.json",
+        "pools": [16, 32, 64, 128, 256, 512, 1024, 2048],
+        "out": Path("out") / "figures",
+    },
+    "small": {
+        "scenario": ROOT / "scenarios" / "switchml" / "fig9-pool-small.json",
+        "pools": [16, 64, 256, 1024],
+        "out": Path("out") / "figures" / "small",
+    },
+}
+PACKET_WIRE_BYTES = 1100  # b: 256 int32 + 76 B of framing
+STEM = "fig_switchml_pool"
+
+
+def s_bdp(rate_gbps: float, rtt0_s: float, b: int = PACKET_WIRE_BYTES) -> int:
+    """ceil(BDP / b), BDP = B x RTT0 in bytes."""
+    return math.ceil(rate_gbps * 1e9 / 8.0 * rtt0_s / b)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="fig_switchml_pool.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--small", action="store_true", help="the reduced sweep (4 points, a few seconds)")
+    ap.add_argument("--out", type=Path, default=None, help="output directory (default out/figures, "
+                    "out/figures/small with --small)")
+    ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
+    args = ap.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        ap.error("--jobs must be >= 1")
+    return args
+
+
+def _num(v) -> float:
+    try:
+        return float("nan") if v is None else float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        import inasim
+        import pandas as pd
+        from inasim import plot
+        from inasim.sweep import SweepError, SweepRunError, run_sweep
+    except ImportError as e:
+        print(f"fig_switchml_pool: cannot import inasim ({e}); "
+              "set PYTHONPATH=python:build/python (and build the _inasim extension)", file=sys.stderr)
+        return 2
+
+    cfg = CONFIGS["small" if args.small else "full"]
+    out = args.out if args.out is not None else cfg["out"]
+    pools = cfg["pools"]
+    try:
+        base = inasim.validate(cfg["scenario"])
+    except inasim.ScenarioError as e:
+        print(f"fig_switchml_pool: {cfg['scenario']}: {e}", file=sys.stderr)
+        return 2
+    name = base["name"]
+    rate = float(base["links"]["host_rate_gbps"])
+    size = int(base["workload"]["bytes"])
+
+    sweep = {
+        "name": name,
+        "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
+        "scenario": str(cfg["scenario"]),
+        "grid": {"workload.switchml.pool_size": pools},
+    }
+    sweep_out = out / "sweeps" / name
+    try:
+        df = run_sweep(sweep, out=sweep_out, jobs=args.jobs, resume=args.resume)
+    except SweepError as e:
+        print(f"fig_switchml_pool: {e}", file=sys.stderr)
+        return 2
+    except SweepRunError as e:
+        print(f"fig_switchml_pool: {e}", file=sys.stderr)
+        return 1
+
+    res = {}
+    failures = []
+    for row in df.to_dict("records"):
+        s = int(row["workload.switchml.pool_size"])
+        where = f"pool={s}"
+        correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
+        if not correct:
+            failures.append(f"{where}: not correct (correct={row.get('correct')}, "
+                            f"stopped_by={row.get('sim.stopped_by')})")
+        if int(_num(row.get("workload.pool_size"))) != s:
+            failures.append(f"{where}: ran pool {row.get('workload.pool_size')}")
+        tat = _num(row.get("workload.tat_mean_s"))
+        coll = None
+        try:
+            coll = pd.read_csv(sweep_out / "cache" / row["key"] / "collectives.csv")
+        except OSError as e:
+            failures.append(f"{where}: no collectives.csv ({e})")
+        fb = float(coll["framing_bound_s"].iloc[-1]) if coll is not None else float("nan")
+        rtt_mean = float(coll["rtt_mean_us"].iloc[-1]) if coll is not None else float("nan")
+        if math.isfinite(tat) and tat < fb * (1 - 1e-12):
+            failures.append(f"{where}: TAT {tat!r} s is below the framing bound {fb!r} s")
+        res[s] = {"tat": tat, "fb": fb, "p50": _num(row.get("workload.rtt_worker0_last_tensor_us.p50")),
+                  "p99": _num(row.get("workload.rtt_worker0_last_tensor_us.p99")), "mean": rtt_mean,
+                  "correct": correct}
+
+    smin = min(pools)
+    rtt0_us = res[smin]["p50"]
+    sb = s_bdp(rate, rtt0_us * 1e-6)
+    print(f"unloaded RTT (worker 0 p50 at pool {smin}) {rtt0_us:.3f} us; BDP {rate:g} Gb/s x RTT0 = "
+          f"{rate * 1e9 / 8 * rtt0_us * 1e-6:.0f} B; s_BDP = ceil(BDP / {PACKET_WIRE_BYTES} B) = {sb}")
+    for s in pools:
+        p = res[s]
+        status = "correct" if p["correct"] else "NOT CORRECT"
+        print(f"pool={s:<5d}: TAT {p['tat'] * 1e3:9.4f} ms  TAT/bound {p['tat'] / p['fb']:6.3f}  "
+              f"RTT p50 {p['p50']:8.3f} us  p99 {p['p99']:8.3f} us  mean {p['mean']:8.3f} us  {status}")
+
+    cols = {"pool_size": pools, "tat_s": [res[s]["tat"] for s in pools],
+            "framing_bound_s": [res[s]["fb"] for s in pools], "rtt_p50_us": [res[s]["p50"] for s in pools],
+            "rtt_p99_us": [res[s]["p99"] for s in pools], "rtt_mean_us": [res[s]["mean"] for s in pools],
+            "s_bdp": [sb] * len(pools)}
+
+    fa = plot.Figure("TAT vs pool size", "pool size", "TAT", "slots", "ms", logx=2, logy=True,
+                     legend_loc="upper right")
+    c = fa.line(pools, [res[s]["tat"] * 1e3 for s in pools], "TAT", columns=cols)
+    fa.bound(pools, [res[s]["fb"] * 1e3 for s in pools], "framing bound", color=c,
+             legend="framing bound (line rate)", columns={"pool_size": pools,
+                                                          "framing_bound_s": [res[s]["fb"] for s in pools]})
+    tmin = min(res[s]["fb"] for s in pools) * 1e3
+    tmax = max(res[s]["tat"] for s in pools) * 1e3
+    fa.bound([sb, sb], [tmin * 0.8, tmax * 1.25], "s_BDP", legend=f"⌈BDP/b⌉ = {sb}",
+             columns={"pool_size": [sb, sb], "s_bdp": [sb, sb]})
+    fa.xticks(pools)
+
+    fb = plot.Figure("per-packet RTT vs pool size", "pool size", "RTT", "slots", "µs", logx=2, logy=True,
+                     legend_loc="upper left")
+    c1 = fb.line(pools, [res[s]["p50"] for s in pools], "RTT p50 worker 0", columns=cols)
+    fb.line(pools, [res[s]["mean"] for s in pools], "RTT mean", columns=cols)
+    model = [max(rtt0_us, s * PACKET_WIRE_BYTES * 8 / (rate * 1e9) * 1e6) for s in pools]
+    fb.bound(pools, model, "window model", color=c1, legend="max(RTT₀, s·b/B)",
+             columns={"pool_size": pools, "rtt_model_us": model})
+    lo = min(min(res[s]["p50"], res[s]["mean"]) for s in pools)
+    hi = max(max(res[s]["p50"], res[s]["mean"]) for s in pools)
+    fb.bound([sb, sb], [lo * 0.8, hi * 1.25], "s_BDP", legend=f"⌈BDP/b⌉ = {sb}",
+             columns={"pool_size": [sb, sb], "s_bdp": [sb, sb]})
+    fb.xticks(pools)
+
+    png, csv_path = plot.save_panels(
+        out / STEM, [fa, fb],
+        title=f"SwitchML pool size: {int(base['topology']['hosts'])} workers, {rate:g} Gb/s, "
+              f"{size / 1e6:g} MB (RTT₀ {rtt0_us:.2f} µs, b = {PACKET_WIRE_BYTES} B)")
+    print(f"wrote {png} and {csv_path}")
+
+    if failures:
+        for msg in failures:
+            print(f"fig_switchml_pool: {msg}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

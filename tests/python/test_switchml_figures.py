@@ -1,0 +1,200 @@
+"""SwitchML figure scripts end to end: analysis/fig_switchml_{ate,loss,pool,hierarchy}.py
+--small (exit status, PNG, tidy CSV with the expected series, the physics each
+figure is about) and exit 1 when a run is not correct.
+
+Run by hand (about 30 s) with PYTHONPATH=python:build/python:
+
+    PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_switchml_figures.py
+"""
+
+import csv
+import importlib.util
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, import_inasim
+
+inasim = import_inasim()
+
+ANALYSIS = SOURCE_DIR / "analysis"
+SCRIPTS = ("ate", "loss", "pool", "hierarchy")
+FRAMING = 76  # bytes around 4k payload bytes: SwitchML 10 + UDP 8 + IPv4 20 + Ethernet 14 + wire 24
+
+
+def child_env():
+    """The environment with PYTHONPATH leading to the inasim this test imported."""
+    import _inasim
+
+    env = dict(os.environ)
+    paths = [str(Path(inasim.__file__).resolve().parents[1]), str(Path(_inasim.__file__).resolve().parent)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def script(name):
+    return ANALYSIS / f"fig_switchml_{name}.py"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Each script's --small run: name -> (out dir, CompletedProcess)."""
+    done = {}
+    for name in SCRIPTS:
+        out = tmp_path_factory.mktemp(name)
+        done[name] = (out, subprocess.run([PYTHON, str(script(name)), "--small", "--out", str(out), "--jobs", "1"],
+                                          capture_output=True, text=True, env=child_env(), cwd=out, timeout=300))
+    return done
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
+    out, p = runs[name]
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "NOT CORRECT" not in p.stdout
+    png = out / f"fig_switchml_{name}.png"
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    assert png.stat().st_size > 10_000
+    rows = read_csv(out / f"fig_switchml_{name}.csv")
+    assert rows and {"panel", "series", "kind", "x", "y", "x_label", "y_label"} <= set(rows[0])
+    assert (out / "sweeps").is_dir() and list((out / "sweeps").glob("*/sweep.csv"))
+
+
+def test_ate(runs):
+    out, p = runs["ate"]
+    assert "k=32: 62.7 %" in p.stdout and "k=64: 77.1 %" in p.stdout and "k=256: 93.1 %" in p.stdout
+    assert len([l for l in p.stdout.splitlines() if "ATE/bound" in l]) == 2 * 3  # workers {4, 8} x 3 series
+    rows = read_csv(out / "fig_switchml_ate.csv")
+    assert {r["panel"] for r in rows} == {"a"}  # --small: 100 Gb/s only
+    sim = {(r["series"], int(r["workers"])): r for r in rows if r["kind"] == "sim"}
+    assert set(sim) == {(s, n) for s in ("SwitchML k=64", "SwitchML k=256", "ring allreduce") for n in (4, 8)}
+    bounds = {r["series"] for r in rows if r["kind"] == "bound"}
+    assert bounds == {"goodput bound k=64", "goodput bound k=256", "ring bound"}
+    for r in rows:
+        if r["series"].startswith("goodput bound k="):
+            k = int(r["k"])
+            assert float(r["bound_ate_per_s"]) == pytest.approx(100e9 / 8 / (4 * k + FRAMING) * k, rel=1e-12)
+    for n in (4, 8):
+        k256, k64, ring = (float(sim[(s, n)]["ate_per_s"]) for s in ("SwitchML k=256", "SwitchML k=64",
+                                                                       "ring allreduce"))
+        assert k256 > k64 > ring, (n, k256, k64, ring)
+        for s in ("SwitchML k=64", "SwitchML k=256", "ring allreduce"):
+            assert 0.85 < float(sim[(s, n)]["ratio"]) <= 1.0, (s, n)
+        assert float(sim[("SwitchML k=256", n)]["ratio"]) > 0.97  # the paper: within 2 % of the limit
+        assert float(sim[("SwitchML k=256", n)]["y"]) == pytest.approx(k256 / 1e9, rel=1e-9)
+    # ATE/s flat in workers for SwitchML, falling for the ring (2(n-1)/n).
+    for s in ("SwitchML k=64", "SwitchML k=256"):
+        assert float(sim[(s, 8)]["ate_per_s"]) == pytest.approx(float(sim[(s, 4)]["ate_per_s"]), rel=0.01)
+    assert float(sim[("ring allreduce", 8)]["ate_per_s"]) < float(sim[("ring allreduce", 4)]["ate_per_s"])
+
+
+def test_loss(runs):
+    out, p = runs["loss"]
+    assert len([l for l in p.stdout.splitlines() if "inflation" in l]) == 8
+    rows = read_csv(out / "fig_switchml_loss.csv")
+    a = [r for r in rows if r["panel"] == "a" and r["kind"] == "sim"]
+    infl = {(r["protocol"], float(r["loss_rate"])): float(r["inflation"]) for r in a}
+    assert set(infl) == {(p_, l) for p_ in ("switchml", "ring") for l in (1e-4, 1e-3, 1e-2)}
+    for proto in ("switchml", "ring"):
+        assert infl[(proto, 1e-2)] > infl[(proto, 1e-4)] >= 1.0, proto
+        assert infl[(proto, 1e-2)] >= infl[(proto, 1e-3)] >= infl[(proto, 1e-4)], proto
+    assert infl[("switchml", 1e-4)] < 1.5  # 0.01 % loss barely matters
+    assert all(float(r["y"]) == float(r["inflation"]) and float(r["x"]) == float(r["loss_rate"]) * 100 for r in a)
+    timeouts = {float(r["loss_rate"]): float(r["timeouts"]) for r in a if r["protocol"] == "switchml"}
+    assert 0 < timeouts[1e-4] < timeouts[1e-3] < timeouts[1e-2]
+
+    # (b) the timeline: loss 0 sends each packet exactly once; loss retransmits.
+    b = [r for r in rows if r["panel"] == "b"]
+    timeline = {}
+    for r in b:
+        if r["kind"] == "sim" and r["series"].startswith("loss "):
+            timeline.setdefault(float(r["loss_rate"]), []).append(r)
+    assert set(timeline) == {0.0, 1e-4, 1e-2}
+    # fig6-loss-small.json: 8 MB of float32 in 256-element packets, plus one batch of pool (128)
+    # packets: the library's float32 exponents travel one batch ahead (src/ina/README.md).
+    packets = math.ceil(8_000_000 / 1024) + 128
+    sent = {l: sum(int(r["packets_sent"]) for r in pts) for l, pts in timeline.items()}
+    assert sent[0.0] == packets and sent[1e-4] >= packets and sent[1e-2] > packets * 1.01, sent
+    bars = {float(r["loss_rate"]): r for r in b if r["series"].startswith("TAT loss")}
+    assert set(bars) == {0.0, 1e-4, 1e-2}
+    assert float(bars[1e-2]["tat_s"]) > float(bars[1e-4]["tat_s"]) >= float(bars[0.0]["tat_s"])
+    for l, pts in timeline.items():
+        assert max(float(r["x"]) for r in pts) <= float(bars[l]["tat_s"]) * 1e3 + 1.0  # bins end with the TAT (ms)
+
+
+def test_pool(runs):
+    out, p = runs["pool"]
+    rows = read_csv(out / "fig_switchml_pool.csv")
+    tat = {int(r["pool_size"]): r for r in rows if r["panel"] == "a" and r["series"] == "TAT"}
+    assert sorted(tat) == [16, 64, 256, 1024]
+    s_bdp = int(tat[16]["s_bdp"])
+    rtt0 = float(tat[16]["rtt_p50_us"])
+    assert s_bdp == math.ceil(100e9 / 8 * rtt0 * 1e-6 / 1100)
+    assert 16 < s_bdp < 256 and f"s_BDP = ceil(BDP / 1100 B) = {s_bdp}" in p.stdout
+    rtt = {s: float(r["rtt_p50_us"]) for s, r in tat.items()}
+    mean = {s: float(r["rtt_mean_us"]) for s, r in tat.items()}
+    above = [s for s in sorted(rtt) if s > s_bdp]
+    assert len(above) >= 2
+    for lo, hi in zip(above, above[1:]):
+        assert rtt[hi] > 2 * rtt[lo] and mean[hi] > 2 * mean[lo]  # queueing ~ s*b/B
+    for s in above:
+        assert rtt[s] == pytest.approx(s * 1100 * 8 / 100e9 * 1e6, rel=0.1)
+        assert float(tat[s]["tat_s"]) < 1.05 * float(tat[s]["framing_bound_s"])  # line rate
+    assert float(tat[16]["tat_s"]) > 3 * float(tat[16]["framing_bound_s"])  # too few slots for the BDP
+    assert all(float(r["tat_s"]) >= float(r["framing_bound_s"]) for r in tat.values())
+    marks = [r for r in rows if r["series"] == "s_BDP"]
+    assert marks and all(float(r["x"]) == s_bdp for r in marks)
+
+
+def test_hierarchy(runs):
+    out, p = runs["hierarchy"]
+    rows = read_csv(out / "fig_switchml_hierarchy.csv")
+    sim = {int(r["workers"]): r for r in rows if r["panel"] == "a" and r["kind"] == "sim"}
+    assert sorted(sim) == [4, 16]
+    assert (int(sim[4]["levels"]), int(sim[16]["levels"])) == (1, 2)
+    for r in sim.values():
+        assert 0.85 < float(r["ate_per_s"]) / float(r["ate_per_s_bound"]) <= 1.0
+        assert float(r["ate_per_s_bound"]) == pytest.approx(100e9 / 8 / 1100 * 256, rel=1e-12)
+    table = read_csv(out / "fig_switchml_hierarchy_programs.csv")
+    packets = math.ceil(2_000_000 / 1024)
+    leaf = next(r for r in table if r["config"] == "4x4 leaf-spine" and r["level"] == "1")
+    root = next(r for r in table if r["config"] == "4x4 leaf-spine" and r["level"] == "2")
+    assert leaf["switches"] == "4" and leaf["root"] == "false" and root["root"] == "true"
+    assert int(leaf["partials_up"]) == int(leaf["results_down"]) == 4 * packets
+    assert int(root["broadcasts"]) == packets and int(root["partials_up"]) == 0
+    assert "partials_up" in p.stdout
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_exit_1_when_a_run_is_not_correct(runs, name, monkeypatch, capsys):
+    """The cached --small sweep, with one row's `correct` turned false, gives exit 1."""
+    out, p = runs[name]
+    assert p.returncode == 0
+    from inasim import sweep
+
+    real = sweep.run_sweep
+
+    def spoiled(definition, out=None, jobs=None, resume=True, **kw):
+        df = real(definition, out=out, jobs=jobs, resume=True, **kw)
+        assert not df.attrs["ran"]  # everything came from the cache
+        df.loc[df.index[-1], "correct"] = False
+        return df
+
+    monkeypatch.setattr(sweep, "run_sweep", spoiled)
+    spec = importlib.util.spec_from_file_location(f"fig_switchml_{name}", script(name))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--small", "--out", str(out), "--resume"]) == 1
+    captured = capsys.readouterr()
+    assert "not correct" in captured.err and "NOT CORRECT" in captured.out
