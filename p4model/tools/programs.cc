@@ -4,6 +4,8 @@
 #include "p4model/canary/config.h"
 #include "p4model/p4sgd/config.h"
 #include "p4model/p4sgd/p4sgd_dataplane.h"
+#include "p4model/panama/config.h"
+#include "p4model/panama/panama_dataplane.h"
 #include "p4model/switchml/config.h"
 #include "p4model/switchml/switchml_dataplane.h"
 
@@ -29,6 +31,10 @@ const std::pair<const char*, Factory> kPrograms[] = {
     {"p4sgd",
      [](const std::string& config) {
        return std::make_unique<p4::p4sgd::P4SGDDataplane>(p4::p4sgd::P4SGDConfig::FromJson(config));
+     }},
+    {"panama",
+     [](const std::string& config) {
+       return std::make_unique<p4::panama::PanamaDataplane>(p4::panama::PanamaConfig::FromJson(config));
      }},
 };
 
