@@ -3,6 +3,7 @@
 #include "congestion/flow_stats.h"
 #include "ina/addressing.h"
 #include "ina/background.h"
+#include "ina/canary-job.h"
 #include "ina/fabric.h"
 #include "ina/progress.h"
 #include "ina/ring-allreduce.h"
@@ -118,6 +119,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     hosts = SelectHosts(s.workload.hosts, topology.num_hosts(), s.seed);
   std::unique_ptr<RingAllreduce> ring;
   std::unique_ptr<SwitchMLJob> switchml;
+  std::unique_ptr<CanaryJob> canary;
   std::unique_ptr<Permutation> perm;
   // The run is over when the workload is done and, if asked, every background
   // flow has completed; moving congestion then stops too.
@@ -158,6 +160,18 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     switchml->on_finished = on_finished;
     switchml->Start(s.workload.start_ps);
     progress_fn = [&] { return switchml->progress(); };
+  } else if (s.workload.type == WorkloadType::kAllreduce &&
+             (s.workload.protocol == "canary" || s.workload.protocol == "static_tree")) {
+    try {
+      canary = std::make_unique<CanaryJob>(
+          *fabric, hosts, s.workload.protocol == "canary" ? InaTreeMode::kCanary : InaTreeMode::kStaticTree,
+          s.workload.data, s.seed, s.workload);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload: {}", e.what()));
+    }
+    canary->on_finished = on_finished;
+    canary->Start(s.workload.start_ps);
+    progress_fn = [&] { return canary->progress(); };
   } else if (s.workload.type == WorkloadType::kAllreduce) {
     NodeContainer nodes;
     std::vector<Ipv4Address> addrs;
@@ -437,6 +451,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
                                                        done_count, s.workload.iterations));
   } else if (switchml) {
     switchml->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
+  } else if (canary) {
+    canary->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
   } else if (perm) {
     payload_delivered = perm->received_packets * s.workload.payload_bytes;
     uint64_t lost = 0;
@@ -495,6 +511,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   ring.reset();
   Simulator::Destroy();
   switchml.reset();  // after Destroy: workers' sockets call back into it until then
+  canary.reset();    // after Destroy, likewise
   background.reset();  // after Destroy: its sockets' callbacks point into it
   fabric.reset();
   return out;

@@ -307,6 +307,62 @@ static void ParseSwitchML(Reader& w, Scenario& s) {
   m.Done();
 }
 
+// Blocks of k elements a workload reduces in all (every iteration).
+static uint64_t BlocksOf(const Scenario& s, uint32_t k) {
+  return (s.workload.bytes / 4 + k - 1) / k * s.workload.iterations;
+}
+
+static void ParseCanary(Reader& w, Scenario& s) {
+  Reader c = w.Obj("canary");
+  CanarySpec& cs = s.workload.canary;
+  // IPv4 20 + UDP 8 + Canary header 19 bytes, then 4k bytes of data, within the MTU.
+  const uint32_t max_k = (s.links.mtu_bytes - 20 - 8 - 19) / 4;
+  cs.elements_per_packet = c.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
+  cs.timeout_ps = c.TimePs("timeout_us", 1, 0.001, 1e6, kPsPerUs);
+  cs.timeout_mode = c.Enum("timeout_mode", "exact", {"exact", "clock_scan"}) == "exact" ? CanaryTimeoutMode::kExact
+                                                                                       : CanaryTimeoutMode::kClockScan;
+  cs.clock_period_ps = c.TimePs("clock_period_ns", 10, 0.001, 1e9, kPsPerNs);
+  cs.table_size = c.U32("table_size", 32768, 1, 1u << 24);
+  if (cs.table_size & (cs.table_size - 1))
+    c.Fail("table_size", fmt::format("must be a power of two (the index is the id's low bits), got {}", cs.table_size));
+  cs.scan_entries_per_clock = c.U32("scan_entries_per_clock", 1, 1, cs.table_size);
+  if (cs.table_size % cs.scan_entries_per_clock)
+    c.Fail("scan_entries_per_clock", fmt::format("must divide table_size ({}), got {}", cs.table_size,
+                                                 cs.scan_entries_per_clock));
+  cs.direct_index = c.Enum("index_hash", "crc32", {"crc32", "direct"}) == "direct";
+  cs.multicast_shard_ports = c.U32("multicast_shard_ports", 16, 1, 31);
+  cs.pass_latency_ps = c.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
+  cs.window_blocks = c.U32("window_blocks", 256, 1, 1u << 20);
+  cs.retransmit_timeout_ps = c.TimePs("retransmit_timeout_us", 500, 0.001, 1e9, kPsPerUs);
+  cs.max_failures = c.U32("max_failures", 3, 0, 100);
+  cs.application_id = c.U32("application_id", 1, 0, 255);
+  // Ids are application id (8 bits) + a 24-bit sequence; every re-issue takes
+  // fresh ids, so all attempts of all blocks must fit the sequence.
+  const uint64_t ids = BlocksOf(s, cs.elements_per_packet) * (uint64_t{cs.max_failures} + 1);
+  if (ids > (1u << 24))
+    c.Fail("max_failures", fmt::format("{} blocks x {} attempts need {} ids; the 24-bit sequence of a block id holds "
+                                       "16,777,216 (fewer iterations, bytes or max_failures, or more elements_per_packet)",
+                                       BlocksOf(s, cs.elements_per_packet), cs.max_failures + 1, ids));
+  c.Done();
+}
+
+static void ParseStaticTree(Reader& w, Scenario& s) {
+  Reader t = w.Obj("static_tree");
+  StaticTreeSpec& st = s.workload.static_tree;
+  const uint32_t max_k = (s.links.mtu_bytes - 20 - 8 - 19) / 4;
+  st.trees = t.U32("trees", 1, 1, 1024);
+  st.elements_per_packet = t.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
+  st.window_blocks = t.U32("window_blocks", 256, 1, 1u << 20);
+  st.slots_per_tree = t.U32("slots_per_tree", 4096, 1, 1u << 20);
+  if (st.slots_per_tree & (st.slots_per_tree - 1))
+    t.Fail("slots_per_tree", fmt::format("must be a power of two, got {}", st.slots_per_tree));
+  if (st.slots_per_tree < st.window_blocks)
+    t.Fail("slots_per_tree", fmt::format("must be at least window_blocks ({}): a host's window of blocks must not "
+                                         "share a slot, got {}", st.window_blocks, st.slots_per_tree));
+  st.pass_latency_ps = t.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
+  t.Done();
+}
+
 json LoadScenarioJson(const std::string& file) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) throw ScenarioError(fmt::format("{}: is a directory, not a scenario file", file));
@@ -449,7 +505,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
                                             : WorkloadType::kNone;
     if (s.workload.type != WorkloadType::kNone) ParseHosts(w, s.workload.hosts);
     if (s.workload.type == WorkloadType::kAllreduce) {
-      s.workload.protocol = w.Enum("protocol", "ring", {"ring", "switchml"});
+      s.workload.protocol = w.Enum("protocol", "ring", {"ring", "switchml", "canary", "static_tree"});
       s.workload.bytes = w.U64("bytes", 4ull << 20, 4, 1ull << 40);
       if (s.workload.bytes % 4) w.Fail("bytes", fmt::format("must be a multiple of 4 (whole 32-bit elements), got {}", s.workload.bytes));
       s.workload.dtype = w.Enum("dtype", "int32", {"int32", "float32"}) == "int32" ? DType::kInt32 : DType::kFloat32;
@@ -463,14 +519,24 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       s.workload.iterations = w.U32("iterations", 1, 1, 1'000'000);
       s.workload.compute_gap_ps = w.TimePs("compute_gap_us", 0, 0, 1e9, kPsPerUs);
       s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
-      // Each protocol reads its own section; the other's is an error, not ignored.
+      // Each protocol reads its own section; another's is an error, not ignored.
       const bool is_ring = s.workload.protocol == "ring";
-      if (w.Has(is_ring ? "switchml" : "ring"))
-        w.Fail(is_ring ? "switchml" : "ring",
-               fmt::format("only read with protocol \"{}\" (this workload's protocol is \"{}\")",
-                           is_ring ? "switchml" : "ring", s.workload.protocol));
-      w.Raw(is_ring ? "switchml" : "ring");
-      if (!is_ring) {
+      for (const char* section : {"ring", "switchml", "canary", "static_tree"}) {
+        if (s.workload.protocol == section) continue;
+        if (w.Has(section))
+          w.Fail(section, fmt::format("only read with protocol \"{}\" (this workload's protocol is \"{}\")", section,
+                                      s.workload.protocol));
+        w.Raw(section);
+      }
+      if ((s.workload.protocol == "canary" || s.workload.protocol == "static_tree") &&
+          s.workload.dtype != DType::kInt32)
+        w.Fail("dtype", fmt::format("protocol \"{}\" aggregates int32 (the switches add 32-bit integers, "
+                                    "canary-fgcs24 §4.1); use \"int32\"", s.workload.protocol));
+      if (s.workload.protocol == "canary") {
+        ParseCanary(w, s);
+      } else if (s.workload.protocol == "static_tree") {
+        ParseStaticTree(w, s);
+      } else if (!is_ring) {
         ParseSwitchML(w, s);
       } else {
       Reader r = w.Obj("ring");

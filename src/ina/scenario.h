@@ -95,6 +95,36 @@ struct SwitchMLSpec {
   uint64_t timeline_bin_ps = 0;                  ///< worker 0's packets sent per bin (0 = off)
 };
 
+/// Canary hosts and switches (scenario `workload.canary`; canary-fgcs24 §3-§5).
+enum class CanaryTimeoutMode : uint8_t { kExact, kClockScan };
+struct CanarySpec {
+  uint32_t elements_per_packet = 256;          ///< k (§5.1: 256 in the simulations)
+  uint64_t timeout_ps = 1'000'000;             ///< switch timeout t (§5.2.5: 1..3 us)
+  CanaryTimeoutMode timeout_mode = CanaryTimeoutMode::kExact;  ///< §4.3
+  uint64_t clock_period_ps = 10'000;           ///< clock_scan: packet-generator period
+  uint32_t scan_entries_per_clock = 1;         ///< clock_scan: entries checked per clock packet
+  uint32_t table_size = 32768;                 ///< descriptors per switch (§5.1: 32K)
+  bool direct_index = false;                   ///< id -> entry without hashing (§3.2.1)
+  uint32_t multicast_shard_ports = 16;         ///< §4.2
+  uint64_t pass_latency_ps = 520'000;          ///< per switch pipeline pass
+  uint32_t window_blocks = 256;                ///< outstanding blocks per host
+  uint64_t retransmit_timeout_ps = 500'000'000;  ///< host per-block timer (§3.3)
+  uint32_t max_failures = 3;                   ///< re-issues before host-based reduction (§3.3)
+  uint32_t application_id = 1;                 ///< high 8 bits of every block id (§3.4)
+  /// Tests only (not a scenario key): leaders in this rank order instead of
+  /// the default (racks interleaved).
+  std::vector<uint32_t> leader_order;
+};
+
+/// Static reduction trees (scenario `workload.static_tree`; canary-fgcs24 §5.2).
+struct StaticTreeSpec {
+  uint32_t trees = 1;                          ///< 1: SHARP/SwitchML/ATP; N: PANAMA (blocks round robin)
+  uint32_t elements_per_packet = 256;
+  uint32_t window_blocks = 256;
+  uint32_t slots_per_tree = 4096;              ///< power of two, >= window_blocks
+  uint64_t pass_latency_ps = 520'000;
+};
+
 struct WorkloadSpec {
   WorkloadType type = WorkloadType::kAllreduce;
   HostSelection hosts;
@@ -108,6 +138,8 @@ struct WorkloadSpec {
   uint64_t start_ps = 0;
   RingSpec ring;
   SwitchMLSpec switchml;
+  CanarySpec canary;
+  StaticTreeSpec static_tree;
   // permutation
   uint64_t flow_bytes = 2'000'000;
   uint32_t payload_bytes = 1472;

@@ -732,5 +732,68 @@ TEST(BadInput, ErrorsNameTheFirstProblemOnly) {
   EXPECT_THAT(ErrorOf({"links.mtu_bytes=1", "workload.bytes=3"}), AtPath("links.mtu_bytes"));
 }
 
+
+// ------------------------------------------------------- canary / static_tree
+
+TEST(Scenario, CanaryAndStaticTreeSectionsParseWithDefaults) {
+  const Scenario c = ParseScenario(With({"workload.protocol=canary", "workload.canary.timeout_us=2.5",
+                                         "workload.canary.timeout_mode=clock_scan"}));
+  EXPECT_EQ(c.workload.canary.timeout_ps, 2'500'000u);
+  EXPECT_EQ(c.workload.canary.timeout_mode, CanaryTimeoutMode::kClockScan);
+  EXPECT_EQ(c.workload.canary.elements_per_packet, 256u);
+  EXPECT_EQ(c.workload.canary.table_size, 32768u);
+  EXPECT_EQ(c.resolved["workload"]["canary"]["window_blocks"], 256);
+  EXPECT_EQ(c.resolved["workload"]["canary"]["retransmit_timeout_us"], 500);
+  const Scenario t = ParseScenario(With({"workload.protocol=static_tree", "workload.static_tree.trees=4"}));
+  EXPECT_EQ(t.workload.static_tree.trees, 4u);
+  EXPECT_EQ(t.resolved["workload"]["static_tree"]["slots_per_tree"], 4096);
+}
+
+TEST(BadInput, CanaryKeys) {
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.timeout_us=0"}),
+            "workload.canary.timeout_us: must be between 0.001 and 1000000, got 0");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.table_size=1000"}),
+            "workload.canary.table_size: must be a power of two (the index is the id's low bits), got 1000");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.timeout_mode=polling"}),
+            "workload.canary.timeout_mode: must be one of \"exact\", \"clock_scan\", got \"polling\"");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.elements_per_packet=400"}),
+            "workload.canary.elements_per_packet: must be between 1 and 363, got 400");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.table_size=64",
+                     "workload.canary.scan_entries_per_clock=3"}),
+            "workload.canary.scan_entries_per_clock: must divide table_size (64), got 3");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.window=8"}),
+            "workload.canary.window: unknown key");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.windows_blocks=8"}),
+            "workload.canary.windows_blocks: unknown key (did you mean \"window_blocks\"?)");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.application_id=256"}),
+            "workload.canary.application_id: must be between 0 and 255, got 256");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.dtype=float32"}),
+            "workload.dtype: protocol \"canary\" aggregates int32 (the switches add 32-bit integers, "
+            "canary-fgcs24 §4.1); use \"int32\"");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.switchml.pool_size=8"}),
+            "workload.switchml: only read with protocol \"switchml\" (this workload's protocol is \"canary\")");
+  EXPECT_EQ(ErrorOf({"workload.protocol=ring", "workload.canary.timeout_us=1"}),
+            "workload.canary: only read with protocol \"canary\" (this workload's protocol is \"ring\")");
+  const std::string ids = ErrorOf({"workload.protocol=canary", "workload.bytes=1099511627776"});
+  EXPECT_NE(ids.find("workload.canary.max_failures: "), std::string::npos) << ids;
+  EXPECT_NE(ids.find("24-bit sequence"), std::string::npos) << ids;
+}
+
+TEST(BadInput, StaticTreeKeys) {
+  EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.static_tree.trees=0"}),
+            "workload.static_tree.trees: must be between 1 and 1024, got 0");
+  EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.static_tree.slots_per_tree=100"}),
+            "workload.static_tree.slots_per_tree: must be a power of two, got 100");
+  EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.static_tree.window_blocks=512",
+                     "workload.static_tree.slots_per_tree=256"}),
+            "workload.static_tree.slots_per_tree: must be at least window_blocks (512): a host's window of blocks "
+            "must not share a slot, got 256");
+  EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.canary.timeout_us=1"}),
+            "workload.canary: only read with protocol \"canary\" (this workload's protocol is \"static_tree\")");
+  EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.dtype=float32"}),
+            "workload.dtype: protocol \"static_tree\" aggregates int32 (the switches add 32-bit integers, "
+            "canary-fgcs24 §4.1); use \"int32\"");
+}
+
 }  // namespace
 }  // namespace inasim

@@ -1,0 +1,318 @@
+// Canary end to end (canary-fgcs24 §3): host agents on real UDP sockets, the
+// Canary switch model on every switch; and the static-tree baseline. Every
+// host's every element is checked against the exact sum.
+#include "net_harness.h"
+
+#include "ina/canary-job.h"
+#include "ina/canary-program.h"
+#include "p4model/canary/types.h"
+#include "p4model/statictree/static_tree_dataplane.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+using namespace inasim;
+using namespace inasim::testing;
+namespace cn = inasim::p4::canary;
+using nlohmann::json;
+
+namespace {
+
+/// Offsets in a frame: Ethernet 14 + IPv4 20 + UDP 8, then the Canary header.
+constexpr size_t kCanaryAt = 42;
+
+uint32_t FrameCanaryId(const ns3::Packet& p, uint8_t* flags) {
+  uint8_t b[kCanaryAt + cn::kCanaryHBytes] = {};
+  if (p.GetSize() < sizeof b) return UINT32_MAX;
+  p.CopyData(b, sizeof b);
+  if (p4::LoadBe16(b + 36) != cn::kCanaryUdpPort) return UINT32_MAX;
+  *flags = b[kCanaryAt + cn::kOffFlags];
+  return p4::LoadBe32(b + kCanaryAt + cn::kOffId);
+}
+
+/// Drops the first frame `device` sends with Canary id `id` whose multicast
+/// bit equals `multicast`.
+void DropFirstCanary(InaNetDevice& device, uint32_t id, bool multicast) {
+  auto left = std::make_shared<int>(1);
+  device.SetLossFilter([id, multicast, left](const ns3::Packet& p) {
+    uint8_t flags = 0;
+    if (*left > 0 && FrameCanaryId(p, &flags) == id && ((flags & cn::kMulticastBit) != 0) == multicast)
+      return (*left)-- > 0;
+    return false;
+  });
+}
+
+class CanaryOnNs3 : public NetTest {
+ protected:
+  WorkloadSpec Spec(uint64_t bytes, uint32_t k = 64) {
+    WorkloadSpec w;
+    w.protocol = "canary";
+    w.bytes = bytes;
+    w.canary.elements_per_packet = k;
+    w.canary.window_blocks = 32;
+    w.canary.retransmit_timeout_ps = 30 * kUs;
+    w.canary.table_size = 1024;
+    w.static_tree.elements_per_packet = k;
+    w.static_tree.window_blocks = 32;
+    w.static_tree.slots_per_tree = 64;
+    return w;
+  }
+  std::unique_ptr<CanaryJob> Job(std::vector<uint32_t> hosts, const WorkloadSpec& w,
+                                 InaTreeMode mode = InaTreeMode::kCanary) {
+    auto j = std::make_unique<CanaryJob>(*fabric_, hosts, mode, DataPattern::kHashed, 7, w);
+    j->Start(0);
+    return j;
+  }
+  uint32_t SwitchId(const std::string& name) const {
+    for (uint32_t v = topo_->num_hosts(); v < topo_->num_vertices(); ++v)
+      if (topo_->node(v).name == name) return v - topo_->num_hosts();
+    ADD_FAILURE() << "no switch " << name;
+    return 0;
+  }
+  const CanarySwitchProgram& Program(const std::string& name) const {
+    return *dynamic_cast<const CanarySwitchProgram*>(fabric_->switch_node(SwitchId(name)).dataplane());
+  }
+  CanaryHostCounters Sum(const CanaryJob& j) const {
+    CanaryHostCounters s;
+    for (uint32_t r = 0; r < j.num_hosts(); ++r) {
+      const auto& c = j.host(r).counters();
+      s.leader_packets += c.leader_packets;
+      s.failures += c.failures;
+      s.reissues += c.reissues;
+      s.retransmissions += c.retransmissions;
+      s.retransmit_requests += c.retransmit_requests;
+      s.unicast_results += c.unicast_results;
+      s.restorations_sent += c.restorations_sent;
+      s.restorations_best_effort += c.restorations_best_effort;
+      s.collisions_recorded += c.collisions_recorded;
+      s.overcounts += c.overcounts;
+      s.fallbacks += c.fallbacks;
+    }
+    return s;
+  }
+  void ExpectExact(CanaryJob& j) {
+    CanaryIterationRecord& r = j.record(0);
+    EXPECT_TRUE(r.finished());
+    EXPECT_EQ(r.mismatches, 0u);
+    EXPECT_EQ(r.elements_checked, uint64_t{j.num_hosts()} * j.elements());
+  }
+};
+
+// canary-fgcs24 §3.1.1 Fig. 3 with §3.1.4's leader: S3 (leaf0) reduces H0 and
+// H1 into one packet with counter 2, which climbs to a spine and comes down to
+// S4 (leaf1, the root); with H2's counter 1 the sum reaches hosts = 3 and the
+// root sends the block to the leader H3 at once: one packet per block.
+TEST_F(CanaryOnNs3, Fig3CountersReachHostsAtTheRoot) {
+  Build(topo::BuildLeafSpine(2, 2, 2, Link(100, 500'000), Link(100, 500'000)));
+  WorkloadSpec w = Spec(4 * 64);  // one block
+  w.canary.leader_order = {3, 0, 1, 2};
+  w.canary.timeout_ps = 3 * kUs;  // §5.2.5's largest
+  auto j = std::make_unique<CanaryJob>(*fabric_, std::vector<uint32_t>{0, 1, 2, 3}, InaTreeMode::kCanary,
+                                       DataPattern::kHashed, 7, w);
+  // S3 waits one timeout, the spine another, so S3's counter-2 packet reaches
+  // S4 about 8.8 us in; H2 sends at 9 us and its packet arrives while S4's
+  // descriptor (allocated by the counter-2 packet) is still open.
+  for (uint32_t r = 0; r < 4; ++r)
+    ns3::Simulator::Schedule(ns3::PicoSeconds(r == 2 ? 9 * kUs : 0), &CanaryHost::BeginIteration, &j->host(r), 0u);
+  RunFor(200 * kUs);
+  ExpectExact(*j);
+  const auto& s3 = Program("leaf0").stats();
+  EXPECT_EQ(s3.allocated, 1u);
+  EXPECT_EQ(s3.aggregated, 1u);  // H1 into H0's descriptor: counter 2
+  EXPECT_EQ(s3.timeouts, 1u);    // 2 < 3 hosts: sent up when the timeout expires
+  uint64_t spine_timeouts = 0;
+  for (const char* sw : {"spine0", "spine1"}) spine_timeouts += Program(sw).stats().timeouts;
+  EXPECT_EQ(spine_timeouts, 1u);  // the counter-2 packet alone at a spine: on after the timeout
+  const auto& s4 = Program("leaf1").stats();
+  EXPECT_EQ(s4.completed, 1u);   // 1 (H2) + 2 (from S3) = 3 = hosts
+  EXPECT_EQ(s4.timeouts, 0u);
+  EXPECT_EQ(s4.broadcasts, 1u);
+  EXPECT_EQ(Sum(*j).leader_packets, 1u);
+  EXPECT_EQ(j->host(3).counters().broadcasts_sent, 1u);
+  for (const char* sw : {"leaf0", "leaf1", "spine0", "spine1"}) EXPECT_EQ(Program(sw).in_use(), 0u) << sw;
+}
+
+// canary-fgcs24 §3.2.1 Fig. 5: H0 leads, H2 and H5 reduce; H5's ToR finds its
+// descriptor slot held by another block, so H5's packet goes to the leader
+// marked with the switch and port. The broadcast cannot reach H5 (its ToR has
+// no descriptor); the leader's restoration packet makes the ToR multicast the
+// result on port R to H5.
+TEST_F(CanaryOnNs3, Fig5CollisionIsRestoredByTheLeader) {
+  Build(topo::BuildLeafSpine(3, 1, 2, Link(100, 500'000), Link(100, 500'000)));
+  WorkloadSpec w = Spec(4 * 64);
+  w.canary.direct_index = true;  // index = id mod table size: the other block's id is chosen to collide
+  w.canary.leader_order = {0, 1, 2};
+  // Another application's block (id 2 << 24, same index) from H4 to H5
+  // occupies leaf2's slot (and only leaf2's); its broadcast never comes, so the
+  // descriptor stays.
+  std::vector<uint8_t> other(cn::kCanaryHBytes + 4 * 64, 0);
+  p4::StoreBe32(other.data() + cn::kOffDestination, HostIpv4(5));
+  p4::StoreBe32(other.data() + cn::kOffId, 2u << 24);
+  p4::StoreBe16(other.data() + cn::kOffCounter, 1);
+  p4::StoreBe16(other.data() + cn::kOffHosts, 5);
+  Sender(4).SendBytesAt(0, 5, cn::kCanaryUdpPort, other);
+  auto j = std::make_unique<CanaryJob>(*fabric_, std::vector<uint32_t>{0, 2, 5}, InaTreeMode::kCanary,
+                                       DataPattern::kHashed, 7, w);
+  j->Start(5 * kUs);
+  RunFor(300 * kUs);
+  ExpectExact(*j);
+  EXPECT_EQ(Program("leaf2").stats().collisions, 1u);
+  const CanaryHostCounters c = Sum(*j);
+  EXPECT_EQ(c.collisions_recorded, 1u);
+  EXPECT_EQ(c.restorations_sent, 1u);
+  EXPECT_EQ(c.restorations_best_effort, 0u);  // leaf2 is H5's ToR: every route to H5 crosses it
+  EXPECT_EQ(Program("leaf2").stats().restorations, 1u);
+  EXPECT_EQ(c.retransmit_requests, 0u);  // H5 got the sum from the restoration, not by asking
+  EXPECT_EQ(c.unicast_results, 0u);
+}
+
+// canary-fgcs24 §3.3, reduce phase: a lost packet leaves the leader short;
+// the hosts' timers ask, the leader broadcasts a failure, the block is
+// re-issued under a new id and completes.
+TEST_F(CanaryOnNs3, LossInTheReducePhaseIsReissued) {
+  Build(topo::BuildLeafSpine(2, 2, 3, Link(100, 500'000), Link(100, 500'000)));
+  // Leaders interleave the racks (ranks 0, 3, 1, 4, 2, 5): block 4's leader
+  // is host 2, and host 1's packet of block 4 is lost on its link.
+  DropFirstCanary(fabric_->device(1, 0), (1u << 24) | 4, false);
+  auto j = Job({0, 1, 2, 3, 4, 5}, Spec(4 * 64 * 12));
+  RunFor(2000 * kUs);
+  ExpectExact(*j);
+  const CanaryHostCounters c = Sum(*j);
+  EXPECT_EQ(c.failures, 1u);
+  EXPECT_EQ(c.reissues, 5u);  // every host but the leader
+  EXPECT_EQ(c.fallbacks, 0u);
+  EXPECT_EQ(c.overcounts, 0u);
+}
+
+// canary-fgcs24 §3.3, broadcast phase: the leader holds the final block and
+// resends it to the host that asks.
+TEST_F(CanaryOnNs3, LossInTheBroadcastPhaseIsResentByTheLeader) {
+  Build(topo::BuildLeafSpine(2, 2, 3, Link(100, 500'000), Link(100, 500'000)));
+  // Drop the first result of block 3 (leader: host 4) on leaf0's port to host 1.
+  const uint32_t leaf0 = topo_->num_hosts() + SwitchId("leaf0");
+  DropFirstCanary(fabric_->device(leaf0, topo_->ports(1).at(0).peer_port), (1u << 24) | 3, true);
+  auto j = Job({0, 1, 2, 3, 4, 5}, Spec(4 * 64 * 12));
+  RunFor(2000 * kUs);
+  ExpectExact(*j);
+  const CanaryHostCounters c = Sum(*j);
+  EXPECT_EQ(c.failures, 0u);
+  EXPECT_EQ(c.retransmissions, 1u);
+  EXPECT_EQ(c.unicast_results, 1u);
+}
+
+// A switch fails mid-allreduce (every link of spine0 down): packets and
+// results through it are lost, routing moves to spine1, the hosts recover.
+TEST_F(CanaryOnNs3, SpineFailureMidAllreduceStillEndsExact) {
+  Build(topo::BuildLeafSpine(4, 2, 2, Link(100, 500'000), Link(100, 500'000)));
+  const uint32_t spine0 = topo_->num_hosts() + SwitchId("spine0");
+  auto j = Job({0, 1, 2, 3, 4, 5, 6, 7}, Spec(256 << 10));
+  for (const topo::Port& p : topo_->ports(spine0)) fabric_->SetLinkDown(p.link, 3 * kUs, 20 * kUs);
+  RunFor(5000 * kUs);
+  ExpectExact(*j);
+  EXPECT_GT(fabric_->link_tx(topo_->ports(spine0).at(0).link, 0).counters().drops_link_down +
+                fabric_->link_tx(topo_->ports(spine0).at(0).link, 1).counters().drops_link_down,
+            0u);
+  EXPECT_EQ(Sum(*j).overcounts, 0u);
+}
+
+// canary-fgcs24 §3.1.1 stragglers: with a timeout far below the gap between
+// packets, descriptors send early and later packets are forwarded as
+// stragglers; the leader still counts each host's data exactly once.
+TEST_F(CanaryOnNs3, StragglersAreCountedExactlyOnce) {
+  Build(topo::BuildLeafSpine(2, 2, 4, Link(100, 500'000), Link(100, 500'000)));
+  WorkloadSpec w = Spec(4 * 64 * 16);
+  w.canary.timeout_ps = 1'000;  // 1 ns
+  auto j = Job({0, 1, 2, 3, 4, 5, 6, 7}, w);
+  RunFor(2000 * kUs);
+  ExpectExact(*j);
+  uint64_t stragglers = 0;
+  for (const char* sw : {"leaf0", "leaf1", "spine0", "spine1"}) stragglers += Program(sw).stats().stragglers;
+  EXPECT_GT(stragglers, 0u);
+  const CanaryHostCounters c = Sum(*j);
+  EXPECT_GT(c.leader_packets, 16u);  // more than one packet per block reached the leaders
+  EXPECT_EQ(c.overcounts, 0u);
+  EXPECT_EQ(c.failures, 0u);
+}
+
+TEST_F(CanaryOnNs3, StaticTreesOneAndFourOnALeafSpine) {
+  for (uint32_t trees : {1u, 4u}) {
+    Build(topo::BuildLeafSpine(4, 4, 4, Link(100, 500'000), Link(100, 500'000)));
+    WorkloadSpec w = Spec(64 << 10);
+    w.protocol = "static_tree";
+    w.static_tree.trees = trees;
+    std::vector<uint32_t> hosts;
+    for (uint32_t h = 0; h < 16; ++h) hosts.push_back(h);
+    auto j = Job(hosts, w, InaTreeMode::kStaticTree);
+    RunFor(2000 * kUs);
+    ExpectExact(*j);
+    // Each spine that roots a tree multicast its share of the blocks.
+    uint64_t results = 0;
+    uint32_t roots = 0;
+    for (const char* sw : {"spine0", "spine1", "spine2", "spine3"}) {
+      const auto* p = dynamic_cast<const p4::statictree::StaticTreeDataplane*>(
+          fabric_->switch_node(SwitchId(sw)).dataplane());
+      if (!p) continue;
+      results += p->stats().results;
+      roots += p->stats().results > 0;
+      EXPECT_EQ(p->stats().slot_conflicts, 0u);
+    }
+    EXPECT_EQ(results, j->blocks_per_iteration()) << trees;
+    EXPECT_EQ(roots, trees);
+    j.reset();
+    ns3::Simulator::Destroy();
+    fabric_.reset();
+  }
+}
+
+// ----------------------------------------------------------- scenarios ----
+
+class CanaryScenario : public ::testing::Test {
+ protected:
+  void SetUp() override { EnsurePicosecondTime(); }
+  static RunResult Run(const std::string& protocol_section, const std::vector<std::string>& sets = {}) {
+    json doc = json::parse(fmt::format(R"({{"name":"t","topology":{{"type":"leaf_spine","leaves":4,"spines":2,
+      "hosts_per_leaf":4}}, "switch":{{"forwarding":"adaptive"}},
+      "workload":{{"type":"allreduce","bytes":262144,{}}}, "stop":{{"max_sim_time_ms":20}}}})",
+                                       protocol_section));
+    for (const auto& a : sets) ApplyOverride(doc, a);
+    RunOptions o;
+    o.progress = ProgressMode::kOff;
+    return RunScenario(ParseScenario(doc), o);
+  }
+};
+
+TEST_F(CanaryScenario, CanaryRunsExactAndReportsItsCounters) {
+  const RunResult r = Run(R"("protocol":"canary","canary":{"window_blocks":64})");
+  const json& w = r.json["workload"];
+  EXPECT_TRUE(r.correct);
+  EXPECT_EQ(w["protocol"], "canary");
+  EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 16u * 65536);
+  EXPECT_GT(w["goodput_gbps"].get<double>(), 0.0);
+  EXPECT_GT(w["peak_descriptors"]["max_per_switch"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["memory_model"]["descriptors"].get<double>(), 0.0);
+  EXPECT_EQ(w["leaders"]["failures"].get<uint64_t>(), 0u);
+}
+
+TEST_F(CanaryScenario, OnePercentLossStillExactAndSameSeedSameBytes) {
+  const std::vector<std::string> sets = {"faults.loss_rate=0.01", "workload.canary.retransmit_timeout_us=40"};
+  RunResult a = Run(R"("protocol":"canary","canary":{"window_blocks":64})", sets);
+  RunResult b = Run(R"("protocol":"canary","canary":{"window_blocks":64})", sets);
+  EXPECT_TRUE(a.correct);
+  EXPECT_GT(a.json["workload"]["hosts"]["retransmit_requests"].get<uint64_t>(), 0u);
+  a.json.erase("perf");
+  b.json.erase("perf");
+  EXPECT_EQ(a.json.dump(), b.json.dump());
+  EXPECT_EQ(a.csv_texts, b.csv_texts);
+}
+
+TEST_F(CanaryScenario, StaticTreeBaselineRunsExact) {
+  for (const char* trees : {"1", "2"}) {
+    const RunResult r = Run(fmt::format(R"("protocol":"static_tree","static_tree":{{"trees":{}}})", trees));
+    EXPECT_TRUE(r.correct) << trees;
+    EXPECT_EQ(r.json["workload"]["trees"].get<uint32_t>(), std::stoul(trees));
+  }
+}
+
+}  // namespace
