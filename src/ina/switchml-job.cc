@@ -185,13 +185,14 @@ void SwitchMLWorker::Preprocess(uint64_t ltu_id, uint8_t* b) {
   // Elements past the tensor's end (the last packet, and float32's first
   // batch) are sent as zeros; the library leaves whatever the reused buffer
   // held, which the switch adds and the client ignores just the same.
-  std::memset(out, 0, 4ull * k);
   if (data_->dtype() == DType::kInt32) {
     const uint64_t first = ltu_id * k;
     const uint64_t count = first < numel_ ? std::min<uint64_t>(k, numel_ - first) : 0;
-    for (uint64_t i = 0; i < count; ++i) p4::StoreBe32(out + 4 * i, data_->Value(rank_, first + i));
+    data_->FillBe32(rank_, first, count, out);
+    if (count < k) std::memset(out + 4 * count, 0, 4 * (k - count));
     return;
   }
+  std::memset(out, 0, 4ull * k);
   if (ltu_id >= batch_) {
     // The data of the LTU one batch back, scaled by the factor its (already
     // received) global exponent gave.
@@ -221,8 +222,7 @@ void SwitchMLWorker::Postprocess(uint64_t ltu_id, const uint8_t* b) {
   if (data_->dtype() == DType::kInt32) {
     const uint64_t first = ltu_id * k;
     const uint64_t count = first < numel_ ? std::min<uint64_t>(k, numel_ - first) : 0;
-    for (uint64_t i = 0; i < count; ++i)
-      rec.mismatches += p4::LoadBe32(in + 4 * i) != data_->Expected(first + i);
+    rec.mismatches += data_->CountMismatchesBe32(first, count, in);
     rec.elements_checked += count;
     return;
   }

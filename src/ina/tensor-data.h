@@ -82,6 +82,50 @@ class TensorData {
     return FloatBits(static_cast<float>(Small(Lo(m)) + int64_t{rank} * Small(Hi(m))));
   }
 
+  /// Rank `rank`'s elements [first, first + count) as big-endian words at
+  /// `out` (what a worker puts on the wire). The pattern is decided once per
+  /// call, not per element: this is a per-packet hot path.
+  void FillBe32(uint32_t rank, uint64_t first, uint64_t count, uint8_t* out) const {
+    if (pattern_ == DataPattern::kOnes) {
+      const uint32_t v = Bswap(Value(rank, 0));
+      for (uint64_t i = 0; i < count; ++i) std::memcpy(out + 4 * i, &v, 4);
+      return;
+    }
+    if (pattern_ == DataPattern::kHashed && dtype_ == DType::kInt32) {
+      for (uint64_t i = 0; i < count; ++i) {
+        const uint64_t m = Mix(first + i);
+        const uint32_t v = Bswap(Lo(m) + rank * Hi(m));
+        std::memcpy(out + 4 * i, &v, 4);
+      }
+      return;
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint32_t v = Bswap(Value(rank, first + i));
+      std::memcpy(out + 4 * i, &v, 4);
+    }
+  }
+
+  /// How many of the big-endian words at `in` differ from the exact sums of
+  /// elements [first, first + count) (the receive-side check, per packet).
+  uint64_t CountMismatchesBe32(uint64_t first, uint64_t count, const uint8_t* in) const {
+    uint64_t bad = 0;
+    if (pattern_ == DataPattern::kOnes) {
+      const uint32_t v = Bswap(Expected(0));
+      for (uint64_t i = 0; i < count; ++i) {
+        uint32_t w;
+        std::memcpy(&w, in + 4 * i, 4);
+        bad += w != v;
+      }
+      return bad;
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+      uint32_t w;
+      std::memcpy(&w, in + 4 * i, 4);
+      bad += w != Bswap(Expected(first + i));
+    }
+    return bad;
+  }
+
   /// Bit pattern of the exact element-wise sum over all ranks.
   uint32_t Expected(uint64_t e) const {
     if (pattern_ == DataPattern::kOnes)
@@ -94,6 +138,7 @@ class TensorData {
   }
 
  private:
+  static uint32_t Bswap(uint32_t v) { return __builtin_bswap32(v); }
   static uint32_t FloatBits(float f) {
     uint32_t b;
     std::memcpy(&b, &f, 4);
