@@ -779,6 +779,34 @@ TEST(BadInput, CanaryKeys) {
   EXPECT_NE(ids.find("24-bit sequence"), std::string::npos) << ids;
 }
 
+TEST(BadInput, SwitchMLKeys) {
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.switchml.elements_per_packet=128"}),
+            "workload.switchml.elements_per_packet: must be 64 (256 B packets) or 256 (1024 B packets), the two "
+            "sizes the P4 program aggregates; got 128");
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.switchml.pool_size=8193"}),
+            "workload.switchml.pool_size: must be between 1 and 8192, got 8193");
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.switchml.timer_mode=fast"}),
+            "workload.switchml.timer_mode: must be one of \"paper\", \"upstream\", got \"fast\"");
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.switchml.tensors=[4096, 6]"}),
+            "workload.switchml.tensors[1]: must be a positive multiple of 4 bytes (whole 32-bit elements), at most "
+            "2^40; got 6");
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.switchml.worker_udp_port=48865"}),
+            "workload.switchml.worker_udp_port: 48865 is in the switch's SwitchML range 0xbee0-0xbeef: switches "
+            "would take results for worker packets");
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.switchml.warmup_tensors=1"}),
+            "workload.switchml.warmup_tensors: 1 warm-up tensors leave nothing to measure: the workload aggregates 1 "
+            "(iterations x tensors)");
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.switchml.harvest=pipe2"}),
+            "workload.switchml.harvest: unknown key (did you mean \"harvest3\"?)");
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.ring.rto_us=5"}),
+            "workload.ring: only read with protocol \"ring\" (this workload's protocol is \"switchml\")");
+  EXPECT_EQ(ErrorOf({"workload.data=uniform"}),
+            "workload.data: \"uniform\" draws float32 gradients in (-1, 1); it needs dtype \"float32\"");
+  EXPECT_EQ(ErrorOf({"workload.dtype=float32", "workload.data=uniform"}),
+            "workload.data: \"uniform\" sums are inexact in float32, and only protocol \"switchml\" checks against "
+            "an error bound; the ring checks bit for bit (use \"hashed\")");
+}
+
 TEST(BadInput, StaticTreeKeys) {
   EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.static_tree.trees=0"}),
             "workload.static_tree.trees: must be between 1 and 1024, got 0");
