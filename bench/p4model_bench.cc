@@ -3,9 +3,16 @@
 // simulator's bottleneck). Workers send every slot of a pool in turn, as the
 // client library does; each completion emits one copy per worker.
 //
-//   build/bench/p4model_bench [--workers N] [--packets N] [--size 256|1024]
+//   build/bench/p4model_bench [--workers N] [--packets N] [--size 256|1024] [--input hot|cold]
 // Prints one JSON line per mode (both unless --size picks one; one mode alone
 // is handy under perf).
+//
+// --input hot (default): each worker's frame lives in one buffer whose slot,
+// set and tsi bytes are patched before each packet, so the model reads a
+// cache-hot frame, as in the simulator, where the switch hands it a frame it
+// has just copied into its scratch buffer. --input cold: every (slot, set,
+// worker) frame is pre-built (8 MiB at 1024 B x 8 workers x 512 slots x 2
+// sets), so each packet's bytes come from L3 or memory: the worst case.
 #include "p4model/switchml/config.h"
 #include "p4model/switchml/switchml_dataplane.h"
 
@@ -62,7 +69,7 @@ std::vector<uint8_t> Packet(const SwitchMLConfig& c, int w, uint32_t slot, int s
   return b;
 }
 
-nlohmann::json Run(uint32_t size, int workers, uint64_t packets) {
+nlohmann::json Run(uint32_t size, int workers, uint64_t packets, bool hot) {
   SwitchMLConfig c;
   c.switch_mac = {2, 0, 0, 0, 0, 0xfe};
   c.switch_ip = 0x0a0000fe;
@@ -74,7 +81,10 @@ nlohmann::json Run(uint32_t size, int workers, uint64_t packets) {
                          {2, 0, 0, 0, 1, static_cast<uint8_t>(w)}, 0x0a000001u + static_cast<uint32_t>(w)});
   c.folded_pipe = size == 1024;
   SwitchMLDataplane dp(c);
-  // Pre-built packets: (slot, set, worker) over the pool, both sets.
+  // Pre-built packets: (slot, set, worker) over the pool, both sets (cold),
+  // or one frame per worker patched per packet (hot).
+  std::vector<std::vector<uint8_t>> hot_frames;
+  for (int w = 0; w < workers; ++w) hot_frames.push_back(Packet(c, w, 0, 0, size));
   std::vector<std::vector<uint8_t>> pkts;
   for (int set = 0; set < 2; ++set)
     for (uint32_t slot = 0; slot < c.pool_size; ++slot)
@@ -83,12 +93,24 @@ nlohmann::json Run(uint32_t size, int workers, uint64_t packets) {
   uint64_t passes = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (uint64_t i = 0; i < packets; ++i) {
-    const auto& p = pkts[i % pkts.size()];
+    const uint64_t n = i % pkts.size();
+    std::vector<uint8_t>* frame = &pkts[n];
+    if (hot) {
+      // The same (slot, set) sequence as the cold frames: n = (set * pool + slot) * workers + w.
+      const int w = static_cast<int>(n % workers);
+      const uint32_t slot = static_cast<uint32_t>((n / workers) % c.pool_size);
+      const int set = static_cast<int>(n / (uint64_t{c.pool_size} * workers));
+      frame = &hot_frames[w];
+      uint8_t* sml = frame->data() + 14 + 20 + 8;
+      StoreBe32(sml + 2, slot);
+      Put16(sml + 6, static_cast<uint16_t>((set ? 0x8000 : 0) | (slot & 0x3fff)));
+    }
+    const auto& p = *frame;
     dp.Process(static_cast<uint16_t>(10 + (i % workers)), inasim::Span<const uint8_t>(p.data(), p.size()), 0, out);
     passes += dp.LastPasses();
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return {{"mode_bytes", size},   {"workers", workers},        {"packets", packets},
+  return {{"mode_bytes", size},   {"input", hot ? "hot" : "cold"},   {"workers", workers},        {"packets", packets},
           {"seconds", s},         {"packets_per_s", packets / s}, {"passes_per_packet", double(passes) / packets},
           {"copies_out", out.copies}, {"broadcasts", dp.stats().broadcasts}};
 }
@@ -99,12 +121,15 @@ int main(int argc, char** argv) {
   int workers = 8;
   uint64_t packets = 2'000'000;
   uint32_t only_size = 0;
+  bool hot = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--workers")) workers = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--packets")) packets = std::strtoull(argv[i + 1], nullptr, 10);
     else if (!std::strcmp(argv[i], "--size")) only_size = static_cast<uint32_t>(std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--input") && !std::strcmp(argv[i + 1], "hot")) hot = true;
+    else if (!std::strcmp(argv[i], "--input") && !std::strcmp(argv[i + 1], "cold")) hot = false;
     else {
-      std::fprintf(stderr, "usage: p4model_bench [--workers N] [--packets N] [--size 256|1024]\n");
+      std::fprintf(stderr, "usage: p4model_bench [--workers N] [--packets N] [--size 256|1024] [--input hot|cold]\n");
       return 2;
     }
   }
@@ -117,6 +142,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (uint32_t size : {256u, 1024u})
-    if (only_size == 0 || only_size == size) std::cout << Run(size, workers, packets).dump() << std::endl;
+    if (only_size == 0 || only_size == size) std::cout << Run(size, workers, packets, hot).dump() << std::endl;
   return 0;
 }
