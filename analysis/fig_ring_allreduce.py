@@ -27,7 +27,6 @@ Prints one line per point (time, bound, time/bound). Exit status: 0 ok;
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -37,6 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for p in (ROOT / "python", ROOT / "build" / "python"):
     if str(p) not in sys.path:
         sys.path.append(str(p))
+# The figure scripts' shared pieces (analysis/figscript.py), also when this
+# file is loaded by path (tests) rather than run.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figscript import parse_figure_args  # noqa: E402
 
 KiB, MiB = 1024, 1024 * 1024
 CONFIGS = {
@@ -76,17 +79,7 @@ def ring_bound_s(n: int, size_bytes: int, rate_gbps: float) -> float:
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="fig_ring_allreduce.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--small", action="store_true", help="the reduced sweep (4 points, a few seconds)")
-    ap.add_argument("--out", type=Path, default=None, help="output directory (default out/figures, "
-                    "out/figures/small with --small)")
-    ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
-    ap.add_argument("--resume", action="store_true",
-                    help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
-    args = ap.parse_args(argv)
-    if args.jobs is not None and args.jobs < 1:
-        ap.error("--jobs must be >= 1")
-    return args
+    return parse_figure_args("fig_ring_allreduce.py", __doc__, "the reduced sweep (4 points, a few seconds)", argv)
 
 
 def main(argv=None) -> int:

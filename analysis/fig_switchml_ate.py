@@ -36,7 +36,6 @@ disagrees with its bound; 2 bad input.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -46,6 +45,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for p in (ROOT / "python", ROOT / "build" / "python"):
     if str(p) not in sys.path:
         sys.path.append(str(p))
+# The figure scripts' shared pieces (analysis/figscript.py), also when this
+# file is loaded by path (tests) rather than run.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figscript import num, parse_figure_args, switchml_wire_bytes  # noqa: E402
 
 CONFIGS = {
     "full": {
@@ -68,8 +71,7 @@ STEM = "fig_switchml_ate"
 
 #: Per-packet framing around the 4k payload bytes: SwitchML header, UDP, IPv4,
 #: Ethernet header, and preamble + FCS + inter-frame gap on the wire.
-FRAMING = {"switchml": 10, "udp": 8, "ipv4": 20, "ethernet": 14, "preamble_fcs_ifg": 24}
-OVERHEAD_BYTES = sum(FRAMING.values())  # 76
+OVERHEAD_BYTES = switchml_wire_bytes(0)  # 76: switchml 10, UDP 8, IPv4 20, Ethernet 14, preamble/FCS/gap 24
 #: The paper's goodput from framing (section 5): k -> fraction.
 PAPER_FRACTIONS = {32: 0.63, 64: 0.77, 256: 0.93}
 
@@ -90,24 +92,7 @@ def g(v: float) -> float:
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="fig_switchml_ate.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--small", action="store_true", help="the reduced sweep (6 points, a few seconds)")
-    ap.add_argument("--out", type=Path, default=None, help="output directory (default out/figures, "
-                    "out/figures/small with --small)")
-    ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
-    ap.add_argument("--resume", action="store_true",
-                    help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
-    args = ap.parse_args(argv)
-    if args.jobs is not None and args.jobs < 1:
-        ap.error("--jobs must be >= 1")
-    return args
-
-
-def _num(v) -> float:
-    try:
-        return float("nan") if v is None else float(v)
-    except (TypeError, ValueError):
-        return float("nan")
+    return parse_figure_args("fig_switchml_ate.py", __doc__, "the reduced sweep (6 points, a few seconds)", argv)
 
 
 def main(argv=None) -> int:
@@ -168,23 +153,23 @@ def main(argv=None) -> int:
         rate, n = int(row["links.host_rate_gbps"]), int(row["topology.hosts"])
         proto = row["workload.protocol"]
         correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
-        tat = _num(row.get("workload.mean_duration_s"))
+        tat = num(row.get("workload.mean_duration_s"))
         if proto == "switchml":
             k = int(row["workload.switchml.elements_per_packet"])
             where = f"rate={rate} Gb/s, workers={n}, k={k}"
-            ate = _num(row.get("workload.ate_per_s"))
+            ate = num(row.get("workload.ate_per_s"))
             bound = ate_bound(k, rate)
-            reported = _num(row.get("workload.ate_per_s_bound"))
+            reported = num(row.get("workload.ate_per_s_bound"))
             if not math.isclose(reported, bound, rel_tol=1e-9):
                 failures.append(f"{where}: simulator's ATE/s bound {reported!r} != B/8/(4k+76)*k = {bound!r}")
-            frac = _num(row.get("workload.goodput_fraction_from_framing"))
+            frac = num(row.get("workload.goodput_fraction_from_framing"))
             if not math.isclose(frac, goodput_fraction(k), rel_tol=1e-9):
                 failures.append(f"{where}: simulator's goodput fraction {frac!r} != 4k/(4k+76) = "
                                 f"{goodput_fraction(k)!r}")
             if math.isfinite(tat) and not math.isclose(ate, elements / tat, rel_tol=1e-6):
                 failures.append(f"{where}: ATE/s {ate!r} != elements/TAT {elements / tat!r}")
-            if int(_num(row.get("workload.elements_per_packet"))) != k or \
-                    int(_num(row.get("workload.pool_size"))) != POOL[rate]:
+            if int(num(row.get("workload.elements_per_packet"))) != k or \
+                    int(num(row.get("workload.pool_size"))) != POOL[rate]:
                 failures.append(f"{where}: ran k={row.get('workload.elements_per_packet')}, "
                                 f"pool={row.get('workload.pool_size')}")
             key, label, pool = k, f"SwitchML k={k}", POOL[rate]
@@ -192,7 +177,7 @@ def main(argv=None) -> int:
             where = f"rate={rate} Gb/s, workers={n}, ring"
             ate = elements / tat if tat > 0 else float("nan")
             bound_s = 2.0 * (n - 1) / n * size * 8.0 / (rate * 1e9)
-            reported = _num(row.get("workload.analytic_bound_s"))
+            reported = num(row.get("workload.analytic_bound_s"))
             if not math.isclose(reported, bound_s, rel_tol=1e-9):
                 failures.append(f"{where}: simulator's analytic bound {reported!r} s != 2(n-1)/n*S/B = {bound_s!r} s")
             bound = elements / bound_s

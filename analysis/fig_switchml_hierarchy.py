@@ -38,7 +38,6 @@ input.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
@@ -52,6 +51,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for p in (ROOT / "python", ROOT / "build" / "python"):
     if str(p) not in sys.path:
         sys.path.append(str(p))
+# The figure scripts' shared pieces (analysis/figscript.py), also when this
+# file is loaded by path (tests) rather than run.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figscript import parse_figure_args, num  # noqa: E402
 
 SM = ROOT / "scenarios" / "switchml"
 #: One group per tensor: a base scenario (+ fixed overrides) run as its
@@ -79,24 +82,7 @@ STEM = "fig_switchml_hierarchy"
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="fig_switchml_hierarchy.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--small", action="store_true", help="the reduced variant (2 runs, a few seconds)")
-    ap.add_argument("--out", type=Path, default=None, help="output directory (default out/figures, "
-                    "out/figures/small with --small)")
-    ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
-    ap.add_argument("--resume", action="store_true",
-                    help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
-    args = ap.parse_args(argv)
-    if args.jobs is not None and args.jobs < 1:
-        ap.error("--jobs must be >= 1")
-    return args
-
-
-def _num(v) -> float:
-    try:
-        return float("nan") if v is None else float(v)
-    except (TypeError, ValueError):
-        return float("nan")
+    return parse_figure_args("fig_switchml_hierarchy.py", __doc__, "the reduced variant (2 runs, a few seconds)", argv)
 
 
 def human_mb(b: int) -> str:
@@ -171,9 +157,9 @@ def main(argv=None) -> int:
             w = results["workload"]
             coll = w["collectives"][-1]
             c = {"config": label, "topology": t["type"], "workers": n, "racks": racks, "bytes": size,
-                 "levels": int(w["tree"]["levels"]), "ate": _num(w["ate_per_s"]),
-                 "bound": _num(w["ate_per_s_bound"]), "tat": _num(w["tat_mean_s"]),
-                 "fb": _num(coll["framing_bound_s"]), "correct": correct}
+                 "levels": int(w["tree"]["levels"]), "ate": num(w["ate_per_s"]),
+                 "bound": num(w["ate_per_s_bound"]), "tat": num(w["tat_mean_s"]),
+                 "fb": num(coll["framing_bound_s"]), "correct": correct}
             expect_bound = float(base["links"]["host_rate_gbps"]) * 1e9 / 8 / (4 * k + 76) * k
             if not math.isclose(c["bound"], expect_bound, rel_tol=1e-9):
                 failures.append(f"{where}: ATE/s bound {c['bound']!r} != B/8/(4k+76)*k = {expect_bound!r}")

@@ -43,7 +43,6 @@ run failed or was not correct (or its timeline is missing); 2 bad input.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -53,6 +52,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for p in (ROOT / "python", ROOT / "build" / "python"):
     if str(p) not in sys.path:
         sys.path.append(str(p))
+# The figure scripts' shared pieces (analysis/figscript.py), also when this
+# file is loaded by path (tests) rather than run.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figscript import num, parse_figure_args, switchml_wire_bytes  # noqa: E402
 
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "switchml" / "fig6-loss.json", "out": Path("out") / "figures"},
@@ -64,7 +67,7 @@ TIMELINE_LOSS = [0.0, 1e-4, 1e-2]  # Fig. 7
 PROTOCOLS = ["switchml", "ring"]
 #: timeout_threshold that never triggers the library's timeout backoff (the maximum allowed).
 NO_BACKOFF = 2 ** 40
-PACKET_WIRE_BYTES = 1100  # 256 int32 + 76 B of framing
+PACKET_WIRE_BYTES = switchml_wire_bytes(256)  # 1100: 256 int32 + 76 B of framing
 STEM = "fig_switchml_loss"
 
 
@@ -73,24 +76,7 @@ def pct(loss: float) -> str:
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="fig_switchml_loss.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--small", action="store_true", help="the reduced sweep (8 points, a few seconds)")
-    ap.add_argument("--out", type=Path, default=None, help="output directory (default out/figures, "
-                    "out/figures/small with --small)")
-    ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
-    ap.add_argument("--resume", action="store_true",
-                    help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
-    args = ap.parse_args(argv)
-    if args.jobs is not None and args.jobs < 1:
-        ap.error("--jobs must be >= 1")
-    return args
-
-
-def _num(v) -> float:
-    try:
-        return float("nan") if v is None else float(v)
-    except (TypeError, ValueError):
-        return float("nan")
+    return parse_figure_args("fig_switchml_loss.py", __doc__, "the reduced sweep (8 points, a few seconds)", argv)
 
 
 def main(argv=None) -> int:
@@ -150,15 +136,15 @@ def main(argv=None) -> int:
     for row in df.to_dict("records"):
         proto, loss = row["workload.protocol"], float(row["faults.loss_rate"])
         correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
-        tat = _num(row.get("workload.mean_duration_s"))
+        tat = num(row.get("workload.mean_duration_s"))
         where = f"{proto}, loss={pct(loss)}"
         if not correct:
             failures.append(f"{where}: not correct (correct={row.get('correct')}, "
                             f"stopped_by={row.get('sim.stopped_by')})")
-        timeouts = _num(row.get("workload.timeouts")) if proto == "switchml" else float("nan")
+        timeouts = num(row.get("workload.timeouts")) if proto == "switchml" else float("nan")
         timeline = None
         if proto == "switchml":
-            if not math.isclose(_num(row.get("workload.tat_mean_s")), tat, rel_tol=1e-9):
+            if not math.isclose(num(row.get("workload.tat_mean_s")), tat, rel_tol=1e-9):
                 failures.append(f"{where}: tat_mean_s {row.get('workload.tat_mean_s')} != "
                                 f"mean_duration_s {tat}")
             path = sweep_out / "cache" / row["key"] / "switchml_timeline.csv"

@@ -40,7 +40,6 @@ failed or was not correct (or its TAT is below the framing bound); 2 bad input.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -50,6 +49,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for p in (ROOT / "python", ROOT / "build" / "python"):
     if str(p) not in sys.path:
         sys.path.append(str(p))
+# The figure scripts' shared pieces (analysis/figscript.py), also when this
+# file is loaded by path (tests) rather than run.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figscript import num, parse_figure_args, switchml_wire_bytes  # noqa: E402
 
 CONFIGS = {
     "full": {
@@ -63,7 +66,7 @@ CONFIGS = {
         "out": Path("out") / "figures" / "small",
     },
 }
-PACKET_WIRE_BYTES = 1100  # b: 256 int32 + 76 B of framing
+PACKET_WIRE_BYTES = switchml_wire_bytes(256)  # b = 1100: 256 int32 + 76 B of framing
 STEM = "fig_switchml_pool"
 
 
@@ -73,24 +76,7 @@ def s_bdp(rate_gbps: float, rtt0_s: float, b: int = PACKET_WIRE_BYTES) -> int:
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="fig_switchml_pool.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--small", action="store_true", help="the reduced sweep (4 points, a few seconds)")
-    ap.add_argument("--out", type=Path, default=None, help="output directory (default out/figures, "
-                    "out/figures/small with --small)")
-    ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
-    ap.add_argument("--resume", action="store_true",
-                    help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
-    args = ap.parse_args(argv)
-    if args.jobs is not None and args.jobs < 1:
-        ap.error("--jobs must be >= 1")
-    return args
-
-
-def _num(v) -> float:
-    try:
-        return float("nan") if v is None else float(v)
-    except (TypeError, ValueError):
-        return float("nan")
+    return parse_figure_args("fig_switchml_pool.py", __doc__, "the reduced sweep (4 points, a few seconds)", argv)
 
 
 def main(argv=None) -> int:
@@ -142,9 +128,9 @@ def main(argv=None) -> int:
         if not correct:
             failures.append(f"{where}: not correct (correct={row.get('correct')}, "
                             f"stopped_by={row.get('sim.stopped_by')})")
-        if int(_num(row.get("workload.pool_size"))) != s:
+        if int(num(row.get("workload.pool_size"))) != s:
             failures.append(f"{where}: ran pool {row.get('workload.pool_size')}")
-        tat = _num(row.get("workload.tat_mean_s"))
+        tat = num(row.get("workload.tat_mean_s"))
         coll = None
         try:
             coll = pd.read_csv(sweep_out / "cache" / row["key"] / "collectives.csv")
@@ -154,8 +140,8 @@ def main(argv=None) -> int:
         rtt_mean = float(coll["rtt_mean_us"].iloc[-1]) if coll is not None else float("nan")
         if math.isfinite(tat) and tat < fb * (1 - 1e-12):
             failures.append(f"{where}: TAT {tat!r} s is below the framing bound {fb!r} s")
-        res[s] = {"tat": tat, "fb": fb, "p50": _num(row.get("workload.rtt_worker0_last_tensor_us.p50")),
-                  "p99": _num(row.get("workload.rtt_worker0_last_tensor_us.p99")), "mean": rtt_mean,
+        res[s] = {"tat": tat, "fb": fb, "p50": num(row.get("workload.rtt_worker0_last_tensor_us.p50")),
+                  "p99": num(row.get("workload.rtt_worker0_last_tensor_us.p99")), "mean": rtt_mean,
                   "correct": correct}
 
     smin = min(pools)

@@ -380,6 +380,7 @@ std::string CanaryDataplane::DumpState() const {
                 {"multicast_copies", stats_.multicast_copies},
                 {"stale_timers", stats_.stale_timers}};
   j["occupied"] = table_.occupied();
+  j["peak_occupied"] = table_.peak_occupied();
   json ds = json::array();
   for (uint32_t i : table_.ValidIndices()) {
     const Descriptor& d = table_.Peek(i);

@@ -51,6 +51,9 @@ class CanaryDataplane : public Dataplane {
 
   const CanaryConfig& config() const { return config_; }
   const Stats& stats() const { return stats_; }
+  /// Descriptors in use now, and the most ever in use at once (§3.2.2).
+  uint32_t descriptors_in_use() const { return table_.occupied(); }
+  uint32_t peak_descriptors_in_use() const { return table_.peak_occupied(); }
   const MulticastShards& multicast() const { return shards_; }
   /// Descriptor index of block `id`.
   uint32_t IndexOf(uint32_t id) const { return hash_.Index(id); }

@@ -8,6 +8,7 @@
 #include "p4model/canary/config.h"
 #include "p4model/canary/types.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -212,7 +213,10 @@ class DescriptorTable {
   /// Valid entries, in index order (for DumpState).
   std::vector<uint32_t> ValidIndices() const;
   uint32_t occupied() const { return occupied_; }
-  void CountAllocate() { ++occupied_; }
+  /// Most entries ever valid at once: the switch memory canary-fgcs24 §3.2.2
+  /// sizes with b(2d(l+t)+r).
+  uint32_t peak_occupied() const { return peak_occupied_; }
+  void CountAllocate() { peak_occupied_ = std::max(peak_occupied_, ++occupied_); }
   void CountFree() { --occupied_; }
 
  private:
@@ -224,6 +228,7 @@ class DescriptorTable {
   std::vector<Descriptor> entries_;
   std::unique_ptr<uint32_t[], FreeDeleter> acc_;
   uint32_t occupied_ = 0;
+  uint32_t peak_occupied_ = 0;
 };
 
 // ============================================================================

@@ -1,7 +1,6 @@
 #include "ina/canary-job.h"
 
 #include "ina/addressing.h"
-#include "ina/canary-program.h"
 #include "ina/fabric.h"
 #include "p4model/canary/canary_dataplane.h"
 #include "p4model/common/frame.h"
@@ -46,12 +45,6 @@ uint64_t LoadBe64(const uint8_t* p) { return uint64_t{p4::LoadBe32(p)} << 32 | p
 void StoreBe64(uint8_t* p, uint64_t v) {
   p4::StoreBe32(p, static_cast<uint32_t>(v >> 32));
   p4::StoreBe32(p + 4, static_cast<uint32_t>(v));
-}
-
-std::array<uint8_t, 6> MacBytes(uint32_t ip) {
-  std::array<uint8_t, 6> m{};
-  MacForIpv4(ip).CopyTo(m.data());
-  return m;
 }
 
 }  // namespace
@@ -595,7 +588,7 @@ void CanaryJob::InstallCanary() {
     cn::CanaryConfig c;
     c.switch_address = static_cast<uint16_t>(sw + 1);
     c.switch_ip = SwitchIpv4(sw);
-    c.switch_mac = MacBytes(c.switch_ip);
+    c.switch_mac = MacBytesOfIpv4(c.switch_ip);
     c.num_ports = static_cast<uint32_t>(t.ports(v).size());
     if (c.num_ports > cn::kMaxPorts)
       throw std::invalid_argument(fmt::format("canary: switch {} has {} ports; the children bitmap holds {}",
@@ -616,7 +609,7 @@ void CanaryJob::InstallCanary() {
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("canary program on {}: {}", t.node(v).name, e.what()));
     }
-    fabric_->switch_node(sw).SetDataplane(std::make_unique<CanarySwitchProgram>(c));
+    fabric_->switch_node(sw).SetDataplane(std::make_unique<p4::canary::CanaryDataplane>(c));
     switch_vertices_.push_back(v);
   }
 }
@@ -648,7 +641,7 @@ void CanaryJob::InstallStaticTrees() {
     const uint32_t v = nh + sw;
     st::StaticTreeConfig c;
     c.switch_ip = SwitchIpv4(sw);
-    c.switch_mac = MacBytes(c.switch_ip);
+    c.switch_mac = MacBytesOfIpv4(c.switch_ip);
     c.num_ports = static_cast<uint32_t>(t.ports(v).size());
     c.num_elements = k_;
     c.slots_per_tree = spec_.static_tree.slots_per_tree;

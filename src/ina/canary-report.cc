@@ -4,9 +4,9 @@
 // fallbacks) and the peak descriptors per switch next to §3.2.2's memory model.
 #include "ina/canary-job.h"
 
-#include "ina/canary-program.h"
 #include "ina/fabric.h"
 #include "ina/units.h"
+#include "p4model/canary/canary_dataplane.h"
 #include "p4model/statictree/static_tree_dataplane.h"
 
 #include <fmt/format.h>
@@ -93,7 +93,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
              "broadcast_misses,restorations,peak_descriptors,descriptors_left\n";
     p4::canary::CanaryDataplane::Stats tot;
     for (uint32_t v : switch_vertices_) {
-      const auto* prog = dynamic_cast<const CanarySwitchProgram*>(fabric_->switch_node(v - nh).dataplane());
+      const auto* prog = dynamic_cast<const p4::canary::CanaryDataplane*>(fabric_->switch_node(v - nh).dataplane());
       if (!prog) continue;
       const auto& st = prog->stats();
       tot.allocated += st.allocated;
@@ -107,14 +107,14 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
       tot.broadcast_misses += st.broadcast_misses;
       tot.restorations += st.restorations;
       tot.malformed_dropped += st.malformed_dropped;
-      if (prog->peak_in_use() > peak_max) {
-        peak_max = prog->peak_in_use();
+      if (prog->peak_descriptors_in_use() > peak_max) {
+        peak_max = prog->peak_descriptors_in_use();
         peak_switch = t.node(v).name;
       }
       sw_csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.node(v).name, t.node(v).tier,
                             st.allocated, st.aggregated, st.completed, st.timeouts, st.stragglers, st.collisions,
-                            st.bypassed, st.broadcasts, st.broadcast_misses, st.restorations, prog->peak_in_use(),
-                            prog->in_use());
+                            st.bypassed, st.broadcasts, st.broadcast_misses, st.restorations, prog->peak_descriptors_in_use(),
+                            prog->descriptors_in_use());
     }
     switches_total = {{"allocated", tot.allocated},      {"aggregated", tot.aggregated},
                       {"completed", tot.completed},      {"timeouts", tot.timeouts},

@@ -1,5 +1,6 @@
 #include "ina/ina-net-device.h"
 
+#include "ina/addressing.h"
 #include "ina/ina-switch-node.h"
 #include "ina/raw-header.h"
 
@@ -296,9 +297,8 @@ void InaNetDevice::SendPfc(bool pause) {
 }
 
 Mac48Address MacForIpv4(uint32_t ip) {
-  uint8_t b[6] = {0x02, 0x00, uint8_t(ip >> 24), uint8_t(ip >> 16), uint8_t(ip >> 8), uint8_t(ip)};
   Mac48Address m;
-  m.CopyFrom(b);
+  m.CopyFrom(MacBytesOfIpv4(ip).data());
   return m;
 }
 

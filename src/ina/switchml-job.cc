@@ -44,12 +44,6 @@ float AsFloat(uint32_t bits) {
   return f;
 }
 
-std::array<uint8_t, 6> MacBytes(uint32_t ip) {
-  std::array<uint8_t, 6> m{};
-  MacForIpv4(ip).CopyTo(m.data());
-  return m;
-}
-
 }  // namespace
 
 bool SwitchMLTensorRecord::finished() const {
@@ -145,14 +139,12 @@ void SwitchMLWorker::BeginJob(uint32_t job) {
     const uint16_t pool = PoolIndex(j);
     Send(j, pool, false);
     if (spec_->timer_mode == SwitchMLTimerMode::kPaper) {
-      sent_ps_[j % batch_] = NowPs();
       StartTimer(static_cast<uint32_t>(j % batch_), j, pool, timer_ps_);
     } else {
       // As written upstream: pkt_id is incremented before the timer slot and
       // the callback's packet id are taken (lines 236-248), and the first
       // batch's timers run max_outstanding_pkts times longer (line 252).
       const uint64_t next = j + 1;
-      sent_ps_[j % m] = NowPs();
       StartTimer(static_cast<uint32_t>(next % m), next, pool, timer_ps_ * m);
     }
   }
@@ -172,6 +164,9 @@ void SwitchMLWorker::Send(uint64_t pkt_id, uint16_t pool_index, bool retransmiss
   p4::StoreBe16(b + 6, pool_index);
   Preprocess(pkt_id, b);
   socket_->SendTo(ns3::Create<ns3::Packet>(b, static_cast<uint32_t>(tx_.size())), 0, switch_);
+  // Per-packet RTT runs from the first send; each of the batch_ lanes
+  // (pkt_id mod batch_) has exactly one packet outstanding.
+  if (!retransmission) sent_ps_[pkt_id % batch_] = NowPs();
   ++record_->packets_sent;
   owner_->CountSent(rank_);
   tx_trace_(job_, pkt_id, pool_index, retransmission);
@@ -293,7 +288,7 @@ void SwitchMLWorker::Handle(const uint8_t* b, uint32_t len) {
   } else {
     index = static_cast<uint32_t>(next % m);  // line 350: the slot of the *next* packet id
   }
-  const uint64_t rtt = NowPs() - sent_ps_[spec_->timer_mode == SwitchMLTimerMode::kPaper ? index : pkt_id % m];
+  const uint64_t rtt = NowPs() - sent_ps_[pkt_id % batch_];
   rec.rtt_sum_ps += static_cast<double>(rtt);
   ++rec.rtt_count;
   rec.rtt_max_ps = std::max(rec.rtt_max_ps, rtt);
@@ -302,7 +297,6 @@ void SwitchMLWorker::Handle(const uint8_t* b, uint32_t len) {
   if (next < total_) {
     const uint16_t pool = PoolIndex(next);
     Send(next, pool, false);
-    sent_ps_[spec_->timer_mode == SwitchMLTimerMode::kPaper ? index : next % m] = NowPs();
     StartTimer(index, next, pool, timer_ps_);
   }
   if (num_received_ == total_) FinishJob();
@@ -441,7 +435,7 @@ void SwitchMLJob::InstallPrograms(Fabric& fabric) {
           topology.node(v).name, children.size()));
     sml::SwitchMLConfig c;
     c.switch_ip = SwitchIpv4(sw);
-    c.switch_mac = MacBytes(c.switch_ip);
+    c.switch_mac = MacBytesOfIpv4(c.switch_ip);
     c.num_workers = static_cast<uint8_t>(children.size());
     c.packet_size = 4 * spec_.elements_per_packet;
     c.pool_size = spec_.pool_size;
@@ -450,7 +444,7 @@ void SwitchMLJob::InstallPrograms(Fabric& fabric) {
     for (size_t i = 0; i < children.size(); ++i) {
       const uint32_t child = topology.ports(v)[children[i]].peer;
       const uint32_t ip = topology.is_host(child) ? HostIpv4(child) : SwitchIpv4(child - nh);
-      c.workers.push_back({static_cast<uint16_t>(i), children[i], MacBytes(ip), ip});
+      c.workers.push_back({static_cast<uint16_t>(i), children[i], MacBytesOfIpv4(ip), ip});
     }
     try {
       c.Validate();
@@ -463,7 +457,7 @@ void SwitchMLJob::InstallPrograms(Fabric& fabric) {
       sml::ParentLink up;
       up.uplink_port = static_cast<uint16_t>(tree_.parent_port[v]);
       up.parent_ip = SwitchIpv4(tree_.parent[v] - nh);
-      up.parent_mac = MacBytes(up.parent_ip);
+      up.parent_mac = MacBytesOfIpv4(up.parent_ip);
       up.src_udp_port = spec_.worker_udp_port;
       fabric.switch_node(sw).SetDataplane(std::make_unique<sml::HierarchicalSwitchML>(c, up));
     }

@@ -110,13 +110,13 @@ class SwitchMLWorker : public ns3::Application {
   std::vector<float> scaling_factors_;
   uint32_t pool_index_shift_ = 0;   ///< switch_pool_index_shift, kept across jobs
 
-  // Timers: per index the packet it resends (ResendPacketCallbackArgs), a
-  // generation (a stopped timer's heap entry is stale), the first send time
-  // (per-packet RTT). One ns-3 event for the earliest live deadline.
+  // Timers: per index the packet it resends (ResendPacketCallbackArgs) and a
+  // generation (a stopped timer's heap entry is stale). One ns-3 event for
+  // the earliest live deadline.
   std::vector<uint64_t> timer_pkt_id_;
   std::vector<uint16_t> timer_pool_index_;
   std::vector<uint32_t> timer_generation_;
-  std::vector<uint64_t> sent_ps_;
+  std::vector<uint64_t> sent_ps_;  ///< first send time per lane (pkt_id mod batch), for the RTT
   std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<TimerEntry>> timers_;
   ns3::EventId timer_event_;
   uint64_t timer_event_at_ = 0;

@@ -4,7 +4,7 @@
 #include "net_harness.h"
 
 #include "ina/canary-job.h"
-#include "ina/canary-program.h"
+#include "p4model/canary/canary_dataplane.h"
 #include "p4model/canary/types.h"
 #include "p4model/statictree/static_tree_dataplane.h"
 
@@ -71,8 +71,8 @@ class CanaryOnNs3 : public NetTest {
     ADD_FAILURE() << "no switch " << name;
     return 0;
   }
-  const CanarySwitchProgram& Program(const std::string& name) const {
-    return *dynamic_cast<const CanarySwitchProgram*>(fabric_->switch_node(SwitchId(name)).dataplane());
+  const p4::canary::CanaryDataplane& Program(const std::string& name) const {
+    return *dynamic_cast<const p4::canary::CanaryDataplane*>(fabric_->switch_node(SwitchId(name)).dataplane());
   }
   CanaryHostCounters Sum(const CanaryJob& j) const {
     CanaryHostCounters s;
@@ -131,7 +131,7 @@ TEST_F(CanaryOnNs3, Fig3CountersReachHostsAtTheRoot) {
   EXPECT_EQ(s4.broadcasts, 1u);
   EXPECT_EQ(Sum(*j).leader_packets, 1u);
   EXPECT_EQ(j->host(3).counters().broadcasts_sent, 1u);
-  for (const char* sw : {"leaf0", "leaf1", "spine0", "spine1"}) EXPECT_EQ(Program(sw).in_use(), 0u) << sw;
+  for (const char* sw : {"leaf0", "leaf1", "spine0", "spine1"}) EXPECT_EQ(Program(sw).descriptors_in_use(), 0u) << sw;
 }
 
 // canary-fgcs24 §3.2.1 Fig. 5: H0 leads, H2 and H5 reduce; H5's ToR finds its

@@ -24,12 +24,6 @@ namespace {
 constexpr uint32_t kSwitchIp = 0x0afffffe;  // 10.255.255.254: not a host
 constexpr uint16_t kWorkerPortBase = 20000;
 
-std::array<uint8_t, 6> MacOf(uint32_t ip) {
-  std::array<uint8_t, 6> m{};
-  MacForIpv4(ip).CopyTo(m.data());
-  return m;
-}
-
 /// switchml_h (msg_type 0, 256 B) + exponents + 64 big-endian int32.
 std::vector<uint8_t> Payload(uint32_t slot, const std::vector<int32_t>& values) {
   std::vector<uint8_t> b(10 + 4 * values.size(), 0);
@@ -48,12 +42,12 @@ TEST_F(SwitchMLOnNs3, ThreeWorkersGetTheExactSumThroughTheFabric) {
   Fabric& f = Build(topo::BuildSingleRack(kWorkers, Link(100, 1 * kUs)));
   sml::SwitchMLConfig c;
   c.switch_ip = kSwitchIp;
-  c.switch_mac = MacOf(kSwitchIp);
+  c.switch_mac = MacBytesOfIpv4(kSwitchIp);
   c.num_workers = kWorkers;
   c.packet_size = 256;
   for (int w = 0; w < kWorkers; ++w)
     c.workers.push_back({static_cast<uint16_t>(w), topo_->ports(static_cast<uint32_t>(w)).at(0).peer_port,
-                         MacOf(HostIpv4(static_cast<uint32_t>(w))), HostIpv4(static_cast<uint32_t>(w))});
+                         MacBytesOfIpv4(HostIpv4(static_cast<uint32_t>(w))), HostIpv4(static_cast<uint32_t>(w))});
   f.switch_node(0).SetDataplane(std::make_unique<sml::SwitchMLDataplane>(c));
 
   std::vector<std::vector<int32_t>> data(kWorkers, std::vector<int32_t>(64));
