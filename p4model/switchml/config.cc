@@ -1,5 +1,7 @@
 #include "p4model/switchml/config.h"
 
+#include "p4model/common/address_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -10,24 +12,14 @@ namespace inasim::p4::switchml {
 
 mac_addr_t ParseMac(const std::string& s) {
   mac_addr_t m{};
-  unsigned b[6];
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-                  &tail) != 6) {
-    throw std::invalid_argument("switchml config: bad MAC address '" + s + "'");
-  }
-  for (int i = 0; i < 6; ++i) m[i] = static_cast<uint8_t>(b[i]);
+  if (!ParseMacText(s, m)) throw std::invalid_argument("switchml config: bad MAC address '" + s + "'");
   return m;
 }
 
 uint32_t ParseIpv4(const std::string& s) {
-  unsigned a, b, c, d;
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) != 4 || a > 255 || b > 255 ||
-      c > 255 || d > 255) {
-    throw std::invalid_argument("switchml config: bad IPv4 address '" + s + "'");
-  }
-  return a << 24 | b << 16 | c << 8 | d;
+  uint32_t ip = 0;
+  if (!ParseIpv4Text(s, ip)) throw std::invalid_argument("switchml config: bad IPv4 address '" + s + "'");
+  return ip;
 }
 
 void SwitchMLConfig::Validate() const {
