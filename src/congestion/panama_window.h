@@ -1,0 +1,69 @@
+// PanamaWindow: the congestion window of one aggregation tree at one worker,
+// exactly as PANAMA's Fig. 5 (panama-mlsys21 §4.2.2, "PANAMA congestion
+// control algorithm"). Result packets are implicit acknowledgements: every
+// packet a worker sends on a tree comes back as one aggregation result, whose
+// ECN bits are the OR of every contribution's (the accelerators' ECN-OR) and
+// whose wnd_cap is the smallest accelerator share on the tree.
+//
+// Pure C++ (no ns-3): the worker agent asks Allowed() before it sends and
+// calls OnResult() per result; tests replay scripted mark sequences.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace inasim::congestion {
+
+struct PanamaWindowConfig {
+  /// Fig. 5 initialisation: ssthresh_i <- 64, alpha_i <- 1, cwnd_i <- 2.
+  double initial_ssthresh = 64;
+  double initial_alpha = 1;
+  double initial_cwnd = 2;
+  /// g: weight of the newest window's marked fraction in alpha (Fig. 5's
+  /// parameter; the paper gives no value, DCTCP's 1/16 is the default).
+  double g = 1.0 / 16;
+  /// Fig. 5 never resets ecn_count_i. Read literally, the first marked window
+  /// stops every later increase (ecn_count_i stays > 0 for ever). `true`
+  /// (default) resets it with rcvd_agg_packets_i at the end of each window, as
+  /// DCTCP does and as §4.2.2 says the mechanism "matches that of DCTCP";
+  /// `false` is the literal pseudo-code.
+  bool reset_ecn_count_per_window = true;
+  /// The window never falls below this (packets): cwnd * (1 - alpha/2) would
+  /// otherwise approach 0 and the tree would stall (the paper does not say).
+  double min_cwnd = 1;
+};
+
+class PanamaWindow {
+ public:
+  explicit PanamaWindow(const PanamaWindowConfig& config = {});
+
+  /// Fig. 5 "Input: Aggregation Result Packet": `ecn_marked` = the result's
+  /// ECN field is CE; `wnd_cap` = its 16-bit wnd_cap field.
+  void OnResult(bool ecn_marked, uint16_t wnd_cap);
+
+  /// Packets that may be in flight on the tree: floor(cwnd), at least 1.
+  uint32_t Allowed() const;
+
+  double cwnd() const { return cwnd_; }
+  double ssthresh() const { return ssthresh_; }
+  double alpha() const { return alpha_; }
+  uint32_t rcvd_agg_packets() const { return rcvd_agg_packets_; }
+  uint32_t ecn_count() const { return ecn_count_; }
+  /// Windows ended (the "rcvd_agg_packets_i == cwnd_i" branch taken).
+  uint64_t windows() const { return windows_; }
+  /// Times the window was cut to the packet's wnd_cap.
+  uint64_t cap_hits() const { return cap_hits_; }
+
+  /// "cwnd=.. ssthresh=.. alpha=.." for traces and test messages.
+  std::string ToString() const;
+
+ private:
+  PanamaWindowConfig config_;
+  double cwnd_, ssthresh_, alpha_;
+  uint32_t rcvd_agg_packets_ = 0;
+  uint32_t ecn_count_ = 0;
+  uint64_t windows_ = 0;
+  uint64_t cap_hits_ = 0;
+};
+
+}  // namespace inasim::congestion

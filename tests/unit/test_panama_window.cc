@@ -1,0 +1,103 @@
+// PANAMA's congestion control (panama-mlsys21 Fig. 5) on scripted sequences of
+// result packets: the window trace is worked out by hand below (every value
+// is a dyadic rational, so exact in double).
+#include "congestion/panama_window.h"
+
+#include <gtest/gtest.h>
+
+using inasim::congestion::PanamaWindow;
+using inasim::congestion::PanamaWindowConfig;
+
+namespace {
+constexpr uint16_t kNoCap = 0xffff;
+void Results(PanamaWindow& w, int n, int marked_first = 0, uint16_t cap = kNoCap) {
+  for (int i = 0; i < n; ++i) w.OnResult(i < marked_first, cap);
+}
+}  // namespace
+
+TEST(PanamaWindow, InitialisationIsFig5s) {
+  PanamaWindow w;
+  EXPECT_EQ(w.cwnd(), 2);
+  EXPECT_EQ(w.ssthresh(), 64);
+  EXPECT_EQ(w.alpha(), 1);
+  EXPECT_EQ(w.Allowed(), 2u);
+}
+
+TEST(PanamaWindow, WorkedTraceSlowStartMarksDecreaseAdditiveIncreaseAndCap) {
+  PanamaWindow w;  // g = 1/16
+  // Window 1: 2 unmarked results. alpha = 1 * 15/16; cwnd < ssthresh: doubles.
+  Results(w, 1);
+  EXPECT_EQ(w.cwnd(), 2) << "the window changes only when rcvd reaches cwnd";
+  EXPECT_EQ(w.rcvd_agg_packets(), 1u);
+  Results(w, 1);
+  EXPECT_EQ(w.alpha(), 0.9375);
+  EXPECT_EQ(w.cwnd(), 4);
+  // Window 2: 4 unmarked. alpha = 0.9375 * 15/16.
+  Results(w, 4);
+  EXPECT_EQ(w.alpha(), 0.87890625);
+  EXPECT_EQ(w.cwnd(), 8);
+  // Window 3: 8 results, 2 marked. alpha = 0.87890625 * 15/16 + 1/16 * 2/8;
+  // cwnd = 8 * (1 - alpha/2); ssthresh = cwnd.
+  Results(w, 8, 2);
+  EXPECT_EQ(w.alpha(), 0.839599609375);
+  EXPECT_EQ(w.cwnd(), 4.6416015625);
+  EXPECT_EQ(w.ssthresh(), 4.6416015625);
+  EXPECT_EQ(w.Allowed(), 4u);
+  EXPECT_EQ(w.ecn_count(), 0u) << "reset with the window (DCTCP)";
+  // Window 4 ends at the 5th result (rcvd >= 4.64): no marks, cwnd == ssthresh
+  // is not below it, so +1.
+  Results(w, 4);
+  EXPECT_EQ(w.cwnd(), 4.6416015625);
+  Results(w, 1);
+  EXPECT_EQ(w.alpha(), 0.7871246337890625);
+  EXPECT_EQ(w.cwnd(), 5.6416015625);
+  EXPECT_EQ(w.windows(), 4u);
+  // A result carrying wnd_cap 3 caps the window at once, mid-window.
+  w.OnResult(false, 3);
+  EXPECT_EQ(w.cwnd(), 3);
+  EXPECT_EQ(w.Allowed(), 3u);
+  EXPECT_EQ(w.cap_hits(), 1u);
+}
+
+TEST(PanamaWindow, CapAppliesInSlowStartToo) {
+  PanamaWindow w;
+  Results(w, 2, 0, 3);  // would double to 4: capped to 3
+  EXPECT_EQ(w.cwnd(), 3);
+  Results(w, 3, 0, 3);  // would double to 6: capped again
+  EXPECT_EQ(w.cwnd(), 3);
+  EXPECT_EQ(w.cap_hits(), 2u);
+}
+
+TEST(PanamaWindow, EveryResultMarkedConvergesToMinimum) {
+  PanamaWindow w;
+  for (int i = 0; i < 200; ++i) w.OnResult(true, kNoCap);
+  EXPECT_EQ(w.cwnd(), 1);
+  EXPECT_EQ(w.Allowed(), 1u);
+  EXPECT_GT(w.alpha(), 0.99);
+}
+
+TEST(PanamaWindow, LiteralPseudoCodeNeverIncreasesAfterTheFirstMark) {
+  PanamaWindowConfig literal;
+  literal.reset_ecn_count_per_window = false;
+  PanamaWindow lit(literal), dctcp;
+  for (PanamaWindow* w : {&lit, &dctcp}) {
+    Results(*w, 2);        // 2 -> 4
+    Results(*w, 4, 1);     // one mark: decrease
+  }
+  EXPECT_EQ(lit.cwnd(), dctcp.cwnd());
+  const double after_mark = lit.cwnd();
+  for (PanamaWindow* w : {&lit, &dctcp}) Results(*w, 20);  // no more marks
+  EXPECT_GT(dctcp.cwnd(), after_mark);
+  EXPECT_LT(lit.cwnd(), after_mark) << "ecn_count stays 1: every window decreases again";
+  EXPECT_EQ(lit.ecn_count(), 1u);
+}
+
+TEST(PanamaWindow, GWeighsTheNewestWindow) {
+  PanamaWindowConfig c;
+  c.g = 0.5;
+  PanamaWindow w(c);
+  Results(w, 2, 1);  // alpha = 1 * 0.5 + 0.5 * 1/2 = 0.75; cwnd = 2 * (1 - 0.375)
+  EXPECT_EQ(w.alpha(), 0.75);
+  EXPECT_EQ(w.cwnd(), 1.25);
+  EXPECT_EQ(w.ssthresh(), 1.25);
+}
