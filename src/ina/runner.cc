@@ -4,6 +4,7 @@
 #include "ina/addressing.h"
 #include "ina/background.h"
 #include "ina/canary-job.h"
+#include "ina/panama-job.h"
 #include "ina/fabric.h"
 #include "ina/progress.h"
 #include "ina/ring-allreduce.h"
@@ -120,6 +121,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   std::unique_ptr<RingAllreduce> ring;
   std::unique_ptr<SwitchMLJob> switchml;
   std::unique_ptr<CanaryJob> canary;
+  std::unique_ptr<PanamaJob> panama;
   std::unique_ptr<Permutation> perm;
   // The run is over when the workload is done and, if asked, every background
   // flow has completed; moving congestion then stops too.
@@ -172,6 +174,16 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     canary->on_finished = on_finished;
     canary->Start(s.workload.start_ps);
     progress_fn = [&] { return canary->progress(); };
+  } else if (s.workload.type == WorkloadType::kAllreduce && s.workload.protocol == "panama") {
+    try {
+      panama = std::make_unique<PanamaJob>(*fabric, hosts, s.workload.data, s.seed, s.workload.panama,
+                                           s.workload.bytes, s.workload.iterations, s.workload.compute_gap_ps);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload: {}", e.what()));
+    }
+    panama->on_finished = on_finished;
+    panama->Start(s.workload.start_ps);
+    progress_fn = [&] { return panama->progress(); };
   } else if (s.workload.type == WorkloadType::kAllreduce) {
     NodeContainer nodes;
     std::vector<Ipv4Address> addrs;
@@ -453,6 +465,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     switchml->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
   } else if (canary) {
     canary->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
+  } else if (panama) {
+    panama->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
   } else if (perm) {
     payload_delivered = perm->received_packets * s.workload.payload_bytes;
     uint64_t lost = 0;
@@ -512,6 +526,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   Simulator::Destroy();
   switchml.reset();  // after Destroy: workers' sockets call back into it until then
   canary.reset();    // after Destroy, likewise
+  panama.reset();    // after Destroy, likewise
   background.reset();  // after Destroy: its sockets' callbacks point into it
   fabric.reset();
   return out;

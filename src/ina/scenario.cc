@@ -363,6 +363,35 @@ static void ParseStaticTree(Reader& w, Scenario& s) {
   t.Done();
 }
 
+static void ParsePanama(Reader& w, Scenario& s) {
+  Reader p = w.Obj("panama");
+  PanamaSpec& ps = s.workload.panama;
+  // IPv4 20 + UDP 8 + PANAMA header 14 bytes, then 4k bytes of fp32, within
+  // the MTU and the accelerator's 1600-byte packet slots (fp_datapath.v:115).
+  const uint32_t max_k = (std::min<uint32_t>(s.links.mtu_bytes, 1600 - 14) - 20 - 8 - 14) / 4;
+  ps.trees = p.U32("trees", 4, 1, 256);
+  ps.elements_per_packet = p.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
+  ps.congestion_control = p.Bool("congestion_control", true);
+  ps.fixed_window = p.U32("fixed_window", 64, 1, 65535);
+  ps.initial_cwnd = p.Num("initial_cwnd", 2, 1, 65535);
+  ps.initial_ssthresh = p.Num("initial_ssthresh", 64, 1, 1e9);
+  ps.initial_alpha = p.Num("initial_alpha", 1, 0, 1);
+  ps.g = p.Num("g", 1.0 / 16, 1e-6, 1);
+  ps.reset_ecn_count_per_window = p.Enum("ecn_count", "per_window", {"per_window", "never_reset"}) == "per_window";
+  ps.accelerator_buffer_bytes = p.U64("accelerator_buffer_bytes", 64ull << 20, 1, 1ull << 40);
+  ps.ieee_float = p.Enum("float_mode", "fpga", {"fpga", "ieee"}) == "ieee";
+  ps.latency_table1 = p.Enum("latency", "equation", {"equation", "table1"}) == "table1";
+  ps.timeout_ps = p.TimePs("timeout_us", 10000, 0.001, 1e9, kPsPerUs);
+  ps.udp_port = static_cast<uint16_t>(p.U32("udp_port", 6000, 1, 65535));
+  ps.jid = static_cast<uint16_t>(p.U32("jid", 1, 0, 65535));
+  // VIDs are 32 bits and count every packet of a tree over the whole run.
+  const uint64_t packets = (s.workload.bytes / 4 + ps.elements_per_packet - 1) / ps.elements_per_packet *
+                           s.workload.iterations;
+  if (packets / ps.trees >= (1ull << 31))
+    p.Fail("trees", fmt::format("{} packets over {} trees overflow the 32-bit vector id", packets, ps.trees));
+  p.Done();
+}
+
 json LoadScenarioJson(const std::string& file) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) throw ScenarioError(fmt::format("{}: is a directory, not a scenario file", file));
@@ -505,7 +534,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
                                             : WorkloadType::kNone;
     if (s.workload.type != WorkloadType::kNone) ParseHosts(w, s.workload.hosts);
     if (s.workload.type == WorkloadType::kAllreduce) {
-      s.workload.protocol = w.Enum("protocol", "ring", {"ring", "switchml", "canary", "static_tree"});
+      s.workload.protocol = w.Enum("protocol", "ring", {"ring", "switchml", "canary", "static_tree", "panama"});
       s.workload.bytes = w.U64("bytes", 4ull << 20, 4, 1ull << 40);
       if (s.workload.bytes % 4) w.Fail("bytes", fmt::format("must be a multiple of 4 (whole 32-bit elements), got {}", s.workload.bytes));
       s.workload.dtype = w.Enum("dtype", "int32", {"int32", "float32"}) == "int32" ? DType::kInt32 : DType::kFloat32;
@@ -513,15 +542,17 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       s.workload.data = data == "hashed" ? DataPattern::kHashed : data == "ones" ? DataPattern::kOnes : DataPattern::kUniform;
       if (s.workload.data == DataPattern::kUniform && s.workload.dtype != DType::kFloat32)
         w.Fail("data", "\"uniform\" draws float32 gradients in (-1, 1); it needs dtype \"float32\"");
-      if (s.workload.data == DataPattern::kUniform && s.workload.protocol != "switchml")
-        w.Fail("data", "\"uniform\" sums are inexact in float32, and only protocol \"switchml\" checks against an "
-                       "error bound; the ring checks bit for bit (use \"hashed\")");
+      if (s.workload.data == DataPattern::kUniform && s.workload.protocol != "switchml" &&
+          s.workload.protocol != "panama")
+        w.Fail("data", "\"uniform\" sums are inexact in float32; only protocols \"switchml\" (error bound) and "
+                       "\"panama\" (the accelerators' adder order, bit for bit) check them; the ring checks the "
+                       "exact sum bit for bit (use \"hashed\")");
       s.workload.iterations = w.U32("iterations", 1, 1, 1'000'000);
       s.workload.compute_gap_ps = w.TimePs("compute_gap_us", 0, 0, 1e9, kPsPerUs);
       s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
       // Each protocol reads its own section; another's is an error, not ignored.
       const bool is_ring = s.workload.protocol == "ring";
-      for (const char* section : {"ring", "switchml", "canary", "static_tree"}) {
+      for (const char* section : {"ring", "switchml", "canary", "static_tree", "panama"}) {
         if (s.workload.protocol == section) continue;
         if (w.Has(section))
           w.Fail(section, fmt::format("only read with protocol \"{}\" (this workload's protocol is \"{}\")", section,
@@ -532,7 +563,11 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
           s.workload.dtype != DType::kInt32)
         w.Fail("dtype", fmt::format("protocol \"{}\" aggregates int32 (the switches add 32-bit integers, "
                                     "canary-fgcs24 §4.1); use \"int32\"", s.workload.protocol));
-      if (s.workload.protocol == "canary") {
+      if (s.workload.protocol == "panama" && s.workload.dtype != DType::kFloat32)
+        w.Fail("dtype", "protocol \"panama\" aggregates IEEE-754 fp32 (panama-mlsys21 §5); use \"float32\"");
+      if (s.workload.protocol == "panama") {
+        ParsePanama(w, s);
+      } else if (s.workload.protocol == "canary") {
         ParseCanary(w, s);
       } else if (s.workload.protocol == "static_tree") {
         ParseStaticTree(w, s);

@@ -125,6 +125,24 @@ struct StaticTreeSpec {
   uint64_t pass_latency_ps = 520'000;
 };
 
+/// PANAMA workers and accelerators (scenario `workload.panama`; panama-mlsys21
+/// §4-§5): fp32 gradients over N aggregation trees, Fig. 5 congestion control.
+struct PanamaSpec {
+  uint32_t trees = 4;                          ///< aggregation trees (§4.1: the controller picks N, default 4)
+  uint32_t elements_per_packet = 256;          ///< fp32 values per packet
+  bool congestion_control = true;              ///< Fig. 5; false: a fixed window (SwitchML*-like, Fig. 10b)
+  uint32_t fixed_window = 64;                  ///< packets in flight per tree without congestion control
+  double initial_cwnd = 2, initial_ssthresh = 64, initial_alpha = 1;  ///< Fig. 5 initialisation
+  double g = 1.0 / 16;                         ///< Fig. 5's weight (DCTCP's default)
+  bool reset_ecn_count_per_window = true;      ///< false: Fig. 5 read literally (see panama_window.h)
+  uint64_t accelerator_buffer_bytes = 64ull << 20;  ///< §7: 64 MB per accelerator
+  bool ieee_float = false;                     ///< false: the FPGA's adder (subnormals flushed); true: IEEE
+  bool latency_table1 = false;                 ///< accelerator latency from Table 1 instead of eq. (3)
+  uint64_t timeout_ps = 10'000'000'000ULL;     ///< per tree: no result for this long = loss (reported)
+  uint16_t udp_port = 6000;                    ///< workers' UDP port
+  uint16_t jid = 1;                            ///< job id (JID)
+};
+
 struct WorkloadSpec {
   WorkloadType type = WorkloadType::kAllreduce;
   HostSelection hosts;
@@ -140,6 +158,7 @@ struct WorkloadSpec {
   SwitchMLSpec switchml;
   CanarySpec canary;
   StaticTreeSpec static_tree;
+  PanamaSpec panama;
   // permutation
   uint64_t flow_bytes = 2'000'000;
   uint32_t payload_bytes = 1472;

@@ -151,6 +151,10 @@ AggregationTree BuildTree(const Topology& topo, uint32_t root, inasim::Span<cons
 std::vector<AggregationTree> BuildTrees(const Topology& topo, inasim::Span<const uint32_t> hosts,
                                         uint32_t n);
 
+/// The switches BuildTrees may use as roots: the lowest tier whose switches reach
+/// every host going only downwards (ascending vertex ids). Throws if none.
+std::vector<uint32_t> CommonRoots(const Topology& topo, inasim::Span<const uint32_t> hosts);
+
 }  // namespace inasim::topo
 
 namespace inasim::topo {

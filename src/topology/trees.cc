@@ -128,9 +128,7 @@ AggregationTree BuildTree(const Topology& topo, uint32_t root, inasim::Span<cons
   return tree;
 }
 
-std::vector<AggregationTree> BuildTrees(const Topology& topo, inasim::Span<const uint32_t> hosts,
-                                        uint32_t n) {
-  if (n == 0) throw std::invalid_argument("BuildTrees: n must be > 0");
+std::vector<uint32_t> CommonRoots(const Topology& topo, inasim::Span<const uint32_t> hosts) {
   CheckHosts(topo, hosts, "BuildTrees");
 
   // A switch whose distance to a host equals its tier reaches it going only
@@ -155,6 +153,14 @@ std::vector<AggregationTree> BuildTrees(const Topology& topo, inasim::Span<const
   if (candidates.empty()) {
     throw std::invalid_argument("BuildTrees: no switch reaches all hosts going only downwards");
   }
+  return candidates;
+}
+
+std::vector<AggregationTree> BuildTrees(const Topology& topo, inasim::Span<const uint32_t> hosts,
+                                        uint32_t n) {
+  if (n == 0) throw std::invalid_argument("BuildTrees: n must be > 0");
+  const std::vector<uint32_t> candidates = CommonRoots(topo, hosts);
+  const uint32_t tier = topo.node(candidates[0]).tier;
   const uint64_t c = candidates.size();
   if (n > c) {
     throw std::invalid_argument("BuildTrees: asked for " + std::to_string(n) + " roots but only " +

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -588,6 +589,59 @@ TEST(PanamaHeaderFields, WndCapIsTheMinimumOfInputsAndOwnShare) {
   big.buffer_bytes = uint64_t{1} << 40;
   Accel b(big);
   EXPECT_EQ(b.dp.OwnWndCap(), 65535);
+}
+
+TEST(PanamaHeaderFields, EcnOrAndWndCapPropagateUpAThreeLevelTree) {
+  // A binary tree of 2-port accelerators: four leaves (two hosts each), two
+  // aggregation switches, one root; each result is fed to its parent's port.
+  // One host's packet is CE; one leaf (leaf 2) has the smallest buffer share.
+  auto accel = [](uint64_t packets_per_port) {
+    pn::PanamaConfig c = Config({Job(7, {0, 1})}, 2);
+    c.buffer_bytes = 2 * packets_per_port * 1600;
+    return std::make_unique<Accel>(c);
+  };
+  std::vector<std::unique_ptr<Accel>> leaf;
+  for (uint64_t cap : {900, 800, 70, 600}) leaf.push_back(accel(cap));
+  auto agg0 = accel(500), agg1 = accel(400), root = accel(300);
+  std::vector<Bytes> up(4);
+  for (int l = 0; l < 4; ++l) {
+    for (int h = 0; h < 2; ++h) {
+      Pkt p;
+      p.src_ip = 0x0a000001 + uint32_t(2 * l + h);
+      p.ecn = (l == 2 && h == 1) ? 3 : 2;  // ECT(0), one CE
+      p.values = {F(float(2 * l + h + 1)), F(-1.0f)};
+      const std::vector<Out> o = leaf[l]->Send(uint16_t(h), Build(p));
+      if (h == 1) {
+        ASSERT_EQ(o.size(), 1u);
+        ASSERT_EQ(o[0].kind, Out::kRouted);
+        up[l] = o[0].bytes;
+      }
+    }
+  }
+  auto combine = [](Accel& a, const Bytes& p0, const Bytes& p1) {
+    a.Send(0, p0);
+    const std::vector<Out> o = a.Send(1, p1);
+    EXPECT_EQ(o.size(), 1u);
+    return o.empty() ? Bytes() : o[0].bytes;
+  };
+  const Bytes mid0 = combine(*agg0, up[0], up[1]);
+  const Bytes mid1 = combine(*agg1, up[2], up[3]);
+  const Bytes top = combine(*root, mid0, mid1);
+  ASSERT_FALSE(top.empty());
+  // Leaves 0, 1, 3 and agg0 saw only ECT(0); leaf 2 turned CE, and the OR
+  // keeps it to the root.
+  EXPECT_EQ(up[0][15] & 3, 2);
+  EXPECT_EQ(up[2][15] & 3, 3);
+  EXPECT_EQ(mid0[15] & 3, 2);
+  EXPECT_EQ(top[15] & 3, 3);
+  // wnd_cap: each level keeps the smallest share seen below it and its own.
+  EXPECT_EQ(inasim::p4::LoadBe16(&up[2][50]), 70);
+  EXPECT_EQ(inasim::p4::LoadBe16(&mid0[50]), 500);  // min(900, 800, agg0's 500)
+  EXPECT_EQ(inasim::p4::LoadBe16(&mid1[50]), 70);
+  EXPECT_EQ(inasim::p4::LoadBe16(&top[50]), 70);
+  // And the sums: 1 + ... + 8 = 36, and 8 x -1.
+  EXPECT_EQ(inasim::p4::LoadBe32(&top[56]), F(36.0f));
+  EXPECT_EQ(inasim::p4::LoadBe32(&top[60]), F(-8.0f));
 }
 
 // ============================================================================

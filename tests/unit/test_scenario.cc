@@ -803,8 +803,9 @@ TEST(BadInput, SwitchMLKeys) {
   EXPECT_EQ(ErrorOf({"workload.data=uniform"}),
             "workload.data: \"uniform\" draws float32 gradients in (-1, 1); it needs dtype \"float32\"");
   EXPECT_EQ(ErrorOf({"workload.dtype=float32", "workload.data=uniform"}),
-            "workload.data: \"uniform\" sums are inexact in float32, and only protocol \"switchml\" checks against "
-            "an error bound; the ring checks bit for bit (use \"hashed\")");
+            "workload.data: \"uniform\" sums are inexact in float32; only protocols \"switchml\" (error bound) and "
+            "\"panama\" (the accelerators' adder order, bit for bit) check them; the ring checks the exact sum bit "
+            "for bit (use \"hashed\")");
 }
 
 TEST(BadInput, StaticTreeKeys) {

@@ -1,0 +1,458 @@
+#include "ina/panama-job.h"
+
+#include "ina/addressing.h"
+#include "ina/fabric.h"
+#include "p4model/common/frame.h"
+#include "p4model/panama/panama_dataplane.h"
+
+#include "ns3/inet-socket-address.h"
+#include "ns3/ipv4-static-routing-helper.h"
+#include "ns3/ipv4.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/socket.h"
+#include "ns3/trace-source-accessor.h"
+#include "ns3/udp-socket-factory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace inasim {
+
+using namespace ns3;
+namespace pn = p4::panama;
+
+namespace {
+
+uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
+
+/// DSCP 56 (panama §5 (1)) with ECT(0), so switches mark CE instead of only
+/// dropping (§4.2.2).
+constexpr uint8_t kAggregationTos = pn::kAggregationDscp << 2 | 0x2;
+
+// The hosted program of one tree switch: the accelerator model, with its
+// results and pass-through results steered along the job's trees.
+class PanamaTreeSwitch final : public p4::Dataplane, private p4::Emitter {
+ public:
+  struct TreeRoute {
+    int32_t parent_port = -1;               ///< -1 at the root
+    std::vector<uint16_t> child_ports;
+    std::vector<uint32_t> child_host_ip;    ///< per child: its IPv4 if a host, 0 if a switch
+    std::vector<uint8_t> is_child;          ///< by port
+  };
+  PanamaTreeSwitch(pn::PanamaConfig config, uint16_t jid, std::vector<TreeRoute> routes)
+      : accelerator_(std::move(config)), jid_(jid), routes_(std::move(routes)) {}
+
+  std::string Name() const override { return "panama"; }
+  bool Claims(const p4::FrameView& f) const override { return accelerator_.Claims(f); }
+  void Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, p4::Picoseconds now,
+               p4::Emitter& out) override {
+    out_ = &out;
+    ingress_ = ingress_port;
+    accelerator_.Process(ingress_port, frame, now, *this);
+    out_ = nullptr;
+  }
+  std::string DumpState() const override { return accelerator_.DumpState(); }
+  const pn::PanamaDataplane& accelerator() const { return accelerator_; }
+
+ private:
+  void Emit(inasim::Span<const uint8_t> frame, uint16_t port, p4::Picoseconds latency) override {
+    out_->Emit(frame, port, latency);
+  }
+  void EmitMulticast(inasim::Span<const uint8_t> frame, inasim::Span<const uint16_t> ports,
+                     p4::Picoseconds latency) override {
+    out_->EmitMulticast(frame, ports, latency);
+  }
+  // A result (or a result passing down): up to the parent if it came from a
+  // child and this is not the root, else down to every child.
+  void EmitRouted(inasim::Span<const uint8_t> frame, p4::Picoseconds latency) override {
+    const p4::FrameView v = p4::ParseFrame(frame.data(), frame.size(), static_cast<uint32_t>(frame.size()));
+    const size_t hdr = v.l4_payload_offset;
+    if (!v.l4 || v.protocol != 17 || frame.size() < hdr + pn::kPanamaHeaderBytes ||
+        p4::LoadBe16(frame.data() + hdr + pn::kOffJid) != jid_ ||
+        frame.data()[hdr + pn::kOffTid] >= routes_.size()) {
+      out_->EmitRouted(frame, latency);  // not this job's: the switch forwards it
+      return;
+    }
+    const TreeRoute& r = routes_[frame.data()[hdr + pn::kOffTid]];
+    const bool from_child = ingress_ < r.is_child.size() && r.is_child[ingress_];
+    if (from_child && r.parent_port >= 0) {
+      out_->Emit(frame, static_cast<uint16_t>(r.parent_port), latency);
+      return;
+    }
+    if (!from_child && static_cast<int32_t>(ingress_) != r.parent_port) {
+      out_->EmitRouted(frame, latency);  // not on this tree's path: plain forwarding
+      return;
+    }
+    for (size_t i = 0; i < r.child_ports.size(); ++i) {
+      if (r.child_host_ip[i] == 0) {
+        out_->Emit(frame, r.child_ports[i], latency);
+        continue;
+      }
+      // Last hop: the worker's own address (and MAC), IPv4 checksum redone.
+      scratch_.assign(frame.data(), frame.data() + frame.size());
+      const auto mac = MacBytesOfIpv4(r.child_host_ip[i]);
+      std::memcpy(scratch_.data(), mac.data(), 6);
+      uint8_t* ip = scratch_.data() + p4::kEthernetBytes;
+      p4::StoreBe32(ip + 16, r.child_host_ip[i]);
+      p4::StoreBe16(ip + 10, 0);
+      p4::StoreBe16(ip + 10, p4::Ipv4HeaderChecksum(ip, v.ip_header_bytes));
+      out_->Emit(inasim::Span<const uint8_t>(scratch_.data(), scratch_.size()), r.child_ports[i], latency);
+    }
+  }
+
+  pn::PanamaDataplane accelerator_;
+  uint16_t jid_;
+  std::vector<TreeRoute> routes_;
+  p4::Emitter* out_ = nullptr;
+  uint16_t ingress_ = 0;
+  std::vector<uint8_t> scratch_;
+};
+
+}  // namespace
+
+bool PanamaIterationRecord::finished() const {
+  return std::all_of(end_ps.begin(), end_ps.end(), [](uint64_t e) { return e != 0; });
+}
+
+// ------------------------------------------------------------------ PanamaWorker
+NS_OBJECT_ENSURE_REGISTERED(PanamaWorker);
+
+TypeId PanamaWorker::GetTypeId() {
+  static TypeId tid = TypeId("inasim::PanamaWorker")
+                          .SetParent<Application>()
+                          .SetGroupName("Inasim")
+                          .AddTraceSource("Window", "A result arrived: (tree, VID, cwnd after Fig. 5's update)",
+                                          MakeTraceSourceAccessor(&PanamaWorker::window_trace_),
+                                          "inasim::PanamaWorker::WindowTracedCallback");
+  return tid;
+}
+
+void PanamaWorker::Setup(PanamaJob* owner, uint32_t rank) {
+  owner_ = owner;
+  spec_ = &owner->spec();
+  rank_ = rank;
+  congestion::PanamaWindowConfig wc;
+  wc.initial_cwnd = spec_->initial_cwnd;
+  wc.initial_ssthresh = spec_->initial_ssthresh;
+  wc.initial_alpha = spec_->initial_alpha;
+  wc.g = spec_->g;
+  wc.reset_ecn_count_per_window = spec_->reset_ecn_count_per_window;
+  trees_.assign(spec_->trees, Tree{congestion::PanamaWindow(wc)});
+}
+
+void PanamaWorker::DoDispose() {
+  socket_ = nullptr;
+  Application::DoDispose();
+}
+
+void PanamaWorker::StartApplication() {
+  if (socket_) return;  // opened by an iteration that began first at the same instant
+  socket_ = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+  if (socket_->Bind(InetSocketAddress(Ipv4Address::GetAny(), spec_->udp_port)) != 0)
+    throw std::runtime_error(fmt::format("panama: worker {} cannot bind UDP port {}", rank_, spec_->udp_port));
+  socket_->SetIpRecvTos(true);
+  socket_->SetRecvCallback(MakeCallback(&PanamaWorker::OnReceive, this));
+}
+
+void PanamaWorker::StopApplication() {
+  running_ = false;
+  Simulator::Cancel(timeout_event_);
+  if (socket_) socket_->Close();
+}
+
+void PanamaWorker::BeginIteration(uint32_t iteration) {
+  if (!socket_) StartApplication();
+  iteration_ = iteration;
+  running_ = true;
+  const uint64_t p = owner_->packets_per_iteration();
+  const uint32_t n = spec_->trees;
+  owner_->record(iteration).start_ps[rank_] = NowPs();
+  outstanding_ = p;
+  const uint64_t first = uint64_t{iteration} * p;
+  for (uint32_t t = 0; t < n; ++t) {
+    Tree& tr = trees_[t];
+    tr.next = first + (t + n - first % n) % n;  // first packet index >= first with index mod n == t
+    tr.end = first + p;
+    tr.last_progress_ps = NowPs();
+    TrySend(t);
+  }
+  ArmTimeoutCheck();
+}
+
+void PanamaWorker::TrySend(uint32_t t) {
+  Tree& tr = trees_[t];
+  const uint32_t allowed = spec_->congestion_control ? tr.window.Allowed() : spec_->fixed_window;
+  while (tr.in_flight < allowed && tr.next < tr.end) {
+    SendPacket(tr.next);
+    tr.next += spec_->trees;
+    ++tr.in_flight;
+  }
+}
+
+void PanamaWorker::SendPacket(uint64_t g) {
+  const uint32_t n = spec_->trees;
+  const uint32_t k = owner_->k();
+  const uint64_t p = owner_->packets_per_iteration();
+  const uint64_t first = (g % p) * k;
+  const auto count = static_cast<uint32_t>(std::min<uint64_t>(k, owner_->elements() - first));
+  const uint64_t total = p * owner_->records_.size();
+  tx_.assign(pn::kPanamaHeaderBytes + 4 * count, 0);
+  uint8_t* h = tx_.data();
+  p4::StoreBe16(h + pn::kOffJid, spec_->jid);
+  h[pn::kOffTid] = static_cast<uint8_t>(g % n);
+  h[pn::kOffFlags] = g + n >= total ? pn::kFinFlag : 0;  // the tree's last packet of the run
+  p4::StoreBe32(h + pn::kOffVid, static_cast<uint32_t>(g / n));
+  p4::StoreBe16(h + pn::kOffWndCap, 0xffff);  // the accelerators lower it to their share
+  owner_->data().FillBe32(rank_, first, count, h + pn::kPanamaHeaderBytes);
+  Ptr<Packet> pkt = Create<Packet>(tx_.data(), static_cast<uint32_t>(tx_.size()));
+  InetSocketAddress to(Ipv4Address(PanamaGroupIpv4(spec_->jid, static_cast<uint32_t>(g % n))), spec_->udp_port);
+  to.SetTos(kAggregationTos);  // ns-3.37's UDP socket takes the TOS of a datagram from its address
+  socket_->SendTo(pkt, 0, to);
+  ++counters_.packets_sent;
+}
+
+void PanamaWorker::OnReceive(Ptr<Socket> socket) {
+  Ptr<Packet> pkt;
+  while ((pkt = socket->Recv())) {
+    SocketIpTosTag tos;
+    const uint8_t t = pkt->PeekPacketTag(tos) ? tos.GetTos() : 0;
+    rx_.resize(pkt->GetSize());
+    pkt->CopyData(rx_.data(), pkt->GetSize());
+    Handle(rx_.data(), static_cast<uint32_t>(rx_.size()), t);
+  }
+}
+
+void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
+  const uint32_t n = spec_->trees;
+  if (!running_ || len < pn::kPanamaHeaderBytes || p4::LoadBe16(p + pn::kOffJid) != spec_->jid ||
+      p[pn::kOffTid] >= n) {
+    ++counters_.unexpected_results;
+    return;
+  }
+  const uint32_t t = p[pn::kOffTid];
+  const uint64_t g = uint64_t{p4::LoadBe32(p + pn::kOffVid)} * n + t;
+  Tree& tr = trees_[t];
+  // In flight on this tree: sent (below next) and not yet acknowledged, which
+  // in VID order are the last in_flight packets sent (results come back in
+  // order: one path per tree).
+  const uint64_t oldest = tr.next - uint64_t{tr.in_flight} * n;
+  if (tr.in_flight == 0 || g < oldest || g >= tr.next || g != oldest) {
+    ++counters_.unexpected_results;
+    return;
+  }
+  const uint32_t count = (len - static_cast<uint32_t>(pn::kPanamaHeaderBytes)) / 4;
+  const uint64_t bad = owner_->CheckResult(g, p + pn::kPanamaHeaderBytes, count);
+  const uint64_t first = (g % owner_->packets_per_iteration()) * owner_->k();
+  const uint64_t expected_count = std::min<uint64_t>(owner_->k(), owner_->elements() - first);
+  PanamaIterationRecord& rec = owner_->record(iteration_);
+  rec.elements_checked += count;
+  rec.mismatches += bad + (count != expected_count ? expected_count : 0);
+  counters_.elements_checked += count;
+  counters_.mismatches += bad;
+  ++counters_.results;
+  --tr.in_flight;
+  tr.last_progress_ps = NowPs();
+  const bool marked = (tos & 0x3) == 0x3;
+  counters_.results_marked += marked;
+  const uint16_t cap = p4::LoadBe16(p + pn::kOffWndCap);
+  counters_.min_wnd_cap = std::min<uint32_t>(counters_.min_wnd_cap, cap);
+  const uint64_t hits = tr.window.cap_hits();
+  tr.window.OnResult(marked, cap);
+  counters_.cap_hits += tr.window.cap_hits() - hits;
+  counters_.cwnd_sum += tr.window.cwnd();
+  window_trace_(t, static_cast<uint32_t>(g / n), tr.window.cwnd());
+  TrySend(t);
+  if (--outstanding_ == 0) {
+    running_ = false;
+    Simulator::Cancel(timeout_event_);
+    owner_->WorkerIterationDone(rank_, iteration_);
+  }
+}
+
+void PanamaWorker::ArmTimeoutCheck() {
+  Simulator::Cancel(timeout_event_);
+  timeout_event_ = Simulator::Schedule(PicoSeconds(spec_->timeout_ps), &PanamaWorker::CheckTimeouts, this);
+}
+
+void PanamaWorker::CheckTimeouts() {
+  if (!running_) return;
+  const uint64_t now = NowPs();
+  for (Tree& tr : trees_) {
+    if (tr.in_flight > 0 && !tr.timed_out && now - tr.last_progress_ps >= spec_->timeout_ps) {
+      tr.timed_out = true;  // reported once per tree; the run ends at the time limit
+      ++counters_.timeouts;
+    }
+  }
+  ArmTimeoutCheck();
+}
+
+// --------------------------------------------------------------------- PanamaJob
+PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPattern pattern, uint64_t seed,
+                     const PanamaSpec& spec, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps)
+    : spec_(spec),
+      hosts_(hosts),
+      data_(DType::kFloat32, pattern, seed, static_cast<uint32_t>(hosts.size())),
+      compute_gap_ps_(compute_gap_ps),
+      fabric_(&fabric) {
+  const uint32_t n = static_cast<uint32_t>(hosts.size());
+  const topo::Topology& topology = fabric.topology();
+  elements_ = bytes / 4;
+  packets_per_iteration_ = (elements_ + spec_.elements_per_packet - 1) / spec_.elements_per_packet;
+  // §4.1: trees through different roots; with fewer candidate roots than
+  // trees (one rack: only the ToR) the roots repeat and the trees differ only
+  // by TID (§3 (2): "a single ToR switch if all workers are in the same rack").
+  const std::vector<uint32_t> roots = topo::CommonRoots(topology, hosts);
+  for (uint32_t t = 0; t < spec_.trees; ++t) {
+    const uint32_t root = roots[spec_.trees <= roots.size() ? uint64_t{t} * roots.size() / spec_.trees
+                                                             : t % roots.size()];
+    trees_.push_back(topo::BuildTree(topology, root, hosts));
+  }
+  rank_of_vertex_.assign(topology.num_vertices(), ~0u);
+  for (uint32_t r = 0; r < n; ++r) rank_of_vertex_[hosts[r]] = r;
+  InstallAccelerators(fabric);
+  for (uint32_t it = 0; it < iterations; ++it) {
+    PanamaIterationRecord rec;
+    rec.iteration = it;
+    rec.start_ps.assign(n, 0);
+    rec.end_ps.assign(n, 0);
+    records_.push_back(std::move(rec));
+  }
+  Ipv4StaticRoutingHelper routing;
+  for (uint32_t r = 0; r < n; ++r) {
+    auto w = CreateObject<PanamaWorker>();
+    Ptr<Node> node = fabric.host(hosts[r]);
+    node->AddApplication(w);
+    w->Setup(this, r);
+    // The group addresses go out of the host's one interface (ns-3's static
+    // routing looks outbound multicast up in its unicast table).
+    Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
+    routing.GetStaticRouting(ipv4)->AddNetworkRouteTo(Ipv4Address(0xEF000000u), Ipv4Mask("255.0.0.0"), 1);
+    workers_.push_back(w);
+  }
+}
+
+PanamaJob::~PanamaJob() = default;
+
+void PanamaJob::InstallAccelerators(Fabric& fabric) {
+  const topo::Topology& topology = fabric.topology();
+  const uint32_t nh = topology.num_hosts();
+  std::vector<uint32_t> switches;
+  for (const auto& tree : trees_)
+    for (uint32_t v : tree.vertices())
+      if (!topology.is_host(v) && std::find(switches.begin(), switches.end(), v) == switches.end())
+        switches.push_back(v);
+  std::sort(switches.begin(), switches.end());
+  for (uint32_t v : switches) {
+    const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
+    if (ports > pn::kMaxPorts)
+      throw std::invalid_argument(fmt::format("panama: switch {} has {} ports; the accelerator model takes at most {}",
+                                              topology.node(v).name, ports, pn::kMaxPorts));
+    uint64_t bitmap = 0;
+    bool have_bitmap = false;
+    std::vector<PanamaTreeSwitch::TreeRoute> routes(trees_.size());
+    for (uint32_t t = 0; t < trees_.size(); ++t) {
+      const topo::AggregationTree& tree = trees_[t];
+      if (!tree.contains(v)) continue;
+      PanamaTreeSwitch::TreeRoute& r = routes[t];
+      r.parent_port = tree.parent_port[v];
+      r.is_child.assign(ports, 0);
+      uint64_t b = 0;
+      for (uint16_t p : tree.child_ports[v]) {
+        const uint32_t c = topology.ports(v)[p].peer;
+        r.child_ports.push_back(p);
+        r.child_host_ip.push_back(topology.is_host(c) ? HostIpv4(c) : 0);
+        r.is_child[p] = 1;
+        b |= uint64_t{1} << p;
+      }
+      // One Ports_bitmap per job per accelerator (§5 (2)).
+      if (have_bitmap && b != bitmap)
+        throw std::invalid_argument(fmt::format(
+            "panama: switch {} has different children in different trees of the job; the accelerator keeps one "
+            "ports bitmap per job (panama §5 (2)): use fewer trees",
+            topology.node(v).name));
+      bitmap = b;
+      have_bitmap = true;
+    }
+    pn::PanamaConfig c;
+    c.num_ports = ports;
+    c.float_mode = spec_.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
+    c.latency.mode = spec_.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
+    c.buffer_bytes = spec_.accelerator_buffer_bytes;
+    c.claim_all_traffic = false;  // other traffic keeps the switch's own forwarding
+    pn::PanamaJob job;
+    job.jid = spec_.jid;
+    job.ports_bitmap = bitmap;
+    job.num_trees = static_cast<uint32_t>(trees_.size());
+    job.result = pn::ResultRoute::kRouted;
+    c.jobs.push_back(job);
+    auto program = std::make_unique<PanamaTreeSwitch>(std::move(c), spec_.jid, std::move(routes));
+    accelerators_[v] = &program->accelerator();
+    fabric.switch_node(v - nh).SetDataplane(std::move(program));
+  }
+}
+
+const pn::PanamaDataplane* PanamaJob::accelerator(uint32_t v) const {
+  const auto it = accelerators_.find(v);
+  return it == accelerators_.end() ? nullptr : it->second;
+}
+
+void PanamaJob::Start(uint64_t at_ps) {
+  const uint64_t now = NowPs();
+  for (auto& w : workers_) {
+    w->SetStartTime(PicoSeconds(0));
+    Simulator::Schedule(PicoSeconds(at_ps > now ? at_ps - now : 0), &PanamaWorker::BeginIteration, w, 0u);
+  }
+}
+
+double PanamaJob::progress() const {
+  const uint64_t total = packets_per_iteration_ * records_.size() * workers_.size();
+  return total ? static_cast<double>(results_total_) / static_cast<double>(total) : 1.0;
+}
+
+uint32_t PanamaJob::ReduceAt(uint32_t tree, uint32_t v, uint64_t element) {
+  const topo::Topology& topology = fabric_->topology();
+  if (topology.is_host(v)) return data_.Value(rank_of_vertex_[v], element);
+  const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
+  std::vector<uint32_t> leaves(ports, 0);  // +0 outside the bitmap (fp_datapath.v:278-285)
+  for (uint16_t p : trees_[tree].child_ports[v]) leaves[p] = ReduceAt(tree, topology.ports(v)[p].peer, element);
+  const pn::AdderTree adder(ports, spec_.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga);
+  return adder.Reduce(inasim::Span<const uint32_t>(leaves.data(), leaves.size()));
+}
+
+const std::vector<uint32_t>& PanamaJob::TreeOrderSum(uint64_t g) {
+  auto it = expected_.find(g);
+  if (it != expected_.end()) return it->second.values;
+  const uint32_t t = static_cast<uint32_t>(g % trees_.size());
+  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
+  const uint64_t count = std::min<uint64_t>(spec_.elements_per_packet, elements_ - first);
+  Expected e{std::vector<uint32_t>(count), num_workers()};
+  for (uint64_t i = 0; i < count; ++i) e.values[i] = ReduceAt(t, trees_[t].root, first + i);
+  return expected_.emplace(g, std::move(e)).first->second.values;
+}
+
+uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t count) {
+  ++results_total_;
+  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
+  if (data_.exact_in_float()) return data_.CountMismatchesBe32(first, count, values);
+  const std::vector<uint32_t>& want = TreeOrderSum(g);
+  uint64_t bad = 0;
+  for (uint32_t i = 0; i < count && i < want.size(); ++i) bad += p4::LoadBe32(values + 4 * i) != want[i];
+  auto it = expected_.find(g);
+  if (--it->second.checks_left == 0) expected_.erase(it);
+  return bad;
+}
+
+void PanamaJob::WorkerIterationDone(uint32_t rank, uint32_t iteration) {
+  records_[iteration].end_ps[rank] = NowPs();
+  if (iteration + 1 < records_.size()) {
+    Simulator::Schedule(PicoSeconds(compute_gap_ps_), &PanamaWorker::BeginIteration, workers_[rank], iteration + 1);
+    return;
+  }
+  if (++workers_done_ == workers_.size() && on_finished) on_finished();
+}
+
+}  // namespace inasim

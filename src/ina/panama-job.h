@@ -1,0 +1,192 @@
+// PANAMA end to end (panama-mlsys21 §3-§5): the accelerator model
+// (p4model/panama) on every switch of a job's aggregation trees, one worker
+// per host.
+//
+// Worker (PanamaWorker, one ns-3 Application per host, UDP socket):
+//   - the gradient (fp32) is cut into packets of k values; packet g of the run
+//     (counted over iterations) goes to tree g mod N with vector id g div N
+//     (§4.1: round robin over the trees, so every worker puts the same values
+//     under the same (TID, VID) without coordination, and each tree's VIDs
+//     are consecutive as the accelerators' Expected_VID needs);
+//   - each tree has its own congestion window (congestion/panama_window.h,
+//     Fig. 5) and sends its packets in VID order as the window allows; a
+//     result is the implicit ACK of the worker's packet with that (TID, VID);
+//   - packets are IPv4 DSCP 56 + ECT(0) (§5 (1), §4.2.2), to the tree's
+//     group address; the last packet of each tree carries FIN (§5 (2));
+//   - a tree with packets in flight and no result for `timeout` is a loss:
+//     counted and reported (PFC keeps the fabric lossless, §4.2.2; recovery
+//     would need new VIDs agreed by every worker, which the paper leaves
+//     open), and the run ends unfinished at the time limit.
+// Switch (PanamaTreeSwitch, the Dataplane hosted by each tree switch): the
+// accelerator model with the job installed (ports bitmap = the switch's child
+// ports), its results routed up the tree to the parent, and at the root (or
+// coming down from the parent) replicated to the children: switches by the
+// group address, hosts by their own address ("individual entries in
+// forwarding tables", §3 (2)). Every value every worker receives is checked
+// bit for bit: against the exact sum (hashed / ones data, whose partial sums
+// are exact in fp32) or against the accelerators' adder order replayed over
+// the tree (uniform data).
+#pragma once
+
+#include "congestion/panama_window.h"
+#include "ina/scenario.h"
+#include "ina/tensor-data.h"
+#include "p4model/common/dataplane.h"
+#include "topology/topology.h"
+
+#include "ns3/application.h"
+#include "ns3/event-id.h"
+#include "ns3/socket.h"
+#include "ns3/traced-callback.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace inasim {
+
+class Fabric;
+class PanamaJob;
+namespace p4::panama {
+class PanamaDataplane;
+}
+
+/// The group address of tree `tid` of job `jid`: 239.<jid mod 256>.<tid: 16 bits> (administratively scoped).
+inline uint32_t PanamaGroupIpv4(uint16_t jid, uint32_t tid) {
+  return 0xEF000000u | (uint32_t{jid} & 0xffu) << 16 | (tid & 0xffffu);
+}
+
+struct PanamaIterationRecord {
+  uint32_t iteration = 0;
+  std::vector<uint64_t> start_ps, end_ps;  ///< per worker; end 0 = unfinished
+  uint64_t elements_checked = 0, mismatches = 0;
+  bool finished() const;
+};
+
+/// What one worker's trees did (summed in the report).
+struct PanamaWorkerCounters {
+  uint64_t packets_sent = 0;
+  uint64_t results = 0;
+  uint64_t results_marked = 0;      ///< ECN CE on the result (the OR over the tree)
+  uint64_t unexpected_results = 0;  ///< not in flight (duplicate, other job or tree)
+  uint64_t timeouts = 0;
+  uint64_t elements_checked = 0, mismatches = 0;
+  uint64_t cap_hits = 0;
+  double cwnd_sum = 0;              ///< cwnd after each result, for the mean
+  uint32_t min_wnd_cap = 0xffff;
+};
+
+class PanamaWorker : public ns3::Application {
+ public:
+  static ns3::TypeId GetTypeId();
+  PanamaWorker() = default;
+  void Setup(PanamaJob* owner, uint32_t rank);
+  void BeginIteration(uint32_t iteration);
+  const PanamaWorkerCounters& counters() const { return counters_; }
+  /// The window of tree t (read by tests).
+  const congestion::PanamaWindow& window(uint32_t t) const { return trees_[t].window; }
+
+ protected:
+  void DoDispose() override;
+
+ private:
+  struct Tree {
+    congestion::PanamaWindow window;
+    uint64_t next = 0;          ///< next packet index of this tree to send (global over iterations)
+    uint64_t end = 0;           ///< one past this iteration's last
+    uint32_t in_flight = 0;
+    uint64_t last_progress_ps = 0;
+    bool timed_out = false;
+  };
+  void StartApplication() override;
+  void StopApplication() override;
+  void OnReceive(ns3::Ptr<ns3::Socket> socket);
+  void Handle(const uint8_t* p, uint32_t len, uint8_t tos);
+  void TrySend(uint32_t t);
+  void SendPacket(uint64_t g);
+  void ArmTimeoutCheck();
+  void CheckTimeouts();
+
+  PanamaJob* owner_ = nullptr;
+  const PanamaSpec* spec_ = nullptr;
+  uint32_t rank_ = 0;
+  ns3::Ptr<ns3::Socket> socket_;
+  std::vector<Tree> trees_;
+  uint32_t iteration_ = 0;
+  uint64_t outstanding_ = 0;    ///< results of this iteration still to come
+  bool running_ = false;
+  ns3::EventId timeout_event_;
+  PanamaWorkerCounters counters_;
+  std::vector<uint8_t> tx_, rx_;
+  /// (tree, VID, cwnd after) on every result.
+  ns3::TracedCallback<uint32_t, uint32_t, double> window_trace_;
+};
+
+/// Owns the workers and the switch programs of one PANAMA job.
+class PanamaJob {
+ public:
+  PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPattern pattern, uint64_t seed,
+            const PanamaSpec& spec, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps);
+  ~PanamaJob();
+
+  void Start(uint64_t at_ps);
+  double progress() const;
+  bool done() const { return workers_done_ == workers_.size(); }
+  std::function<void()> on_finished;
+
+  uint32_t num_workers() const { return static_cast<uint32_t>(workers_.size()); }
+  PanamaWorker& worker(uint32_t rank) const { return *workers_[rank]; }
+  const std::vector<topo::AggregationTree>& trees() const { return trees_; }
+  const std::vector<PanamaIterationRecord>& records() const { return records_; }
+  /// The accelerator model on switch vertex v (nullptr if v is in no tree).
+  const p4::panama::PanamaDataplane* accelerator(uint32_t v) const;
+
+  void Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
+              std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
+              uint64_t& payload_delivered) const;
+
+  // For the workers.
+  const PanamaSpec& spec() const { return spec_; }
+  uint32_t k() const { return spec_.elements_per_packet; }
+  uint64_t packets_per_iteration() const { return packets_per_iteration_; }
+  uint64_t elements() const { return elements_; }
+  uint32_t host(uint32_t rank) const { return hosts_[rank]; }
+  const TensorData& data() const { return data_; }
+  /// Mismatching values among `count` big-endian fp32 results of packet g.
+  uint64_t CheckResult(uint64_t g, const uint8_t* values, uint32_t count);
+  void WorkerIterationDone(uint32_t rank, uint32_t iteration);
+  PanamaIterationRecord& record(uint32_t it) { return records_[it]; }
+  uint64_t compute_gap_ps() const { return compute_gap_ps_; }
+
+ private:
+  void InstallAccelerators(Fabric& fabric);
+  /// Values of packet g as the accelerators add them (uniform data).
+  const std::vector<uint32_t>& TreeOrderSum(uint64_t g);
+  uint32_t ReduceAt(uint32_t tree, uint32_t v, uint64_t element);
+
+  PanamaSpec spec_;
+  std::vector<uint32_t> hosts_;
+  TensorData data_;
+  uint64_t elements_ = 0, packets_per_iteration_ = 0;
+  uint64_t compute_gap_ps_ = 0;
+  std::vector<topo::AggregationTree> trees_;
+  std::vector<uint32_t> rank_of_vertex_;  ///< host vertex -> rank (or ~0)
+  std::vector<PanamaIterationRecord> records_;
+  std::vector<ns3::Ptr<PanamaWorker>> workers_;
+  std::unordered_map<uint32_t, const p4::panama::PanamaDataplane*> accelerators_;  ///< by switch vertex
+  Fabric* fabric_;
+  uint32_t workers_done_ = 0;
+  uint64_t results_total_ = 0;
+  // Uniform data: the expected values of packets some worker has not checked
+  // yet, computed once (adder order replayed) and dropped after the n-th check.
+  struct Expected {
+    std::vector<uint32_t> values;
+    uint32_t checks_left;
+  };
+  std::unordered_map<uint64_t, Expected> expected_;
+  friend class PanamaWorker;
+};
+
+}  // namespace inasim

@@ -1,0 +1,200 @@
+// PANAMA end to end on ns-3: workers on real UDP sockets, the accelerator
+// model on every tree switch, Fig. 5's windows, ECN from real queues, PFC.
+#include "ina/panama-job.h"
+#include "ina/runner.h"
+#include "ina/scenario.h"
+#include "ina/tensor-data.h"
+#include "p4model/panama/fp32.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace inasim;
+using nlohmann::json;
+
+namespace {
+
+RunResult RunPanama(json doc, const std::vector<std::string>& sets = {}) {
+  for (const auto& s : sets) ApplyOverride(doc, s);
+  RunOptions o;
+  o.progress = ProgressMode::kOff;
+  return RunScenario(ParseScenario(doc), o);
+}
+
+/// 2 leaves x 4 spines at 10 Gb/s, `per_leaf` hosts per leaf; the job's
+/// workers are the first 4 hosts of each leaf.
+json TwoLeaves(uint32_t per_leaf, uint64_t bytes, uint32_t trees = 4) {
+  std::string hosts;
+  for (uint32_t l = 0; l < 2; ++l)
+    for (uint32_t h = 0; h < 4; ++h) hosts += fmt::format("{}{}", hosts.empty() ? "" : ",", l * per_leaf + h);
+  return json::parse(fmt::format(R"({{"name":"t","topology":{{"type":"leaf_spine","leaves":2,"spines":4,
+    "hosts_per_leaf":{}}}, "links":{{"host_rate_gbps":10}},
+    "switch":{{"ecn":{{"enabled":true,"threshold":20}},"pfc":{{"enabled":true}}}},
+    "workload":{{"type":"allreduce","protocol":"panama","dtype":"float32","bytes":{},"hosts":[{}],
+                "panama":{{"trees":{}}}}}, "stop":{{"max_sim_time_ms":100}}}})",
+                                 per_leaf, bytes, hosts, trees));
+}
+
+class PanamaScenario : public ::testing::Test {
+ protected:
+  void SetUp() override { EnsurePicosecondTime(); }
+};
+
+}  // namespace
+
+TEST_F(PanamaScenario, FourTreesThroughFourSpinesSumExactly) {
+  const RunResult r = RunPanama(TwoLeaves(4, 1 << 20));
+  const json& w = r.json["workload"];
+  ASSERT_TRUE(r.correct) << r.summary;
+  EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 8u * (1u << 18));
+  EXPECT_EQ(w["mismatches"].get<uint64_t>(), 0u);
+  const std::set<std::string> roots(w["tree_roots"].begin(), w["tree_roots"].end());
+  EXPECT_EQ(roots, (std::set<std::string>{"spine0", "spine1", "spine2", "spine3"}));
+  // Every packet index is aggregated at both leaves and at its tree's spine.
+  const uint64_t packets = (1u << 18) / 256;
+  EXPECT_EQ(w["accelerators"]["aggregations"].get<uint64_t>(), 3 * packets);
+  EXPECT_EQ(w["workers"]["results"].get<uint64_t>(), 8 * packets);
+  EXPECT_EQ(w["workers"]["timeouts"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["accelerators"]["fin_resets"].get<uint64_t>(), 4u * 3);  // each tree's FIN at its 3 switches
+  // Without congestion nothing is marked and the windows grow past slow start.
+  EXPECT_EQ(w["workers"]["results_ecn_marked"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["workers"]["mean_cwnd"].get<double>(), 16.0);
+}
+
+TEST_F(PanamaScenario, UniformGradientsMatchTheAcceleratorsAdderOrderBitForBit) {
+  for (const char* mode : {"fpga", "ieee"}) {
+    const RunResult r = RunPanama(TwoLeaves(4, 1 << 18), {"workload.data=uniform", std::string("workload.panama.float_mode=") + mode});
+    EXPECT_TRUE(r.correct) << mode << ": " << r.summary;
+    EXPECT_EQ(r.json["workload"]["check"], "accelerators' adder order, bit for bit");
+  }
+  // The check can fail: for these gradients the adder order matters, i.e. a
+  // sequential sum of the 8 workers' values differs from the tree's for some
+  // elements (so a wrong order in the network would be caught).
+  const TensorData d(DType::kFloat32, DataPattern::kUniform, 1, 8);
+  int differ = 0;
+  for (uint64_t e = 0; e < 256; ++e) {
+    float seq = 0;
+    for (uint32_t k = 0; k < 8; ++k) {
+      float x;
+      const uint32_t b = d.Value(k, e);
+      std::memcpy(&x, &b, 4);
+      seq += x;
+    }
+    // Tree: each leaf sums its 4 workers ((w0+w1)+(w2+w3)), the spine the two leaves.
+    auto v = [&](uint32_t k) {
+      float x;
+      const uint32_t b = d.Value(k, e);
+      std::memcpy(&x, &b, 4);
+      return x;
+    };
+    const float tree = ((v(0) + v(1)) + (v(2) + v(3))) + ((v(4) + v(5)) + (v(6) + v(7)));
+    differ += seq != tree;
+  }
+  EXPECT_GT(differ, 0);
+}
+
+TEST_F(PanamaScenario, OneRackTreesShareTheToRAndDifferByTreeId) {
+  const RunResult r = RunPanama(json::parse(R"({"name":"t","topology":{"type":"single_rack","hosts":6},
+    "links":{"host_rate_gbps":10},
+    "workload":{"type":"allreduce","protocol":"panama","dtype":"float32","bytes":262144,"panama":{"trees":4}}})"));
+  const json& w = r.json["workload"];
+  ASSERT_TRUE(r.correct) << r.summary;
+  EXPECT_EQ(w["tree_roots"], json::array({"tor", "tor", "tor", "tor"}));
+  EXPECT_EQ(w["accelerators"]["aggregations"].get<uint64_t>(), 65536u / 256);
+}
+
+TEST_F(PanamaScenario, WndCapBoundsTheWindowAtTheSmallestAccelerator) {
+  // Leaves have 8 ports, spines 2: with 128,000 B of accelerator memory a
+  // leaf offers 128000 / 8 / 1600 = 10 packets per port, a spine 40.
+  const RunResult r = RunPanama(TwoLeaves(4, 1 << 20), {"workload.panama.accelerator_buffer_bytes=128000"});
+  const json& w = r.json["workload"];
+  ASSERT_TRUE(r.correct) << r.summary;
+  EXPECT_EQ(w["workers"]["min_wnd_cap"].get<uint32_t>(), 10u);
+  EXPECT_GT(w["workers"]["wnd_cap_hits"].get<uint64_t>(), 0u);
+  EXPECT_LE(w["workers"]["mean_cwnd"].get<double>(), 10.0);
+  EXPECT_EQ(w["accelerators"]["buffer_overflow_dropped"].get<uint64_t>(), 0u);
+}
+
+TEST_F(PanamaScenario, CongestionMarksResultsAndTheWindowsBackOff) {
+  // Two more hosts per leaf send line-rate messages to random peers.
+  json doc = TwoLeaves(6, 1 << 20);
+  doc["background"] = json::parse(R"({"congestion":{"hosts":"others","message_bytes":1048576}})");
+  const RunResult cc = RunPanama(doc);
+  const RunResult fixed = RunPanama(doc, {"workload.panama.congestion_control=false"});
+  ASSERT_TRUE(cc.correct) << cc.summary;
+  ASSERT_TRUE(fixed.correct) << fixed.summary;
+  const json& w = cc.json["workload"];
+  EXPECT_GT(w["workers"]["results_ecn_marked"].get<uint64_t>(), 0u);
+  EXPECT_GT(cc.json["network"]["ecn_marks"].get<uint64_t>(), 0u);
+  // Marks cut the windows well below the uncongested run's.
+  const RunResult quiet = RunPanama(TwoLeaves(6, 1 << 20));
+  EXPECT_LT(w["workers"]["mean_cwnd"].get<double>(), 0.8 * quiet.json["workload"]["workers"]["mean_cwnd"].get<double>());
+}
+
+TEST_F(PanamaScenario, PfcKeepsAnOverloadedFabricLossless) {
+  // Small switch buffers, line-rate congestion into the workers' racks, and
+  // no congestion control (a fixed window of 64 per tree, SwitchML*-like).
+  json doc = TwoLeaves(6, 1 << 20);
+  doc["background"] = json::parse(R"({"congestion":{"hosts":"others","message_bytes":1048576}})");
+  doc["switch"]["buffer_bytes"] = 65536;
+  doc["switch"]["pfc"] = json::parse(R"({"enabled":true,"xoff_bytes":16384,"xon_bytes":8192})");
+  doc["workload"]["panama"]["congestion_control"] = false;
+  doc["workload"]["panama"]["timeout_us"] = 2000;
+  doc["stop"]["max_sim_time_ms"] = 20;
+  const RunResult pfc = RunPanama(doc);
+  ASSERT_TRUE(pfc.correct) << pfc.summary;
+  EXPECT_EQ(pfc.json["network"]["drops_buffer"].get<uint64_t>(), 0u);
+  EXPECT_GT(pfc.json["network"]["pfc_pause_frames"].get<uint64_t>(), 0u);
+  EXPECT_EQ(pfc.json["workload"]["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);
+  // Without PFC the same overload drops aggregation packets: the accelerators
+  // drop the rest of those vectors (VID check), the trees time out, and the
+  // run ends unfinished with a clear report, never with a wrong sum.
+  doc["switch"]["pfc"]["enabled"] = false;
+  const RunResult lossy = RunPanama(doc);
+  EXPECT_FALSE(lossy.correct);
+  EXPECT_GT(lossy.json["network"]["drops_buffer"].get<uint64_t>(), 0u);
+  EXPECT_GT(lossy.json["workload"]["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);
+  EXPECT_GT(lossy.json["workload"]["workers"]["timeouts"].get<uint64_t>(), 0u);
+  EXPECT_EQ(lossy.json["workload"]["mismatches"].get<uint64_t>(), 0u);
+  EXPECT_NE(lossy.summary.find("tree timeouts: packets were lost"), std::string::npos) << lossy.summary;
+}
+
+TEST_F(PanamaScenario, SameSeedSameBytes) {
+  json doc = TwoLeaves(6, 1 << 18);
+  doc["background"] = json::parse(R"({"congestion":{"hosts":"others","message_bytes":262144}})");
+  const RunResult a = RunPanama(doc), b = RunPanama(doc);
+  EXPECT_EQ(a.json["workload"].dump(), b.json["workload"].dump());
+  EXPECT_EQ(a.csv_texts, b.csv_texts);
+}
+
+TEST_F(PanamaScenario, BadInputNamesTheField) {
+  auto error = [](json doc) {
+    try {
+      ParseScenario(doc);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  json d = TwoLeaves(4, 1 << 18);
+  d["workload"]["dtype"] = "int32";
+  EXPECT_NE(error(d).find("workload.dtype"), std::string::npos) << error(d);
+  d = TwoLeaves(4, 1 << 18);
+  d["workload"]["panama"]["elements_per_packet"] = 400;
+  EXPECT_NE(error(d).find("workload.panama.elements_per_packet"), std::string::npos) << error(d);
+  d = TwoLeaves(4, 1 << 18);
+  d["workload"]["panama"]["float_mode"] = "fp16";
+  EXPECT_NE(error(d).find("workload.panama.float_mode"), std::string::npos) << error(d);
+  d = TwoLeaves(4, 1 << 18);
+  d["workload"]["panama"]["windw"] = 3;
+  EXPECT_NE(error(d).find("windw"), std::string::npos) << error(d);
+  d = TwoLeaves(4, 1 << 18);
+  d["workload"]["canary"] = json::object();
+  EXPECT_NE(error(d).find("workload.canary"), std::string::npos) << error(d);
+}
