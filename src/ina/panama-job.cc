@@ -305,11 +305,27 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
   // §4.1: trees through different roots; with fewer candidate roots than
   // trees (one rack: only the ToR) the roots repeat and the trees differ only
   // by TID (§3 (2): "a single ToR switch if all workers are in the same rack").
-  const std::vector<uint32_t> roots = topo::CommonRoots(topology, hosts);
-  for (uint32_t t = 0; t < spec_.trees; ++t) {
-    const uint32_t root = roots[spec_.trees <= roots.size() ? uint64_t{t} * roots.size() / spec_.trees
-                                                             : t % roots.size()];
-    trees_.push_back(topo::BuildTree(topology, root, hosts));
+  std::vector<uint32_t> roots;
+  if (spec_.tree_roots.empty()) {
+    const std::vector<uint32_t> common = topo::CommonRoots(topology, hosts);
+    for (uint32_t t = 0; t < spec_.trees; ++t)
+      roots.push_back(common[spec_.trees <= common.size() ? uint64_t{t} * common.size() / spec_.trees
+                                                          : t % common.size()]);
+  } else {
+    for (const std::string& name : spec_.tree_roots) {
+      uint32_t v = topology.num_hosts();
+      while (v < topology.num_vertices() && topology.node(v).name != name) ++v;
+      if (v == topology.num_vertices())
+        throw std::invalid_argument(fmt::format("panama.tree_roots: no switch named \"{}\"", name));
+      roots.push_back(v);
+    }
+  }
+  for (uint32_t root : roots) {
+    try {
+      trees_.push_back(topo::BuildTree(topology, root, hosts));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("panama: tree rooted at {}: {}", topology.node(root).name, e.what()));
+    }
   }
   rank_of_vertex_.assign(topology.num_vertices(), ~0u);
   for (uint32_t r = 0; r < n; ++r) rank_of_vertex_[hosts[r]] = r;

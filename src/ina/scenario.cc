@@ -370,6 +370,19 @@ static void ParsePanama(Reader& w, Scenario& s) {
   // the MTU and the accelerator's 1600-byte packet slots (fp_datapath.v:115).
   const uint32_t max_k = (std::min<uint32_t>(s.links.mtu_bytes, 1600 - 14) - 20 - 8 - 14) / 4;
   ps.trees = p.U32("trees", 4, 1, 256);
+  if (const json* roots = p.Raw("tree_roots")) {
+    if (!roots->is_array() || roots->empty() || roots->size() > 256)
+      p.Fail("tree_roots", "must be a list of 1 to 256 switch names, e.g. [\"spine0\"]");
+    for (const json& r : *roots) {
+      if (!r.is_string()) p.Fail("tree_roots", "must be a list of switch names (strings)");
+      ps.tree_roots.push_back(r.get<std::string>());
+    }
+    if (p.Has("trees") && ps.trees != ps.tree_roots.size())
+      p.Fail("trees", fmt::format("{} trees but {} tree_roots; give one of them", ps.trees, ps.tree_roots.size()));
+    ps.trees = static_cast<uint32_t>(ps.tree_roots.size());
+    p.out()["trees"] = ps.trees;
+    p.out()["tree_roots"] = *roots;
+  }
   ps.elements_per_packet = p.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
   ps.congestion_control = p.Bool("congestion_control", true);
   ps.fixed_window = p.U32("fixed_window", 64, 1, 65535);

@@ -141,6 +141,9 @@ struct PanamaSpec {
   uint64_t timeout_ps = 10'000'000'000ULL;     ///< per tree: no result for this long = loss (reported)
   uint16_t udp_port = 6000;                    ///< workers' UDP port
   uint16_t jid = 1;                            ///< job id (JID)
+  /// Root switch of each tree by name (PANAMA-Agg_i of Fig. 9); empty: the
+  /// lowest common tier's switches, spread. Given, it sets the tree count.
+  std::vector<std::string> tree_roots;
 };
 
 struct WorkloadSpec {

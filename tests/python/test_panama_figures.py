@@ -1,0 +1,59 @@
+"""PANAMA figure script end to end: analysis/fig_panama_load_balance.py --small
+(exit status, PNG, the tidy CSV with every configuration at every load, and
+that every configuration ran what it says: 4 trees, one tree per spine, ring).
+
+    PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_panama_figures.py
+"""
+
+import csv
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, import_inasim
+
+inasim = import_inasim()
+
+SCRIPT = SOURCE_DIR / "analysis" / "fig_panama_load_balance.py"
+
+
+def child_env():
+    import _inasim
+
+    env = dict(os.environ)
+    paths = [str(Path(inasim.__file__).resolve().parents[1]), str(Path(_inasim.__file__).resolve().parent)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def test_load_balance_small(tmp_path):
+    r = subprocess.run([PYTHON, str(SCRIPT), "--small", "--out", str(tmp_path), "--jobs", "2"],
+                       env=child_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (tmp_path / "fig_panama_load_balance.png").read_bytes()[:8] == PNG_MAGIC
+    with open(tmp_path / "fig_panama_load_balance_points.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    configs = ["PANAMA (4 trees)"] + [f"PANAMA-Agg{i}" for i in range(1, 5)] + ["Ring-AllReduce"]
+    assert sorted({r["config"] for r in rows}) == sorted(configs)
+    assert sorted({int(r["long_flow_nodes"]) for r in rows}) == [0, 4, 8]
+    assert len(rows) == 18
+    t = {(r["config"], int(r["long_flow_nodes"])): float(r["aggregation_time_s"]) for r in rows}
+    assert all(v > 0 for v in t.values())
+    # Without long flows every in-network configuration beats the ring, which
+    # moves 2(n-1)/n of the tensor through each host link instead of 1x.
+    for c in configs[:-1]:
+        assert t[(c, 0)] < t[("Ring-AllReduce", 0)]
+    # Each run is what its label says (results.json of every cached run).
+    seen = {}
+    for res in (tmp_path / "sweeps").rglob("results.json"):
+        w = json.loads(res.read_text())["workload"]
+        assert w["correct"] is True
+        if w["protocol"] == "panama":
+            seen.setdefault(tuple(w["tree_roots"]), 0)
+            seen[tuple(w["tree_roots"])] += 1
+    assert seen == {("spine0", "spine1", "spine2", "spine3"): 3, ("spine0",): 3, ("spine1",): 3,
+                    ("spine2",): 3, ("spine3",): 3}
