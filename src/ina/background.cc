@@ -105,7 +105,16 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
     poisson_.start_ps = b.start_ps;
     poisson_.stop_ps = b.stop_ps;
     poisson_.seed = s.seed;
-    specs_ = congestion::GeneratePoissonFlows(poisson_, *b.sizes);
+    if (b.list.empty()) {
+      specs_ = congestion::GeneratePoissonFlows(poisson_, *b.sizes);
+    } else {
+      specs_ = b.list;
+      poisson_.hosts.clear();
+      for (const auto& f : specs_)
+        for (const uint32_t h : {f.src, f.dst})
+          if (std::find(poisson_.hosts.begin(), poisson_.hosts.end(), h) == poisson_.hosts.end())
+            poisson_.hosts.push_back(h);
+    }
     if (!specs_.empty()) flows_ = std::make_unique<congestion::TcpFlowSet>(specs_, b.tcp, node_of, address_of);
   }
   if (s.background.congestion.enabled) {
@@ -180,14 +189,17 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
         }
       }
     }
-    const double mean_size = b.sizes->Mean();
+    const bool listed = !b.list.empty();
+    double listed_bytes = 0;
+    for (const auto& f : specs_) listed_bytes += static_cast<double>(f.bytes);
+    const double mean_size = listed ? listed_bytes / static_cast<double>(specs_.size()) : b.sizes->Mean();
     bg["flows"] = {
         {"hosts", poisson_.hosts.size()},
-        {"size_distribution", b.size_distribution},
+        {"size_distribution", listed ? "list" : b.size_distribution},
         {"mean_size_bytes", mean_size},
-        {"target_load", b.load},
-        {"offered_load", congestion::RealizedLoad(specs_, poisson_)},
-        {"arrival_rate_per_s", congestion::PoissonArrivalRate(poisson_, *b.sizes)},
+        {"target_load", listed ? json() : json(b.load)},
+        {"offered_load", listed ? json() : json(congestion::RealizedLoad(specs_, poisson_))},
+        {"arrival_rate_per_s", listed ? json() : json(congestion::PoissonArrivalRate(poisson_, *b.sizes))},
         {"flows", specs_.size()},
         {"completed", done.size()},
         {"incomplete", incomplete},
@@ -198,9 +210,11 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
     csv_names.push_back("flows.csv");
     csv_texts.push_back(std::move(csv));
     const json fct = bg["flows"]["fct"]["all"];
-    summary += fmt::format("background: {} {} flows ({} load offered of {} target), {} completed, {} incomplete",
-                           specs_.size(), b.tcp.variant, fmt::format("{:.1f} %", 100 * congestion::RealizedLoad(specs_, poisson_)),
-                           fmt::format("{:.0f} %", 100 * b.load), done.size(), incomplete);
+    summary += fmt::format("background: {} {} flows ({}), {} completed, {} incomplete", specs_.size(), b.tcp.variant,
+                           listed ? std::string("listed")
+                                  : fmt::format("{:.1f} % load offered of {:.0f} % target",
+                                                100 * congestion::RealizedLoad(specs_, poisson_), 100 * b.load),
+                           done.size(), incomplete);
     if (!done.empty() && fct["slowdown"].is_object())
       summary += fmt::format("; slowdown mean {:.2f}, p99 {:.2f}", fct["slowdown"]["mean"].get<double>(),
                              fct["slowdown"]["p99"].get<double>());

@@ -58,8 +58,13 @@ void PanamaJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
   const double mean = done_its ? dur_sum / done_its : 0.0;
 
   PanamaWorkerCounters c;
+  json per_worker = json::array();
   for (const auto& wk : workers_) {
     const PanamaWorkerCounters& x = wk->counters();
+    per_worker.push_back({{"results", x.results},
+                          {"results_ecn_marked", x.results_marked},
+                          {"mean_cwnd", x.results ? x.cwnd_sum / static_cast<double>(x.results) : 0.0},
+                          {"timeouts", x.timeouts}});
     c.packets_sent += x.packets_sent;
     c.results += x.results;
     c.results_marked += x.results_marked;
@@ -129,7 +134,8 @@ void PanamaJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
                     {"timeouts", c.timeouts},
                     {"wnd_cap_hits", c.cap_hits},
                     {"min_wnd_cap", c.min_wnd_cap},
-                    {"mean_cwnd", c.results ? c.cwnd_sum / static_cast<double>(c.results) : 0.0}}},
+                    {"mean_cwnd", c.results ? c.cwnd_sum / static_cast<double>(c.results) : 0.0},
+                    {"per_worker", per_worker}}},
        {"accelerators", {{"switches", vertices.size()},
                          {"buffered", tot.buffered},
                          {"aggregations", tot.aggregations},

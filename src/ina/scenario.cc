@@ -613,6 +613,33 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       BackgroundFlowsSpec& bf = s.background.flows;
       bf.enabled = true;
       Reader f = b.Obj("flows");
+      if (const json* list = f.Raw("list")) {
+        // Explicit flows (e.g. PANAMA Fig. 10's one long flow): the Poisson keys do not apply.
+        if (!list->is_array() || list->empty())
+          f.Fail("list", "must be a non-empty array of {\"src\", \"dst\", \"bytes\", \"start_us\"}");
+        json resolved_list = json::array();
+        for (size_t i = 0; i < list->size(); ++i) {
+          json resolved;
+          Reader e(&(*list)[i], fmt::format("background.flows.list[{}]", i), &resolved);
+          congestion::FlowSpec fs;
+          fs.src = e.U32("src", 0, 0, UINT32_MAX, true);
+          fs.dst = e.U32("dst", 0, 0, UINT32_MAX, true);
+          if (fs.src == fs.dst) e.Fail("dst", fmt::format("is the source ({}): a flow needs two hosts", fs.src));
+          fs.bytes = e.U64("bytes", 0, 1, 1ull << 40, true);
+          fs.start_ps = e.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+          e.Done();
+          bf.list.push_back(fs);
+          resolved_list.push_back(resolved);
+        }
+        f.out()["list"] = resolved_list;
+        std::stable_sort(bf.list.begin(), bf.list.end(),
+                         [](const congestion::FlowSpec& a, const congestion::FlowSpec& c) { return a.start_ps < c.start_ps; });
+        for (const char* key : {"hosts", "size_distribution", "load", "start_us", "stop_us"}) {
+          if (f.Has(key)) f.Fail(key, "is for Poisson arrivals; not used with \"list\"");
+          f.Raw(key);
+        }
+      }
+      if (bf.list.empty()) {
       ParseHosts(f, bf.hosts, true);
       bf.size_distribution = f.Str("size_distribution", "web_search");
       try {
@@ -632,6 +659,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       if (!f.Has("stop_us")) f.Fail("stop_us", "is required (when flow arrivals stop, in us)");
       bf.stop_ps = f.TimePs("stop_us", 0, 0, 1e9, kPsPerUs);
       if (bf.stop_ps <= bf.start_ps) f.Fail("stop_us", "must be after start_us");
+      }
       bf.wait_for_completion = f.Bool("wait_for_completion", true);
       Reader t = f.Obj("tcp");
       congestion::TcpConfig& tcp = bf.tcp;
@@ -777,7 +805,14 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
         throw ScenarioError(fmt::format("{}.hosts: \"others\" leaves {} hosts outside the workload; at least 2 are needed", path, nh - used));
     }
   };
-  if (s.background.flows.enabled) check_background_hosts("background.flows", s.background.flows.hosts);
+  if (s.background.flows.enabled && s.background.flows.list.empty())
+    check_background_hosts("background.flows", s.background.flows.hosts);
+  for (size_t i = 0; i < s.background.flows.list.size(); ++i) {
+    const congestion::FlowSpec& f = s.background.flows.list[i];
+    for (const uint32_t h : {f.src, f.dst})
+      if (h >= nh)
+        throw ScenarioError(fmt::format("background.flows.list: host {} does not exist (the topology has {} hosts)", h, nh));
+  }
   if (s.background.congestion.enabled) check_background_hosts("background.congestion", s.background.congestion.hosts);
   return s;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "congestion/egress_queue.h"
+#include "congestion/flow_generator.h"
 #include "congestion/flow_size_cdf.h"
 #include "congestion/tcp_config.h"
 #include "congestion/load_balancer.h"
@@ -183,6 +184,8 @@ struct FaultSpec {
 /// Poisson TCP flows (scenario `background.flows`).
 struct BackgroundFlowsSpec {
   bool enabled = false;
+  /// Explicit flows (`background.flows.list`) instead of Poisson arrivals.
+  std::vector<congestion::FlowSpec> list;
   HostSelection hosts;
   std::string size_distribution = "web_search";  ///< as given: a built-in name or a file
   std::shared_ptr<const congestion::FlowSizeCdf> sizes;

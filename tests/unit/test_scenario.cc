@@ -824,5 +824,26 @@ TEST(BadInput, StaticTreeKeys) {
             "canary-fgcs24 §4.1); use \"int32\"");
 }
 
+TEST(BackgroundFlowList, ExplicitFlowsAreReadSortedAndChecked) {
+  const Scenario s = ParseScenario(With({R"(background.flows={"list":[{"src":2,"dst":0,"bytes":1000,"start_us":5},
+                                          {"src":1,"dst":3,"bytes":7}]})"}));
+  ASSERT_EQ(s.background.flows.list.size(), 2u);
+  EXPECT_EQ(s.background.flows.list[0].src, 1u);  // sorted by start time
+  EXPECT_EQ(s.background.flows.list[0].start_ps, 0u);
+  EXPECT_EQ(s.background.flows.list[1].bytes, 1000u);
+  EXPECT_EQ(s.background.flows.list[1].start_ps, 5'000'000u);
+  EXPECT_EQ(s.resolved["background"]["flows"]["list"][1]["start_us"], 0);  // echoed with defaults
+  EXPECT_THAT(ErrorOf({R"(background.flows={"list":[]})"}), AllOf(AtPath("background.flows.list"), HasSubstr("non-empty")));
+  EXPECT_THAT(ErrorOf({R"(background.flows={"list":[{"src":1,"dst":1,"bytes":5}]})"}),
+              AllOf(AtPath("background.flows.list[0].dst"), HasSubstr("source")));
+  EXPECT_THAT(ErrorOf({R"(background.flows={"list":[{"src":1,"bytes":5}]})"}), AtPath("background.flows.list[0].dst"));
+  EXPECT_THAT(ErrorOf({R"(background.flows={"list":[{"src":1,"dst":2,"bytes":5}],"load":0.5})"}),
+              AllOf(AtPath("background.flows.load"), HasSubstr("Poisson")));
+  EXPECT_THAT(ErrorOf({R"(background.flows={"list":[{"src":1,"dst":9,"bytes":5}]})"}),
+              HasSubstr("host 9 does not exist"));
+  EXPECT_THAT(ErrorOf({R"(background.flows={"list":[{"src":1,"dst":2,"bytes":5,"size":3}]})"}),
+              AtPath("background.flows.list[0].size"));
+}
+
 }  // namespace
 }  // namespace inasim
