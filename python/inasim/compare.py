@@ -31,8 +31,9 @@ Exit status of the command: 0 every run correct; 1 some run not correct (or
 its workload did not finish) - the report is still written; 2 bad input
 (unknown protocol, bad scenario or --set, bad option): nothing is written.
 
-Registered: `ring` (host ring allreduce) and `switchml` (in-switch
-aggregation, `workload.switchml`). Adding a protocol (PANAMA, Canary, P4SGD,
+Registered: `ring` (host ring allreduce), `switchml` (in-switch
+aggregation, `workload.switchml`) and `panama` (fp32 accelerators over N
+trees, `workload.panama`, dtype forced to float32). Adding a protocol (Canary, P4SGD,
 ...): register a function that edits the scenario document in place, next to
 `_ring` and `_switchml` below, e.g. (how `switchml` could pin its pool size):
 
@@ -111,6 +112,17 @@ def _switchml(doc: dict) -> None:
     pool 512, 10 ms timeout). The workload's `data` is kept: int32 sums are
     checked exactly, float32 "uniform" against the quantization bound."""
     _use_allreduce(doc, "switchml")
+
+
+@register("panama")
+def _panama(doc: dict) -> None:
+    """PANAMA (MLSys '21): fp32 aggregation in accelerators on the switches
+    of N trees with the Fig. 5 congestion control (`workload.panama`, kept if
+    the scenario has one; 4 trees otherwise). The accelerators add IEEE fp32,
+    so the workload's dtype becomes float32 (the default "hashed" data has
+    exact fp32 sums; "uniform" is checked against the adder order)."""
+    _use_allreduce(doc, "panama")
+    doc["workload"]["dtype"] = "float32"
 
 
 #: Columns of the table (compare.csv, the returned DataFrame), in order.

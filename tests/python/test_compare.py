@@ -97,11 +97,11 @@ def test_compare_csv_and_dataframe_match_the_results(ring):
 def test_unknown_protocol_names_the_known_ones(tmp_path, capsys):
     out = tmp_path / "x"
     with pytest.raises(cmp.UnknownProtocolError,
-                       match=r'unknown protocol "nope" \(known protocols: ring, switchml\)'):
+                       match=r'unknown protocol "nope" \(known protocols: ring, switchml, panama\)'):
         cmp.compare(DEFAULT, ["ring", "nope"], out=out)
     assert not out.exists()  # nothing ran, nothing written
     assert cmp.main([str(DEFAULT), "--protocols", "ring,nope", "--out", str(out)]) == 2
-    assert "known protocols: ring, switchml" in capsys.readouterr().err
+    assert "known protocols: ring, switchml, panama" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -237,3 +237,19 @@ def test_ring_vs_switchml_on_8_hosts(ring_vs_switchml):
     _, rows = table_rows((out / "report.md").read_text(encoding="utf-8"))
     assert [row[0] for row in rows] == ["ring", "switchml"]
     assert all(dict(zip(cmp.COLUMNS, row))["correct"] == "yes" for row in rows)
+
+
+def test_panama_is_registered_and_forces_float32(tmp_path):
+    assert "panama" in cmp.PROTOCOLS
+    doc = {"topology": {"type": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2},
+           "links": {"host_rate_gbps": 10},
+           "workload": {"type": "allreduce", "protocol": "ring", "bytes": 65536, "dtype": "int32",
+                        "panama": {"trees": 2}}}
+    d = cmp.protocol_scenario(doc, "panama")
+    assert d["workload"] == {"type": "allreduce", "protocol": "panama", "bytes": 65536, "dtype": "float32",
+                             "panama": {"trees": 2}}
+    inasim.validate(d)
+    df = cmp.compare(doc, "ring,panama", out=tmp_path / "cmp")
+    assert list(df["protocol"]) == ["ring", "panama"] and df["correct"].all()
+    ring, pan = (df.set_index("protocol").loc[p] for p in ("ring", "panama"))
+    assert pan["time_s"] < ring["time_s"]  # one pass through the network vs 2(n-1)/n of it per link
