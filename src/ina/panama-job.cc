@@ -43,8 +43,9 @@ class PanamaTreeSwitch final : public p4::Dataplane, private p4::Emitter {
     std::vector<uint32_t> child_host_ip;    ///< per child: its IPv4 if a host, 0 if a switch
     std::vector<uint8_t> is_child;          ///< by port
   };
-  PanamaTreeSwitch(pn::PanamaConfig config, uint16_t jid, std::vector<TreeRoute> routes)
-      : accelerator_(std::move(config)), jid_(jid), routes_(std::move(routes)) {}
+  /// `routes[j]`: the trees of job `jids[j]` at this switch, by TID.
+  PanamaTreeSwitch(pn::PanamaConfig config, std::vector<uint16_t> jids, std::vector<std::vector<TreeRoute>> routes)
+      : accelerator_(std::move(config)), jids_(std::move(jids)), routes_(std::move(routes)) {}
 
   std::string Name() const override { return "panama"; }
   bool Claims(const p4::FrameView& f) const override { return accelerator_.Claims(f); }
@@ -71,13 +72,17 @@ class PanamaTreeSwitch final : public p4::Dataplane, private p4::Emitter {
   void EmitRouted(inasim::Span<const uint8_t> frame, p4::Picoseconds latency) override {
     const p4::FrameView v = p4::ParseFrame(frame.data(), frame.size(), static_cast<uint32_t>(frame.size()));
     const size_t hdr = v.l4_payload_offset;
-    if (!v.l4 || v.protocol != 17 || frame.size() < hdr + pn::kPanamaHeaderBytes ||
-        p4::LoadBe16(frame.data() + hdr + pn::kOffJid) != jid_ ||
-        frame.data()[hdr + pn::kOffTid] >= routes_.size()) {
-      out_->EmitRouted(frame, latency);  // not this job's: the switch forwards it
+    const size_t job = v.l4 && v.protocol == 17 && frame.size() >= hdr + pn::kPanamaHeaderBytes
+                           ? static_cast<size_t>(std::find(jids_.begin(), jids_.end(),
+                                                           p4::LoadBe16(frame.data() + hdr + pn::kOffJid)) -
+                                                 jids_.begin())
+                           : jids_.size();
+    if (job == jids_.size() || frame.data()[hdr + pn::kOffTid] >= routes_[job].size() ||
+        routes_[job][frame.data()[hdr + pn::kOffTid]].is_child.empty()) {
+      out_->EmitRouted(frame, latency);  // no job's tree here: the switch forwards it
       return;
     }
-    const TreeRoute& r = routes_[frame.data()[hdr + pn::kOffTid]];
+    const TreeRoute& r = routes_[job][frame.data()[hdr + pn::kOffTid]];
     const bool from_child = ingress_ < r.is_child.size() && r.is_child[ingress_];
     if (from_child && r.parent_port >= 0) {
       out_->Emit(frame, static_cast<uint16_t>(r.parent_port), latency);
@@ -105,8 +110,8 @@ class PanamaTreeSwitch final : public p4::Dataplane, private p4::Emitter {
   }
 
   pn::PanamaDataplane accelerator_;
-  uint16_t jid_;
-  std::vector<TreeRoute> routes_;
+  std::vector<uint16_t> jids_;
+  std::vector<std::vector<TreeRoute>> routes_;
   p4::Emitter* out_ = nullptr;
   uint16_t ingress_ = 0;
   std::vector<uint8_t> scratch_;
@@ -292,7 +297,7 @@ void PanamaWorker::CheckTimeouts() {
 
 // --------------------------------------------------------------------- PanamaJob
 PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPattern pattern, uint64_t seed,
-                     const PanamaSpec& spec, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps)
+                     const PanamaSpec& spec, uint16_t jid, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps)
     : spec_(spec),
       hosts_(hosts),
       data_(DType::kFloat32, pattern, seed, static_cast<uint32_t>(hosts.size())),
@@ -300,6 +305,8 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
       fabric_(&fabric) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
   const topo::Topology& topology = fabric.topology();
+  spec_.jid = jid;
+  spec_.jobs.clear();
   elements_ = bytes / 4;
   packets_per_iteration_ = (elements_ + spec_.elements_per_packet - 1) / spec_.elements_per_packet;
   // §4.1: trees through different roots; with fewer candidate roots than
@@ -329,7 +336,6 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
   }
   rank_of_vertex_.assign(topology.num_vertices(), ~0u);
   for (uint32_t r = 0; r < n; ++r) rank_of_vertex_[hosts[r]] = r;
-  InstallAccelerators(fabric);
   for (uint32_t it = 0; it < iterations; ++it) {
     PanamaIterationRecord rec;
     rec.iteration = it;
@@ -353,60 +359,71 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
 
 PanamaJob::~PanamaJob() = default;
 
-void PanamaJob::InstallAccelerators(Fabric& fabric) {
+void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*>& jobs) {
   const topo::Topology& topology = fabric.topology();
   const uint32_t nh = topology.num_hosts();
   std::vector<uint32_t> switches;
-  for (const auto& tree : trees_)
-    for (uint32_t v : tree.vertices())
-      if (!topology.is_host(v) && std::find(switches.begin(), switches.end(), v) == switches.end())
-        switches.push_back(v);
+  for (const PanamaJob* job : jobs)
+    for (const auto& tree : job->trees_)
+      for (uint32_t v : tree.vertices())
+        if (!topology.is_host(v) && std::find(switches.begin(), switches.end(), v) == switches.end())
+          switches.push_back(v);
   std::sort(switches.begin(), switches.end());
   for (uint32_t v : switches) {
     const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
     if (ports > pn::kMaxPorts)
       throw std::invalid_argument(fmt::format("panama: switch {} has {} ports; the accelerator model takes at most {}",
                                               topology.node(v).name, ports, pn::kMaxPorts));
-    uint64_t bitmap = 0;
-    bool have_bitmap = false;
-    std::vector<PanamaTreeSwitch::TreeRoute> routes(trees_.size());
-    for (uint32_t t = 0; t < trees_.size(); ++t) {
-      const topo::AggregationTree& tree = trees_[t];
-      if (!tree.contains(v)) continue;
-      PanamaTreeSwitch::TreeRoute& r = routes[t];
-      r.parent_port = tree.parent_port[v];
-      r.is_child.assign(ports, 0);
-      uint64_t b = 0;
-      for (uint16_t p : tree.child_ports[v]) {
-        const uint32_t c = topology.ports(v)[p].peer;
-        r.child_ports.push_back(p);
-        r.child_host_ip.push_back(topology.is_host(c) ? HostIpv4(c) : 0);
-        r.is_child[p] = 1;
-        b |= uint64_t{1} << p;
-      }
-      // One Ports_bitmap per job per accelerator (§5 (2)).
-      if (have_bitmap && b != bitmap)
-        throw std::invalid_argument(fmt::format(
-            "panama: switch {} has different children in different trees of the job; the accelerator keeps one "
-            "ports bitmap per job (panama §5 (2)): use fewer trees",
-            topology.node(v).name));
-      bitmap = b;
-      have_bitmap = true;
-    }
+    const PanamaSpec& spec = jobs.front()->spec_;  // accelerator parameters are the run's, not per job
     pn::PanamaConfig c;
     c.num_ports = ports;
-    c.float_mode = spec_.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
-    c.latency.mode = spec_.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
-    c.buffer_bytes = spec_.accelerator_buffer_bytes;
+    c.float_mode = spec.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
+    c.latency.mode = spec.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
+    c.buffer_bytes = spec.accelerator_buffer_bytes;
     c.claim_all_traffic = false;  // other traffic keeps the switch's own forwarding
-    pn::PanamaJob job;
-    job.jid = spec_.jid;
-    job.ports_bitmap = bitmap;
-    job.num_trees = static_cast<uint32_t>(trees_.size());
-    job.result = pn::ResultRoute::kRouted;
-    c.jobs.push_back(job);
-    auto program = std::make_unique<PanamaTreeSwitch>(std::move(c), spec_.jid, std::move(routes));
-    accelerators_[v] = &program->accelerator();
+    std::vector<uint16_t> jids;
+    std::vector<std::vector<PanamaTreeSwitch::TreeRoute>> routes;
+    for (const PanamaJob* job : jobs) {
+      uint64_t bitmap = 0;
+      bool in_job = false;
+      std::vector<PanamaTreeSwitch::TreeRoute> job_routes(job->trees_.size());
+      for (uint32_t t = 0; t < job->trees_.size(); ++t) {
+        const topo::AggregationTree& tree = job->trees_[t];
+        if (!tree.contains(v)) continue;
+        PanamaTreeSwitch::TreeRoute& r = job_routes[t];
+        r.parent_port = tree.parent_port[v];
+        r.is_child.assign(ports, 0);
+        uint64_t b = 0;
+        for (uint16_t p : tree.child_ports[v]) {
+          const uint32_t child = topology.ports(v)[p].peer;
+          r.child_ports.push_back(p);
+          r.child_host_ip.push_back(topology.is_host(child) ? HostIpv4(child) : 0);
+          r.is_child[p] = 1;
+          b |= uint64_t{1} << p;
+        }
+        // One Ports_bitmap per job per accelerator (§5 (2)).
+        if (in_job && b != bitmap)
+          throw std::invalid_argument(fmt::format(
+              "panama: switch {} has different children in different trees of job {}; the accelerator keeps one "
+              "ports bitmap per job (panama §5 (2)): use fewer trees",
+              topology.node(v).name, job->spec_.jid));
+        bitmap = b;
+        in_job = true;
+      }
+      if (!in_job) continue;
+      pn::PanamaJob pj;
+      pj.jid = job->spec_.jid;
+      pj.ports_bitmap = bitmap;
+      pj.num_trees = static_cast<uint32_t>(job->trees_.size());
+      pj.result = pn::ResultRoute::kRouted;
+      c.jobs.push_back(pj);
+      jids.push_back(job->spec_.jid);
+      routes.push_back(std::move(job_routes));
+    }
+    auto program = std::make_unique<PanamaTreeSwitch>(std::move(c), jids, std::move(routes));
+    for (PanamaJob* job : jobs)
+      if (std::find(jids.begin(), jids.end(), job->spec_.jid) != jids.end())
+        job->accelerators_[v] = &program->accelerator();
     fabric.switch_node(v - nh).SetDataplane(std::move(program));
   }
 }

@@ -127,9 +127,16 @@ class PanamaWorker : public ns3::Application {
 /// Owns the workers and the switch programs of one PANAMA job.
 class PanamaJob {
  public:
+  /// One job (JID `jid`) on `hosts`; its accelerator state is installed by
+  /// InstallAccelerators, once every job of the run exists.
   PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPattern pattern, uint64_t seed,
-            const PanamaSpec& spec, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps);
+            const PanamaSpec& spec, uint16_t jid, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps);
   ~PanamaJob();
+
+  /// Puts one accelerator on every switch of any job's trees, holding every
+  /// job that uses that switch (the controller's installation, §3 (2)).
+  static void InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*>& jobs);
+  uint16_t jid() const { return spec_.jid; }
 
   void Start(uint64_t at_ps);
   double progress() const;
@@ -161,7 +168,6 @@ class PanamaJob {
   uint64_t compute_gap_ps() const { return compute_gap_ps_; }
 
  private:
-  void InstallAccelerators(Fabric& fabric);
   /// Values of packet g as the accelerators add them (uniform data).
   const std::vector<uint32_t>& TreeOrderSum(uint64_t g);
   uint32_t ReduceAt(uint32_t tree, uint32_t v, uint64_t element);
@@ -175,7 +181,8 @@ class PanamaJob {
   std::vector<uint32_t> rank_of_vertex_;  ///< host vertex -> rank (or ~0)
   std::vector<PanamaIterationRecord> records_;
   std::vector<ns3::Ptr<PanamaWorker>> workers_;
-  std::unordered_map<uint32_t, const p4::panama::PanamaDataplane*> accelerators_;  ///< by switch vertex
+  /// The accelerators this job's trees cross, by switch vertex (shared with other jobs).
+  std::unordered_map<uint32_t, const p4::panama::PanamaDataplane*> accelerators_;
   Fabric* fabric_;
   uint32_t workers_done_ = 0;
   uint64_t results_total_ = 0;

@@ -397,6 +397,31 @@ static void ParsePanama(Reader& w, Scenario& s) {
   ps.timeout_ps = p.TimePs("timeout_us", 10000, 0.001, 1e9, kPsPerUs);
   ps.udp_port = static_cast<uint16_t>(p.U32("udp_port", 6000, 1, 65535));
   ps.jid = static_cast<uint16_t>(p.U32("jid", 1, 0, 65535));
+  if (const json* jobs = p.Raw("jobs")) {
+    if (!jobs->is_array() || jobs->empty() || jobs->size() > 256)
+      p.Fail("jobs", "must be an array of 1 to 256 jobs, each {\"hosts\", \"bytes\", \"iterations\", \"start_us\", "
+                     "\"compute_gap_us\"}");
+    json resolved_jobs = json::array();
+    for (size_t i = 0; i < jobs->size(); ++i) {
+      json resolved;
+      Reader j(&(*jobs)[i], fmt::format("workload.panama.jobs[{}]", i), &resolved);
+      PanamaJobSpec js;
+      if (!j.Has("hosts")) j.Fail("hosts", "is required (each job's workers, disjoint from the other jobs')");
+      ParseHosts(j, js.hosts);
+      js.bytes = j.U64("bytes", s.workload.bytes, 4, 1ull << 40);
+      if (js.bytes % 4) j.Fail("bytes", fmt::format("must be a multiple of 4 (whole fp32 values), got {}", js.bytes));
+      js.iterations = j.U32("iterations", s.workload.iterations, 1, 1'000'000);
+      js.start_ps = j.TimePs("start_us", static_cast<double>(s.workload.start_ps) / kPsPerUs, 0, 1e9, kPsPerUs);
+      js.compute_gap_ps =
+          j.TimePs("compute_gap_us", static_cast<double>(s.workload.compute_gap_ps) / kPsPerUs, 0, 1e9, kPsPerUs);
+      j.Done();
+      ps.jobs.push_back(js);
+      resolved_jobs.push_back(resolved);
+    }
+    if (uint32_t{ps.jid} + ps.jobs.size() > 0x10000)
+      p.Fail("jid", fmt::format("jobs take JIDs jid .. jid + {}, past 65535", ps.jobs.size() - 1));
+    p.out()["jobs"] = resolved_jobs;
+  }
   // VIDs are 32 bits and count every packet of a tree over the whole run.
   const uint64_t packets = (s.workload.bytes / 4 + ps.elements_per_packet - 1) / ps.elements_per_packet *
                            s.workload.iterations;

@@ -126,6 +126,17 @@ struct StaticTreeSpec {
   uint64_t pass_latency_ps = 520'000;
 };
 
+/// One of several concurrent PANAMA jobs (`workload.panama.jobs[i]`): its
+/// own workers (disjoint from every other job's), gradient size, iterations
+/// and start; the accelerators on shared switches hold all of them (§5 (2)).
+struct PanamaJobSpec {
+  HostSelection hosts;
+  uint64_t bytes = 0;
+  uint32_t iterations = 1;
+  uint64_t start_ps = 0;
+  uint64_t compute_gap_ps = 0;
+};
+
 /// PANAMA workers and accelerators (scenario `workload.panama`; panama-mlsys21
 /// §4-§5): fp32 gradients over N aggregation trees, Fig. 5 congestion control.
 struct PanamaSpec {
@@ -145,6 +156,8 @@ struct PanamaSpec {
   /// Root switch of each tree by name (PANAMA-Agg_i of Fig. 9); empty: the
   /// lowest common tier's switches, spread. Given, it sets the tree count.
   std::vector<std::string> tree_roots;
+  /// Concurrent jobs; empty: one job of workload.hosts / bytes / iterations.
+  std::vector<PanamaJobSpec> jobs;
 };
 
 struct WorkloadSpec {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <string>
@@ -163,6 +164,41 @@ TEST_F(PanamaScenario, PfcKeepsAnOverloadedFabricLossless) {
   EXPECT_GT(lossy.json["workload"]["workers"]["timeouts"].get<uint64_t>(), 0u);
   EXPECT_EQ(lossy.json["workload"]["mismatches"].get<uint64_t>(), 0u);
   EXPECT_NE(lossy.summary.find("tree timeouts: packets were lost"), std::string::npos) << lossy.summary;
+}
+
+TEST_F(PanamaScenario, ConcurrentJobsShareTheAcceleratorsAndTheirBuffer) {
+  // Two 4-worker jobs on the same leaves and spines. A leaf (8 ports) with
+  // 256,000 B offers 256000 / 8 / 1600 = 20 packets per port, split over the
+  // jobs active on it (§4.2.2): 10 each while both run.
+  json doc = TwoLeaves(4, 1 << 20);
+  doc["workload"]["panama"]["accelerator_buffer_bytes"] = 256000;
+  doc["workload"]["panama"]["jobs"] = json::parse(R"([{"hosts":[0,1,4,5]},{"hosts":[2,3,6,7],"bytes":262144}])");
+  const RunResult r = RunPanama(doc);
+  ASSERT_TRUE(r.correct) << r.summary;
+  const json& jobs = r.json["workload"]["jobs"];
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0]["jid"], 1);
+  EXPECT_EQ(jobs[1]["jid"], 2);
+  EXPECT_EQ(jobs[0]["elements_checked"].get<uint64_t>(), 4u * (1u << 18));
+  EXPECT_EQ(jobs[1]["elements_checked"].get<uint64_t>(), 4u * (1u << 16));
+  for (const json& j : jobs) {
+    EXPECT_TRUE(j["correct"].get<bool>());
+    EXPECT_EQ(j["workers"]["min_wnd_cap"].get<uint32_t>(), 10u);
+  }
+  EXPECT_NE(std::find(r.csv_names.begin(), r.csv_names.end(), "job1_collectives.csv"), r.csv_names.end());
+  // Alone, the same job gets the whole share.
+  json alone = TwoLeaves(4, 1 << 20);
+  alone["workload"]["panama"]["accelerator_buffer_bytes"] = 256000;
+  alone["workload"]["hosts"] = json::parse("[0,1,4,5]");
+  EXPECT_EQ(RunPanama(alone).json["workload"]["workers"]["min_wnd_cap"].get<uint32_t>(), 20u);
+  // Jobs need disjoint workers.
+  doc["workload"]["panama"]["jobs"] = json::parse(R"([{"hosts":[0,1,4,5]},{"hosts":[5,6]}])");
+  try {
+    RunPanama(doc);
+    ADD_FAILURE() << "overlapping jobs accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("workload.panama.jobs[1].hosts: host 5"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(PanamaScenario, SameSeedSameBytes) {
