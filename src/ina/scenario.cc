@@ -36,7 +36,7 @@ std::string TypeName(const json& v) {
   if (v.is_boolean()) return "a boolean";
   if (v.is_number_integer() || v.is_number_unsigned()) return fmt::format("the integer {}", v.dump());
   if (v.is_number()) return fmt::format("the number {}", v.dump());
-  if (v.is_string()) return fmt::format("the string {}", v.dump());
+  if (v.is_string()) return fmt::format("the string {}", v.dump(-1, ' ', false, json::error_handler_t::replace));
   if (v.is_array()) return "an array";
   return "an object";
 }
@@ -455,6 +455,15 @@ void ApplyOverride(json& doc, const std::string& assignment) {
     value = json::parse(text);
   } catch (const json::parse_error&) {
     value = text;  // bare words are strings: --set topology.type=fat_tree
+  }
+  // Scenario text must be UTF-8 (a file's JSON parser checks that; a bare
+  // --set word does not pass through it), or results.json could not be written.
+  try {
+    (void)json(path).dump();
+    (void)value.dump();
+  } catch (const json::type_error&) {
+    throw ScenarioError(fmt::format("--set {}: not valid UTF-8", json(assignment).dump(-1, ' ', false,
+                                                                                     json::error_handler_t::replace)));
   }
   json* cur = &doc;
   std::string walked;

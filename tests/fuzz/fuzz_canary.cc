@@ -17,6 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] & 4) cfg += R"(,"index_hash":"direct")";
   cfg += "}";
   inasim::p4::canary::CanaryDataplane dp(inasim::p4::canary::CanaryConfig::FromJson(cfg));
-  inasim::fuzz::Drive(dp, data + 1, size - 1);
+  inasim::fuzz::Drive(dp, data + 1, size - 1, (data[0] & 0x80) != 0);
   return 0;
 }

@@ -17,6 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cfg += R"(,"jobs":[{"jid":7,"ports":[0,1,2,3],"trees":2,"result":)" + result +
          R"(},{"jid":9,"ports":[2,3,4,5],"trees":1,"result":[0,1]}]})";
   inasim::p4::panama::PanamaDataplane dp(inasim::p4::panama::PanamaConfig::FromJson(cfg));
-  inasim::fuzz::Drive(dp, data + 1, size - 1);
+  inasim::fuzz::Drive(dp, data + 1, size - 1, (data[0] & 0x80) != 0);
   return 0;
 }

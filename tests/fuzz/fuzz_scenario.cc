@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -38,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::exception& e) {
     // Anything else escaping the loader is a bug: the CLI would print an
     // internal error instead of naming the field.
+    std::fprintf(stderr, "fuzz_scenario: not a ScenarioError: %s\n", e.what());
     std::abort();
   }
   return 0;

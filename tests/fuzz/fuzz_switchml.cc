@@ -20,6 +20,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
            R"(,"mac":"02:00:00:00:00:0)" + std::to_string(w + 1) + R"(","ip":"10.0.0.)" + std::to_string(w + 1) + "\"}";
   cfg += "]}";
   inasim::p4::switchml::SwitchMLDataplane dp(inasim::p4::switchml::SwitchMLConfig::FromJson(cfg));
-  inasim::fuzz::Drive(dp, data + 1, size - 1);
+  inasim::fuzz::Drive(dp, data + 1, size - 1, (data[0] & 0x80) != 0);
   return 0;
 }

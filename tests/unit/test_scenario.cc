@@ -845,5 +845,15 @@ TEST(BackgroundFlowList, ExplicitFlowsAreReadSortedAndChecked) {
               AtPath("background.flows.list[0].size"));
 }
 
+TEST(BadInput, SetValueThatIsNotUtf8) {
+  // Found by tests/fuzz/fuzz_scenario.cc: a bare --set word is stored as a
+  // string without passing the JSON parser's UTF-8 check, and writing
+  // results.json (or quoting it in an error) then threw nlohmann's type_error.
+  json doc = Base();
+  EXPECT_THAT(OverrideErrorOf(doc, "name=\xff\xfe"), AllOf(StartsWith("--set "), HasSubstr("not valid UTF-8")));
+  EXPECT_THAT(OverrideErrorOf(doc, "na\xffme=x"), HasSubstr("not valid UTF-8"));
+  EXPECT_EQ(OverrideErrorOf(doc, "name=caf\xc3\xa9"), "<no error>");  // UTF-8 is fine
+}
+
 }  // namespace
 }  // namespace inasim
