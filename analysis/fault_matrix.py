@@ -6,7 +6,7 @@
 For each protocol (ring, switchml, canary, static_tree, panama) and each fault
 (none; loss of 0.01 %, 0.1 %, 1 % and 5 % on every link; the link leaf0-spine0
 going down mid-collective; spine0 failing mid-collective, i.e. all its links
-down at once) it runs a reduced scenario (2 leaves x 2 spines x 4 hosts,
+down at once; host h0 delayed mid-collective: its frames arrive 50 us late) it runs a reduced scenario (2 leaves x 2 spines x 4 hosts,
 100 Gb/s, 1 MiB, a 20 ms simulated-time limit, one run per cell) with the
 `inasim` CLI under a wall-clock limit and classifies the outcome:
 
@@ -56,7 +56,7 @@ PROTOCOLS = {
     "panama": {"protocol": "panama", "dtype": "float32", "panama": {"trees": 2, "timeout_us": 1000}},
 }
 LOSSES = [0.0001, 0.001, 0.01, 0.05]
-FAULTS = ["none"] + [f"loss {p * 100:g} %" for p in LOSSES] + ["link down", "switch down"]
+FAULTS = ["none"] + [f"loss {p * 100:g} %" for p in LOSSES] + ["link down", "switch down", "host delayed"]
 # What each protocol claims to survive (the paper's mechanism), for the table.
 CLAIMS = {
     "ring": "retransmission per stream (selective ACKs, RTO)",
@@ -77,6 +77,10 @@ def scenario(protocol: str, fault: str, at_us: float) -> dict:
         doc["faults"] = {"links": [{"between": ["leaf0", "spine0"], "down_at_us": at_us}]}
     elif fault == "switch down":
         doc["faults"] = {"links": [{"between": [leaf, "spine0"], "down_at_us": at_us} for leaf in ("leaf0", "leaf1")]}
+    elif fault == "host delayed":
+        # A straggler: from mid-collective on, every frame h0 sends arrives 50 us late
+        # (50x Canary's switch timeout, ~25 % of a fault-free collective).
+        doc["faults"] = {"hosts": [{"host": 0, "delay_us": 50, "at_us": at_us}]}
     return doc
 
 

@@ -121,4 +121,11 @@ void Fabric::Reconverge(uint32_t link) {
   for (auto& sw : switches_) sw->SetRouting(routing_.get());
 }
 
+void Fabric::SetHostDelay(uint32_t host, uint64_t extra_ps, uint64_t at_ps) {
+  InaNetDevice* dev = &device(host, 0);
+  const uint64_t total = dev->extra_delay_ps() + extra_ps;
+  const uint64_t now = static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds());
+  ns3::Simulator::Schedule(ns3::PicoSeconds(at_ps > now ? at_ps - now : 0), &InaNetDevice::SetExtraDelay, dev, total);
+}
+
 }  // namespace inasim

@@ -54,6 +54,8 @@ class Fabric {
   /// reconverges, switches only avoid it locally (another equal-cost port);
   /// `reconverge_ps` later every switch gets tables computed without it.
   void SetLinkDown(uint32_t link, uint64_t at_ps, uint64_t reconverge_ps = UINT64_MAX);
+  /// From `at_ps` on, every frame host h sends arrives `extra_ps` later (a straggler).
+  void SetHostDelay(uint32_t host, uint64_t extra_ps, uint64_t at_ps);
 
  private:
   const topo::Topology& topo_;

@@ -114,6 +114,7 @@ class InaNetDevice : public ns3::NetDevice {
   /// Extra one-way time for frames this device sends: the receiving switch's
   /// forwarding pipeline, folded into the hop so it costs no event of its own.
   void SetExtraDelay(uint64_t ps) { extra_delay_ps_ = ps; }
+  uint64_t extra_delay_ps() const { return extra_delay_ps_; }
   void SetPortConfig(const congestion::PortConfig& c) { queue_.set_config(c); }
   /// Bernoulli loss of frames sent by this device, from its own random stream.
   void SetLoss(double rate, ns3::Ptr<ns3::UniformRandomVariable> rng);

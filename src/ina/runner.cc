@@ -113,6 +113,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     if (f.loss_rate >= 0) fabric->SetLinkLoss(f.link, f.loss_rate);
     if (f.down_at_ps) fabric->SetLinkDown(f.link, *f.down_at_ps, s.faults.reconverge_ps);
   }
+  for (const HostFault& h : s.faults.hosts) fabric->SetHostDelay(h.host, h.delay_ps, h.at_ps);
 
   // Workload.
   std::vector<uint32_t> hosts;

@@ -441,6 +441,8 @@ json LoadScenarioJson(const std::string& file) {
     return json::parse(ss.str());
   } catch (const json::parse_error& e) {
     throw ScenarioError(fmt::format("{}: not valid JSON: {}", file, e.what()));
+  } catch (const json::out_of_range& e) {  // e.g. 1e999: not representable
+    throw ScenarioError(fmt::format("{}: a number out of range: {}", file, e.what()));
   }
 }
 
@@ -455,6 +457,9 @@ void ApplyOverride(json& doc, const std::string& assignment) {
     value = json::parse(text);
   } catch (const json::parse_error&) {
     value = text;  // bare words are strings: --set topology.type=fat_tree
+  } catch (const json::out_of_range& e) {  // a number past double's range (found by fuzz_scenario)
+    throw ScenarioError(fmt::format("--set {}: the value is a number out of range ({})",
+                                    json(path).dump(-1, ' ', false, json::error_handler_t::replace), e.what()));
   }
   // Scenario text must be UTF-8 (a file's JSON parser checks that; a bare
   // --set word does not pass through it), or results.json could not be written.
@@ -802,6 +807,26 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
         lr.Done();
         s.faults.links.push_back(lf);
         f.out()["links"].push_back(resolved);
+      }
+    }
+    const json* slow = f.Raw("hosts");
+    f.out()["hosts"] = json::array();
+    if (slow) {
+      if (!slow->is_array()) f.Fail("hosts", "must be an array of {\"host\", \"delay_us\", \"at_us\"}");
+      for (size_t i = 0; i < slow->size(); ++i) {
+        json resolved;
+        Reader hr(&(*slow)[i], fmt::format("faults.hosts[{}]", i), &resolved);
+        HostFault hf;
+        hf.host = hr.U32("host", 0, 0, UINT32_MAX, true);
+        if (hf.host >= t.num_hosts())
+          hr.Fail("host", fmt::format("no host {}: the topology has {} hosts (0..{})", hf.host, t.num_hosts(),
+                                      t.num_hosts() - 1));
+        hf.delay_ps = hr.TimePs("delay_us", 0, 0, 1e9, kPsPerUs);
+        if (!hr.Has("delay_us")) hr.Fail("delay_us", "is required (how much later the host's frames arrive, in us)");
+        hf.at_ps = hr.TimePs("at_us", 0, 0, 1e10, kPsPerUs);
+        hr.Done();
+        s.faults.hosts.push_back(hf);
+        f.out()["hosts"].push_back(resolved);
       }
     }
     f.Done();

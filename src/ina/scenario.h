@@ -188,10 +188,20 @@ struct LinkFault {
   std::optional<uint64_t> down_at_ps;
 };
 
+/// A slow host (`faults.hosts[i]`): from `at_ps` on, every frame it sends
+/// arrives `delay_ps` later than its link alone would deliver it (a
+/// straggling host stack or NIC).
+struct HostFault {
+  uint32_t host = 0;
+  uint64_t delay_ps = 0;
+  uint64_t at_ps = 0;
+};
+
 struct FaultSpec {
   double loss_rate = 0;           // every link, both directions
   uint64_t reconverge_ps = 1'000'000'000;  // routing recomputed this long after a link fails
   std::vector<LinkFault> links;
+  std::vector<HostFault> hosts;
 };
 
 /// Poisson TCP flows (scenario `background.flows`).

@@ -1,5 +1,5 @@
 """The fault matrix (analysis/fault_matrix.py): every protocol under loss,
-a link and a switch failing mid-collective. No cell may be a wrong aggregate,
+a link and a switch failing mid-collective, a delayed host. No cell may be a wrong aggregate,
 a hang or a crash; the protocols with recovery must finish exact; and
 docs/RELIABILITY.md must show exactly this matrix (regenerate it with
 `analysis/fault_matrix.py --write-doc` when behaviour changes).
@@ -21,7 +21,7 @@ def test_fault_matrix(tmp_path):
     assert r.returncode == 0, r.stderr + r.stdout
     with open(tmp_path / "fault_matrix.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 5 * 7
+    assert len(rows) == 5 * 8
     cell = {(x["protocol"], x["fault"]): x for x in rows}
     assert all(x["outcome"] in ("exact", "failed") for x in rows), rows
     for x in rows:

@@ -855,5 +855,21 @@ TEST(BadInput, SetValueThatIsNotUtf8) {
   EXPECT_EQ(OverrideErrorOf(doc, "name=caf\xc3\xa9"), "<no error>");  // UTF-8 is fine
 }
 
+TEST(BadInput, NumbersOutOfRange) {
+  // Found by tests/fuzz/fuzz_scenario.cc: nlohmann throws out_of_range (not
+  // parse_error) for a number past double's range.
+  json doc = Base();
+  EXPECT_THAT(OverrideErrorOf(doc, "workload.bytes=0.5e2255555555555555"), HasSubstr("out of range"));
+  const fs::path file = fs::temp_directory_path() / "inasim_huge_number.json";
+  std::ofstream(file) << R"({"topology": {"type": "single_rack", "hosts": 1e999}})";
+  try {
+    LoadScenarioJson(file.string());
+    ADD_FAILURE() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("out of range"));
+  }
+  fs::remove(file);
+}
+
 }  // namespace
 }  // namespace inasim
