@@ -871,5 +871,18 @@ TEST(BadInput, NumbersOutOfRange) {
   fs::remove(file);
 }
 
+TEST(BadInput, SlowHosts) {
+  const Scenario s = ParseScenario(With({R"(faults.hosts=[{"host":3,"delay_us":50,"at_us":2}])"}));
+  ASSERT_EQ(s.faults.hosts.size(), 1u);
+  EXPECT_EQ(s.faults.hosts[0].host, 3u);
+  EXPECT_EQ(s.faults.hosts[0].delay_ps, 50'000'000u);
+  EXPECT_EQ(s.faults.hosts[0].at_ps, 2'000'000u);
+  EXPECT_THAT(ErrorOf({R"(faults.hosts=[{"host":8,"delay_us":1}])"}),
+              AllOf(AtPath("faults.hosts[0].host"), HasSubstr("8 hosts (0..7)")));
+  EXPECT_THAT(ErrorOf({R"(faults.hosts=[{"host":1}])"}), AllOf(AtPath("faults.hosts[0].delay_us"), HasSubstr("required")));
+  EXPECT_THAT(ErrorOf({R"(faults.hosts=[{"delay_us":1}])"}), AtPath("faults.hosts[0].host"));
+  EXPECT_THAT(ErrorOf({R"(faults.hosts={"host":1})"}), AtPath("faults.hosts"));
+}
+
 }  // namespace
 }  // namespace inasim
