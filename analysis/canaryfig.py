@@ -111,6 +111,8 @@ def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
         "drops_buffer": num(rec.get("network.drops_buffer")),
         "packets_per_block": num(rec.get("workload.leaders.packets_per_block")),
         "stragglers": num(rec.get("workload.switches.stragglers")),
+        "noise_delayed_packets": num(rec.get("workload.hosts.noise_delayed_packets")),
+        "packets_sent": num(rec.get("workload.hosts.packets_sent")),
     }
 
 

@@ -1,9 +1,9 @@
-"""Canary figure scripts end to end: analysis/fig_canary_fig{2,7,8,9}.py --small
+"""Canary figure scripts end to end: analysis/fig_canary_fig{2,7,8,9,11}.py --small
 (exit status, PNG, tidy CSV with every expected point, every run exact and
 lossless, the relations that hold robustly at the reduced size) and exit 1
 when a run is not correct.
 
-Run by hand (about 35 s) with PYTHONPATH=python:build/python:
+Run by hand (about 40 s) with PYTHONPATH=python:build/python:
 
     PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_canary_figures.py
 """
@@ -21,7 +21,7 @@ from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, import_inasim
 inasim = import_inasim()
 
 ANALYSIS = SOURCE_DIR / "analysis"
-SCRIPTS = ("fig2", "fig7", "fig8", "fig9")
+SCRIPTS = ("fig2", "fig7", "fig8", "fig9", "fig11")
 #: 8 leaves x 16 spines x 16 hosts: 128 host links + 128 fabric links, two directions each.
 LINK_DIRECTIONS = 2 * (128 + 8 * 16)
 
@@ -81,7 +81,7 @@ def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
     assert list((out / "sweeps").glob("*/sweep.csv"))
 
 
-@pytest.mark.parametrize("name", ("fig2", "fig7", "fig8", "fig9"))
+@pytest.mark.parametrize("name", SCRIPTS)
 def test_every_run_exact_lossless_and_below_line_rate(runs, name):
     out, _ = runs[name]
     sweep = next((out / "sweeps").glob("*/sweep.csv"))
@@ -158,6 +158,22 @@ def test_fig2(runs):
             assert float(r["over_ring"]) > 1.0  # in-network beats the ring on an idle network
         if c:
             assert float(r["goodput_gbps"]) < float(g[(proto, n, False)]["goodput_gbps"])
+
+
+def test_fig11(runs):
+    out, p = runs["fig11"]
+    rows = sim_rows(out, "fig11")
+    g = {(r["protocol"], r["timeout_us"], truth(r["congested"]), float(r["noise_probability"])): r for r in rows}
+    assert set(g) == {(pr, t, c, n) for pr, t in (("canary", "1"), ("canary", "3"), ("st4", ""))
+                      for c in (False, True) for n in (1e-3, 1e-1)}
+    for (proto, t, c, n), r in g.items():
+        # workload.send_noise holds back Binomial(packets, p) packets: within 5 standard deviations.
+        sent, delayed = float(r["packets_sent"]), float(r["noise_delayed_packets"])
+        assert sent >= 63 * 512  # every sending host's 512 blocks of 256 elements (512 KiB)
+        assert abs(delayed - n * sent) <= 5 * (n * (1 - n) * sent) ** 0.5, (proto, t, c, n, delayed, sent)
+        if c and proto == "canary":  # under congestion Canary beats four static trees at every noise level
+            assert float(r["goodput_gbps"]) > float(g[("st4", "", True, n)]["goodput_gbps"])
+    assert p.stdout.count("spread between timeouts") == 4
 
 
 def test_exit_1_when_a_run_is_not_correct(runs, monkeypatch, capsys):
