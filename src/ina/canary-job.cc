@@ -79,6 +79,8 @@ void CanaryHost::Setup(CanaryJob* job, uint32_t rank) {
   }
   tx_.assign(std::max<size_t>(kControlHeader, cn::kCanaryHBytes) + 4ull * k_, 0);
   scratch_.assign(k_, 0);
+  // Its own stream per host, from the scenario's seed: the same run draws the same delays.
+  noise_state_ = congestion::Mix64(job->seed() ^ congestion::Mix64(0x6e6f697365ull + rank));
   const uint16_t port = job->mode() == InaTreeMode::kCanary ? cn::kCanaryUdpPort : p4::statictree::kStaticTreeUdpPort;
   data_socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
   if (data_socket_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), port)) != 0)
@@ -181,8 +183,29 @@ void CanaryHost::SendBlock(uint64_t g) {
   for (uint64_t i = 0; i < k_; ++i) p4::StoreBe32(d + 4 * i, i < count ? data.Value(rank_, first + i) : 0);
   const uint32_t len = static_cast<uint32_t>(cn::kCanaryHBytes + 4ull * k_);
   const uint16_t port = job_->mode() == InaTreeMode::kCanary ? cn::kCanaryUdpPort : p4::statictree::kStaticTreeUdpPort;
-  data_socket_->SendTo(ns3::Create<ns3::Packet>(h, len), 0, ns3::InetSocketAddress(ns3::Ipv4Address(dst), port));
+  SendReducePacket(ns3::Create<ns3::Packet>(h, len), dst, port);
   ++c_.packets_sent;
+}
+
+bool CanaryHost::DrawSendNoise() {
+  const double p = job_->send_noise().probability;
+  if (p <= 0) return false;
+  noise_state_ += 0x9e3779b97f4a7c15ull;
+  const double u = static_cast<double>(congestion::Mix64(noise_state_) >> 11) * 0x1.0p-53;  // [0, 1)
+  return u < p;
+}
+
+// canary-fgcs24 §5.2.5 (Fig. 11): a packet the host's noise holds back
+// reaches the NIC `delay` later; the packets after it do not wait for it.
+void CanaryHost::SendReducePacket(Ptr<ns3::Packet> p, uint32_t dst, uint16_t port) {
+  const ns3::InetSocketAddress to(ns3::Ipv4Address(dst), port);
+  if (!DrawSendNoise()) {
+    data_socket_->SendTo(p, 0, to);
+    return;
+  }
+  ++c_.noise_delayed;
+  Ptr<ns3::Socket> s = data_socket_;
+  Simulator::Schedule(PicoSeconds(job_->send_noise().delay_ps), [s, p, to] { s->SendTo(p, 0, to); });
 }
 
 void CanaryHost::SendControl(uint32_t to_rank, uint8_t type, uint64_t g, uint8_t attempt, const uint32_t* data) {
@@ -495,7 +518,7 @@ void CanaryHost::OnTimerEvent() {
 
 CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
                      uint64_t seed, const WorkloadSpec& spec)
-    : fabric_(&fabric), hosts_(hosts), mode_(mode), spec_(spec) {
+    : fabric_(&fabric), hosts_(hosts), mode_(mode), spec_(spec), seed_(seed) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
   const char* name = mode == InaTreeMode::kCanary ? "canary" : "static_tree";
   if (n < 2) throw std::invalid_argument(fmt::format("{} needs at least two hosts", name));

@@ -53,6 +53,7 @@ enum class InaTreeMode : uint8_t { kCanary, kStaticTree };
 /// What one host did (summed in the report).
 struct CanaryHostCounters {
   uint64_t packets_sent = 0;          ///< reduce packets (incl. re-issues)
+  uint64_t noise_delayed = 0;         ///< ... of which workload.send_noise held back (§5.2.5)
   uint64_t retransmit_requests = 0;   ///< §3.3 timer expired: request sent to the leader
   uint64_t reissues = 0;              ///< §3.3 failure received: block sent again with a new id
   uint64_t fallback_sends = 0;        ///< host-based reduction: data sent to the leader
@@ -119,6 +120,9 @@ class CanaryHost : public ns3::Application {
   void IssueMore();
   void Issue(uint64_t g);
   void SendBlock(uint64_t g);
+  /// Hands a reduce packet to the socket, now or after the send-noise delay.
+  void SendReducePacket(ns3::Ptr<ns3::Packet> p, uint32_t dst, uint16_t port);
+  bool DrawSendNoise();
   void Complete(uint64_t g, const uint8_t* be_data);  ///< the host holds g's final sum
   void LeaderAccept(uint64_t g, uint32_t attempt, uint16_t counter, bool collided, uint16_t sw, uint32_t port,
                     const uint8_t* be_data);
@@ -152,6 +156,7 @@ class CanaryHost : public ns3::Application {
   CanaryHostCounters c_;
   std::vector<uint8_t> tx_, rx_;
   std::vector<uint32_t> scratch_;
+  uint64_t noise_state_ = 0;  ///< this host's send-noise stream (SplitMix64 counter)
 };
 
 class CanaryJob {
@@ -189,6 +194,8 @@ class CanaryJob {
   uint32_t TorIpv4(uint32_t rank) const { return tor_ip_[rank]; }
   const CanarySpec& canary() const { return spec_.canary; }
   const StaticTreeSpec& static_tree() const { return spec_.static_tree; }
+  const SendNoiseSpec& send_noise() const { return spec_.send_noise; }
+  uint64_t seed() const { return seed_; }
   uint32_t window() const { return window_; }
   const TensorData& data(uint32_t iteration) const { return data_[iteration]; }
   uint64_t elements() const { return elements_; }
@@ -221,6 +228,7 @@ class CanaryJob {
   std::vector<uint32_t> switch_vertices_;
   std::vector<std::string> tree_roots_;
   uint32_t hosts_done_ = 0;
+  uint64_t seed_ = 0;
 };
 
 }  // namespace inasim

@@ -63,6 +63,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
   for (const auto& a : agents_) {
     const CanaryHostCounters& c = a->counters();
     h.packets_sent += c.packets_sent;
+    h.noise_delayed += c.noise_delayed;
     h.retransmit_requests += c.retransmit_requests;
     h.reissues += c.reissues;
     h.fallback_sends += c.fallback_sends;
@@ -175,7 +176,10 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
        {"mismatches", mism},
        {"correct", correct},
        {"collectives", colls},
+       {"send_noise", {{"probability", spec_.send_noise.probability},
+                       {"delay_s", PsToS(spec_.send_noise.delay_ps)}}},
        {"hosts", {{"packets_sent", h.packets_sent},
+                  {"noise_delayed_packets", h.noise_delayed},
                   {"results_received", h.results_received},
                   {"duplicate_results", h.duplicate_results}}},
        {"switches", switches_total},

@@ -346,6 +346,15 @@ static void ParseCanary(Reader& w, Scenario& s) {
   c.Done();
 }
 
+// canary-fgcs24 §5.2.5: "every time a host sends a packet, it has a given
+// probability (noise probability) of delaying the transmission by 1 microsecond".
+static void ParseSendNoise(Reader& w, Scenario& s) {
+  Reader n = w.Obj("send_noise");
+  s.workload.send_noise.probability = n.Num("probability", 0, 0, 1);
+  s.workload.send_noise.delay_ps = n.TimePs("delay_us", 1, 0, 1e6, kPsPerUs);
+  n.Done();
+}
+
 static void ParseStaticTree(Reader& w, Scenario& s) {
   Reader t = w.Obj("static_tree");
   StaticTreeSpec& st = s.workload.static_tree;
@@ -615,6 +624,14 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
           s.workload.dtype != DType::kInt32)
         w.Fail("dtype", fmt::format("protocol \"{}\" aggregates int32 (the switches add 32-bit integers, "
                                     "canary-fgcs24 §4.1); use \"int32\"", s.workload.protocol));
+      if (s.workload.protocol == "canary" || s.workload.protocol == "static_tree") {
+        ParseSendNoise(w, s);
+      } else if (w.Has("send_noise")) {
+        w.Fail("send_noise", fmt::format("only read with protocol \"canary\" or \"static_tree\" (this workload's "
+                                         "protocol is \"{}\")", s.workload.protocol));
+      } else {
+        w.Raw("send_noise");
+      }
       if (s.workload.protocol == "panama" && s.workload.dtype != DType::kFloat32)
         w.Fail("dtype", "protocol \"panama\" aggregates IEEE-754 fp32 (panama-mlsys21 §5); use \"float32\"");
       if (s.workload.protocol == "panama") {

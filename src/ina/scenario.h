@@ -160,6 +160,15 @@ struct PanamaSpec {
   std::vector<PanamaJobSpec> jobs;
 };
 
+/// Host noise on the reduce path (scenario `workload.send_noise`; canary-fgcs24
+/// §5.2.5, Fig. 11): each reduce packet a host sends waits `delay_ps` before it
+/// reaches the socket with probability `probability`, drawn from the host's
+/// own seeded stream. canary and static_tree only.
+struct SendNoiseSpec {
+  double probability = 0;
+  uint64_t delay_ps = 1'000'000;
+};
+
 struct WorkloadSpec {
   WorkloadType type = WorkloadType::kAllreduce;
   HostSelection hosts;
@@ -176,6 +185,7 @@ struct WorkloadSpec {
   CanarySpec canary;
   StaticTreeSpec static_tree;
   PanamaSpec panama;
+  SendNoiseSpec send_noise;
   // permutation
   uint64_t flow_bytes = 2'000'000;
   uint32_t payload_bytes = 1472;

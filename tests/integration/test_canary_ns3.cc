@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -305,6 +306,34 @@ TEST_F(CanaryScenario, OnePercentLossStillExactAndSameSeedSameBytes) {
   b.json.erase("perf");
   EXPECT_EQ(a.json.dump(), b.json.dump());
   EXPECT_EQ(a.csv_texts, b.csv_texts);
+}
+
+// canary-fgcs24 §5.2.5 (Fig. 11): each reduce packet is held back with the
+// given probability; the results stay exact, the delays cost time, and the
+// same seed draws the same delays.
+TEST_F(CanaryScenario, SendNoiseDelaysPacketsAtItsRateAndStaysExact) {
+  const RunResult quiet = Run(R"("protocol":"canary","canary":{"window_blocks":64})");
+  const std::vector<std::string> noisy = {"workload.send_noise.probability=0.1", "workload.send_noise.delay_us=5"};
+  RunResult a = Run(R"("protocol":"canary","canary":{"window_blocks":64})", noisy);
+  RunResult b = Run(R"("protocol":"canary","canary":{"window_blocks":64})", noisy);
+  EXPECT_TRUE(quiet.correct);
+  EXPECT_TRUE(a.correct);
+  EXPECT_EQ(quiet.json["workload"]["hosts"]["noise_delayed_packets"].get<uint64_t>(), 0u);
+  const auto sent = a.json["workload"]["hosts"]["packets_sent"].get<uint64_t>();
+  const auto delayed = a.json["workload"]["hosts"]["noise_delayed_packets"].get<uint64_t>();
+  // Binomial(sent, 0.1): within 5 standard deviations.
+  const double expect = 0.1 * static_cast<double>(sent), sd = std::sqrt(expect * 0.9);
+  EXPECT_NEAR(static_cast<double>(delayed), expect, 5 * sd) << delayed << " of " << sent;
+  EXPECT_GT(a.json["workload"]["switches"]["stragglers"].get<uint64_t>(),
+            quiet.json["workload"]["switches"]["stragglers"].get<uint64_t>());
+  EXPECT_GT(a.json["workload"]["mean_duration_s"].get<double>(), quiet.json["workload"]["mean_duration_s"].get<double>());
+  a.json.erase("perf");
+  b.json.erase("perf");
+  EXPECT_EQ(a.json.dump(), b.json.dump());
+  // The static-tree baseline takes the same noise and stays exact too.
+  const RunResult st = Run(R"("protocol":"static_tree")", noisy);
+  EXPECT_TRUE(st.correct);
+  EXPECT_GT(st.json["workload"]["hosts"]["noise_delayed_packets"].get<uint64_t>(), 0u);
 }
 
 TEST_F(CanaryScenario, StaticTreeBaselineRunsExact) {

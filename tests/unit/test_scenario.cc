@@ -779,6 +779,31 @@ TEST(BadInput, CanaryKeys) {
   EXPECT_NE(ids.find("24-bit sequence"), std::string::npos) << ids;
 }
 
+TEST(Scenario, SendNoiseDefaultsOffAndParsesForCanaryAndStaticTree) {
+  const Scenario c = ParseScenario(With({"workload.protocol=canary"}));
+  EXPECT_EQ(c.workload.send_noise.probability, 0.0);
+  EXPECT_EQ(c.workload.send_noise.delay_ps, 1'000'000u);
+  EXPECT_EQ(c.resolved["workload"]["send_noise"]["delay_us"], 1);
+  const Scenario t = ParseScenario(With({"workload.protocol=static_tree", "workload.send_noise.probability=0.01",
+                                         "workload.send_noise.delay_us=2.5"}));
+  EXPECT_EQ(t.workload.send_noise.probability, 0.01);
+  EXPECT_EQ(t.workload.send_noise.delay_ps, 2'500'000u);
+}
+
+TEST(BadInput, SendNoiseKeys) {
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.send_noise.probability=1.5"}),
+            "workload.send_noise.probability: must be between 0 and 1, got 1.5");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.send_noise.probability=\"high\""}),
+            "workload.send_noise.probability: must be a number, got the string \"high\"");
+  EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.send_noise.delay_us=-1"}),
+            "workload.send_noise.delay_us: must be between 0 and 1000000, got -1");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.send_noise.probabilty=0.1"}),
+            "workload.send_noise.probabilty: unknown key (did you mean \"probability\"?)");
+  EXPECT_EQ(ErrorOf({"workload.protocol=ring", "workload.send_noise.probability=0.1"}),
+            "workload.send_noise: only read with protocol \"canary\" or \"static_tree\" (this workload's protocol "
+            "is \"ring\")");
+}
+
 TEST(BadInput, SwitchMLKeys) {
   EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.switchml.elements_per_packet=128"}),
             "workload.switchml.elements_per_packet: must be 64 (256 B packets) or 256 (1024 B packets), the two "

@@ -1,0 +1,179 @@
+"""What the Canary figure scripts (analysis/fig_canary_*.py) share: the
+protocols the paper compares, running their sweep, and reading each run.
+
+    from canaryfig import PROTOCOLS, NO_CONGESTION, run_points, summarize
+    df, code = run_points("fig_canary_fig8", args, scenario, points, repetitions)
+
+A point is a dict of `--set` overrides (protocol + whatever the figure
+varies); every point runs `repetitions` times with seeds seed, seed + 1, ...
+(each seed is another random placement of the allreduce hosts: the paper's
+"5 random placements per point").
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from figscript import num
+
+#: The allreduce algorithms of canary-fgcs24 Sec. 5.2, as overrides of a
+#: Canary base scenario: label and overrides.
+PROTOCOLS: Dict[str, Tuple[str, Dict[str, object]]] = {
+    "canary": ("Canary", {}),
+    "st1": ("1 static tree", {"workload.protocol": "static_tree", "workload.canary": None,
+                              "workload.static_tree.trees": 1}),
+    "st2": ("2 static trees", {"workload.protocol": "static_tree", "workload.canary": None,
+                               "workload.static_tree.trees": 2}),
+    "st4": ("4 static trees", {"workload.protocol": "static_tree", "workload.canary": None,
+                               "workload.static_tree.trees": 4}),
+    "st8": ("8 static trees", {"workload.protocol": "static_tree", "workload.canary": None,
+                               "workload.static_tree.trees": 8}),
+    "ring": ("ring allreduce", {"workload.protocol": "ring", "workload.canary": None}),
+}
+
+#: Removes the background congestion (null = absent).
+NO_CONGESTION = {"background": None}
+
+
+def point(protocol: str, congested: bool = True, **overrides) -> Dict[str, object]:
+    """The overrides of one point: the protocol's, no congestion if asked, then `overrides`
+    (keys with "__" for ".", e.g. workload__bytes=1024)."""
+    p: Dict[str, object] = {"x.protocol_key": protocol}
+    p.update(PROTOCOLS[protocol][1])
+    if not congested:
+        p.update(NO_CONGESTION)
+    for k, v in overrides.items():
+        p[k.replace("__", ".")] = v
+    return p
+
+
+def _sweep_points(points: Sequence[Dict[str, object]]) -> List[Dict[str, object]]:
+    """The points without our bookkeeping keys (x.*), which are not scenario keys."""
+    return [{k: v for k, v in p.items() if not k.startswith("x.")} for p in points]
+
+
+def run_points(stem: str, args, scenario: Path, points: Sequence[Dict[str, object]], repetitions: int):
+    """Runs the sweep (cached under OUT/sweeps/<scenario name>/). Returns
+    (rows, base, sweep_out, exit code): one dict per run with the point's
+    bookkeeping and the metrics read by `read_run`; the exit code is None when
+    all went well so far, else 1 (a run raised) or 2 (bad input)."""
+    import inasim
+    from inasim.sweep import SweepError, SweepRunError, run_sweep
+
+    try:
+        base = inasim.validate(scenario)
+    except inasim.ScenarioError as e:
+        print(f"{stem}: {scenario}: {e}", file=sys.stderr)
+        return None, None, None, 2
+    out = args.out
+    sweep_out = out / "sweeps" / base["name"]
+    sweep = {"name": base["name"], "description": f"analysis/{stem}.py{' --small' if args.small else ''}",
+             "scenario": str(scenario), "points": _sweep_points(points), "repetitions": repetitions}
+    try:
+        df = run_sweep(sweep, out=sweep_out, jobs=args.jobs, resume=args.resume)
+    except SweepError as e:
+        print(f"{stem}: {e}", file=sys.stderr)
+        return None, base, sweep_out, 2
+    except SweepRunError as e:
+        print(f"{stem}: {e}", file=sys.stderr)
+        return None, base, sweep_out, 1
+    rows = []
+    for rec in df.to_dict("records"):
+        meta = points[int(rec["point"])]
+        rows.append(read_run(rec, meta, sweep_out))
+    return rows, base, sweep_out, None
+
+
+def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
+    """One run's numbers: goodput S x 8 / t (every protocol alike), time,
+    correctness, mean link utilisation, drops; `meta` is its point."""
+    nbytes = num(rec.get("workload.bytes"))
+    duration = num(rec.get("workload.mean_duration_s"))
+    correct = bool(rec.get("correct") is True and rec.get("workload.correct") is True)
+    return {
+        "protocol": meta["x.protocol_key"],
+        "meta": meta,
+        "point": int(rec["point"]),
+        "seed": int(rec["seed"]),
+        "key": rec["key"],
+        "dir": sweep_out / "cache" / rec["key"],
+        "correct": correct,
+        "stopped_by": rec.get("sim.stopped_by"),
+        "bytes": nbytes,
+        "hosts": num(rec.get("workload.ranks")),
+        "duration_s": duration,
+        "goodput_gbps": nbytes * 8 / duration / 1e9 if duration > 0 else float("nan"),
+        "util_mean": num(rec.get("network.utilization.all_links.mean")),
+        "util_switch_mean": num(rec.get("network.utilization.switch_links.mean")),
+        "drops_buffer": num(rec.get("network.drops_buffer")),
+        "packets_per_block": num(rec.get("workload.leaders.packets_per_block")),
+        "stragglers": num(rec.get("workload.switches.stragglers")),
+        "noise_delayed_packets": num(rec.get("workload.hosts.noise_delayed_packets")),
+        "packets_sent": num(rec.get("workload.hosts.packets_sent")),
+    }
+
+
+def failures_of(runs: Sequence[dict]) -> List[str]:
+    """One message per run that is not correct (the figure must not be used)."""
+    return [f"{PROTOCOLS[r['protocol']][0]}, point {r['point']}, seed {r['seed']}: not correct "
+            f"(stopped_by={r['stopped_by']})" for r in runs if not r["correct"]]
+
+
+def summarize(runs: Sequence[dict], key) -> Dict[object, dict]:
+    """Groups runs by key(run) and averages over the seeds: goodput (mean,
+    min, max), time, utilisation, drops, and whether all were correct."""
+    groups: Dict[object, List[dict]] = {}
+    for r in runs:
+        groups.setdefault(key(r), []).append(r)
+    out = {}
+    for k, rs in groups.items():
+        g = [r["goodput_gbps"] for r in rs]
+        out[k] = {
+            "runs": len(rs),
+            "goodput_gbps": mean(g),
+            "goodput_min_gbps": min(g),
+            "goodput_max_gbps": max(g),
+            "duration_s": mean([r["duration_s"] for r in rs]),
+            "util_mean": mean([r["util_mean"] for r in rs]),
+            "drops_buffer": sum(r["drops_buffer"] for r in rs),
+            "correct": all(r["correct"] for r in rs),
+            "hosts": rs[0]["hosts"],
+            "bytes": rs[0]["bytes"],
+            "packets_per_block": mean([r["packets_per_block"] for r in rs]),
+        }
+    return out
+
+
+def mean(xs: Sequence[float]) -> float:
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def status(ok: bool) -> str:
+    return "correct" if ok else "NOT CORRECT"
+
+
+def utilization_histogram(run_dir: Path, bins: int = 10) -> Optional[List[int]]:
+    """Link directions per 10 % utilisation bin, from the run's links.csv
+    (every link direction, host links included; Canary Fig. 7b / 10b)."""
+    import csv
+
+    path = run_dir / "links.csv"
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            utils = [float(r["utilization"]) for r in csv.DictReader(f)]
+    except OSError:
+        return None
+    counts = [0] * bins
+    for u in utils:
+        counts[min(bins - 1, max(0, int(math.floor(u * bins))))] += 1
+    return counts
+
+
+def print_point(label: str, where: str, s: dict) -> None:
+    print(f"{label:<16s} {where:<28s}: {s['goodput_gbps']:7.2f} Gb/s (min {s['goodput_min_gbps']:6.2f}, max "
+          f"{s['goodput_max_gbps']:6.2f}, {s['runs']} runs)  {s['duration_s'] * 1e6:9.1f} us  "
+          f"util {s['util_mean'] * 100:5.1f} %  drops {int(s['drops_buffer'])}  {status(s['correct'])}")

@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""Canary Fig. 7a/7b: Canary vs 1..8 static trees with and without congestion, and link utilisation.
+
+    /usr/bin/python3 analysis/fig_canary_fig7.py [--small] [--out DIR] [--jobs N] [--resume]
+
+canary-fgcs24 Sec. 5.2.1: 512 random hosts run a 4 MiB allreduce, the other
+512 send 1 MiB messages at line rate to random, changing peers
+(scenarios/canary/fig7-static-trees.json); Canary and 1, 2, 4, 8 static
+trees (blocks round robin over the trees, PANAMA style), each with and
+without the congestion, 5 seeds (placements) per point. Three panels:
+
+  (a) Fig. 7a: goodput per protocol, with and without congestion;
+  (b) Fig. 7b: distribution of link utilisation (busy time over the run,
+      every link direction, host links included: links.csv of each run,
+      summed over the seeds) for Canary, 1 and 4 trees under congestion;
+  (c) the same without congestion.
+
+The paper's mean utilisations under congestion (Canary 40.2 %, 4 trees
+29.5 %, 1 tree 20.9 %) are printed next to ours.
+
+--small: scenarios/canary/fig7-static-trees-small.json (128 hosts, 64 in a
+512 KiB allreduce, 128 KiB congestion messages), one seed: 10 runs.
+
+Writes OUT/fig_canary_fig7.png and .csv (panel a: protocol, congested,
+goodput_gbps, min/max, runs, time_s, util_mean, drops_buffer; panels b, c:
+protocol, congested, bin_low_pct, links, fraction, util_mean) and keeps every
+run under OUT/sweeps/<name>/. Exit status: 0 ok; 1 a run failed or was not
+correct (or its links.csv is missing); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (ROOT / "python", ROOT / "build" / "python"):
+    if str(p) not in sys.path:
+        sys.path.append(str(p))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figscript import parse_figure_args  # noqa: E402
+
+STEM = "fig_canary_fig7"
+CONFIGS = {
+    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig7-static-trees.json", "repetitions": 5,
+             "out": Path("out") / "figures"},
+    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig7-static-trees-small.json", "repetitions": 1,
+              "out": Path("out") / "figures" / "small"},
+}
+PROTOCOLS = ["canary", "st1", "st2", "st4", "st8"]
+UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 7b shows these three
+#: canary-fgcs24 Sec. 5.2.1: mean link utilisation under congestion.
+PAPER_UTIL = {"canary": 0.402, "st4": 0.295, "st1": 0.209}
+BINS = 10
+
+
+def main(argv=None) -> int:
+    args = parse_figure_args("fig_canary_fig7.py", __doc__, "the reduced sweep (10 runs, ~10 s)",
+                             sys.argv[1:] if argv is None else argv)
+    try:
+        import inasim  # noqa: F401
+        from inasim import plot
+        from canaryfig import (PROTOCOLS as LABELS, failures_of, point, print_point, run_points, summarize,
+                               utilization_histogram)
+    except ImportError as e:
+        print(f"{STEM}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
+        return 2
+    cfg = CONFIGS["small" if args.small else "full"]
+    if args.out is None:
+        args.out = cfg["out"]
+    points = [dict(point(proto, congested=c), **{"x.congested": c}) for c in (False, True) for proto in PROTOCOLS]
+    runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
+    if code is not None:
+        return code
+    stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.congested"]))
+    failures = failures_of(runs)
+
+    # (a) goodput per protocol.
+    xs = list(range(len(PROTOCOLS)))
+    fa = plot.Figure("goodput (Fig. 7a)", "algorithm", "goodput", "ST: static trees", "Gb/s", legend_loc="lower right")
+    for congested, label in ((False, "no congestion"), (True, "congestion")):
+        pts = [stats[(p, congested)] for p in PROTOCOLS]
+        for proto, st in zip(PROTOCOLS, pts):
+            print_point(LABELS[proto][0], label, st)
+        fa.line(xs, [s["goodput_gbps"] for s in pts], label, columns={
+            "protocol": PROTOCOLS, "congested": [congested] * len(xs),
+            "goodput_gbps": [s["goodput_gbps"] for s in pts],
+            "goodput_min_gbps": [s["goodput_min_gbps"] for s in pts],
+            "goodput_max_gbps": [s["goodput_max_gbps"] for s in pts], "runs": [s["runs"] for s in pts],
+            "time_s": [s["duration_s"] for s in pts], "util_mean": [s["util_mean"] for s in pts],
+            "drops_buffer": [s["drops_buffer"] for s in pts]})
+    fa.xticks(xs, ["Canary", "1 ST", "2 ST", "4 ST", "8 ST"])
+    fa.ylim(bottom=0)
+
+    # (b), (c) utilisation histograms, summed over the seeds.
+    panels = []
+    for congested in (True, False):
+        f = plot.Figure(f"link utilisation, {'congestion' if congested else 'no congestion'} (Fig. 7b)",
+                        "link utilisation", "share of link directions", "%", "%", legend_loc="upper right")
+        for proto in UTILIZATION_PROTOCOLS:
+            counts = [0] * BINS
+            for r in runs:
+                if r["protocol"] != proto or r["meta"]["x.congested"] != congested:
+                    continue
+                h = utilization_histogram(r["dir"], BINS)
+                if h is None:
+                    failures.append(f"{LABELS[proto][0]}, seed {r['seed']}: no links.csv in {r['dir']}")
+                    continue
+                counts = [a + b for a, b in zip(counts, h)]
+            total = sum(counts) or 1
+            lows = [100 * i / BINS for i in range(BINS)]
+            mean_util = stats[(proto, congested)]["util_mean"]
+            f.line([x + 100 / BINS / 2 for x in lows], [100 * c / total for c in counts],
+                   f"{LABELS[proto][0]} (mean {mean_util * 100:.1f} %)", columns={
+                       "protocol": [proto] * BINS, "congested": [congested] * BINS, "bin_low_pct": lows,
+                       "links": counts, "fraction": [c / total for c in counts],
+                       "util_mean": [mean_util] * BINS})
+            if congested:
+                print(f"{LABELS[proto][0]:<16s} mean link utilisation under congestion {mean_util * 100:5.1f} % "
+                      f"(paper {PAPER_UTIL[proto] * 100:.1f} %)")
+        f.ylim(bottom=0)
+        panels.append(f)
+
+    png, csv_path = plot.save_panels(
+        args.out / STEM, [fa] + panels,
+        title=f"{int(base['workload']['hosts']['count'])} hosts allreduce {int(base['workload']['bytes']) // 1024} KiB, "
+              f"the other hosts congest (mean of {cfg['repetitions']} placements)")
+    print(f"wrote {png} and {csv_path}")
+    for msg in failures:
+        print(f"{STEM}: {msg}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

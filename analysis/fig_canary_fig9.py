@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""Canary Fig. 9: allreduce runtime vs message size, 20 % of the hosts in the allreduce, 80 % congesting.
+
+    /usr/bin/python3 analysis/fig_canary_fig9.py [--small] [--out DIR] [--jobs N] [--resume]
+
+canary-fgcs24 Sec. 5.2.3: 205 random hosts (20 % of 1,024) run an allreduce
+of 1 KiB .. 4 MiB, the other 819 send 1 MiB messages at line rate to random,
+changing peers (scenarios/canary/fig9-sizes.json); Canary, one and four
+static trees and the ring, with and without the congestion, 5 seeds per
+point. Two panels: (a) with congestion, (b) without; runtime on log axes.
+The paper: Canary is slower for small messages (every switch holds a block
+for its timeout), faster for large ones.
+
+--small: scenarios/canary/fig9-sizes-small.json (26 of 128 hosts, 128 KiB
+congestion messages), sizes 1 KiB and 512 KiB, one seed: 16 runs.
+
+Writes OUT/fig_canary_fig9.png and .csv (protocol, congested, bytes,
+time_us, time_min_us, time_max_us, goodput_gbps, runs, drops_buffer) and
+keeps every run under OUT/sweeps/<name>/. Exit status: 0 ok; 1 a run failed
+or was not correct; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (ROOT / "python", ROOT / "build" / "python"):
+    if str(p) not in sys.path:
+        sys.path.append(str(p))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figscript import parse_figure_args  # noqa: E402
+
+STEM = "fig_canary_fig9"
+KIB = 1024
+CONFIGS = {
+    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig9-sizes.json", "repetitions": 5,
+             "sizes": [1 * KIB, 16 * KIB, 256 * KIB, 1024 * KIB, 4096 * KIB], "out": Path("out") / "figures"},
+    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig9-sizes-small.json", "repetitions": 1,
+              "sizes": [1 * KIB, 512 * KIB], "out": Path("out") / "figures" / "small"},
+}
+PROTOCOLS = ["canary", "st1", "st4", "ring"]
+
+
+def main(argv=None) -> int:
+    args = parse_figure_args("fig_canary_fig9.py", __doc__, "the reduced sweep (16 runs, ~10 s)",
+                             sys.argv[1:] if argv is None else argv)
+    try:
+        import inasim  # noqa: F401
+        from inasim import plot
+        from canaryfig import PROTOCOLS as LABELS, failures_of, point, print_point, run_points, summarize
+    except ImportError as e:
+        print(f"{STEM}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
+        return 2
+    cfg = CONFIGS["small" if args.small else "full"]
+    if args.out is None:
+        args.out = cfg["out"]
+    sizes = cfg["sizes"]
+    points = [dict(point(proto, congested=c, workload__bytes=b), **{"x.congested": c})
+              for c in (True, False) for proto in PROTOCOLS for b in sizes]
+    runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
+    if code is not None:
+        return code
+    stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.congested"], int(r["bytes"])))
+    panels = []
+    xs = [b / KIB for b in sizes]
+    for congested in (True, False):
+        f = plot.Figure(f"runtime, {'congestion' if congested else 'no congestion'} (Fig. 9)", "message size",
+                        "allreduce time", "KiB", "us", logx=2, logy=True, legend_loc="upper left")
+        for proto in PROTOCOLS:
+            pts = [stats[(proto, congested, b)] for b in sizes]
+            for b, st in zip(sizes, pts):
+                print_point(LABELS[proto][0], f"{b // KIB} KiB, {'congestion' if congested else 'none'}", st)
+            times = [runs_time(proto, congested, b, runs) for b in sizes]
+            f.line(xs, [p["duration_s"] * 1e6 for p in pts], LABELS[proto][0], columns={
+                "protocol": [proto] * len(sizes), "congested": [congested] * len(sizes), "bytes": sizes,
+                "time_us": [p["duration_s"] * 1e6 for p in pts], "time_min_us": [min(t) * 1e6 for t in times],
+                "time_max_us": [max(t) * 1e6 for t in times], "goodput_gbps": [p["goodput_gbps"] for p in pts],
+                "runs": [p["runs"] for p in pts], "drops_buffer": [p["drops_buffer"] for p in pts]})
+        f.xticks(xs)
+        panels.append(f)
+    png, csv_path = plot.save_panels(
+        args.out / STEM, panels,
+        title=f"{int(base['workload']['hosts']['count'])} hosts (20 %) allreduce, the others congest "
+              f"(mean of {cfg['repetitions']} placements)")
+    print(f"wrote {png} and {csv_path}")
+    failures = failures_of(runs)
+    for msg in failures:
+        print(f"{STEM}: {msg}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def runs_time(proto, congested, nbytes, runs):
+    """The durations of one point's seeds."""
+    return [r["duration_s"] for r in runs
+            if r["protocol"] == proto and r["meta"]["x.congested"] == congested and int(r["bytes"]) == nbytes]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

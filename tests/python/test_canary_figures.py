@@ -1,0 +1,199 @@
+"""Canary figure scripts end to end: analysis/fig_canary_fig{2,7,8,9,11}.py --small
+(exit status, PNG, tidy CSV with every expected point, every run exact and
+lossless, the relations that hold robustly at the reduced size) and exit 1
+when a run is not correct.
+
+Run by hand (about 40 s) with PYTHONPATH=python:build/python:
+
+    PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_canary_figures.py
+"""
+
+import csv
+import importlib.util
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, import_inasim
+
+inasim = import_inasim()
+
+ANALYSIS = SOURCE_DIR / "analysis"
+SCRIPTS = ("fig2", "fig7", "fig8", "fig9", "fig11")
+#: 8 leaves x 16 spines x 16 hosts: 128 host links + 128 fabric links, two directions each.
+LINK_DIRECTIONS = 2 * (128 + 8 * 16)
+
+
+def child_env():
+    """The environment with PYTHONPATH leading to the inasim this test imported."""
+    import _inasim
+
+    env = dict(os.environ)
+    paths = [str(Path(inasim.__file__).resolve().parents[1]), str(Path(_inasim.__file__).resolve().parent)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def script(name):
+    return ANALYSIS / f"fig_canary_{name}.py"
+
+
+def sim_rows(out, name):
+    return [r for r in read_csv(out / f"fig_canary_{name}.csv") if r["kind"] == "sim"]
+
+
+def truth(v):
+    """A bool as inasim.plot writes it."""
+    assert v in ("true", "false"), v
+    return v == "true"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Each script's --small run: name -> (out dir, CompletedProcess)."""
+    done = {}
+    for name in SCRIPTS:
+        out = tmp_path_factory.mktemp(name)
+        done[name] = (out, subprocess.run([PYTHON, str(script(name)), "--small", "--out", str(out), "--jobs", "2"],
+                                          capture_output=True, text=True, env=child_env(), cwd=out, timeout=300))
+    return done
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
+    out, p = runs[name]
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "NOT CORRECT" not in p.stdout
+    png = out / f"fig_canary_{name}.png"
+    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 10_000
+    rows = read_csv(out / f"fig_canary_{name}.csv")
+    assert rows and {"panel", "series", "kind", "x", "y", "x_label", "y_label"} <= set(rows[0])
+    assert list((out / "sweeps").glob("*/sweep.csv"))
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_every_run_exact_lossless_and_below_line_rate(runs, name):
+    out, _ = runs[name]
+    sweep = next((out / "sweeps").glob("*/sweep.csv"))
+    table = read_csv(sweep)
+    assert table and all(r["correct"] == "True" and r["workload.correct"] == "True" for r in table)
+    assert all(int(r["network.drops_buffer"]) == 0 for r in table)  # PFC: lossless as the paper's network
+    for r in sim_rows(out, name):
+        if "goodput_gbps" in r and r["goodput_gbps"]:
+            assert 0 < float(r["goodput_gbps"]) < 100
+
+
+def test_fig8(runs):
+    out, p = runs["fig8"]
+    rows = sim_rows(out, "fig8")
+    congested = {(r["protocol"], int(r["share_pct"])): r for r in rows if "no congestion" not in r["series"]}
+    assert set(congested) == {(pr, s) for pr in ("canary", "st1", "st4", "ring") for s in (10, 50)}
+    assert {int(r["hosts"]) for r in congested.values()} == {13, 64}  # 10 % and 50 % of 128
+    alone = {r["protocol"]: r for r in rows if "no congestion" in r["series"]}
+    assert set(alone) == {"canary", "st1", "st4"}
+    for proto, r in alone.items():
+        cong = float(congested[(proto, 10)]["goodput_gbps"])
+        assert float(r["goodput_gbps"]) > cong  # congestion costs every in-network protocol
+        assert float(r["loss_vs_uncongested"]) == pytest.approx(1 - cong / float(r["goodput_gbps"]), rel=1e-9)
+    for share in (10, 50):
+        assert float(congested[("canary", share)]["goodput_gbps"]) > float(congested[("st1", share)]["goodput_gbps"])
+    assert p.stdout.count("loses") == 3
+
+
+def test_fig7(runs):
+    out, p = runs["fig7"]
+    rows = read_csv(out / "fig_canary_fig7.csv")
+    a = {(r["protocol"], truth(r["congested"])): float(r["goodput_gbps"]) for r in rows if r["panel"] == "a"}
+    assert set(a) == {(pr, c) for pr in ("canary", "st1", "st2", "st4", "st8") for c in (False, True)}
+    for proto in ("canary", "st1", "st2", "st4", "st8"):
+        assert a[(proto, True)] < a[(proto, False)]
+    # Without congestion every static tree runs at its hosts' link rate, whatever the number of trees.
+    for proto in ("st2", "st4", "st8"):
+        assert a[(proto, False)] == pytest.approx(a[("st1", False)], rel=0.01)
+    assert a[("canary", True)] > a[("st1", True)]
+    for panel, congested in (("b", True), ("c", False)):
+        hist = [r for r in rows if r["panel"] == panel]
+        assert {r["protocol"] for r in hist} == {"canary", "st1", "st4"}
+        for proto in ("canary", "st1", "st4"):
+            h = [r for r in hist if r["protocol"] == proto]
+            assert len(h) == 10 and all(truth(r["congested"]) == congested for r in h)
+            assert sum(int(r["links"]) for r in h) == LINK_DIRECTIONS
+            assert sum(float(r["fraction"]) for r in h) == pytest.approx(1.0)
+    assert p.stdout.count("mean link utilisation under congestion") == 3
+
+
+def test_fig9(runs):
+    out, _ = runs["fig9"]
+    rows = sim_rows(out, "fig9")
+    t = {(r["protocol"], truth(r["congested"]), int(r["bytes"])): float(r["time_us"]) for r in rows}
+    assert set(t) == {(pr, c, b) for pr in ("canary", "st1", "st4", "ring") for c in (False, True)
+                      for b in (1024, 524288)}
+    for (proto, c, b), v in t.items():
+        if b == 1024:
+            assert t[(proto, c, 524288)] > v
+    # Small messages: Canary waits for its timeouts (the paper's Fig. 9), large: it routes around congestion.
+    assert t[("canary", False, 1024)] > t[("st1", False, 1024)]
+    assert t[("canary", True, 524288)] < t[("st1", True, 524288)]
+
+
+def test_fig2(runs):
+    out, _ = runs["fig2"]
+    rows = sim_rows(out, "fig2")
+    g = {(r["protocol"], int(r["hosts"]), truth(r["congested"])): r for r in rows}
+    assert set(g) == {(pr, n, c) for pr in ("canary", "st1", "ring") for n in (4, 96) for c in (False, True)}
+    for (proto, n, c), r in g.items():
+        ring = float(g[("ring", n, c)]["goodput_gbps"])
+        assert float(r["over_ring"]) == pytest.approx(float(r["goodput_gbps"]) / ring, rel=1e-9)
+        if not c and proto != "ring":
+            assert float(r["over_ring"]) > 1.0  # in-network beats the ring on an idle network
+        if c:
+            assert float(r["goodput_gbps"]) < float(g[(proto, n, False)]["goodput_gbps"])
+
+
+def test_fig11(runs):
+    out, p = runs["fig11"]
+    rows = sim_rows(out, "fig11")
+    g = {(r["protocol"], r["timeout_us"], truth(r["congested"]), float(r["noise_probability"])): r for r in rows}
+    assert set(g) == {(pr, t, c, n) for pr, t in (("canary", "1"), ("canary", "3"), ("st4", ""))
+                      for c in (False, True) for n in (1e-3, 1e-1)}
+    for (proto, t, c, n), r in g.items():
+        # workload.send_noise holds back Binomial(packets, p) packets: within 5 standard deviations.
+        sent, delayed = float(r["packets_sent"]), float(r["noise_delayed_packets"])
+        assert sent >= 63 * 512  # every sending host's 512 blocks of 256 elements (512 KiB)
+        assert abs(delayed - n * sent) <= 5 * (n * (1 - n) * sent) ** 0.5, (proto, t, c, n, delayed, sent)
+        if c and proto == "canary":  # under congestion Canary beats four static trees at every noise level
+            assert float(r["goodput_gbps"]) > float(g[("st4", "", True, n)]["goodput_gbps"])
+    assert p.stdout.count("spread between timeouts") == 4
+
+
+def test_exit_1_when_a_run_is_not_correct(runs, monkeypatch, capsys):
+    """The cached --small sweep of Fig. 8, with one row's `correct` turned false, gives exit 1."""
+    out, p = runs["fig8"]
+    assert p.returncode == 0
+    from inasim import sweep
+
+    real = sweep.run_sweep
+
+    def spoiled(definition, out=None, jobs=None, resume=True, **kw):
+        df = real(definition, out=out, jobs=jobs, resume=True, **kw)
+        assert not df.attrs["ran"]  # everything came from the cache
+        df.loc[df.index[-1], "correct"] = False
+        return df
+
+    monkeypatch.setattr(sweep, "run_sweep", spoiled)
+    spec = importlib.util.spec_from_file_location("fig_canary_fig8", script("fig8"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--small", "--out", str(out), "--resume"]) == 1
+    captured = capsys.readouterr()
+    assert "not correct" in captured.err
