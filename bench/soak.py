@@ -10,11 +10,12 @@ with --progress on, sampling the process's resident set (VmRSS in
 /proc/<pid>/status) every 0.2 s and reading the simulated time from the
 progress lines, and compares with the same scenario at a tenth of the
 iterations run in the same invocation (the baseline: these machines are
-noisy). Flat memory: the long run's peak RSS within 10 % of the short run's,
-and its RSS in the last quarter within 5 % of the second quarter's. Constant
-rate: events per wall-second of the long run within 15 % of the short run's,
-and simulated time per wall-second in its last quarter within 15 % of its
-second quarter's. Every iteration is checked against the exact sum.
+noisy). Flat memory: the long run's RSS while simulating within 10 % of the
+short run's, and its RSS in the last quarter within 5 % of the second
+quarter's (the peak including the final report is reported, not checked).
+Constant rate: events per CPU-second of the long run within 15 % of the short
+run's (CPU, not wall: the other core's load does not count), and simulated
+time per wall-second in its last quarter within 15 % of its second quarter's. Every iteration is checked against the exact sum.
 
 Writes OUT/soak.json (both runs, samples, verdicts) and OUT/soak.csv (the
 samples: wall_s, rss_mb, sim_s). OUT defaults to out/bench. Exit status 0
@@ -25,6 +26,7 @@ import csv
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -50,6 +52,7 @@ def run(build, iterations, out_dir):
     """Runs the soak scenario; returns (results.json, samples [(wall, rss_mb, sim_s)])."""
     cmd = [os.path.join(build, "inasim"), "run", SCENARIO, "--out", out_dir, "--progress", "on", "--quiet",
            "--set", f"workload.iterations={iterations}"]
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, bufsize=1)
     samples, sim_s = [], 0.0
@@ -71,8 +74,12 @@ def run(build, iterations, out_dir):
             samples.append((time.monotonic() - t0, r, sim_s))
     if p.returncode != 0:
         raise SystemExit(f"soak: {' '.join(cmd)} exited with {p.returncode}")
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(os.path.join(out_dir, "results.json")) as f:
-        return json.load(f), samples
+        r = json.load(f)
+    # CPU seconds, not wall seconds: a noisy 2-core machine shares the core.
+    r["soak_cpu_s"] = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    return r, samples
 
 
 def quarter(samples, q):
@@ -95,8 +102,13 @@ def main(argv=None):
     checks = {}
     for name, r in (("short", short), ("long", long_)):
         checks[f"{name}_correct"] = r["correct"] is True
+    # Memory while simulating (sampled): the final report of 1,000 collectives
+    # (results.json, collectives.csv) is built after the run and shows in the
+    # processes' peak RSS only, which is reported, not checked.
     peak_s, peak_l = short["perf"]["peak_rss_mb"], long_["perf"]["peak_rss_mb"]
-    checks["peak_rss_within_10pct_of_short_run"] = peak_l <= 1.10 * peak_s
+    run_s = max(x[1] for x in short_samples) if short_samples else peak_s
+    run_l = max(x[1] for x in samples)
+    checks["run_rss_within_10pct_of_short_run"] = run_l <= 1.10 * run_s
     q2, q4 = quarter(samples, 1), quarter(samples, 3)
     rss2 = max(s[1] for s in q2)
     rss4 = max(s[1] for s in q4)
@@ -108,14 +120,15 @@ def main(argv=None):
     r2, r4 = rate(q2), rate(q4)
     checks["sim_rate_last_quarter_within_15pct_of_second"] = (r2 is not None and r4 is not None
                                                               and abs(r4 - r2) <= 0.15 * r2)
-    ev_s, ev_l = short["perf"]["events_per_s"], long_["perf"]["events_per_s"]
-    checks["events_per_s_within_15pct_of_short_run"] = abs(ev_l - ev_s) <= 0.15 * ev_s
+    ev_s = short["sim"]["events"] / short["soak_cpu_s"]
+    ev_l = long_["sim"]["events"] / long_["soak_cpu_s"]
+    checks["events_per_cpu_s_within_15pct_of_short_run"] = abs(ev_l - ev_s) <= 0.15 * ev_s
     report = {
         "scenario": SCENARIO, "iterations": args.iterations, "inasim_version": long_.get("inasim_version"),
         "short": {"iterations": args.iterations // 10, "wall_s": short["perf"]["wall_s"], "peak_rss_mb": peak_s,
-                  "events_per_s": ev_s},
+                  "run_rss_mb": run_s, "events_per_cpu_s": ev_s},
         "long": {"iterations": args.iterations, "wall_s": long_["perf"]["wall_s"], "peak_rss_mb": peak_l,
-                 "events_per_s": ev_l, "sim_s": long_["sim"]["end_time_s"],
+                 "run_rss_mb": run_l, "events_per_cpu_s": ev_l, "sim_s": long_["sim"]["end_time_s"],
                  "rss_mb_second_quarter": rss2, "rss_mb_last_quarter": rss4,
                  "sim_s_per_wall_s_second_quarter": r2, "sim_s_per_wall_s_last_quarter": r4},
         "checks": checks,
@@ -127,10 +140,11 @@ def main(argv=None):
         w = csv.writer(f)
         w.writerow(["wall_s", "rss_mb", "sim_s"])
         w.writerows(samples)
-    print(f"soak: {args.iterations // 10} iterations: {short['perf']['wall_s']:.1f} s, peak {peak_s:.1f} MB, "
-          f"{ev_s / 1e6:.3f} M events/s")
-    print(f"soak: {args.iterations} iterations: {long_['perf']['wall_s']:.1f} s, peak {peak_l:.1f} MB, "
-          f"{ev_l / 1e6:.3f} M events/s; RSS {rss2:.1f} -> {rss4:.1f} MB (2nd -> 4th quarter), "
+    print(f"soak: {args.iterations // 10} iterations: {short['perf']['wall_s']:.1f} s, RSS {run_s:.1f} MB while "
+          f"running (peak with the report {peak_s:.1f} MB), {ev_s / 1e6:.3f} M events per CPU-second")
+    print(f"soak: {args.iterations} iterations: {long_['perf']['wall_s']:.1f} s, RSS {run_l:.1f} MB while running "
+          f"(peak with the report {peak_l:.1f} MB), {ev_l / 1e6:.3f} M events per CPU-second; "
+          f"RSS {rss2:.1f} -> {rss4:.1f} MB (2nd -> 4th quarter), "
           f"sim rate {r2 and r2 * 1e3:.3f} -> {r4 and r4 * 1e3:.3f} ms simulated per wall-second")
     for k, v in checks.items():
         print(f"soak: {'ok  ' if v else 'FAIL'} {k}")
