@@ -113,7 +113,20 @@ def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
         "stragglers": num(rec.get("workload.switches.stragglers")),
         "noise_delayed_packets": num(rec.get("workload.hosts.noise_delayed_packets")),
         "packets_sent": num(rec.get("workload.hosts.packets_sent")),
+        # workload.jobs > 1: the mean over the jobs, and the slowest and fastest job (Fig. 10a).
+        "job_goodput_gbps": num(rec.get("workload.goodput_gbps")),
+        "job_goodput_min_gbps": _first_number(rec, "workload.min_goodput_gbps", "workload.goodput_gbps"),
+        "job_goodput_max_gbps": _first_number(rec, "workload.max_goodput_gbps", "workload.goodput_gbps"),
     }
+
+
+def _first_number(rec: dict, *names: str) -> float:
+    """The first of `names` that is a number in the row (a one-job run has no min/max columns, or NaN)."""
+    for name in names:
+        v = num(rec.get(name))
+        if not math.isnan(v):
+            return v
+    return float("nan")
 
 
 def failures_of(runs: Sequence[dict]) -> List[str]:

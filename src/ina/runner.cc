@@ -3,7 +3,7 @@
 #include "congestion/flow_stats.h"
 #include "ina/addressing.h"
 #include "ina/background.h"
-#include "ina/canary-job.h"
+#include "ina/canary-jobs.h"
 #include "ina/fabric.h"
 #include "ina/progress.h"
 #include "ina/ring-allreduce.h"
@@ -119,7 +119,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     hosts = SelectHosts(s.workload.hosts, topology.num_hosts(), s.seed);
   std::unique_ptr<RingAllreduce> ring;
   std::unique_ptr<SwitchMLJob> switchml;
-  std::unique_ptr<CanaryJob> canary;
+  std::unique_ptr<CanaryJobSet> canary;
   std::unique_ptr<Permutation> perm;
   // The run is over when the workload is done and, if asked, every background
   // flow has completed; moving congestion then stops too.
@@ -163,9 +163,12 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   } else if (s.workload.type == WorkloadType::kAllreduce &&
              (s.workload.protocol == "canary" || s.workload.protocol == "static_tree")) {
     try {
-      canary = std::make_unique<CanaryJob>(
+      if (hosts.size() < 2ull * s.workload.jobs)
+        throw ScenarioError(fmt::format("workload.jobs: {} jobs need at least 2 hosts each; {} hosts are selected",
+                                        s.workload.jobs, hosts.size()));
+      canary = std::make_unique<CanaryJobSet>(
           *fabric, hosts, s.workload.protocol == "canary" ? InaTreeMode::kCanary : InaTreeMode::kStaticTree,
-          s.workload.data, s.seed, s.workload);
+          s.workload.data, s.seed, s.workload, s.workload.jobs);
     } catch (const std::invalid_argument& e) {
       throw ScenarioError(fmt::format("workload: {}", e.what()));
     }

@@ -150,6 +150,7 @@ struct WorkloadSpec {
   CanarySpec canary;
   StaticTreeSpec static_tree;
   SendNoiseSpec send_noise;
+  uint32_t jobs = 1;  ///< concurrent allreduces over disjoint host groups (canary, static_tree)
   // permutation
   uint64_t flow_bytes = 2'000'000;
   uint32_t payload_bytes = 1472;
