@@ -1,11 +1,14 @@
 """What the Canary figure scripts (analysis/fig_canary_*.py) share: the
 protocols the paper compares, running their sweep, and reading each run.
 
-    from canaryfig import PROTOCOLS, NO_CONGESTION, run_points, summarize
-    df, code = run_points("fig_canary_fig8", args, scenario, points, repetitions)
+    from canaryfig import PROTOCOLS, point, run_points, summarize
+    points = [dict(point("canary", workload__hosts__count=64), **{"x.share": 50})]
+    runs, base, sweep_out, code = run_points("fig_canary_fig8", args, scenario, points, repetitions)
+    stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.share"]))
 
 A point is a dict of `--set` overrides (protocol + whatever the figure
-varies); every point runs `repetitions` times with seeds seed, seed + 1, ...
+varies) plus bookkeeping keys starting with "x." (kept out of the sweep,
+handed back with each run as `meta`); every point runs `repetitions` times with seeds seed, seed + 1, ...
 (each seed is another random placement of the allreduce hosts: the paper's
 "5 random placements per point").
 """
