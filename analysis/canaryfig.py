@@ -96,6 +96,7 @@ def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
     nbytes = num(rec.get("workload.bytes"))
     duration = num(rec.get("workload.mean_duration_s"))
     correct = bool(rec.get("correct") is True and rec.get("workload.correct") is True)
+    goodput = nbytes * 8 / duration / 1e9 if duration > 0 else float("nan")
     return {
         "protocol": meta["x.protocol_key"],
         "meta": meta,
@@ -108,7 +109,7 @@ def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
         "bytes": nbytes,
         "hosts": num(rec.get("workload.ranks")),
         "duration_s": duration,
-        "goodput_gbps": nbytes * 8 / duration / 1e9 if duration > 0 else float("nan"),
+        "goodput_gbps": goodput,
         "util_mean": num(rec.get("network.utilization.all_links.mean")),
         "util_switch_mean": num(rec.get("network.utilization.switch_links.mean")),
         "drops_buffer": num(rec.get("network.drops_buffer")),
@@ -116,20 +117,23 @@ def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
         "stragglers": num(rec.get("workload.switches.stragglers")),
         "noise_delayed_packets": num(rec.get("workload.hosts.noise_delayed_packets")),
         "packets_sent": num(rec.get("workload.hosts.packets_sent")),
-        # workload.jobs > 1: the mean over the jobs, and the slowest and fastest job (Fig. 10a).
-        "job_goodput_gbps": num(rec.get("workload.goodput_gbps")),
-        "job_goodput_min_gbps": _first_number(rec, "workload.min_goodput_gbps", "workload.goodput_gbps"),
-        "job_goodput_max_gbps": _first_number(rec, "workload.max_goodput_gbps", "workload.goodput_gbps"),
+        # workload.jobs > 1: the mean over the jobs, and the slowest and fastest job (Fig. 10a);
+        # one job (the ring's report has no goodput_gbps): its goodput.
+        "job_goodput_gbps": _first_number(rec, "workload.goodput_gbps", default=goodput),
+        "job_goodput_min_gbps": _first_number(rec, "workload.min_goodput_gbps", "workload.goodput_gbps",
+                                              default=goodput),
+        "job_goodput_max_gbps": _first_number(rec, "workload.max_goodput_gbps", "workload.goodput_gbps",
+                                              default=goodput),
     }
 
 
-def _first_number(rec: dict, *names: str) -> float:
+def _first_number(rec: dict, *names: str, default: float = float("nan")) -> float:
     """The first of `names` that is a number in the row (a one-job run has no min/max columns, or NaN)."""
     for name in names:
         v = num(rec.get(name))
         if not math.isnan(v):
             return v
-    return float("nan")
+    return default
 
 
 def failures_of(runs: Sequence[dict]) -> List[str]:

@@ -4,7 +4,8 @@
 // The selected hosts are shuffled with the seed and dealt into `jobs` groups
 // of equal size (+-1); job j is a CanaryJob over group j with application id
 // base + j (Canary, §3.4) or tree ids after job j-1's (static trees). With
-// one job this is exactly that job (same results, byte for byte).
+// one job this is exactly that job (same results, byte for byte). The ring
+// runs concurrent jobs with the same split (runner.cc, MakeRingJobs).
 #pragma once
 
 #include "ina/canary-job.h"

@@ -534,9 +534,9 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
       // canary-fgcs24 §5.2.4 (Fig. 10): concurrent allreduces, the hosts split between them.
       s.workload.jobs = w.U32("jobs", 1, 1, 256);
-      if (s.workload.jobs > 1 && s.workload.protocol != "canary" && s.workload.protocol != "static_tree")
-        w.Fail("jobs", fmt::format("only protocols \"canary\" and \"static_tree\" run concurrent jobs; this "
-                                   "workload's protocol is \"{}\"", s.workload.protocol));
+      if (s.workload.jobs > 1 && s.workload.protocol == "switchml")
+        w.Fail("jobs", "only protocols \"canary\", \"static_tree\" and \"ring\" run concurrent jobs; this "
+                       "workload's protocol is \"switchml\"");
       // Each protocol reads its own section; another's is an error, not ignored.
       const bool is_ring = s.workload.protocol == "ring";
       for (const char* section : {"ring", "switchml", "canary", "static_tree"}) {

@@ -340,10 +340,12 @@ TEST_F(CanaryScenario, SendNoiseDelaysPacketsAtItsRateAndStaysExact) {
 
 // canary-fgcs24 §5.2.4 (Fig. 10): concurrent allreduces on disjoint host
 // groups, each with its own application id (Canary) or trees (static), all
-// through the same switch programs: every job ends with its own exact sum.
+// through the same switch programs, or its own ring: every job ends with its
+// own exact sum.
 TEST_F(CanaryScenario, ConcurrentJobsEachEndWithTheirExactSum) {
   for (const char* section : {R"("protocol":"canary","jobs":3,"canary":{"window_blocks":64})",
-                              R"("protocol":"static_tree","jobs":3,"static_tree":{"trees":2})"}) {
+                              R"("protocol":"static_tree","jobs":3,"static_tree":{"trees":2})",
+                              R"("protocol":"ring","jobs":3)"}) {
     RunResult r = Run(section);
     const json& w = r.json["workload"];
     EXPECT_TRUE(r.correct) << section;

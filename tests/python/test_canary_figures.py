@@ -180,7 +180,7 @@ def test_fig10(runs):
     out, p = runs["fig10"]
     rows = read_csv(out / "fig_canary_fig10.csv")
     a = {(r["protocol"], int(r["jobs"])): r for r in rows if r["panel"] == "a"}
-    assert set(a) == {(pr, j) for pr in ("canary", "st1", "st4") for j in (1, 4, 16)}
+    assert set(a) == {(pr, j) for pr in ("canary", "st1", "st4", "ring") for j in (1, 4, 16)}
     for (proto, j), r in a.items():
         assert truth(r["correct"]) and float(r["hosts_per_job"]) == 128 / j
         lo, g, hi = (float(r[c]) for c in ("min_job_goodput_gbps", "goodput_gbps", "max_job_goodput_gbps"))
@@ -191,6 +191,8 @@ def test_fig10(runs):
     for j in (4, 16):
         assert float(a[("st4", j)]["goodput_gbps"]) > float(a[("st1", j)]["goodput_gbps"])
         assert float(a[("canary", j)]["goodput_gbps"]) > float(a[("st1", j)]["goodput_gbps"])
+    # A 128-host ring is latency-bound at 512 KiB: 32-host rings do better.
+    assert float(a[("ring", 4)]["goodput_gbps"]) > float(a[("ring", 1)]["goodput_gbps"])
     b = [r for r in rows if r["panel"] == "b"]
     for proto in ("canary", "st1", "st4"):
         h = [r for r in b if r["protocol"] == proto]

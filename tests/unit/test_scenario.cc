@@ -796,9 +796,10 @@ TEST(Scenario, JobsDefaultToOne) {
 }
 
 TEST(BadInput, JobsKeys) {
-  EXPECT_EQ(ErrorOf({"workload.protocol=ring", "workload.jobs=2"}),
-            "workload.jobs: only protocols \"canary\" and \"static_tree\" run concurrent jobs; this workload's "
-            "protocol is \"ring\"");
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.jobs=2"}),
+            "workload.jobs: only protocols \"canary\", \"static_tree\" and \"ring\" run concurrent jobs; this "
+            "workload's protocol is \"switchml\"");
+  EXPECT_EQ(ParseScenario(With({"workload.protocol=ring", "workload.jobs=2"})).workload.jobs, 2u);
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.jobs=0"}),
             "workload.jobs: must be between 1 and 256, got 0");
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.jobs=8", "workload.canary.application_id=250"}),
