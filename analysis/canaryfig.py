@@ -1,11 +1,14 @@
 """What the Canary figure scripts (analysis/fig_canary_*.py) share: the
 protocols the paper compares, running their sweep, and reading each run.
 
-    from canaryfig import PROTOCOLS, NO_CONGESTION, run_points, summarize
-    df, code = run_points("fig_canary_fig8", args, scenario, points, repetitions)
+    from canaryfig import PROTOCOLS, point, run_points, summarize
+    points = [dict(point("canary", workload__hosts__count=64), **{"x.share": 50})]
+    runs, base, sweep_out, code = run_points("fig_canary_fig8", args, scenario, points, repetitions)
+    stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.share"]))
 
 A point is a dict of `--set` overrides (protocol + whatever the figure
-varies); every point runs `repetitions` times with seeds seed, seed + 1, ...
+varies) plus bookkeeping keys starting with "x." (kept out of the sweep,
+handed back with each run as `meta`); every point runs `repetitions` times with seeds seed, seed + 1, ...
 (each seed is another random placement of the allreduce hosts: the paper's
 "5 random placements per point").
 """
@@ -93,6 +96,7 @@ def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
     nbytes = num(rec.get("workload.bytes"))
     duration = num(rec.get("workload.mean_duration_s"))
     correct = bool(rec.get("correct") is True and rec.get("workload.correct") is True)
+    goodput = nbytes * 8 / duration / 1e9 if duration > 0 else float("nan")
     return {
         "protocol": meta["x.protocol_key"],
         "meta": meta,
@@ -105,7 +109,7 @@ def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
         "bytes": nbytes,
         "hosts": num(rec.get("workload.ranks")),
         "duration_s": duration,
-        "goodput_gbps": nbytes * 8 / duration / 1e9 if duration > 0 else float("nan"),
+        "goodput_gbps": goodput,
         "util_mean": num(rec.get("network.utilization.all_links.mean")),
         "util_switch_mean": num(rec.get("network.utilization.switch_links.mean")),
         "drops_buffer": num(rec.get("network.drops_buffer")),
@@ -113,7 +117,23 @@ def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
         "stragglers": num(rec.get("workload.switches.stragglers")),
         "noise_delayed_packets": num(rec.get("workload.hosts.noise_delayed_packets")),
         "packets_sent": num(rec.get("workload.hosts.packets_sent")),
+        # workload.jobs > 1: the mean over the jobs, and the slowest and fastest job (Fig. 10a);
+        # one job (the ring's report has no goodput_gbps): its goodput.
+        "job_goodput_gbps": _first_number(rec, "workload.goodput_gbps", default=goodput),
+        "job_goodput_min_gbps": _first_number(rec, "workload.min_goodput_gbps", "workload.goodput_gbps",
+                                              default=goodput),
+        "job_goodput_max_gbps": _first_number(rec, "workload.max_goodput_gbps", "workload.goodput_gbps",
+                                              default=goodput),
     }
+
+
+def _first_number(rec: dict, *names: str, default: float = float("nan")) -> float:
+    """The first of `names` that is a number in the row (a one-job run has no min/max columns, or NaN)."""
+    for name in names:
+        v = num(rec.get(name))
+        if not math.isnan(v):
+            return v
+    return default
 
 
 def failures_of(runs: Sequence[dict]) -> List[str]:

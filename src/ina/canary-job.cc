@@ -517,7 +517,7 @@ void CanaryHost::OnTimerEvent() {
 // ------------------------------------------------------------------- job ----
 
 CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
-                     uint64_t seed, const WorkloadSpec& spec)
+                     uint64_t seed, const WorkloadSpec& spec, uint32_t job_index)
     : fabric_(&fabric), hosts_(hosts), mode_(mode), spec_(spec), seed_(seed) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
   const char* name = mode == InaTreeMode::kCanary ? "canary" : "static_tree";
@@ -527,6 +527,7 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
   k_ = mode == InaTreeMode::kCanary ? spec.canary.elements_per_packet : spec.static_tree.elements_per_packet;
   window_ = mode == InaTreeMode::kCanary ? spec.canary.window_blocks : spec.static_tree.window_blocks;
   num_trees_ = mode == InaTreeMode::kCanary ? 1 : spec.static_tree.trees;
+  tree_offset_ = job_index * num_trees_;
   elements_ = spec.bytes / 4;
   blocks_ = (elements_ + k_ - 1) / k_;
   if (mode == InaTreeMode::kCanary &&
@@ -608,6 +609,12 @@ void CanaryJob::InstallCanary() {
   // packets will take are not known a priori").
   for (uint32_t sw = 0; sw < fabric_->num_switches(); ++sw) {
     const uint32_t v = nh + sw;
+    // An earlier concurrent job installed the program: one Canary program per
+    // switch serves every application id (canary-fgcs24 §3.4).
+    if (dynamic_cast<const cn::CanaryDataplane*>(fabric_->switch_node(sw).dataplane())) {
+      switch_vertices_.push_back(v);
+      continue;
+    }
     cn::CanaryConfig c;
     c.switch_address = static_cast<uint16_t>(sw + 1);
     c.switch_ip = SwitchIpv4(sw);
@@ -653,7 +660,7 @@ void CanaryJob::InstallStaticTrees() {
     for (uint32_t v : trees[i].vertices()) {
       if (t.is_host(v)) continue;
       st::TreeEntry e;
-      e.tree_id = i;
+      e.tree_id = tree_offset_ + i;
       e.child_ports = trees[i].child_ports[v];
       e.parent_port = trees[i].parent_port[v];
       per_switch[v - nh].push_back(std::move(e));
@@ -669,7 +676,10 @@ void CanaryJob::InstallStaticTrees() {
     c.num_elements = k_;
     c.slots_per_tree = spec_.static_tree.slots_per_tree;
     c.pass_latency_ps = spec_.static_tree.pass_latency_ps;
-    c.trees = std::move(per_switch[sw]);
+    // Earlier concurrent jobs' trees on this switch stay: one program holds them all.
+    if (const auto* earlier = dynamic_cast<const st::StaticTreeDataplane*>(fabric_->switch_node(sw).dataplane()))
+      c.trees = earlier->config().trees;
+    c.trees.insert(c.trees.end(), per_switch[sw].begin(), per_switch[sw].end());
     try {
       fabric_->switch_node(sw).SetDataplane(std::make_unique<st::StaticTreeDataplane>(c));
     } catch (const std::invalid_argument& e) {

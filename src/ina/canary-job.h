@@ -162,8 +162,11 @@ class CanaryHost : public ns3::Application {
 class CanaryJob {
  public:
   /// `mode` kCanary uses spec.canary; kStaticTree uses spec.static_tree.
+  /// `job_index` > 0: another concurrent job on the same fabric (CanaryJobSet):
+  /// it joins the switch programs the earlier jobs installed (Canary: the same
+  /// program; static trees: its trees added with ids after theirs).
   CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
-            uint64_t seed, const WorkloadSpec& spec);
+            uint64_t seed, const WorkloadSpec& spec, uint32_t job_index = 0);
   ~CanaryJob();
 
   void Start(uint64_t at_ps);
@@ -190,7 +193,7 @@ class CanaryJob {
   uint32_t BlockId(uint64_t g, uint32_t attempt) const;
   /// Decodes an id: false if it is not one of this job's.
   bool DecodeId(uint32_t id, uint64_t& g, uint32_t& attempt) const;
-  uint32_t TreeOf(uint64_t g) const { return static_cast<uint32_t>(g % num_trees_); }
+  uint32_t TreeOf(uint64_t g) const { return tree_offset_ + static_cast<uint32_t>(g % num_trees_); }
   uint32_t TorIpv4(uint32_t rank) const { return tor_ip_[rank]; }
   const CanarySpec& canary() const { return spec_.canary; }
   const StaticTreeSpec& static_tree() const { return spec_.static_tree; }
@@ -220,6 +223,7 @@ class CanaryJob {
   InaTreeMode mode_;
   WorkloadSpec spec_;
   uint32_t k_ = 0, window_ = 0, num_trees_ = 1;
+  uint32_t tree_offset_ = 0;  ///< static trees: this job's first tree id (job index x trees)
   uint64_t elements_ = 0, blocks_ = 0;
   std::vector<uint32_t> leader_order_, leader_slot_, tor_ip_;
   std::vector<TensorData> data_;

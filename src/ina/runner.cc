@@ -5,6 +5,7 @@
 #include "ina/background.h"
 #include "ina/canary-job.h"
 #include "ina/panama-job.h"
+#include "ina/canary-jobs.h"
 #include "ina/fabric.h"
 #include "ina/progress.h"
 #include "ina/ring-allreduce.h"
@@ -67,6 +68,111 @@ struct Permutation {
   }
 };
 
+RingConfig RingConfigOf(const Scenario& s) {
+  RingConfig rc;
+  rc.elements_per_packet = s.workload.ring.elements_per_packet;
+  rc.window_packets = s.workload.ring.window_packets;
+  rc.ack_every = s.workload.ring.ack_every;
+  rc.ack_delay_ps = s.workload.ring.ack_delay_ps;
+  rc.rto_ps = s.workload.ring.rto_ps;
+  rc.udp_port = s.workload.ring.udp_port;
+  return rc;
+}
+
+/// workload.jobs > 1 with the ring (canary-fgcs24 Fig. 10a): one ring per
+/// host group, the groups split as CanaryJobSet splits them; job 0 keeps the
+/// scenario's data seed.
+std::vector<std::unique_ptr<RingAllreduce>> MakeRingJobs(const Scenario& s, Fabric& fabric,
+                                                         const std::vector<uint32_t>& hosts) {
+  std::vector<std::unique_ptr<RingAllreduce>> rings;
+  try {
+    const auto groups = CanaryJobSet::SplitHosts(hosts, s.workload.jobs, s.seed);
+    for (uint32_t j = 0; j < groups.size(); ++j) {
+      NodeContainer nodes;
+      std::vector<Ipv4Address> addrs;
+      for (uint32_t h : groups[j]) {
+        nodes.Add(fabric.host(h));
+        addrs.push_back(fabric.host_address(h));
+      }
+      const uint64_t seed = j == 0 ? s.seed : s.seed ^ congestion::Mix64(0x6a6f6273ull + j);
+      rings.push_back(std::make_unique<RingAllreduce>(nodes, addrs, s.workload.bytes, s.workload.dtype,
+                                                      s.workload.data, seed, RingConfigOf(s), s.workload.iterations,
+                                                      s.workload.compute_gap_ps,
+                                                      static_cast<uint16_t>(s.links.mtu_bytes)));
+    }
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("workload: {}", e.what()));
+  }
+  return rings;
+}
+
+/// The report of several concurrent rings: as CanaryJobSet's (mean goodput
+/// over the jobs, per_job, collectives.csv with a leading job column).
+void ReportRingJobs(const Scenario& s, const std::vector<std::unique_ptr<RingAllreduce>>& rings, bool finished,
+                    json& w, std::string& csv, std::string& summary, bool& correct, uint64_t& payload_delivered) {
+  csv = "job,iteration,start_s,end_s,duration_s,goodput_gbps,correct,elements_checked,mismatches,retransmissions\n";
+  json per_job = json::array();
+  double goodput_sum = 0, duration_sum = 0, goodput_min = 0, goodput_max = 0;
+  uint64_t checked = 0, mism = 0, ranks = 0;
+  correct = finished;
+  for (uint32_t j = 0; j < rings.size(); ++j) {
+    const RingAllreduce& ring = *rings[j];
+    const uint32_t n = ring.plan().ranks();
+    double dur_sum = 0;
+    uint64_t done = 0, job_checked = 0, job_mism = 0;
+    bool ok = true;
+    for (const CollectiveRecord& c : ring.records()) {
+      job_checked += c.elements_checked;
+      job_mism += c.mismatches;
+      if (c.end_ps == 0) continue;  // unfinished
+      const double dur = PsToS(c.end_ps - c.start_ps);
+      // Every rank must end with every element exactly once: n * E checks.
+      const bool c_ok = c.mismatches == 0 && c.elements_checked == uint64_t{n} * ring.plan().elements();
+      ok &= c_ok;
+      dur_sum += dur;
+      ++done;
+      csv += fmt::format("{},{},{:.12f},{:.12f},{:.12f},{:.6f},{},{},{},{}\n", j, c.iteration, PsToS(c.start_ps),
+                         PsToS(c.end_ps), dur, static_cast<double>(s.workload.bytes) * 8.0 / dur / 1e9, c_ok ? 1 : 0,
+                         c.elements_checked, c.mismatches, c.retransmissions);
+    }
+    ok &= done == s.workload.iterations;
+    correct &= ok;
+    const double mean = done ? dur_sum / static_cast<double>(done) : 0.0;
+    const double goodput = mean > 0 ? static_cast<double>(s.workload.bytes) * 8.0 / mean / 1e9 : 0.0;
+    goodput_sum += goodput;
+    goodput_min = j == 0 ? goodput : std::min(goodput_min, goodput);
+    goodput_max = j == 0 ? goodput : std::max(goodput_max, goodput);
+    duration_sum += mean;
+    checked += job_checked;
+    mism += job_mism;
+    ranks += n;
+    payload_delivered += 2 * (uint64_t{n} - 1) * s.workload.bytes * done;
+    per_job.push_back({{"job", j}, {"ranks", n}, {"mean_duration_s", mean}, {"goodput_gbps", goodput},
+                       {"correct", ok}, {"elements_checked", job_checked}, {"mismatches", job_mism}});
+  }
+  const double jobs = static_cast<double>(rings.size());
+  w = {{"type", "allreduce"},
+       {"protocol", "ring"},
+       {"bytes", s.workload.bytes},
+       {"iterations_requested", s.workload.iterations},
+       {"jobs", rings.size()},
+       {"host_split", "seeded shuffle of the selected hosts, dealt into equal groups"},
+       {"ranks", ranks},
+       {"mean_duration_s", duration_sum / jobs},
+       {"goodput_gbps", goodput_sum / jobs},
+       {"min_goodput_gbps", goodput_min},
+       {"max_goodput_gbps", goodput_max},
+       {"elements_checked", checked},
+       {"mismatches", mism},
+       {"correct", correct},
+       {"per_job", per_job}};
+  summary += fmt::format("{} jobs of ring allreduce of {} over {} hosts in all: mean goodput {:.2f} Gb/s per job "
+                         "(min {:.2f}, max {:.2f})\n  result: {} - {} elements checked against the exact sums, {} "
+                         "mismatches\n",
+                         rings.size(), HumanBytes(s.workload.bytes), ranks, goodput_sum / jobs, goodput_min,
+                         goodput_max, correct ? "CORRECT" : "WRONG", checked, mism);
+}
+
 }  // namespace
 
 void EnsurePicosecondTime() {
@@ -120,8 +226,9 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   if (s.workload.type != WorkloadType::kNone)
     hosts = SelectHosts(s.workload.hosts, topology.num_hosts(), s.seed);
   std::unique_ptr<RingAllreduce> ring;
+  std::vector<std::unique_ptr<RingAllreduce>> ring_jobs;  // workload.jobs > 1 (Canary Fig. 10's ring)
   std::unique_ptr<SwitchMLJob> switchml;
-  std::unique_ptr<CanaryJob> canary;
+  std::unique_ptr<CanaryJobSet> canary;
   std::vector<std::unique_ptr<PanamaJob>> panama;
   uint32_t panama_done = 0;
   std::unique_ptr<Permutation> perm;
@@ -151,6 +258,9 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   };
   std::function<double()> progress_fn = [&] { return static_cast<double>(NowPs()) / s.max_sim_time_ps; };
 
+  if (s.workload.type == WorkloadType::kAllreduce && hosts.size() < 2ull * s.workload.jobs)
+    throw ScenarioError(fmt::format("workload.jobs: {} jobs need at least 2 hosts each; {} hosts are selected",
+                                    s.workload.jobs, hosts.size()));
   if (s.workload.type == WorkloadType::kAllreduce && s.workload.protocol == "switchml") {
     std::vector<uint64_t> tensors = s.workload.switchml.tensors;
     if (tensors.empty()) tensors.push_back(s.workload.bytes);
@@ -167,9 +277,9 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   } else if (s.workload.type == WorkloadType::kAllreduce &&
              (s.workload.protocol == "canary" || s.workload.protocol == "static_tree")) {
     try {
-      canary = std::make_unique<CanaryJob>(
+      canary = std::make_unique<CanaryJobSet>(
           *fabric, hosts, s.workload.protocol == "canary" ? InaTreeMode::kCanary : InaTreeMode::kStaticTree,
-          s.workload.data, s.seed, s.workload);
+          s.workload.data, s.seed, s.workload, s.workload.jobs);
     } catch (const std::invalid_argument& e) {
       throw ScenarioError(fmt::format("workload: {}", e.what()));
     }
@@ -223,6 +333,20 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
       for (const auto& j : panama) p += j->progress();
       return p / static_cast<double>(panama.size());
     };
+  } else if (s.workload.type == WorkloadType::kAllreduce && s.workload.jobs > 1) {
+    ring_jobs = MakeRingJobs(s, *fabric, hosts);
+    auto rings_done = std::make_shared<size_t>(0);
+    for (auto& rj : ring_jobs) {
+      rj->on_finished = [&, rings_done] {
+        if (++*rings_done == ring_jobs.size()) on_finished();
+      };
+      rj->Start(s.workload.start_ps);
+    }
+    progress_fn = [&] {
+      double sum = 0;
+      for (const auto& rj : ring_jobs) sum += rj->progress();
+      return sum / static_cast<double>(ring_jobs.size());
+    };
   } else if (s.workload.type == WorkloadType::kAllreduce) {
     NodeContainer nodes;
     std::vector<Ipv4Address> addrs;
@@ -230,13 +354,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
       nodes.Add(fabric->host(h));
       addrs.push_back(fabric->host_address(h));
     }
-    RingConfig rc;
-    rc.elements_per_packet = s.workload.ring.elements_per_packet;
-    rc.window_packets = s.workload.ring.window_packets;
-    rc.ack_every = s.workload.ring.ack_every;
-    rc.ack_delay_ps = s.workload.ring.ack_delay_ps;
-    rc.rto_ps = s.workload.ring.rto_ps;
-    rc.udp_port = s.workload.ring.udp_port;
+    const RingConfig rc = RingConfigOf(s);
     try {
       ring = std::make_unique<RingAllreduce>(nodes, addrs, s.workload.bytes, s.workload.dtype, s.workload.data,
                                              s.seed, rc, s.workload.iterations, s.workload.compute_gap_ps,
@@ -500,6 +618,11 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
                            out.correct ? "CORRECT" : "WRONG", checked, mism,
                            finished ? "" : fmt::format(" (only {} of {} iterations finished by the time limit)",
                                                        done_count, s.workload.iterations));
+  } else if (!ring_jobs.empty()) {
+    std::string csv;
+    ReportRingJobs(s, ring_jobs, finished, w, csv, summary, out.correct, payload_delivered);
+    out.csv_names.push_back("collectives.csv");
+    out.csv_texts.push_back(csv);
   } else if (switchml) {
     switchml->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
   } else if (canary) {
@@ -584,6 +707,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   }
 
   ring.reset();
+  ring_jobs.clear();
   Simulator::Destroy();
   switchml.reset();  // after Destroy: workers' sockets call back into it until then
   canary.reset();    // after Destroy, likewise

@@ -336,6 +336,10 @@ static void ParseCanary(Reader& w, Scenario& s) {
   cs.retransmit_timeout_ps = c.TimePs("retransmit_timeout_us", 500, 0.001, 1e9, kPsPerUs);
   cs.max_failures = c.U32("max_failures", 3, 0, 100);
   cs.application_id = c.U32("application_id", 1, 0, 255);
+  if (cs.application_id + s.workload.jobs - 1 > 255)
+    c.Fail("application_id", fmt::format("job j uses application id {} + j; {} jobs need ids up to {}, beyond the "
+                                         "8-bit field (255)", cs.application_id, s.workload.jobs,
+                                         cs.application_id + s.workload.jobs - 1));
   // Ids are application id (8 bits) + a 24-bit sequence; every re-issue takes
   // fresh ids, so all attempts of all blocks must fit the sequence.
   const uint64_t ids = BlocksOf(s, cs.elements_per_packet) * (uint64_t{cs.max_failures} + 1);
@@ -611,6 +615,14 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       s.workload.iterations = w.U32("iterations", 1, 1, 1'000'000);
       s.workload.compute_gap_ps = w.TimePs("compute_gap_us", 0, 0, 1e9, kPsPerUs);
       s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+      // canary-fgcs24 §5.2.4 (Fig. 10): concurrent allreduces, the hosts split between them.
+      s.workload.jobs = w.U32("jobs", 1, 1, 256);
+      if (s.workload.jobs > 1 && s.workload.protocol == "switchml")
+        w.Fail("jobs", "only protocols \"canary\", \"static_tree\" and \"ring\" run concurrent jobs; this "
+                       "workload's protocol is \"switchml\"");
+      if (s.workload.jobs > 1 && s.workload.protocol == "panama")
+        w.Fail("jobs", "protocol \"panama\" takes its concurrent jobs from workload.panama.jobs (each with its own "
+                       "hosts, size and start)");
       // Each protocol reads its own section; another's is an error, not ignored.
       const bool is_ring = s.workload.protocol == "ring";
       for (const char* section : {"ring", "switchml", "canary", "static_tree", "panama"}) {

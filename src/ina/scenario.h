@@ -186,6 +186,7 @@ struct WorkloadSpec {
   StaticTreeSpec static_tree;
   PanamaSpec panama;
   SendNoiseSpec send_noise;
+  uint32_t jobs = 1;  ///< concurrent allreduces over disjoint host groups (canary, static_tree)
   // permutation
   uint64_t flow_bytes = 2'000'000;
   uint32_t payload_bytes = 1472;

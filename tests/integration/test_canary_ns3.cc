@@ -4,12 +4,14 @@
 #include "net_harness.h"
 
 #include "ina/canary-job.h"
+#include "ina/canary-jobs.h"
 #include "p4model/canary/canary_dataplane.h"
 #include "p4model/canary/types.h"
 #include "p4model/statictree/static_tree_dataplane.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -334,6 +336,67 @@ TEST_F(CanaryScenario, SendNoiseDelaysPacketsAtItsRateAndStaysExact) {
   const RunResult st = Run(R"("protocol":"static_tree")", noisy);
   EXPECT_TRUE(st.correct);
   EXPECT_GT(st.json["workload"]["hosts"]["noise_delayed_packets"].get<uint64_t>(), 0u);
+}
+
+// canary-fgcs24 §5.2.4 (Fig. 10): concurrent allreduces on disjoint host
+// groups, each with its own application id (Canary) or trees (static), all
+// through the same switch programs, or its own ring: every job ends with its
+// own exact sum.
+TEST_F(CanaryScenario, ConcurrentJobsEachEndWithTheirExactSum) {
+  for (const char* section : {R"("protocol":"canary","jobs":3,"canary":{"window_blocks":64})",
+                              R"("protocol":"static_tree","jobs":3,"static_tree":{"trees":2})",
+                              R"("protocol":"ring","jobs":3)"}) {
+    RunResult r = Run(section);
+    const json& w = r.json["workload"];
+    EXPECT_TRUE(r.correct) << section;
+    ASSERT_EQ(w["jobs"].get<uint32_t>(), 3u) << section;
+    ASSERT_EQ(w["per_job"].size(), 3u);
+    uint64_t ranks = 0;
+    double goodput = 0;
+    for (const json& j : w["per_job"]) {
+      EXPECT_TRUE(j["correct"].get<bool>()) << section;
+      EXPECT_EQ(j["mismatches"].get<uint64_t>(), 0u);
+      // Every host of the job holds every element of its job's sum.
+      EXPECT_EQ(j["elements_checked"].get<uint64_t>(), j["ranks"].get<uint64_t>() * 65536);
+      EXPECT_GE(j["ranks"].get<uint64_t>(), 5u);  // 16 hosts dealt into 3 groups: 6, 5, 5
+      ranks += j["ranks"].get<uint64_t>();
+      goodput += j["goodput_gbps"].get<double>();
+    }
+    EXPECT_EQ(ranks, 16u);
+    EXPECT_DOUBLE_EQ(w["goodput_gbps"].get<double>(), goodput / 3);
+    EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 16u * 65536);
+    // collectives.csv: a header and one row per job, each led by its job number.
+    const auto it = std::find(r.csv_names.begin(), r.csv_names.end(), "collectives.csv");
+    ASSERT_NE(it, r.csv_names.end());
+    const std::string& csv = r.csv_texts[static_cast<size_t>(it - r.csv_names.begin())];
+    EXPECT_EQ(csv.rfind("job,iteration,", 0), 0u) << csv;
+    EXPECT_NE(csv.find("\n0,0,"), std::string::npos);
+    EXPECT_NE(csv.find("\n2,0,"), std::string::npos);
+    // The same seed splits the hosts and draws the data the same way: the same bytes.
+    RunResult again = Run(section);
+    r.json.erase("perf");
+    again.json.erase("perf");
+    EXPECT_EQ(r.json.dump(), again.json.dump()) << section;
+    EXPECT_EQ(r.csv_texts, again.csv_texts) << section;
+  }
+}
+
+TEST_F(CanaryScenario, HostsAreDealtIntoDisjointSortedGroups) {
+  std::vector<uint32_t> hosts;
+  for (uint32_t h = 0; h < 17; ++h) hosts.push_back(h * 2);
+  const auto groups = CanaryJobSet::SplitHosts(hosts, 4, 7);
+  ASSERT_EQ(groups.size(), 4u);
+  std::vector<uint32_t> all;
+  for (const auto& g : groups) {
+    EXPECT_TRUE(g.size() == 4 || g.size() == 5);
+    EXPECT_TRUE(std::is_sorted(g.begin(), g.end()));
+    all.insert(all.end(), g.begin(), g.end());
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, hosts);
+  EXPECT_EQ(groups, CanaryJobSet::SplitHosts(hosts, 4, 7));  // seeded: the same split again
+  EXPECT_NE(groups, CanaryJobSet::SplitHosts(hosts, 4, 8));
+  EXPECT_THROW(CanaryJobSet::SplitHosts(hosts, 9, 7), std::invalid_argument);  // 17 hosts: not 2 per job
 }
 
 TEST_F(CanaryScenario, StaticTreeBaselineRunsExact) {

@@ -1,9 +1,9 @@
-"""Canary figure scripts end to end: analysis/fig_canary_fig{2,7,8,9,11}.py --small
+"""Canary figure scripts end to end: analysis/fig_canary_fig{2,7,8,9,10,11}.py --small
 (exit status, PNG, tidy CSV with every expected point, every run exact and
 lossless, the relations that hold robustly at the reduced size) and exit 1
 when a run is not correct.
 
-Run by hand (about 40 s) with PYTHONPATH=python:build/python:
+Run by hand (about 45 s) with PYTHONPATH=python:build/python:
 
     PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_canary_figures.py
 """
@@ -21,7 +21,7 @@ from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, import_inasim
 inasim = import_inasim()
 
 ANALYSIS = SOURCE_DIR / "analysis"
-SCRIPTS = ("fig2", "fig7", "fig8", "fig9", "fig11")
+SCRIPTS = ("fig2", "fig7", "fig8", "fig9", "fig10", "fig11")
 #: 8 leaves x 16 spines x 16 hosts: 128 host links + 128 fabric links, two directions each.
 LINK_DIRECTIONS = 2 * (128 + 8 * 16)
 
@@ -174,6 +174,31 @@ def test_fig11(runs):
         if c and proto == "canary":  # under congestion Canary beats four static trees at every noise level
             assert float(r["goodput_gbps"]) > float(g[("st4", "", True, n)]["goodput_gbps"])
     assert p.stdout.count("spread between timeouts") == 4
+
+
+def test_fig10(runs):
+    out, p = runs["fig10"]
+    rows = read_csv(out / "fig_canary_fig10.csv")
+    a = {(r["protocol"], int(r["jobs"])): r for r in rows if r["panel"] == "a"}
+    assert set(a) == {(pr, j) for pr in ("canary", "st1", "st4", "ring") for j in (1, 4, 16)}
+    for (proto, j), r in a.items():
+        assert truth(r["correct"]) and float(r["hosts_per_job"]) == 128 / j
+        lo, g, hi = (float(r[c]) for c in ("min_job_goodput_gbps", "goodput_gbps", "max_job_goodput_gbps"))
+        assert 0 < lo <= g <= hi < 100, (proto, j, lo, g, hi)
+        assert (lo == hi) == (j == 1)  # one job: nothing to spread
+    # One job on an idle network: one tree or four, the hosts' link rate alike.
+    assert float(a[("st4", 1)]["goodput_gbps"]) == pytest.approx(float(a[("st1", 1)]["goodput_gbps"]), rel=0.01)
+    for j in (4, 16):
+        assert float(a[("st4", j)]["goodput_gbps"]) > float(a[("st1", j)]["goodput_gbps"])
+        assert float(a[("canary", j)]["goodput_gbps"]) > float(a[("st1", j)]["goodput_gbps"])
+    # A 128-host ring is latency-bound at 512 KiB: 32-host rings do better.
+    assert float(a[("ring", 4)]["goodput_gbps"]) > float(a[("ring", 1)]["goodput_gbps"])
+    b = [r for r in rows if r["panel"] == "b"]
+    for proto in ("canary", "st1", "st4"):
+        h = [r for r in b if r["protocol"] == proto]
+        assert len(h) == 10 and all(int(r["jobs"]) == 16 for r in h)
+        assert sum(int(r["links"]) for r in h) == LINK_DIRECTIONS
+    assert p.stdout.count("mean link utilisation at 16 jobs") == 3
 
 
 def test_exit_1_when_a_run_is_not_correct(runs, monkeypatch, capsys):

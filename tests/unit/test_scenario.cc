@@ -790,6 +790,23 @@ TEST(Scenario, SendNoiseDefaultsOffAndParsesForCanaryAndStaticTree) {
   EXPECT_EQ(t.workload.send_noise.delay_ps, 2'500'000u);
 }
 
+TEST(Scenario, JobsDefaultToOne) {
+  EXPECT_EQ(ParseScenario(With({"workload.protocol=canary"})).workload.jobs, 1u);
+  EXPECT_EQ(ParseScenario(With({"workload.protocol=static_tree", "workload.jobs=4"})).workload.jobs, 4u);
+}
+
+TEST(BadInput, JobsKeys) {
+  EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.jobs=2"}),
+            "workload.jobs: only protocols \"canary\", \"static_tree\" and \"ring\" run concurrent jobs; this "
+            "workload's protocol is \"switchml\"");
+  EXPECT_EQ(ParseScenario(With({"workload.protocol=ring", "workload.jobs=2"})).workload.jobs, 2u);
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.jobs=0"}),
+            "workload.jobs: must be between 1 and 256, got 0");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.jobs=8", "workload.canary.application_id=250"}),
+            "workload.canary.application_id: job j uses application id 250 + j; 8 jobs need ids up to 257, beyond "
+            "the 8-bit field (255)");
+}
+
 TEST(BadInput, SendNoiseKeys) {
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.send_noise.probability=1.5"}),
             "workload.send_noise.probability: must be between 0 and 1, got 1.5");

@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Canary Fig. 10a/10b: average goodput of many concurrent allreduces, and link utilisation.
+
+    /usr/bin/python3 analysis/fig_canary_fig10.py [--small] [--out DIR] [--jobs N] [--resume]
+
+canary-fgcs24 Sec. 5.2.4: the 1,024 hosts split at random into 1..32 equal
+groups (workload.jobs), each running its own 4 MiB allreduce at the same
+time, no other traffic (scenarios/canary/fig10-jobs.json); Canary (one
+application id per job), 1 or 4 static trees per job (4096 -> 256 slots
+per tree, the hosts' window, so that a leaf in every job's trees holds them
+all) and the ring (one per job), 5 seeds per point. Panels:
+
+  (a) Fig. 10a: goodput per job, averaged over the jobs, vs the number of jobs;
+  (b) Fig. 10b: distribution of link utilisation (every link direction,
+      links.csv, summed over the seeds) at 20 jobs (16 with --small).
+
+The paper: Canary holds ~80 Gb/s per job up to 32 jobs, static trees lose
+40 %, the ring gains as its groups shrink, then loses to the congestion
+beyond ten jobs; mean utilisation at 20 jobs Canary 67.2 %, 4 trees 62.9 %,
+1 tree 21.8 %.
+
+--small: scenarios/canary/fig10-jobs-small.json (128 hosts, 512 KiB per
+job), 1, 4 and 16 jobs, one seed: 12 runs.
+
+Writes OUT/fig_canary_fig10.png and .csv (panel a: protocol, jobs,
+goodput_gbps (mean over jobs and seeds), min_job_goodput_gbps,
+max_job_goodput_gbps, hosts_per_job, runs, util_mean; panel b: protocol,
+jobs, bin_low_pct, links, fraction, util_mean) and keeps every run under
+OUT/sweeps/<name>/. Exit status: 0 ok; 1 a run failed or was not correct;
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (ROOT / "python", ROOT / "build" / "python"):
+    if str(p) not in sys.path:
+        sys.path.append(str(p))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figscript import parse_figure_args  # noqa: E402
+
+STEM = "fig_canary_fig10"
+CONFIGS = {
+    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig10-jobs.json", "repetitions": 5,
+             "jobs": [1, 2, 4, 8, 16, 20, 32], "utilization_jobs": 20, "out": Path("out") / "figures"},
+    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig10-jobs-small.json", "repetitions": 1,
+              "jobs": [1, 4, 16], "utilization_jobs": 16, "out": Path("out") / "figures" / "small"},
+}
+PROTOCOLS = ["canary", "st1", "st4", "ring"]
+UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 10b
+#: Slots per tree per switch for the static trees: the hosts' window (256 blocks).
+SLOTS_PER_TREE = 256
+#: canary-fgcs24 Sec. 5.2.4: mean link utilisation at 20 concurrent allreduces.
+PAPER_UTIL = {"canary": 0.672, "st4": 0.629, "st1": 0.218}
+BINS = 10
+
+
+def main(argv=None) -> int:
+    args = parse_figure_args("fig_canary_fig10.py", __doc__, "the reduced sweep (12 runs, ~12 s)",
+                             sys.argv[1:] if argv is None else argv)
+    try:
+        import inasim  # noqa: F401
+        from inasim import plot
+        from canaryfig import (PROTOCOLS as LABELS, failures_of, mean, point, run_points, status,
+                               utilization_histogram)
+    except ImportError as e:
+        print(f"{STEM}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
+        return 2
+    cfg = CONFIGS["small" if args.small else "full"]
+    if args.out is None:
+        args.out = cfg["out"]
+    jobs = cfg["jobs"]
+    points = []
+    for proto in PROTOCOLS:
+        for j in jobs:
+            extra = {"workload__jobs": j}
+            if proto.startswith("st"):
+                extra["workload__static_tree__slots_per_tree"] = SLOTS_PER_TREE
+            points.append(dict(point(proto, **extra), **{"x.jobs": j}))
+    runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
+    if code is not None:
+        return code
+    failures = failures_of(runs)
+    fa = plot.Figure("goodput per allreduce (Fig. 10a)", "concurrent allreduces", "goodput per allreduce", "jobs",
+                     "Gb/s", logx=2, legend_loc="lower left")
+    for proto in PROTOCOLS:
+        cols = {k: [] for k in ("protocol", "jobs", "goodput_gbps", "min_job_goodput_gbps", "max_job_goodput_gbps",
+                                "hosts_per_job", "runs", "util_mean", "correct")}
+        for j in jobs:
+            rs = [r for r in runs if r["protocol"] == proto and r["meta"]["x.jobs"] == j]
+            g = mean([r["job_goodput_gbps"] for r in rs])
+            lo = min(r["job_goodput_min_gbps"] for r in rs)
+            hi = max(r["job_goodput_max_gbps"] for r in rs)
+            ok = all(r["correct"] for r in rs)
+            util = mean([r["util_mean"] for r in rs])
+            for k, v in (("protocol", proto), ("jobs", j), ("goodput_gbps", g), ("min_job_goodput_gbps", lo),
+                         ("max_job_goodput_gbps", hi), ("hosts_per_job", rs[0]["hosts"] / j), ("runs", len(rs)),
+                         ("util_mean", util), ("correct", ok)):
+                cols[k].append(v)
+            print(f"{LABELS[proto][0]:<16s} {j:3d} jobs: {g:7.2f} Gb/s per job (min {lo:6.2f}, max {hi:6.2f}), "
+                  f"util {util * 100:5.1f} %  {status(ok)}")
+        fa.line(jobs, cols["goodput_gbps"], LABELS[proto][0], columns=cols)
+    fa.xticks(jobs)
+    fa.ylim(bottom=0)
+
+    uj = cfg["utilization_jobs"]
+    fb = plot.Figure(f"link utilisation, {uj} jobs (Fig. 10b)", "link utilisation", "share of link directions", "%",
+                     "%", legend_loc="upper right")
+    for proto in UTILIZATION_PROTOCOLS:
+        counts = [0] * BINS
+        rs = [r for r in runs if r["protocol"] == proto and r["meta"]["x.jobs"] == uj]
+        for r in rs:
+            h = utilization_histogram(r["dir"], BINS)
+            if h is None:
+                failures.append(f"{LABELS[proto][0]}, {uj} jobs, seed {r['seed']}: no links.csv in {r['dir']}")
+                continue
+            counts = [a + b for a, b in zip(counts, h)]
+        total = sum(counts) or 1
+        util = mean([r["util_mean"] for r in rs])
+        lows = [100 * i / BINS for i in range(BINS)]
+        fb.line([x + 100 / BINS / 2 for x in lows], [100 * c / total for c in counts],
+                f"{LABELS[proto][0]} (mean {util * 100:.1f} %)", columns={
+                    "protocol": [proto] * BINS, "jobs": [uj] * BINS, "bin_low_pct": lows, "links": counts,
+                    "fraction": [c / total for c in counts], "util_mean": [util] * BINS})
+        print(f"{LABELS[proto][0]:<16s} mean link utilisation at {uj} jobs {util * 100:5.1f} % "
+              f"(paper at 20 jobs: {PAPER_UTIL[proto] * 100:.1f} %)")
+    fb.ylim(bottom=0)
+    png, csv_path = plot.save_panels(
+        args.out / STEM, [fa, fb],
+        title=f"concurrent {int(base['workload']['bytes']) // 1024} KiB allreduces on "
+              f"{int(base['topology']['leaves']) * int(base['topology']['hosts_per_leaf'])} hosts "
+              f"(mean of {cfg['repetitions']} placements)")
+    print(f"wrote {png} and {csv_path}")
+    for msg in failures:
+        print(f"{STEM}: {msg}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
