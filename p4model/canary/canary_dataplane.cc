@@ -236,6 +236,7 @@ void CanaryDataplane::Broadcast(inasim::Span<const uint8_t> frame, const Packet&
   }
   last_passes_ = groups_.empty() ? 1 : static_cast<uint32_t>((groups_.size() + per_pass - 1) / per_pass);
   DescriptorTable::descriptor_free(d);
+  table_.ReleaseAccumulator(index);
   table_.CountFree();
   ++stats_.broadcasts;
 }

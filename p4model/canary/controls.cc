@@ -17,12 +17,17 @@ void DescriptorTable::accumulator_add(uint32_t* acc, const uint8_t* data, uint32
 }
 
 uint32_t* DescriptorTable::Accumulator(uint32_t index) {
-  if (!acc_) {
-    void* p = std::calloc(size_t{size_} * elements_, sizeof(uint32_t));
-    if (p == nullptr) throw std::bad_alloc();
-    acc_.reset(static_cast<uint32_t*>(p));
+  if (slot_.empty()) slot_.assign(size_, kNoSlot);
+  if (slot_[index] == kNoSlot) {
+    if (!free_slots_.empty()) {
+      slot_[index] = free_slots_.back();
+      free_slots_.pop_back();
+    } else {
+      slot_[index] = static_cast<uint32_t>(pool_.size() / elements_);
+      pool_.resize(pool_.size() + elements_, 0);
+    }
   }
-  return acc_.get() + size_t{index} * elements_;
+  return pool_.data() + size_t{slot_[index]} * elements_;
 }
 
 std::vector<uint32_t> DescriptorTable::ValidIndices() const {

@@ -201,12 +201,25 @@ class DescriptorTable {
     static const Descriptor kEmptyDescriptor{};
     return entries_.empty() ? kEmptyDescriptor : entries_[index];
   }
-  /// The accumulator of `index`: k cells. The whole array is reserved with
-  /// calloc on first use, so only pages of touched entries are ever backed by
-  /// memory (32K x 256 x 4 B = 32 MiB reserved per switch).
+  /// The accumulator of `index`: k cells. The P4 register array has one per
+  /// entry; the model keeps cells only for entries in use (a pool of k-cell
+  /// slots, taken by the first write after an allocation and returned by
+  /// ReleaseAccumulator when the descriptor is freed), so memory follows the
+  /// descriptors in use (§3.2.2) instead of the table size: hashed ids touch
+  /// every entry of a 32K table over a long run, which with an array per
+  /// entry grew to 32 MiB per switch (2 GiB on Canary's 64-switch network).
+  /// No behaviour depends on this: an allocation always writes all k cells
+  /// first, and no one reads a freed entry's cells.
   uint32_t* Accumulator(uint32_t index);
   const uint32_t* PeekAccumulator(uint32_t index) const {
-    return acc_ ? acc_.get() + size_t{index} * elements_ : nullptr;
+    return index < slot_.size() && slot_[index] != kNoSlot ? pool_.data() + size_t{slot_[index]} * elements_
+                                                           : nullptr;
+  }
+  void ReleaseAccumulator(uint32_t index) {
+    if (index < slot_.size() && slot_[index] != kNoSlot) {
+      free_slots_.push_back(slot_[index]);
+      slot_[index] = kNoSlot;
+    }
   }
   uint32_t size() const { return size_; }
   uint32_t elements() const { return elements_; }
@@ -220,13 +233,13 @@ class DescriptorTable {
   void CountFree() { --occupied_; }
 
  private:
-  struct FreeDeleter {
-    void operator()(uint32_t* p) const { std::free(p); }
-  };
+  static constexpr uint32_t kNoSlot = 0xffffffffu;
   uint32_t size_;
   uint32_t elements_;
   std::vector<Descriptor> entries_;
-  std::unique_ptr<uint32_t[], FreeDeleter> acc_;
+  std::vector<uint32_t> slot_;        ///< per entry: its pool slot, or kNoSlot
+  std::vector<uint32_t> pool_;        ///< slots of k cells each
+  std::vector<uint32_t> free_slots_;
   uint32_t occupied_ = 0;
   uint32_t peak_occupied_ = 0;
 };
