@@ -11,6 +11,9 @@ varies) plus bookkeeping keys starting with "x." (kept out of the sweep,
 handed back with each run as `meta`); every point runs `repetitions` times with seeds seed, seed + 1, ...
 (each seed is another random placement of the allreduce hosts: the paper's
 "5 random placements per point").
+
+Every script starts the same way: `args, cfg, plot = start(STEM, __doc__,
+"the reduced sweep (...)", argv, CONFIGS)`, returning 2 when `plot` is None.
 """
 
 from __future__ import annotations
@@ -20,7 +23,24 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from figscript import num
+from figscript import num, parse_figure_args
+
+def start(stem: str, doc: Optional[str], small_help: str, argv, configs: Dict[str, dict]):
+    """A script's command line (figscript.parse_figure_args), its full or
+    --small configuration with --out defaulting to the configuration's, and
+    inasim's plot module; plot is None (after saying why on stderr) when
+    inasim cannot be imported."""
+    args = parse_figure_args(f"{stem}.py", doc, small_help, sys.argv[1:] if argv is None else argv)
+    try:
+        from inasim import plot
+    except ImportError as e:
+        print(f"{stem}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
+        return args, None, None
+    cfg = configs["small" if args.small else "full"]
+    if args.out is None:
+        args.out = cfg["out"]
+    return args, cfg, plot
+
 
 #: The allreduce algorithms of canary-fgcs24 Sec. 5.2, as overrides of a
 #: Canary base scenario: label and overrides.

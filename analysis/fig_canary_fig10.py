@@ -40,7 +40,8 @@ for p in (ROOT / "python", ROOT / "build" / "python"):
     if str(p) not in sys.path:
         sys.path.append(str(p))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import parse_figure_args  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, failures_of, mean, point,  # noqa: E402
+                       run_points, status, utilization_histogram, start)
 
 STEM = "fig_canary_fig10"
 CONFIGS = {
@@ -59,19 +60,9 @@ BINS = 10
 
 
 def main(argv=None) -> int:
-    args = parse_figure_args("fig_canary_fig10.py", __doc__, "the reduced sweep (12 runs, ~12 s)",
-                             sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim  # noqa: F401
-        from inasim import plot
-        from canaryfig import (PROTOCOLS as LABELS, failures_of, mean, point, run_points, status,
-                               utilization_histogram)
-    except ImportError as e:
-        print(f"{STEM}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
+    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (12 runs, ~12 s)", argv, CONFIGS)
+    if plot is None:
         return 2
-    cfg = CONFIGS["small" if args.small else "full"]
-    if args.out is None:
-        args.out = cfg["out"]
     jobs = cfg["jobs"]
     points = []
     for proto in PROTOCOLS:

@@ -34,7 +34,7 @@ for p in (ROOT / "python", ROOT / "build" / "python"):
     if str(p) not in sys.path:
         sys.path.append(str(p))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import parse_figure_args  # noqa: E402
+from canaryfig import (failures_of, mean, point, print_point, run_points, summarize, start)  # noqa: E402
 
 STEM = "fig_canary_fig11"
 CONFIGS = {
@@ -46,18 +46,9 @@ CONFIGS = {
 
 
 def main(argv=None) -> int:
-    args = parse_figure_args("fig_canary_fig11.py", __doc__, "the reduced sweep (12 runs, ~10 s)",
-                             sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim  # noqa: F401
-        from inasim import plot
-        from canaryfig import failures_of, mean, point, print_point, run_points, summarize
-    except ImportError as e:
-        print(f"{STEM}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
+    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", argv, CONFIGS)
+    if plot is None:
         return 2
-    cfg = CONFIGS["small" if args.small else "full"]
-    if args.out is None:
-        args.out = cfg["out"]
     noise, timeouts = cfg["noise"], cfg["timeouts"]
     series = [("canary", t) for t in timeouts] + [("st4", None)]
     points = []

@@ -38,7 +38,8 @@ for p in (ROOT / "python", ROOT / "build" / "python"):
     if str(p) not in sys.path:
         sys.path.append(str(p))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import parse_figure_args  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, failures_of, point, print_point,  # noqa: E402
+                       run_points, summarize, utilization_histogram, start)
 
 STEM = "fig_canary_fig7"
 CONFIGS = {
@@ -55,19 +56,9 @@ BINS = 10
 
 
 def main(argv=None) -> int:
-    args = parse_figure_args("fig_canary_fig7.py", __doc__, "the reduced sweep (10 runs, ~10 s)",
-                             sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim  # noqa: F401
-        from inasim import plot
-        from canaryfig import (PROTOCOLS as LABELS, failures_of, point, print_point, run_points, summarize,
-                               utilization_histogram)
-    except ImportError as e:
-        print(f"{STEM}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
+    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (10 runs, ~10 s)", argv, CONFIGS)
+    if plot is None:
         return 2
-    cfg = CONFIGS["small" if args.small else "full"]
-    if args.out is None:
-        args.out = cfg["out"]
     points = [dict(point(proto, congested=c), **{"x.congested": c}) for c in (False, True) for proto in PROTOCOLS]
     runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
     if code is not None:

@@ -30,7 +30,7 @@ for p in (ROOT / "python", ROOT / "build" / "python"):
     if str(p) not in sys.path:
         sys.path.append(str(p))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import parse_figure_args  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, failures_of, point, print_point, run_points, summarize, start)  # noqa: E402
 
 STEM = "fig_canary_fig9"
 KIB = 1024
@@ -44,18 +44,9 @@ PROTOCOLS = ["canary", "st1", "st4", "ring"]
 
 
 def main(argv=None) -> int:
-    args = parse_figure_args("fig_canary_fig9.py", __doc__, "the reduced sweep (16 runs, ~10 s)",
-                             sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim  # noqa: F401
-        from inasim import plot
-        from canaryfig import PROTOCOLS as LABELS, failures_of, point, print_point, run_points, summarize
-    except ImportError as e:
-        print(f"{STEM}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
+    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (16 runs, ~10 s)", argv, CONFIGS)
+    if plot is None:
         return 2
-    cfg = CONFIGS["small" if args.small else "full"]
-    if args.out is None:
-        args.out = cfg["out"]
     sizes = cfg["sizes"]
     points = [dict(point(proto, congested=c, workload__bytes=b), **{"x.congested": c})
               for c in (True, False) for proto in PROTOCOLS for b in sizes]

@@ -1,6 +1,7 @@
 #include "ina/panama-job.h"
 
 #include "ina/addressing.h"
+#include "ina/background.h"
 #include "ina/fabric.h"
 #include "p4model/common/frame.h"
 #include "p4model/panama/panama_dataplane.h"
@@ -486,6 +487,90 @@ void PanamaJob::WorkerIterationDone(uint32_t rank, uint32_t iteration) {
     return;
   }
   if (++workers_done_ == workers_.size() && on_finished) on_finished();
+}
+
+// ------------------------------------------------------------------ PanamaJobSet
+PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<uint32_t>& workload_hosts) {
+  const PanamaSpec& ps = s.workload.panama;
+  std::vector<PanamaJobSpec> jobs = ps.jobs;
+  if (jobs.empty()) {  // one job: workload.hosts, bytes, iterations
+    PanamaJobSpec one;
+    one.bytes = s.workload.bytes;
+    one.iterations = s.workload.iterations;
+    one.start_ps = s.workload.start_ps;
+    one.compute_gap_ps = s.workload.compute_gap_ps;
+    jobs.push_back(one);
+  }
+  const uint32_t nh = fabric.topology().num_hosts();
+  std::vector<uint8_t> used(nh, 0);
+  std::vector<PanamaJob*> all;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const std::vector<uint32_t> hosts = ps.jobs.empty() ? workload_hosts : SelectHosts(jobs[i].hosts, nh, s.seed + i);
+    for (uint32_t h : hosts) {
+      if (used[h])
+        throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} is already a worker of another "
+                                        "job (jobs need disjoint hosts)", i, h));
+      used[h] = 1;
+    }
+    try {
+      jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, s.seed + i, ps,
+                                                  static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
+                                                  jobs[i].iterations, jobs[i].compute_gap_ps));
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload: {}", e.what()));
+    }
+    all.push_back(jobs_.back().get());
+    start_ps_.push_back(jobs[i].start_ps);
+  }
+  try {
+    PanamaJob::InstallAccelerators(fabric, all);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("workload: {}", e.what()));
+  }
+  for (auto& job : jobs_) {
+    job->on_finished = [this] {
+      if (++jobs_done_ == jobs_.size() && on_finished) on_finished();
+    };
+  }
+}
+
+void PanamaJobSet::Start() {
+  for (size_t i = 0; i < jobs_.size(); ++i) jobs_[i]->Start(start_ps_[i]);
+}
+
+double PanamaJobSet::progress() const {
+  double p = 0;
+  for (const auto& j : jobs_) p += j->progress();
+  return p / static_cast<double>(jobs_.size());
+}
+
+void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
+                          std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
+                          uint64_t& payload_delivered) const {
+  if (jobs_.size() == 1) {
+    jobs_[0]->Report(s, finished, w, csv_names, csv_texts, summary, correct, payload_delivered);
+    return;
+  }
+  w = {{"type", "allreduce"}, {"protocol", "panama"}, {"jobs", nlohmann::json::array()}};
+  bool all_correct = true;
+  double mean_sum = 0;
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    nlohmann::json wj;
+    std::vector<std::string> names, texts;
+    bool ok = false;
+    jobs_[i]->Report(s, finished, wj, names, texts, summary, ok, payload_delivered);
+    wj["jid"] = jobs_[i]->jid();
+    all_correct &= ok;
+    mean_sum += wj["mean_duration_s"].get<double>();
+    w["jobs"].push_back(wj);
+    for (size_t k = 0; k < names.size(); ++k) {
+      csv_names.push_back(fmt::format("job{}_{}", i, names[k]));
+      csv_texts.push_back(texts[k]);
+    }
+  }
+  w["correct"] = all_correct;
+  w["mean_duration_s"] = mean_sum / static_cast<double>(jobs_.size());  // mean over jobs of their means
+  correct = all_correct;
 }
 
 }  // namespace inasim

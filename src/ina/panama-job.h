@@ -196,4 +196,34 @@ class PanamaJob {
   friend class PanamaWorker;
 };
 
+/// The PANAMA jobs of one run (scenario `workload.panama.jobs`, or one job of
+/// workload.hosts / bytes / iterations): each a PanamaJob on its own hosts
+/// (disjoint), JID jid + i, sharing one accelerator per switch.
+class PanamaJobSet {
+ public:
+  /// Throws ScenarioError naming the field (overlapping hosts, bad trees).
+  PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<uint32_t>& workload_hosts);
+
+  /// Each job begins at its own start time.
+  void Start();
+  double progress() const;
+  /// Called once, when every job has finished.
+  std::function<void()> on_finished;
+
+  /// One job: PanamaJob::Report. Several: results.json "workload" with each
+  /// job's report (and its `jid`) under `jobs`, `correct` and the mean over the
+  /// jobs of their mean durations; each job's CSVs prefixed job<i>_.
+  void Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
+              std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
+              uint64_t& payload_delivered) const;
+
+  size_t size() const { return jobs_.size(); }
+  PanamaJob& job(size_t j) const { return *jobs_[j]; }
+
+ private:
+  std::vector<std::unique_ptr<PanamaJob>> jobs_;
+  std::vector<uint64_t> start_ps_;
+  size_t jobs_done_ = 0;
+};
+
 }  // namespace inasim

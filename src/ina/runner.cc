@@ -229,8 +229,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   std::vector<std::unique_ptr<RingAllreduce>> ring_jobs;  // workload.jobs > 1 (Canary Fig. 10's ring)
   std::unique_ptr<SwitchMLJob> switchml;
   std::unique_ptr<CanaryJobSet> canary;
-  std::vector<std::unique_ptr<PanamaJob>> panama;
-  uint32_t panama_done = 0;
+  std::unique_ptr<PanamaJobSet> panama;
   std::unique_ptr<Permutation> perm;
   // The run is over when the workload is done and, if asked, every background
   // flow has completed; moving congestion then stops too.
@@ -287,52 +286,10 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     canary->Start(s.workload.start_ps);
     progress_fn = [&] { return canary->progress(); };
   } else if (s.workload.type == WorkloadType::kAllreduce && s.workload.protocol == "panama") {
-    const PanamaSpec& ps = s.workload.panama;
-    std::vector<PanamaJobSpec> jobs = ps.jobs;
-    if (jobs.empty()) {  // one job: workload.hosts, bytes, iterations
-      PanamaJobSpec one;
-      one.bytes = s.workload.bytes;
-      one.iterations = s.workload.iterations;
-      one.start_ps = s.workload.start_ps;
-      one.compute_gap_ps = s.workload.compute_gap_ps;
-      jobs.push_back(one);
-    }
-    std::vector<uint8_t> used(topology.num_hosts(), 0);
-    std::vector<PanamaJob*> all;
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      const std::vector<uint32_t> job_hosts =
-          ps.jobs.empty() ? hosts : SelectHosts(jobs[i].hosts, topology.num_hosts(), s.seed + i);
-      for (uint32_t h : job_hosts) {
-        if (used[h])
-          throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} is already a worker of another "
-                                          "job (jobs need disjoint hosts)", i, h));
-        used[h] = 1;
-      }
-      try {
-        panama.push_back(std::make_unique<PanamaJob>(*fabric, job_hosts, s.workload.data, s.seed + i, ps,
-                                                     static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
-                                                     jobs[i].iterations, jobs[i].compute_gap_ps));
-      } catch (const std::invalid_argument& e) {
-        throw ScenarioError(fmt::format("workload: {}", e.what()));
-      }
-      all.push_back(panama.back().get());
-    }
-    try {
-      PanamaJob::InstallAccelerators(*fabric, all);
-    } catch (const std::invalid_argument& e) {
-      throw ScenarioError(fmt::format("workload: {}", e.what()));
-    }
-    for (size_t i = 0; i < panama.size(); ++i) {
-      panama[i]->on_finished = [&] {
-        if (++panama_done == panama.size()) on_finished();
-      };
-      panama[i]->Start(jobs[i].start_ps);
-    }
-    progress_fn = [&] {
-      double p = 0;
-      for (const auto& j : panama) p += j->progress();
-      return p / static_cast<double>(panama.size());
-    };
+    panama = std::make_unique<PanamaJobSet>(*fabric, s, hosts);
+    panama->on_finished = on_finished;
+    panama->Start();
+    progress_fn = [&] { return panama->progress(); };
   } else if (s.workload.type == WorkloadType::kAllreduce && s.workload.jobs > 1) {
     ring_jobs = MakeRingJobs(s, *fabric, hosts);
     auto rings_done = std::make_shared<size_t>(0);
@@ -627,30 +584,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     switchml->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
   } else if (canary) {
     canary->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
-  } else if (panama.size() == 1) {
-    panama[0]->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
-  } else if (!panama.empty()) {
-    // Several jobs: each job's report under workload.jobs[i], its CSVs prefixed job<i>_.
-    w = {{"type", "allreduce"}, {"protocol", "panama"}, {"jobs", json::array()}};
-    bool all_correct = true;
-    double mean_sum = 0;
-    for (size_t i = 0; i < panama.size(); ++i) {
-      json wj;
-      std::vector<std::string> names, texts;
-      bool ok = false;
-      panama[i]->Report(s, finished, wj, names, texts, summary, ok, payload_delivered);
-      wj["jid"] = panama[i]->jid();
-      all_correct &= ok;
-      mean_sum += wj["mean_duration_s"].get<double>();
-      w["jobs"].push_back(wj);
-      for (size_t k = 0; k < names.size(); ++k) {
-        out.csv_names.push_back(fmt::format("job{}_{}", i, names[k]));
-        out.csv_texts.push_back(texts[k]);
-      }
-    }
-    w["correct"] = all_correct;
-    w["mean_duration_s"] = mean_sum / static_cast<double>(panama.size());  // mean over jobs of their means
-    out.correct = all_correct;
+  } else if (panama) {
+    panama->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
   } else if (perm) {
     payload_delivered = perm->received_packets * s.workload.payload_bytes;
     uint64_t lost = 0;
@@ -711,7 +646,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   Simulator::Destroy();
   switchml.reset();  // after Destroy: workers' sockets call back into it until then
   canary.reset();    // after Destroy, likewise
-  panama.clear();    // after Destroy, likewise
+  panama.reset();    // after Destroy, likewise
   background.reset();  // after Destroy: its sockets' callbacks point into it
   fabric.reset();
   return out;

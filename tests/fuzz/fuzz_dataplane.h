@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <queue>
+#include <string>
 #include <vector>
 
 namespace inasim::fuzz {
@@ -56,6 +57,16 @@ class Sink : public p4::Emitter, public p4::TimerService {
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   uint64_t seq_ = 0;
 };
+
+/// `"workers":[...]` of a controller config: worker w on port w, MAC
+/// 02:00:00:00:00:0<w+1>, IPv4 10.0.0.<w+1> (n <= 9).
+inline std::string WorkersJson(int n) {
+  std::string s = R"("workers":[)";
+  for (int w = 0; w < n; ++w)
+    s += std::string(w ? "," : "") + R"({"id":)" + std::to_string(w) + R"(,"port":)" + std::to_string(w) +
+         R"(,"mac":"02:00:00:00:00:0)" + std::to_string(w + 1) + R"(","ip":"10.0.0.)" + std::to_string(w + 1) + "\"}";
+  return s + "]";
+}
 
 /// Runs the frame sequence in `data` through `dp`; with `dump`, the register
 /// dump (`inasim-p4 replay --dump`) after the last frame too (it is slow, so

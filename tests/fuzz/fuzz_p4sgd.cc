@@ -12,11 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::string cfg = std::string(R"({"mode":")") + ((data[0] & 1) ? "public-p4" : "paper") + R"(","num_workers":4)";
   if ((data[0] & 2) && !(data[0] & 1)) cfg += R"(,"slots":16)";  // public-p4 has the P4's fixed 65536
-  cfg += R"(,"multicast_ports":[0,1,2,3],"workers":[)";
-  for (int w = 0; w < 4; ++w)
-    cfg += std::string(w ? "," : "") + R"({"id":)" + std::to_string(w) + R"(,"port":)" + std::to_string(w) +
-           R"(,"mac":"02:00:00:00:00:0)" + std::to_string(w + 1) + R"(","ip":"10.0.0.)" + std::to_string(w + 1) + "\"}";
-  cfg += "]}";
+  cfg += R"(,"multicast_ports":[0,1,2,3])";
+  cfg += "," + inasim::fuzz::WorkersJson(4) + "}";
   inasim::p4::p4sgd::P4SGDDataplane dp(inasim::p4::p4sgd::P4SGDConfig::FromJson(cfg));
   inasim::fuzz::Drive(dp, data + 1, size - 1, (data[0] & 0x80) != 0);
   return 0;

@@ -14,11 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string cfg = R"({"switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254","pool_size":8,"packet_size":)";
   cfg += (data[0] & 1) ? "1024" : "256";
   if (data[0] & 2) cfg += R"(,"ingress_drop_probability":0.2,"egress_drop_probability":0.2)";
-  cfg += R"(,"workers":[)";
-  for (int w = 0; w < 4; ++w)
-    cfg += std::string(w ? "," : "") + R"({"id":)" + std::to_string(w) + R"(,"port":)" + std::to_string(w) +
-           R"(,"mac":"02:00:00:00:00:0)" + std::to_string(w + 1) + R"(","ip":"10.0.0.)" + std::to_string(w + 1) + "\"}";
-  cfg += "]}";
+  cfg += "," + inasim::fuzz::WorkersJson(4) + "}";
   inasim::p4::switchml::SwitchMLDataplane dp(inasim::p4::switchml::SwitchMLConfig::FromJson(cfg));
   inasim::fuzz::Drive(dp, data + 1, size - 1, (data[0] & 0x80) != 0);
   return 0;

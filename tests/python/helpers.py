@@ -26,3 +26,18 @@ def import_inasim():
         if os.environ.get("INASIM_BIN"):
             raise
         pytest.skip(f"cannot import inasim ({e}); set PYTHONPATH=python:build/python", allow_module_level=True)
+
+
+def child_env():
+    """The environment for a child process (a figure script): PYTHONPATH leading
+    to the inasim and _inasim this test process imported, matplotlib headless."""
+    import _inasim
+    import inasim
+
+    env = dict(os.environ)
+    paths = [str(Path(inasim.__file__).resolve().parents[1]), str(Path(_inasim.__file__).resolve().parent)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["MPLBACKEND"] = "Agg"
+    return env

@@ -11,13 +11,11 @@ Run by ctest (test `python_figures`) with PYTHONPATH=python:build/python, or:
 import csv
 import hashlib
 import math
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, import_inasim
+from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, child_env, import_inasim
 
 inasim = import_inasim()
 from inasim import plot
@@ -30,17 +28,6 @@ SIZES = [65536, 262144]
 RATE_GBPS = 100.0
 
 
-def child_env():
-    """The environment with PYTHONPATH leading to the inasim this test imported."""
-    import _inasim
-
-    env = dict(os.environ)
-    paths = [str(Path(inasim.__file__).resolve().parents[1]), str(Path(_inasim.__file__).resolve().parent)]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    env["MPLBACKEND"] = "Agg"
-    return env
 
 
 def read_csv(path):

@@ -7,27 +7,15 @@ that every configuration ran what it says: 4 trees, one tree per spine, ring).
 
 import csv
 import json
-import os
 import subprocess
-from pathlib import Path
 
-from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, import_inasim
+from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, child_env, import_inasim
 
 inasim = import_inasim()
 
 SCRIPT = SOURCE_DIR / "analysis" / "fig_panama_load_balance.py"
 
 
-def child_env():
-    import _inasim
-
-    env = dict(os.environ)
-    paths = [str(Path(inasim.__file__).resolve().parents[1]), str(Path(_inasim.__file__).resolve().parent)]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    env["MPLBACKEND"] = "Agg"
-    return env
 
 
 def test_load_balance_small(tmp_path):

@@ -10,13 +10,11 @@ Run by hand (about 30 s) with PYTHONPATH=python:build/python:
 import csv
 import importlib.util
 import math
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, import_inasim
+from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, child_env, import_inasim
 
 inasim = import_inasim()
 
@@ -25,17 +23,6 @@ SCRIPTS = ("ate", "loss", "pool", "hierarchy")
 FRAMING = 76  # bytes around 4k payload bytes: SwitchML 10 + UDP 8 + IPv4 20 + Ethernet 14 + wire 24
 
 
-def child_env():
-    """The environment with PYTHONPATH leading to the inasim this test imported."""
-    import _inasim
-
-    env = dict(os.environ)
-    paths = [str(Path(inasim.__file__).resolve().parents[1]), str(Path(_inasim.__file__).resolve().parent)]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    env["MPLBACKEND"] = "Agg"
-    return env
 
 
 def read_csv(path):
