@@ -64,6 +64,16 @@ void P4SGDConfig::Validate() const {
     for (const P4SGDWorker& w : workers)
       if (w.id >= num_workers) Fail("paper mode worker ids must be 0..num_workers-1");
   if (multicast_ports.empty()) Fail("the multicast group has no ports");
+  if (encap == Encap::kUdp) {
+    if (udp_port == 0) Fail("udp_port must be 1..65535");
+    for (const P4SGDWorker& w : workers)
+      if (w.ip == 0) Fail("encap \"udp\" needs an ip for worker " + std::to_string(w.id));
+    for (uint16_t p : multicast_ports) {
+      bool found = false;
+      for (const P4SGDWorker& w : workers) found = found || w.port == p;
+      if (!found) Fail("encap \"udp\": multicast port " + std::to_string(p) + " has no worker to address");
+    }
+  }
 }
 
 P4SGDConfig P4SGDConfig::FromJson(const std::string& text) {
@@ -77,7 +87,8 @@ P4SGDConfig P4SGDConfig::FromJson(const std::string& text) {
   }
   if (!j.is_object()) Fail("not a JSON object");
   static const std::set<std::string> kKeys = {"mode",  "num_workers", "workers",   "multicast_ports",
-                                              "slots", "node_size",   "dev_ports", "pass_latency_ns"};
+                                              "slots", "node_size",   "dev_ports", "pass_latency_ns",
+                                              "encap", "udp_port",    "switch_mac", "switch_ip"};
   for (const auto& [k, v] : j.items())
     if (!kKeys.count(k)) Fail("unknown key \"" + k + "\"");
   try {
@@ -119,6 +130,17 @@ P4SGDConfig P4SGDConfig::FromJson(const std::string& text) {
       }
     }
     if (j.contains("pass_latency_ns")) c.pass_latency_ps = j.at("pass_latency_ns").get<uint64_t>() * 1000;
+    const std::string encap = j.value("encap", std::string("raw"));
+    if (encap == "raw") c.encap = Encap::kRaw;
+    else if (encap == "udp") c.encap = Encap::kUdp;
+    else Fail("encap must be \"raw\" or \"udp\"");
+    if (j.contains("udp_port")) {
+      const int64_t port = j.at("udp_port").get<int64_t>();
+      if (port < 1 || port > 65535) Fail("udp_port must be 1..65535");
+      c.udp_port = static_cast<uint16_t>(port);
+    }
+    if (j.contains("switch_mac")) c.switch_mac = ParseMac(j.at("switch_mac").get<std::string>());
+    if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(j.at("switch_ip").get<std::string>());
   } catch (const json::exception& e) {
     Fail(e.what());
   }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace inasim::p4::p4sgd {
@@ -32,15 +33,35 @@ P4SGDDataplane::P4SGDDataplane(P4SGDConfig config)
   sim_port_of_dev_.assign(512, -1);
   for (size_t i = 0; i < config_.dev_ports.size(); ++i)
     sim_port_of_dev_[config_.dev_ports[i]] = static_cast<int16_t>(i);
+  for (size_t i = 0; i < config_.workers.size(); ++i) {
+    const uint16_t port = config_.workers[i].port;
+    if (port >= worker_of_port_.size()) worker_of_port_.resize(port + 1u, -1);
+    if (worker_of_port_[port] < 0) worker_of_port_[port] = static_cast<int16_t>(i);
+  }
 }
 
-bool P4SGDDataplane::Claims(const FrameView& f) const { return f.ether_type < kFirstEtherType; }
+bool P4SGDDataplane::Claims(const FrameView& f) const {
+  if (config_.encap == Encap::kUdp)
+    return f.ipv4 && f.l4 && f.protocol == kIpProtoUdp && f.dst_port == config_.udp_port;
+  return f.ether_type < kFirstEtherType;
+}
 
 void P4SGDDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds /*now*/,
                              Emitter& out) {
   ++stats_.processed;
   last_passes_ = 1;
-  if (frame.size() >= kEthernetBytes && LoadBe16(frame.data() + 12) >= kFirstEtherType) {
+  if (config_.encap == Encap::kUdp) {
+    // Our carriage: the load header is the UDP payload (README "Encapsulation").
+    const FrameView f = ParseFrame(frame.data(), frame.size(), static_cast<uint32_t>(frame.size()));
+    if (!Claims(f)) {
+      ++stats_.not_p4sgd;
+      out.EmitRouted(frame, config_.pass_latency_ps);
+      return;
+    }
+    tos_ = static_cast<uint8_t>(f.dscp << 2 | f.ecn);
+    const size_t off = std::min<size_t>(f.l4_payload_offset, frame.size());
+    frame = frame.subspan(off, frame.size() - off);
+  } else if (frame.size() >= kEthernetBytes && LoadBe16(frame.data() + 12) >= kFirstEtherType) {
     // Not ours (see Claims): the switch's own forwarding, untouched.
     ++stats_.not_p4sgd;
     out.EmitRouted(frame, config_.pass_latency_ps);
@@ -73,7 +94,55 @@ void P4SGDDataplane::Deparse(const payload_t& h, inasim::Span<const uint8_t> fra
 
 void P4SGDDataplane::Multicast(Emitter& out) {
   stats_.multicast_copies += config_.multicast_ports.size();
-  out.EmitMulticast(out_, config_.multicast_ports, config_.pass_latency_ps);
+  if (config_.encap == Encap::kRaw) {
+    out.EmitMulticast(out_, config_.multicast_ports, config_.pass_latency_ps);
+    return;
+  }
+  // Copies differ in their addresses, so each is its own Emit (Validate made
+  // sure every member port has a worker), in group order as the PRE copies.
+  for (uint16_t port : config_.multicast_ports) {
+    Wrap(config_.workers[worker_of_port_[port]]);
+    out.Emit(wire_, port, config_.pass_latency_ps);
+  }
+}
+
+void P4SGDDataplane::EmitTo(Emitter& out, uint16_t port) {
+  if (config_.encap == Encap::kRaw) {
+    out.Emit(out_, port, config_.pass_latency_ps);
+    return;
+  }
+  if (port >= worker_of_port_.size() || worker_of_port_[port] < 0) {
+    ++stats_.no_worker_dropped;
+    return;
+  }
+  Wrap(config_.workers[worker_of_port_[port]]);
+  out.Emit(wire_, port, config_.pass_latency_ps);
+}
+
+void P4SGDDataplane::Wrap(const P4SGDWorker& w) {
+  constexpr size_t kHeaders = kEthernetBytes + kIpv4MinBytes + kUdpBytes;
+  wire_.resize(kHeaders + out_.size());
+  uint8_t* b = wire_.data();
+  std::copy(w.mac.begin(), w.mac.end(), b);
+  std::copy(config_.switch_mac.begin(), config_.switch_mac.end(), b + 6);
+  StoreBe16(b + 12, kEtherTypeIpv4);
+  uint8_t* ip = b + kEthernetBytes;
+  ip[0] = 0x45;
+  ip[1] = tos_;
+  StoreBe16(ip + 2, static_cast<uint16_t>(kIpv4MinBytes + kUdpBytes + out_.size()));
+  StoreBe32(ip + 4, 0);  // identification 0, no fragments
+  ip[8] = 64;            // TTL
+  ip[9] = kIpProtoUdp;
+  StoreBe16(ip + 10, 0);
+  StoreBe32(ip + 12, config_.switch_ip);
+  StoreBe32(ip + 16, w.ip);
+  StoreBe16(ip + 10, Ipv4HeaderChecksum(ip, kIpv4MinBytes));
+  uint8_t* udp = ip + kIpv4MinBytes;
+  StoreBe16(udp, config_.udp_port);
+  StoreBe16(udp + 2, config_.udp_port);
+  StoreBe16(udp + 4, static_cast<uint16_t>(kUdpBytes + out_.size()));
+  StoreBe16(udp + 6, 0);  // no UDP checksum (allowed over IPv4, RFC 768)
+  std::copy(out_.begin(), out_.end(), udp + kUdpBytes);
 }
 
 void P4SGDDataplane::ProcessPublic(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Emitter& out) {
@@ -109,7 +178,7 @@ void P4SGDDataplane::ProcessPublic(uint16_t ingress_port, inasim::Span<const uin
         return;
       }
       Deparse(hdr, frame);
-      out.Emit(out_, static_cast<uint16_t>(port), config_.pass_latency_ps);
+      EmitTo(out, static_cast<uint16_t>(port));
       return;
     }
   }
@@ -148,13 +217,13 @@ void P4SGDDataplane::ProcessPaper(uint16_t ingress_port, inasim::Span<const uint
     case PaperSwitch::Path::kAggResend:
       ++stats_.agg_resent;
       Deparse(hdr, frame);
-      out.Emit(out_, ingress_port, config_.pass_latency_ps);
+      EmitTo(out, ingress_port);
       return;
     case PaperSwitch::Path::kAckResend:
       ++stats_.ack_resent;
       Deparse(hdr, frame);
       out_[kOffPad0] = flags;
-      out.Emit(out_, ingress_port, config_.pass_latency_ps);
+      EmitTo(out, ingress_port);
       return;
   }
 }
@@ -185,11 +254,14 @@ std::string P4SGDDataplane::DumpState() const {
                  {"multicast_ports", config_.multicast_ports},
                  {"slots", config_.slots},
                  {"node_size", config_.node_size},
-                 {"pass_latency_ps", config_.pass_latency_ps}};
+                 {"pass_latency_ps", config_.pass_latency_ps},
+                 {"encap", config_.encap == Encap::kUdp ? "udp" : "raw"},
+                 {"udp_port", config_.udp_port}};
   const Stats& s = stats_;
   j["stats"] = {{"processed", s.processed},
                 {"malformed_dropped", s.malformed_dropped},
                 {"not_p4sgd", s.not_p4sgd},
+                {"no_worker_dropped", s.no_worker_dropped},
                 {"multicast_copies", s.multicast_copies}};
   if (paper) {
     j["stats"].update({{"bad_bitmap_dropped", s.bad_bitmap_dropped},

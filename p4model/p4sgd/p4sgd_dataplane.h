@@ -21,6 +21,7 @@ class P4SGDDataplane : public Dataplane {
     uint64_t processed = 0;          ///< Process() calls
     uint64_t malformed_dropped = 0;  ///< shorter than the 64-byte load header (Tofino parser error)
     uint64_t not_p4sgd = 0;          ///< Process() on a frame Claims() refuses: routed untouched
+    uint64_t no_worker_dropped = 0;  ///< encap udp: a unicast reply to a port without a worker
     // public-p4
     uint64_t unmapped_port_dropped = 0;  ///< ingress port has no device port in dev_ports
     uint64_t no_bitmap_dropped = 0;      ///< p4fpga.p4:492 bitmap == 0: no egress set
@@ -46,9 +47,10 @@ class P4SGDDataplane : public Dataplane {
   explicit P4SGDDataplane(P4SGDConfig config);
 
   std::string Name() const override { return "p4sgd"; }
-  /// A headerless P4SGD frame: bytes 12..13 are not an Ethernet II EtherType
-  /// (< 0x0600; the FPGA sends zero there). Frames shorter than 14 bytes are
-  /// claimed too (and dropped as malformed). IPv4, ARP, IPv6 ... are not.
+  /// encap raw: a headerless P4SGD frame: bytes 12..13 are not an Ethernet II
+  /// EtherType (< 0x0600; the FPGA sends zero there). Frames shorter than 14
+  /// bytes are claimed too (and dropped as malformed). IPv4, ARP, IPv6 ... are not.
+  /// encap udp: IPv4/UDP to config().udp_port.
   bool Claims(const FrameView& frame) const override;
   void Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds now,
                Emitter& out) override;
@@ -82,6 +84,10 @@ class P4SGDDataplane : public Dataplane {
   /// then the unparsed payload follows).
   void Deparse(const payload_t& hdr, inasim::Span<const uint8_t> frame);
   void Multicast(Emitter& out);
+  /// out_ to one port: as is (raw), or wrapped for the port's worker (udp).
+  void EmitTo(Emitter& out, uint16_t port);
+  /// encap udp: Ethernet/IPv4/UDP from the switch to `w` in front of out_, in wire_.
+  void Wrap(const P4SGDWorker& w);
 
   P4SGDConfig config_;
   Ingress ingress_;
@@ -90,6 +96,9 @@ class P4SGDDataplane : public Dataplane {
   Stats stats_;
   uint32_t last_passes_ = 1;
   std::vector<uint8_t> out_;  ///< per-packet scratch, reused
+  std::vector<uint8_t> wire_;  ///< encap udp: headers + out_, reused
+  std::vector<int16_t> worker_of_port_;  ///< simulator port -> index in config_.workers, -1 none
+  uint8_t tos_ = 0;  ///< encap udp: the request's IPv4 TOS, kept on the replies
 };
 
 /// Parses the 64-byte load header at the start of `frame` (>= 64 bytes).

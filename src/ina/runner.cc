@@ -5,6 +5,7 @@
 #include "ina/background.h"
 #include "ina/canary-job.h"
 #include "ina/panama-job.h"
+#include "ina/p4sgd-job.h"
 #include "ina/canary-jobs.h"
 #include "ina/fabric.h"
 #include "ina/progress.h"
@@ -230,6 +231,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   std::unique_ptr<SwitchMLJob> switchml;
   std::unique_ptr<CanaryJobSet> canary;
   std::unique_ptr<PanamaJobSet> panama;
+  std::unique_ptr<P4SGDJob> p4sgd;
   std::unique_ptr<Permutation> perm;
   // The run is over when the workload is done and, if asked, every background
   // flow has completed; moving congestion then stops too.
@@ -285,6 +287,15 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     canary->on_finished = on_finished;
     canary->Start(s.workload.start_ps);
     progress_fn = [&] { return canary->progress(); };
+  } else if (s.workload.type == WorkloadType::kAllreduce && s.workload.protocol == "p4sgd") {
+    try {
+      p4sgd = std::make_unique<P4SGDJob>(*fabric, hosts, s.workload.p4sgd, s.seed);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload: {}", e.what()));
+    }
+    p4sgd->on_finished = on_finished;
+    p4sgd->Start(s.workload.start_ps);
+    progress_fn = [&] { return p4sgd->progress(); };
   } else if (s.workload.type == WorkloadType::kAllreduce && s.workload.protocol == "panama") {
     panama = std::make_unique<PanamaJobSet>(*fabric, s, hosts);
     panama->on_finished = on_finished;
@@ -586,6 +597,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     canary->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
   } else if (panama) {
     panama->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
+  } else if (p4sgd) {
+    p4sgd->Report(s, finished, w, out.csv_names, out.csv_texts, summary, out.correct, payload_delivered);
   } else if (perm) {
     payload_delivered = perm->received_packets * s.workload.payload_bytes;
     uint64_t lost = 0;

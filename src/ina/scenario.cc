@@ -376,6 +376,52 @@ static void ParseStaticTree(Reader& w, Scenario& s) {
   t.Done();
 }
 
+/// workload.p4sgd: the FPGA workers' training and the switch protocol (p4sgd §3-§5).
+static void ParseP4SGD(Reader& w, Scenario& s) {
+  Reader m = w.Obj("p4sgd");
+  P4SGDSpec& p = s.workload.p4sgd;
+  p.mode = m.Enum("mode", "paper", {"paper"});
+  p.task = m.Enum("task", "train", {"train", "allreduce"}) == "train" ? P4SGDTask::kTrain : P4SGDTask::kAllreduce;
+  p.data_parallel = m.Enum("parallelism", "model", {"model", "data"}) == "data";
+  p.hashed = m.Enum("arithmetic", "real", {"real", "hashed"}) == "hashed";
+  p.dataset = m.Str("dataset", "synthetic");
+  if (p.dataset.empty()) m.Fail("dataset", "must be \"synthetic\" or the path of a LIBSVM file");
+  if (p.dataset != "synthetic" && p.hashed)
+    m.Fail("dataset", "arithmetic \"hashed\" has no data: give samples and features instead of a file");
+  p.samples = m.U32("samples", 2048, 8, 1u << 30);
+  p.features = m.U32("features", 2048, 1, 1u << 26);
+  p.max_samples = m.U32("max_samples", 0, 0, 1u << 30);
+  p.density = m.Num("density", 0.1, 1e-6, 1.0);
+  p.loss = m.Enum("loss", "logistic", {"linear", "logistic", "hinge"});
+  p.precision_bits = m.U32("precision_bits", 4, 1, 8);
+  p.minibatch = m.U32("minibatch", 64, 8, 1u << 20);
+  if (p.minibatch % 8)
+    m.Fail("minibatch", fmt::format("must be a multiple of 8 (micro-batches of 8 samples, p4sgd §4.1.2), got {}",
+                                    p.minibatch));
+  p.epochs = m.U32("epochs", 2, 1, 100000);
+  p.learning_rate = m.Num("learning_rate", 1.0, 1e-9, 1e6);
+  p.engines = m.U32("engines", 8, 1, 64);
+  p.clock_mhz = m.Num("clock_mhz", 250, 1, 10000);
+  p.bank_features = m.U32("bank_features", 64, 1, 4096);
+  p.hbm_gbps_per_engine = m.Num("hbm_gbps_per_engine", 460, 0.001, 1e6);
+  p.pipeline_cycles = m.U32("pipeline_cycles", 32, 0, 1u << 20);
+  p.fpga_tx_ps = m.TimePs("fpga_tx_ns", 300, 0, 1e7, kPsPerNs);
+  p.fpga_rx_ps = m.TimePs("fpga_rx_ns", 300, 0, 1e7, kPsPerNs);
+  p.timeout_ps = m.TimePs("timeout_us", 50, 0.01, 1e9, kPsPerUs);
+  p.slots = m.U32("slots", 65536, 1, 65536);
+  if (p.slots & (p.slots - 1))
+    m.Fail("slots", fmt::format("must be a power of two (the switch indexes its registers by the low bits), got {}",
+                                p.slots));
+  p.window = m.U32("window", 256, 1, 65536);
+  p.udp_port = static_cast<uint16_t>(m.U32("udp_port", 20050, 1, 65535));
+  p.pass_latency_ps = m.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
+  p.operations = m.U32("operations", 1000, 1, 100'000'000);
+  p.gap_ps = m.TimePs("gap_us", 0, 0, 1e9, kPsPerUs);
+  if (p.data_parallel && p.task == P4SGDTask::kAllreduce)
+    m.Fail("parallelism", "task \"allreduce\" is a latency benchmark; parallelism applies to task \"train\"");
+  m.Done();
+}
+
 static void ParsePanama(Reader& w, Scenario& s) {
   Reader p = w.Obj("panama");
   PanamaSpec& ps = s.workload.panama;
@@ -599,7 +645,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
                                             : WorkloadType::kNone;
     if (s.workload.type != WorkloadType::kNone) ParseHosts(w, s.workload.hosts);
     if (s.workload.type == WorkloadType::kAllreduce) {
-      s.workload.protocol = w.Enum("protocol", "ring", {"ring", "switchml", "canary", "static_tree", "panama"});
+      s.workload.protocol = w.Enum("protocol", "ring", {"ring", "switchml", "canary", "static_tree", "panama", "p4sgd"});
       s.workload.bytes = w.U64("bytes", 4ull << 20, 4, 1ull << 40);
       if (s.workload.bytes % 4) w.Fail("bytes", fmt::format("must be a multiple of 4 (whole 32-bit elements), got {}", s.workload.bytes));
       s.workload.dtype = w.Enum("dtype", "int32", {"int32", "float32"}) == "int32" ? DType::kInt32 : DType::kFloat32;
@@ -625,7 +671,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
                        "hosts, size and start)");
       // Each protocol reads its own section; another's is an error, not ignored.
       const bool is_ring = s.workload.protocol == "ring";
-      for (const char* section : {"ring", "switchml", "canary", "static_tree", "panama"}) {
+      for (const char* section : {"ring", "switchml", "canary", "static_tree", "panama", "p4sgd"}) {
         if (s.workload.protocol == section) continue;
         if (w.Has(section))
           w.Fail(section, fmt::format("only read with protocol \"{}\" (this workload's protocol is \"{}\")", section,
@@ -646,7 +692,13 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       }
       if (s.workload.protocol == "panama" && s.workload.dtype != DType::kFloat32)
         w.Fail("dtype", "protocol \"panama\" aggregates IEEE-754 fp32 (panama-mlsys21 §5); use \"float32\"");
-      if (s.workload.protocol == "panama") {
+      if (s.workload.jobs > 1 && s.workload.protocol == "p4sgd")
+        w.Fail("jobs", "protocol \"p4sgd\" runs one training job on one switch (p4sgd §5.1)");
+      if (s.workload.protocol == "p4sgd" && s.workload.dtype != DType::kInt32)
+        w.Fail("dtype", "protocol \"p4sgd\" aggregates int32 (fixed-point activations, p4sgd §5.2); use \"int32\"");
+      if (s.workload.protocol == "p4sgd") {
+        ParseP4SGD(w, s);
+      } else if (s.workload.protocol == "panama") {
         ParsePanama(w, s);
       } else if (s.workload.protocol == "canary") {
         ParseCanary(w, s);
