@@ -37,6 +37,9 @@ uint64_t Mix(uint64_t z) {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/// Memory a real-arithmetic run may take (dataset + models + gradients), bytes.
+constexpr double kMaxTrainingBytes = 8.0 * (1ull << 30);
+
 }  // namespace
 
 P4SGDStageTimes StageTimes(const P4SGDSpec& spec, uint32_t features) {
@@ -236,7 +239,8 @@ void P4SGDWorker::Handle(ns3::Ptr<ns3::Packet> p) {
     values[k] = static_cast<int32_t>(p4::LoadBe32(&rx[sg::kOffValues + 4 * k]));
   const uint64_t op = s.op;
   const uint64_t latency = NowPs() - s.first_send_ps;
-  latency_ps_.push_back(latency);
+  ++latency_hist_[latency];
+  ++results_;
   rx_trace_(op, latency);
   owner_->Check(rank_, op, values);
   // Algorithm 3 lines 20-24: cancel the timer, acknowledge, keep the slot until confirmed.
@@ -432,6 +436,18 @@ P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4S
     } else {
       data_ = glm::Dataset::FromLibsvm(spec_.dataset, spec_.precision_bits, train_.loss, spec_.max_samples);
     }
+    if (!spec_.hashed) {
+      // The dataset (one byte per feature), the models and int64 gradients
+      // (one per worker when data-parallel), the networkless run's copies.
+      const double f = data_.features;
+      const double bytes = static_cast<double>(data_.samples) * f +
+                           (spec_.data_parallel ? W * f * 24.0 + f * 16.0 : f * 24.0);
+      if (bytes > kMaxTrainingBytes)
+        throw std::invalid_argument(fmt::format(
+            "p4sgd: real arithmetic on {} samples x {} features ({} workers) needs {:.1f} GiB, more than the "
+            "{:.0f} GiB allowed; use arithmetic \"hashed\" for timing-only runs at this size",
+            data_.samples, data_.features, W, bytes / (1ull << 30), kMaxTrainingBytes / (1ull << 30)));
+    }
     if (!spec_.data_parallel && data_.features < W)
       throw std::invalid_argument(
           fmt::format("p4sgd: {} features cannot be split over {} workers (model parallelism)", data_.features, W));
@@ -446,7 +462,6 @@ P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4S
       if (spec_.data_parallel) dp_models_.assign(W, std::vector<int32_t>(data_.features, 0));
       else model_.assign(data_.features, 0);
     }
-    minibatch_count_.assign(total_minibatches(), 0);
   }
   InstallProgram(fabric, hosts);
   const topo::Topology& topology = fabric.topology();
@@ -488,6 +503,7 @@ void P4SGDJob::InstallProgram(Fabric& fabric, const std::vector<uint32_t>& hosts
 }
 
 void P4SGDJob::Start(uint64_t at_ps) {
+  start_ps_ = at_ps;
   for (auto& w : workers_) {
     P4SGDWorker* p = ns3::PeekPointer(w);
     Simulator::Schedule(Ps(at_ps), [p] { p->Begin(); });
@@ -497,12 +513,11 @@ void P4SGDJob::Start(uint64_t at_ps) {
 double P4SGDJob::progress() const {
   if (spec_.task == P4SGDTask::kAllreduce) {
     double sum = 0;
-    for (const auto& w : workers_) sum += static_cast<double>(w->latencies_ps().size());
+    for (const auto& w : workers_) sum += static_cast<double>(w->results());
     return sum / (static_cast<double>(spec_.operations) * workers_.size());
   }
-  uint64_t done = 0;
-  for (uint32_t c : minibatch_count_) done += c;
-  return static_cast<double>(done) / (static_cast<double>(minibatch_count_.size()) * workers_.size() + 1e-300);
+  return static_cast<double>(minibatches_done_) /
+         (static_cast<double>(total_minibatches()) * static_cast<double>(workers_.size()) + 1e-300);
 }
 
 std::array<int32_t, glm::kMicroBatch> P4SGDJob::HashedValues(uint32_t rank, uint64_t op) const {
@@ -534,7 +549,10 @@ void P4SGDJob::Check(uint32_t /*rank*/, uint64_t op, const std::array<int32_t, g
 }
 
 void P4SGDJob::MinibatchDone(uint32_t /*rank*/, uint32_t minibatch) {
-  if (++minibatch_count_[minibatch] != num_workers()) return;
+  ++minibatches_done_;
+  uint32_t& count = minibatch_count_[minibatch % minibatch_count_.size()];
+  if (++count != num_workers()) return;
+  count = 0;
   if ((minibatch + 1) % mbs_per_epoch_) return;
   // The last worker finished the epoch's last update; no worker has applied
   // the next mini-batch's update yet (it needs everyone's next forward pass).
@@ -544,7 +562,9 @@ void P4SGDJob::MinibatchDone(uint32_t /*rank*/, uint32_t minibatch) {
 }
 
 void P4SGDJob::WorkerDone() {
-  if (++workers_done_ == workers_.size() && on_finished) on_finished();
+  if (++workers_done_ != workers_.size()) return;
+  end_ps_ = NowPs();
+  if (on_finished) on_finished();
 }
 
 }  // namespace inasim

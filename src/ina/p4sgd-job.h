@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -69,7 +70,9 @@ class P4SGDWorker : public ns3::Application {
   uint64_t ack_retransmissions() const { return ack_retx_; }
   uint64_t duplicates() const { return duplicates_; }
   uint64_t slot_stalls() const { return slot_stalls_; }
-  const std::vector<uint64_t>& latencies_ps() const { return latency_ps_; }
+  /// Latency (ps, from an op's first send to its result) -> results, this worker.
+  const std::map<uint64_t, uint64_t>& latency_histogram() const { return latency_hist_; }
+  uint64_t results() const { return results_; }
 
  protected:
   void DoDispose() override;
@@ -135,7 +138,8 @@ class P4SGDWorker : public ns3::Application {
   uint64_t bench_next_ = 0;
 
   uint64_t packets_sent_ = 0, agg_retx_ = 0, ack_retx_ = 0, duplicates_ = 0, slot_stalls_ = 0;
-  std::vector<uint64_t> latency_ps_;
+  std::map<uint64_t, uint64_t> latency_hist_;  ///< as many entries as distinct latencies
+  uint64_t results_ = 0;
   std::array<uint8_t, 64> tx_{};
   /// (op, retransmission?) for every aggregation packet sent.
   ns3::TracedCallback<uint64_t, bool> tx_trace_;
@@ -203,10 +207,15 @@ class P4SGDJob {
   std::vector<std::vector<int32_t>> dp_models_;  ///< data-parallel: each worker's copy
   std::vector<ns3::Ptr<P4SGDWorker>> workers_;
   std::unordered_map<uint64_t, Ledger> ledger_;
-  std::vector<uint32_t> minibatch_count_;  ///< per mini-batch: workers that finished it
+  /// Workers that finished mini-batch k, at k mod 4: no worker gets more
+  /// than one mini-batch ahead of another (the next one needs everyone's
+  /// contribution), so four entries are plenty.
+  std::array<uint32_t, 4> minibatch_count_{};
+  uint64_t minibatches_done_ = 0;  ///< summed over workers
   std::vector<std::pair<uint64_t, double>> epochs_;
   uint64_t checked_ = 0, mismatches_ = 0, unmatched_ = 0;
   uint32_t workers_done_ = 0;
+  uint64_t start_ps_ = 0, end_ps_ = 0;  ///< the job's start, and when its last worker was done
   uint32_t planned_workers_ = 0;
   uint32_t switch_vertex_ = 0;
   Fabric* fabric_;

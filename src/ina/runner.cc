@@ -259,7 +259,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   };
   std::function<double()> progress_fn = [&] { return static_cast<double>(NowPs()) / s.max_sim_time_ps; };
 
-  if (s.workload.type == WorkloadType::kAllreduce && hosts.size() < 2ull * s.workload.jobs)
+  if (s.workload.type == WorkloadType::kAllreduce && s.workload.protocol != "p4sgd" &&
+      hosts.size() < 2ull * s.workload.jobs)
     throw ScenarioError(fmt::format("workload.jobs: {} jobs need at least 2 hosts each; {} hosts are selected",
                                     s.workload.jobs, hosts.size()));
   if (s.workload.type == WorkloadType::kAllreduce && s.workload.protocol == "switchml") {

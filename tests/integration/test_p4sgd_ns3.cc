@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,32 @@ TEST_F(P4SGDScenario, DataParallelTrainingEqualsTheNetworklessRun) {
   EXPECT_EQ(w["switch"]["completed"].get<uint64_t>(), 13u * 8 * 2);
 }
 
+TEST_F(P4SGDScenario, TrainsFromALibsvmFile) {
+  // 64 samples x 20 features written as LIBSVM text (values on a 1/15 grid,
+  // so min-max scaling reproduces them), labels +-1.
+  const std::string path = ::testing::TempDir() + "p4sgd-train.svm";
+  {
+    std::ofstream f(path);
+    for (int i = 0; i < 64; ++i) {
+      f << ((i * 7) % 3 ? "+1" : "-1");
+      for (int j = 0; j < 20; ++j) {
+        const int q = (i * 31 + j * 17) % 16;
+        if (q) f << " " << j + 1 << ":" << q / 15.0;
+      }
+      f << "\n";
+    }
+  }
+  const RunResult r = RunP4SGD(Rack(2, fmt::format(R"({{"dataset":"{}","minibatch":16,"epochs":3,"loss":"hinge"}})",
+                                                   path)));
+  const json& w = r.json["workload"];
+  ASSERT_TRUE(r.correct) << w.dump();
+  EXPECT_TRUE(w["networkless_match"].get<bool>());
+  EXPECT_EQ(w["dataset"]["samples"].get<uint32_t>(), 64u);
+  EXPECT_EQ(w["dataset"]["features"].get<uint32_t>(), 20u);
+  EXPECT_EQ(w["dataset"]["source"].get<std::string>(), path);
+  EXPECT_EQ(w["ops_checked"].get<uint64_t>(), 2u * 8 * 3);  // 2 workers x 8 micro-batches x 3 epochs
+}
+
 TEST_F(P4SGDScenario, LossOnEveryLinkIsRecoveredByBothRetransmissionRounds) {
   const RunResult r = RunP4SGD(Rack(4, R"({"samples":512,"features":128,"minibatch":64,"epochs":2,"timeout_us":5})"),
                           {"faults.loss_rate=0.05"});
@@ -124,6 +151,9 @@ TEST_F(P4SGDScenario, BadInputIsRejectedWithTheFieldNamed) {
             std::string::npos);
   EXPECT_NE(err(Rack(4, R"({"slots":3})")).find("workload.p4sgd.slots: must be a power of two"), std::string::npos);
   EXPECT_NE(err(Rack(4, R"({"dataset":"/nonexistent.svm"})")).find("/nonexistent.svm: cannot open"),
+            std::string::npos);
+  // Memory is checked before anything is allocated (10^6 x 10^4 bytes of features).
+  EXPECT_NE(err(Rack(4, R"({"samples":1000000,"features":10000})")).find("use arithmetic \"hashed\""),
             std::string::npos);
   json two_racks = Rack(4, "{}");
   two_racks["topology"] = {{"type", "leaf_spine"}, {"leaves", 2}, {"spines", 1}, {"hosts_per_leaf", 2}};

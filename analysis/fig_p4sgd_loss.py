@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""P4SGD Fig. 15 style: training loss vs time, model- vs data-parallel.
+
+    /usr/bin/python3 analysis/fig_p4sgd_loss.py [--small] [--out DIR] [--jobs N] [--resume]
+
+Real logistic-regression training (fixed-point arithmetic of
+src/ina/p4sgd-glm.h) of a synthetic gisette-sized problem on 8 FPGA workers
+(scenarios/p4sgd/fig15-loss-time.json: 6,000 samples x 5,000 features, 10 %
+non-zero, mini-batch 64, 10 epochs; --small: fig15-loss-time-small.json,
+1,024 x 512, 4 epochs), model-parallel (P4SGD) and data-parallel through the
+same switch. Each run's model is compared bit for bit with the same training
+without a network (`networkless_match`); the loss per epoch of that
+networkless run is drawn dashed at the simulated epoch end times.
+
+  (a) loss vs simulated time;  (b) loss vs epoch (statistical efficiency, Fig. 14).
+
+Writes OUT/fig_p4sgd_loss.png and .csv and keeps every run under
+OUT/sweeps/. Exit status: 0 ok; 1 a run failed, was not correct or differs
+from the networkless run; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from p4sgdfig import ROOT, correct, start, sweep_points  # noqa: E402
+
+CONFIGS = {
+    "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig15-loss-time.json"},
+    "small": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig15-loss-time-small.json"},
+}
+MODES = (("model", "model-parallel (P4SGD)"), ("data", "data-parallel"))
+
+
+def main(argv=None) -> int:
+    ctx = start("fig_p4sgd_loss.py", __doc__, "1,024 x 512, 4 epochs (seconds)", argv, CONFIGS)
+    if isinstance(ctx, int):
+        return ctx
+    import pandas as pd
+
+    pts = [{"workload.p4sgd.parallelism": m} for m, _ in MODES]
+    rows = sweep_points(ctx, "", pts)
+    if isinstance(rows, int):
+        return rows
+    failures = []
+    fa = ctx.plot.Figure("loss vs time", "time", "training loss", "ms", "nats", legend_loc="upper right")
+    fb = ctx.plot.Figure("loss vs epoch", "epoch", "training loss", "epochs", "nats", legend_loc="upper right")
+    for (m, label), row in zip(MODES, rows):
+        if not correct(row):
+            failures.append(f"{label}: not correct")
+        if row.get("workload.networkless_match") is not True:
+            failures.append(f"{label}: the trained model differs from the networkless run")
+        ep = pd.read_csv(row["cache_dir"] / "p4sgd_epochs.csv")
+        t_ms = list(ep["time_s"] * 1e3)
+        c = fa.line(t_ms, list(ep["loss"]), label, columns={"epoch": list(ep["epoch"])})
+        fa.bound(t_ms, list(ep["networkless_loss"]), f"{label}, networkless", color=c, legend=False)
+        fb.line(list(ep["epoch"]), list(ep["loss"]), label)
+        print(f"{label:24s} " + "  ".join(f"e{e}: {l:.4f} @ {t:.3f} ms" for e, l, t in
+                                           zip(ep["epoch"], ep["loss"], t_ms)))
+    p4 = ctx.base["workload"]["p4sgd"]
+    png, csv_path = ctx.plot.save_panels(
+        ctx.out / ctx.stem, [fa, fb],
+        title=f"P4SGD logistic regression: {int(ctx.base['topology']['hosts'])} workers, {p4['samples']:,} x "
+              f"{p4['features']:,} synthetic, B = {p4['minibatch']}")
+    print(f"wrote {png} and {csv_path}")
+    for m in failures:
+        print(f"{ctx.stem}: {m}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
