@@ -3,11 +3,12 @@
 
     /usr/bin/python3 analysis/fault_matrix.py [--out DIR] [--write-doc] [--jobs N]
 
-For each protocol (ring, switchml, canary, static_tree, panama) and each fault
+For each protocol (ring, switchml, canary, static_tree, panama, p4sgd) and each fault
 (none; loss of 0.01 %, 0.1 %, 1 % and 5 % on every link; the link leaf0-spine0
 going down mid-collective; spine0 failing mid-collective, i.e. all its links
 down at once; host h0 delayed mid-collective: its frames arrive 50 us late) it runs a reduced scenario (2 leaves x 2 spines x 4 hosts,
-100 Gb/s, 1 MiB, a 20 ms simulated-time limit, one run per cell) with the
+100 Gb/s, 1 MiB, a 20 ms simulated-time limit, one run per cell; p4sgd: one
+epoch of real training on 8 hosts of one switch, its only topology) with the
 `inasim` CLI under a wall-clock limit and classifies the outcome:
 
   exact        finished, every element checked equals the exact sum
@@ -54,7 +55,12 @@ PROTOCOLS = {
     "canary": {"protocol": "canary", "canary": {"retransmit_timeout_us": 100}},
     "static_tree": {"protocol": "static_tree", "static_tree": {"trees": 2}},
     "panama": {"protocol": "panama", "dtype": "float32", "panama": {"trees": 2, "timeout_us": 1000}},
+    # Real training (the model is also compared with the networkless run).
+    "p4sgd": {"protocol": "p4sgd", "p4sgd": {"samples": 2048, "features": 4096, "minibatch": 64, "epochs": 1,
+                                             "timeout_us": 20}},
 }
+# P4SGD runs on one switch (p4sgd §5.1): 8 hosts on one ToR instead of the leaf-spine.
+TOPOLOGY = {"p4sgd": {"type": "single_rack", "hosts": 8}}
 LOSSES = [0.0001, 0.001, 0.01, 0.05]
 FAULTS = ["none"] + [f"loss {p * 100:g} %" for p in LOSSES] + ["link down", "switch down", "host delayed"]
 # What each protocol claims to survive (the paper's mechanism), for the table.
@@ -64,6 +70,8 @@ CLAIMS = {
     "canary": "host timers, leader resend / re-issue / host fallback (Canary §3.3)",
     "static_tree": "none (the §5.2 baseline has no loss recovery)",
     "panama": "PFC makes the fabric lossless; a loss is detected by timeout, not recovered (§4.2.2)",
+    "p4sgd": "worker retransmission of aggregation and ack packets, results resent from the switch's one copy "
+             "(P4SGD §3.3); one switch, no second path (link/switch down here: h0-tor / every link of the tor)",
 }
 
 
@@ -71,12 +79,17 @@ def scenario(protocol: str, fault: str, at_us: float) -> dict:
     doc = json.loads(json.dumps(BASE))
     doc["name"] = f"fault-{protocol}"
     doc["workload"].update(json.loads(json.dumps(PROTOCOLS[protocol])))
+    rack = protocol in TOPOLOGY
+    if rack:
+        doc["topology"] = dict(TOPOLOGY[protocol])
     if fault.startswith("loss"):
         doc["faults"] = {"loss_rate": float(fault.split()[1]) / 100}
     elif fault == "link down":
-        doc["faults"] = {"links": [{"between": ["leaf0", "spine0"], "down_at_us": at_us}]}
+        doc["faults"] = {"links": [{"between": ["h0", "tor"] if rack else ["leaf0", "spine0"], "down_at_us": at_us}]}
     elif fault == "switch down":
-        doc["faults"] = {"links": [{"between": [leaf, "spine0"], "down_at_us": at_us} for leaf in ("leaf0", "leaf1")]}
+        ends = [(f"h{i}", "tor") for i in range(TOPOLOGY[protocol]["hosts"])] if rack else \
+            [(leaf, "spine0") for leaf in ("leaf0", "leaf1")]
+        doc["faults"] = {"links": [{"between": list(e), "down_at_us": at_us} for e in ends]}
     elif fault == "host delayed":
         # A straggler: from mid-collective on, every frame h0 sends arrives 50 us late
         # (50x Canary's switch timeout, ~25 % of a fault-free collective).

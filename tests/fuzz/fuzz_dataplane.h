@@ -71,7 +71,10 @@ inline std::string WorkersJson(int n) {
 /// Runs the frame sequence in `data` through `dp`; with `dump`, the register
 /// dump (`inasim-p4 replay --dump`) after the last frame too (it is slow, so
 /// only inputs whose mode byte asks for it, bit 7, pay for it).
-inline void Drive(p4::Dataplane& dp, const uint8_t* data, size_t size, bool dump) {
+/// `prefix` (may be empty) goes in front of every frame: fixed headers, so the
+/// fuzzer's bytes land behind them (a program reached over UDP).
+inline void Drive(p4::Dataplane& dp, const uint8_t* data, size_t size, bool dump,
+                  const std::vector<uint8_t>& prefix = {}) {
   Sink sink;
   dp.AttachTimers(&sink);
   p4::Picoseconds now = 0;
@@ -84,7 +87,8 @@ inline void Drive(p4::Dataplane& dp, const uint8_t* data, size_t size, bool dump
     if (len > 2048) len = 2048;
     if (len > size - i) len = size - i;
     // A copy of exactly `len` bytes, so ASan sees any read past the frame.
-    std::vector<uint8_t> frame(data + i, data + i + len);
+    std::vector<uint8_t> frame(prefix);
+    frame.insert(frame.end(), data + i, data + i + len);
     i += len;
     sink.Fire(dp, now, false);
     const p4::FrameView view = p4::ParseFrame(frame.data(), std::min<size_t>(frame.size(), p4::kParseBytes),
