@@ -650,7 +650,11 @@ void CanaryJob::InstallStaticTrees() {
   const uint32_t nh = t.num_hosts();
   std::vector<topo::AggregationTree> trees;
   try {
-    trees = topo::BuildTrees(t, hosts_, num_trees_);
+    // The paper roots its static trees at random switches (§5.2); "spread" is
+    // the deterministic even spread over the candidate tier.
+    trees = spec_.static_tree.random_roots
+                ? topo::BuildRandomTrees(t, hosts_, num_trees_, seed_ ^ (0x100u + tree_offset_ / num_trees_))
+                : topo::BuildTrees(t, hosts_, num_trees_);
   } catch (const std::exception& e) {
     throw std::invalid_argument(fmt::format("static_tree: {} trees: {}", num_trees_, e.what()));
   }

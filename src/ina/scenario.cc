@@ -364,6 +364,7 @@ static void ParseStaticTree(Reader& w, Scenario& s) {
   StaticTreeSpec& st = s.workload.static_tree;
   const uint32_t max_k = (s.links.mtu_bytes - 20 - 8 - 19) / 4;
   st.trees = t.U32("trees", 1, 1, 1024);
+  st.random_roots = t.Enum("roots", "spread", {"spread", "random"}) == "random";
   st.elements_per_packet = t.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
   st.window_blocks = t.U32("window_blocks", 256, 1, 1u << 20);
   st.slots_per_tree = t.U32("slots_per_tree", 4096, 1, 1u << 20);

@@ -151,6 +151,12 @@ AggregationTree BuildTree(const Topology& topo, uint32_t root, inasim::Span<cons
 std::vector<AggregationTree> BuildTrees(const Topology& topo, inasim::Span<const uint32_t> hosts,
                                         uint32_t n);
 
+/// As BuildTrees, but the n distinct roots are a uniform random sample of the
+/// candidates (canary-fgcs24 §5.2: static trees "rooted at random" switches),
+/// the same on every platform for a seed (SplitMix64, partial Fisher-Yates).
+std::vector<AggregationTree> BuildRandomTrees(const Topology& topo, inasim::Span<const uint32_t> hosts, uint32_t n,
+                                              uint64_t seed);
+
 /// The switches BuildTrees may use as roots: the lowest tier whose switches reach
 /// every host going only downwards (ascending vertex ids). Throws if none.
 std::vector<uint32_t> CommonRoots(const Topology& topo, inasim::Span<const uint32_t> hosts);

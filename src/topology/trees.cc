@@ -177,4 +177,30 @@ std::vector<AggregationTree> BuildTrees(const Topology& topo, inasim::Span<const
   return trees;
 }
 
+std::vector<AggregationTree> BuildRandomTrees(const Topology& topo, inasim::Span<const uint32_t> hosts, uint32_t n,
+                                              uint64_t seed) {
+  if (n == 0) throw std::invalid_argument("BuildTrees: n must be > 0");
+  std::vector<uint32_t> candidates = CommonRoots(topo, hosts);
+  if (n > candidates.size()) {
+    throw std::invalid_argument("BuildTrees: asked for " + std::to_string(n) + " roots but only " +
+                                std::to_string(candidates.size()) + " tier-" +
+                                std::to_string(topo.node(candidates[0]).tier) + " switches are common to all hosts");
+  }
+  uint64_t state = seed ^ 0x7265656e74726565ULL;  // "reentree": roots apart from other seeded draws
+  auto next = [&state] {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<AggregationTree> trees;
+  trees.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t j = i + next() % (candidates.size() - i);
+    std::swap(candidates[i], candidates[j]);
+    trees.push_back(BuildTree(topo, candidates[i], hosts));
+  }
+  return trees;
+}
+
 }  // namespace inasim::topo

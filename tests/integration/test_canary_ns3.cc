@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <string>
 
 using namespace inasim;
@@ -405,6 +406,27 @@ TEST_F(CanaryScenario, StaticTreeBaselineRunsExact) {
     EXPECT_TRUE(r.correct) << trees;
     EXPECT_EQ(r.json["workload"]["trees"].get<uint32_t>(), std::stoul(trees));
   }
+}
+
+TEST_F(CanaryScenario, StaticTreesRootedAtRandomSpinesAreSeededAndExact) {
+  // 4 spines are the candidate roots (topology.spines overrides the fixture's 2).
+  std::set<std::string> root_sets;
+  for (const char* seed : {"1", "2", "3", "4", "5", "6"}) {
+    const RunResult r = Run(R"("protocol":"static_tree","static_tree":{"trees":2,"roots":"random"})",
+                            {"topology.spines=4", std::string("seed=") + seed});
+    ASSERT_TRUE(r.correct) << seed;
+    const json roots = r.json["workload"]["tree_roots"];
+    ASSERT_EQ(roots.size(), 2u);
+    EXPECT_NE(roots[0], roots[1]);
+    for (const auto& x : roots) EXPECT_EQ(x.get<std::string>().rfind("spine", 0), 0u) << x;
+    root_sets.insert(roots.dump());
+    const RunResult again = Run(R"("protocol":"static_tree","static_tree":{"trees":2,"roots":"random"})",
+                                {"topology.spines=4", std::string("seed=") + seed});
+    EXPECT_EQ(again.json["workload"]["tree_roots"], roots);  // same seed, same roots
+  }
+  EXPECT_GE(root_sets.size(), 3u);  // other seeds, other roots
+  const RunResult spread = Run(R"("protocol":"static_tree","static_tree":{"trees":2})", {"topology.spines=4"});
+  EXPECT_EQ(spread.json["workload"]["tree_roots"], json::parse(R"(["spine0","spine2"])"));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -555,6 +556,26 @@ TEST(Trees, BuildTreesLeafSpineAndRack) {
   const auto trees = BuildTrees(rack, std::vector<uint32_t>{0, 1, 2, 3}, 1);
   EXPECT_EQ(Roots(trees), (std::vector<uint32_t>{8}));
   EXPECT_THROW(BuildTrees(rack, std::vector<uint32_t>{0, 1, 2, 3}, 2), std::invalid_argument);
+}
+
+TEST(Trees, RandomRootsAreDistinctSeededAndUniform) {
+  // 8 leaves x 8 spines: the 8 spines are the candidates.
+  const Topology ls = BuildLeafSpine(8, 8, 2, kHostLink, kFabricLink);
+  std::vector<uint32_t> hosts(16);
+  std::iota(hosts.begin(), hosts.end(), 0u);
+  const auto a = Roots(BuildRandomTrees(ls, hosts, 4, 7));
+  EXPECT_EQ(a, Roots(BuildRandomTrees(ls, hosts, 4, 7)));  // same seed, same roots
+  EXPECT_EQ(std::set<uint32_t>(a.begin(), a.end()).size(), 4u);
+  for (uint32_t r : a) {
+    EXPECT_EQ(ls.node(r).kind, NodeKind::kSwitch);
+    EXPECT_EQ(ls.node(r).tier, 2);
+  }
+  // One root over many seeds: every spine comes up, none more than ~2x its share.
+  std::map<uint32_t, int> count;
+  for (uint64_t seed = 0; seed < 800; ++seed) ++count[Roots(BuildRandomTrees(ls, hosts, 1, seed))[0]];
+  EXPECT_EQ(count.size(), 8u);
+  for (const auto& [root, c] : count) EXPECT_GT(c, 50) << root;
+  EXPECT_THROW(BuildRandomTrees(ls, hosts, 9, 1), std::invalid_argument);
 }
 
 // ---------------------------------------------------------------- permutation
