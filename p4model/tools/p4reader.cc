@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-namespace inasim::p4tools::p4 {
+namespace inasim::p4tools::p4src {
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -1078,4 +1078,4 @@ const Composite* Program::CompositeOf(const TypeRef& t) const {
   return nullptr;
 }
 
-}  // namespace inasim::p4tools::p4
+}  // namespace inasim::p4tools::p4src

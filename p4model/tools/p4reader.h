@@ -7,7 +7,7 @@
 // and tables with their const entries. Everything else (parsers, apply blocks,
 // action bodies) is skipped by brace matching. No P4 compiler is involved.
 //
-// Errors throw p4::ReadError naming file:line and what was expected.
+// Errors throw p4src::ReadError naming file:line and what was expected.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace inasim::p4tools::p4 {
+namespace inasim::p4tools::p4src {
 
 struct Loc {
   std::string file;  ///< path as the reader opened it, relative to the source root
@@ -184,4 +184,4 @@ Program Parse(const std::vector<Token>& tokens);
 /// Preprocess + Parse of a file under root.
 Program ReadProgram(const std::string& root, const std::string& path);
 
-}  // namespace inasim::p4tools::p4
+}  // namespace inasim::p4tools::p4src

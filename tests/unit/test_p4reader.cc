@@ -6,7 +6,7 @@
 
 namespace {
 
-using namespace inasim::p4tools::p4;
+using namespace inasim::p4tools::p4src;
 
 Program Read(const std::string& text) { return Parse(PreprocessText(text, "snippet.p4")); }
 
