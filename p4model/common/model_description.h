@@ -5,7 +5,10 @@
 // reader extracts from the upstream source (p4model/tools/README.md).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -91,6 +94,77 @@ inline HeaderDesc Layout(std::string name, std::vector<FieldDesc> fields) {
     at += f.width;
   }
   return HeaderDesc{std::move(name), std::move(fields)};
+}
+
+/// A header field as the probe sees it: its name, whether the model's C++ type
+/// is signed, and whether the model's parser reads it at all (padding it skips
+/// is not read; its width is the gap the parsed fields leave).
+struct ProbeField {
+  ProbeField(std::string n, bool s = false, bool p = true) : name(std::move(n)), is_signed(s), parsed(p) {}
+  std::string name;
+  bool is_signed = false;
+  bool parsed = true;
+};
+
+/// Derives a header's layout from the model's own parser. `parse(bit)` parses
+/// the model's base frame with header bit `bit` (MSB first from the header's
+/// first byte) flipped, or unflipped for bit == SIZE_MAX, and returns the
+/// parsed values of the `parsed` fields, in order. A field's width is the
+/// number of bits whose flip changes it and only it, its offset the first of
+/// them; a field whose bits are not one MSB-first run gets width -1, so the
+/// check reports it.
+inline HeaderDesc ProbeLayout(std::string name, const std::vector<ProbeField>& fields, size_t header_bits,
+                              const std::function<std::vector<uint64_t>(size_t bit)>& parse) {
+  const std::vector<uint64_t> base = parse(SIZE_MAX);
+  struct Owner {
+    int field = -1;  ///< index into the parsed values; -1 none, -2 several
+    int bit = 0;     ///< which bit of the field's value it flipped
+  };
+  std::vector<Owner> owner(header_bits);
+  for (size_t b = 0; b < header_bits; ++b) {
+    const std::vector<uint64_t> v = parse(b);
+    for (size_t i = 0; i < v.size() && i < base.size(); ++i) {
+      const uint64_t x = v[i] ^ base[i];
+      if (x == 0) continue;
+      const bool one_bit = (x & (x - 1)) == 0;
+      if (owner[b].field != -1 || !one_bit) {
+        owner[b].field = -2;
+        continue;
+      }
+      owner[b].field = static_cast<int>(i);
+      int k = 0;
+      while ((x >> k) != 1) ++k;
+      owner[b].bit = k;
+    }
+  }
+  HeaderDesc h{std::move(name), {}};
+  int parsed_index = 0;
+  for (const ProbeField& pf : fields) h.fields.push_back(FieldDesc(pf.name, 0, 0, pf.is_signed));
+  // Parsed fields first, from the bits that own them.
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (!fields[f].parsed) continue;
+    int first = -1, count = 0;
+    for (size_t b = 0; b < header_bits; ++b)
+      if (owner[b].field == parsed_index) {
+        if (first < 0) first = static_cast<int>(b);
+        ++count;
+      }
+    bool msb_first_run = first >= 0;
+    for (int j = 0; msb_first_run && j < count; ++j)
+      msb_first_run = owner[first + j].field == parsed_index && owner[first + j].bit == count - 1 - j;
+    h.fields[f].offset = first < 0 ? 0 : first;
+    h.fields[f].width = msb_first_run ? count : -1;
+    ++parsed_index;
+  }
+  // Unparsed fields fill the gap between their neighbours.
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (fields[f].parsed) continue;
+    const int start = f == 0 ? 0 : h.fields[f - 1].offset + h.fields[f - 1].width;
+    const int end = f + 1 < fields.size() ? h.fields[f + 1].offset : static_cast<int>(header_bits);
+    h.fields[f].offset = start;
+    h.fields[f].width = end - start;
+  }
+  return h;
 }
 
 }  // namespace inasim::p4::describe

@@ -1,9 +1,11 @@
 #include "p4model/p4sgd/describe.h"
 
 #include "p4model/p4sgd/controls.h"
+#include "p4model/p4sgd/p4sgd_dataplane.h"
 #include "p4model/p4sgd/types.h"
 
-#include <stdexcept>
+#include <array>
+#include <cstddef>
 #include <string>
 #include <type_traits>
 
@@ -19,29 +21,22 @@ std::vector<FieldDesc> Scalar() {
   return {{"", int(8 * sizeof(T)), 0, std::is_signed<T>::value}};
 }
 
-/// payload_t's layout, with the byte offsets the model's parser uses (kOff*) as the check.
+/// payload_t's layout as the model's ParsePayload reads it: each bit of a zero
+/// frame flipped in turn (describe::ProbeLayout). __pad1 is carried in the
+/// frame bytes, not parsed: its width is the gap it leaves.
 describe::HeaderDesc Payload() {
-  std::vector<FieldDesc> f = {{"__pad0", 15}, {"slot", 1}, {"index", 16}, {"seq_no", 32}, {"bitmap", 32},
-                              {"map_state", 32}, {"counter_state", 32}, {"slot_state", 1}, {"__pad1", 95}};
-  for (uint32_t i = 1; i <= kValues; ++i) f.push_back({"value" + std::to_string(i), int(8 * sizeof(uint32_t))});
-  describe::HeaderDesc h = describe::Layout("payload_t", f);
-  // The model reads slot as bit 0 of byte kOffSlot, slot_state as bit 7 of byte kOffSlotState.
-  const struct {
-    const char* field;
-    size_t bit;
-  } model[] = {{"__pad0", kOffPad0 * 8},           {"slot", kOffSlot * 8 + 7},         {"index", kOffIndex * 8},
-               {"seq_no", kOffSeqNo * 8},          {"bitmap", kOffBitmap * 8},          {"map_state", kOffMapState * 8},
-               {"counter_state", kOffCounterState * 8}, {"slot_state", kOffSlotState * 8}, {"value1", kOffValues * 8}};
-  for (const auto& m : model)
-    for (const FieldDesc& fd : h.fields)
-      if (fd.name == m.field && static_cast<size_t>(fd.offset) != m.bit)
-        throw std::logic_error(std::string("p4sgd describe: payload_t.") + m.field + " is at bit " +
-                               std::to_string(fd.offset) + " by its widths, the model parses it at bit " +
-                               std::to_string(m.bit));
-  const FieldDesc& last = h.fields.back();
-  if (static_cast<size_t>(last.offset + last.width) != kPayloadBytes * 8)
-    throw std::logic_error("p4sgd describe: payload_t is not kPayloadBytes long");
-  return h;
+  std::vector<describe::ProbeField> f = {{"__pad0"}, {"slot"},          {"index"},      {"seq_no"},
+                                         {"bitmap"}, {"map_state"},     {"counter_state"}, {"slot_state"},
+                                         {"__pad1", false, /*parsed=*/false}};
+  for (uint32_t i = 1; i <= kValues; ++i) f.push_back({"value" + std::to_string(i)});
+  return describe::ProbeLayout("payload_t", f, kPayloadBytes * 8, [](size_t bit) {
+    std::array<uint8_t, kPayloadBytes> b{};
+    if (bit != SIZE_MAX) b[bit / 8] ^= static_cast<uint8_t>(0x80 >> (bit % 8));
+    const payload_t h = ParsePayload(b.data());
+    std::vector<uint64_t> v = {h.pad0, h.slot, h.index, h.seq_no, h.bitmap, h.map_state, h.counter_state, h.slot_state};
+    v.insert(v.end(), h.value.begin(), h.value.end());
+    return v;
+  });
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "p4model/switchml/describe.h"
 
-#include <stdexcept>
+#include "p4model/switchml/switchml_dataplane.h"
+
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <type_traits>
 
@@ -15,15 +18,40 @@ using describe::KeyValue;
 using describe::RegisterDesc;
 using describe::TableDesc;
 
-/// A header whose field widths must add up to the model's byte size for it.
-HeaderDesc Header(const char* name, std::vector<FieldDesc> fields, size_t model_bytes) {
-  HeaderDesc h = describe::Layout(name, std::move(fields));
-  int bits = 0;
-  for (const FieldDesc& f : h.fields) bits += f.width;
-  if (bits != static_cast<int>(model_bytes * 8))
-    throw std::logic_error(std::string("switchml describe: ") + name + " fields add up to " + std::to_string(bits) +
-                           " bits, the model parses " + std::to_string(model_bytes) + " bytes");
-  return h;
+// --- header layouts, read off the model's ingress parser ---------------------
+
+// Where each header starts in the probe frame (Ethernet, IPv4, UDP, SwitchML,
+// exponents, d0), and the frame: IPv4/UDP to port 0xbee0 with 256 data bytes,
+// every other field zero, the smallest frame IngressParser takes as SwitchML.
+constexpr size_t kEthAt = 0, kIpAt = kEthAt + kEthernetHBytes, kUdpAt = kIpAt + kIpv4HBytes,
+                 kSmlAt = kUdpAt + kUdpHBytes, kExpAt = kSmlAt + kSwitchmlHBytes, kDataAt = kExpAt + kExponentsHBytes;
+std::vector<uint8_t> ProbeFrame() {
+  std::vector<uint8_t> f(kDataAt + 2 * kDataHBytes, 0);
+  f[kEthAt + 12] = 0x08;  // ether_type IPv4
+  f[kIpAt] = 0x45;        // version 4, ihl 5
+  f[kIpAt + 9] = 17;      // UDP
+  f[kUdpAt + 2] = 0xbe;   // dst_port 0xbee0
+  f[kUdpAt + 3] = 0xe0;
+  return f;
+}
+
+uint64_t Mac(const mac_addr_t& m) {
+  uint64_t v = 0;
+  for (uint8_t x : m) v = v << 8 | x;
+  return v;
+}
+
+/// Probes header `name` at byte `at` of the probe frame; `values` picks its fields out of the parsed stack.
+HeaderDesc Probe(const char* name, size_t at, size_t bytes, const std::vector<describe::ProbeField>& fields,
+                 const std::function<std::vector<uint64_t>(const header_t&)>& values) {
+  const std::vector<uint8_t> base = ProbeFrame();
+  return describe::ProbeLayout(name, fields, bytes * 8, [&](size_t bit) {
+    std::vector<uint8_t> f = base;
+    if (bit != SIZE_MAX) f[at + bit / 8] ^= static_cast<uint8_t>(0x80 >> (bit % 8));
+    header_t hdr;
+    ParseSwitchmlHeaders(f.data(), f.size(), hdr);
+    return values(hdr);
+  });
 }
 
 /// The fields of a pair register element, from the C++ type the model stores.
@@ -114,30 +142,40 @@ describe::ModelDescription Describe() {
   d.controls = {"ReconstructWorkerBitmap", "UpdateAndCheckWorkerBitmap", "WorkersCounter", "Exponents", "Processor",
                 "NextStepSelector"};
 
-  // --- headers (the model's parser/deparser in switchml_dataplane.cc reads these layouts) ---
-  d.headers.push_back(Header("ethernet_h", {{"dst_addr", 48}, {"src_addr", 48}, {"ether_type", 16}}, kEthernetHBytes));
-  d.headers.push_back(Header("ipv4_h",
-                             {{"version", 4}, {"ihl", 4}, {"diffserv", 8}, {"total_len", 16}, {"identification", 16},
-                              {"flags", 3}, {"frag_offset", 13}, {"ttl", 8}, {"protocol", 8}, {"hdr_checksum", 16},
-                              {"src_addr", 32}, {"dst_addr", 32}},
-                             kIpv4HBytes));
-  d.headers.push_back(
-      Header("udp_h", {{"src_port", 16}, {"dst_port", 16}, {"length", 16}, {"checksum", 16}}, kUdpHBytes));
-  d.headers.push_back(Header("switchml_h",
-                             {{"msg_type", 4}, {"unused", 1}, {"size", 3}, {"job_number", 8}, {"tsi", 32},
-                              {"pool_index", 16}},
-                             kSwitchmlHBytes));
+  // --- headers: widths and offsets as the model's IngressParser reads them ---
+  d.headers.push_back(Probe("ethernet_h", kEthAt, kEthernetHBytes, {{"dst_addr"}, {"src_addr"}, {"ether_type"}},
+                            [](const header_t& h) -> std::vector<uint64_t> {
+                              return {Mac(h.ethernet.dst_addr), Mac(h.ethernet.src_addr), h.ethernet.ether_type};
+                            }));
+  d.headers.push_back(Probe("ipv4_h", kIpAt, kIpv4HBytes,
+                            {{"version"}, {"ihl"}, {"diffserv"}, {"total_len"}, {"identification"}, {"flags"},
+                             {"frag_offset"}, {"ttl"}, {"protocol"}, {"hdr_checksum"}, {"src_addr"}, {"dst_addr"}},
+                            [](const header_t& h) -> std::vector<uint64_t> {
+                              const ipv4_h& v = h.ipv4;
+                              return {v.version, v.ihl,      v.diffserv, v.total_len,    v.identification, v.flags,
+                                      v.frag_offset, v.ttl, v.protocol, v.hdr_checksum, v.src_addr,       v.dst_addr};
+                            }));
+  d.headers.push_back(Probe("udp_h", kUdpAt, kUdpHBytes, {{"src_port"}, {"dst_port"}, {"length"}, {"checksum"}},
+                            [](const header_t& h) -> std::vector<uint64_t> {
+                              return {h.udp.src_port, h.udp.dst_port, h.udp.length, h.udp.checksum};
+                            }));
+  d.headers.push_back(Probe("switchml_h", kSmlAt, kSwitchmlHBytes,
+                            {{"msg_type"}, {"unused"}, {"size"}, {"job_number"}, {"tsi"}, {"pool_index"}},
+                            [](const header_t& h) -> std::vector<uint64_t> {
+                              const switchml_h& s = h.switchml;
+                              return {s.msg_type, s.unused, s.size, s.job_number, s.tsi, s.pool_index};
+                            }));
   using E = decltype(exponents_h::e0);
-  d.headers.push_back(Header("exponents_h",
-                             {{"e0", int(8 * sizeof(E)), 0, std::is_signed<E>::value},
-                              {"e1", int(8 * sizeof(E)), 0, std::is_signed<E>::value}},
-                             kExponentsHBytes));
-  std::vector<FieldDesc> data;
-  for (size_t i = 0; i < data_h{}.d.size(); ++i) {
-    const std::string n = (i < 10 ? "d0" : "d") + std::to_string(i);
-    data.push_back({n, int(8 * sizeof(data_h{}.d[0]))});
-  }
-  d.headers.push_back(Header("data_h", data, kDataHBytes));
+  d.headers.push_back(Probe("exponents_h", kExpAt, kExponentsHBytes,
+                            {{"e0", std::is_signed<E>::value}, {"e1", std::is_signed<E>::value}},
+                            [](const header_t& h) -> std::vector<uint64_t> {
+                              return {static_cast<uint8_t>(h.exponents.e0), static_cast<uint8_t>(h.exponents.e1)};
+                            }));
+  std::vector<describe::ProbeField> data;
+  for (size_t i = 0; i < data_h{}.d.size(); ++i) data.push_back({(i < 10 ? "d0" : "d") + std::to_string(i)});
+  d.headers.push_back(Probe("data_h", kDataAt, kDataHBytes, data, [](const header_t& h) {
+    return std::vector<uint64_t>(h.d0.d.begin(), h.d0.d.end());
+  }));
 
   // --- registers (sizes from the model's Register objects) ---
   d.registers.push_back({"UpdateAndCheckWorkerBitmap", "worker_bitmap", PairElement<worker_bitmap_pair_t>(),

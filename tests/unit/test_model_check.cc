@@ -95,6 +95,34 @@ TEST(ModelCheck, ComparatorReportsEachKindOfDivergence) {
   }
 }
 
+TEST(ModelCheck, HeaderProbeReadsLayoutsOffTheParser) {
+  using inasim::p4::describe::ProbeLayout;
+  // A 16-bit header: a (4 bits), b (4 bits, but read LSB first: a parser bug), pad (unparsed), c (4 bits).
+  auto parse = [](size_t bit) {
+    uint16_t h = 0;
+    if (bit != SIZE_MAX) h = static_cast<uint16_t>(0x8000 >> bit);
+    uint64_t b = 0;
+    for (int i = 0; i < 4; ++i) b |= uint64_t((h >> (8 + i)) & 1) << (3 - i);
+    return std::vector<uint64_t>{uint64_t(h >> 12), b, uint64_t(h & 0xf)};
+  };
+  const auto d = ProbeLayout("h", {{"a"}, {"b"}, {"pad", false, false}, {"c"}}, 16, parse);
+  ASSERT_EQ(d.fields.size(), 4u);
+  EXPECT_EQ(d.fields[0].width, 4);
+  EXPECT_EQ(d.fields[0].offset, 0);
+  EXPECT_EQ(d.fields[1].width, -1) << "bits in the wrong order are reported";
+  EXPECT_EQ(d.fields[3].offset, 12);
+  EXPECT_EQ(d.fields[3].width, 4);
+  // The same header read right: pad is the gap between b and c.
+  auto good = [](size_t bit) {
+    const uint16_t h = bit == SIZE_MAX ? 0 : static_cast<uint16_t>(0x8000 >> bit);
+    return std::vector<uint64_t>{uint64_t(h >> 12), uint64_t((h >> 8) & 0xf), uint64_t(h & 0xf)};
+  };
+  const auto ok = ProbeLayout("h", {{"a"}, {"b"}, {"pad", false, false}, {"c"}}, 16, good);
+  EXPECT_EQ(ok.fields[1].width, 4);
+  EXPECT_EQ(ok.fields[2].offset, 8);
+  EXPECT_EQ(ok.fields[2].width, 4);
+}
+
 TEST(ModelCheck, DriftIsReported) {
   const json committed = Manifest("p4sgd");
   json fresh = committed;
