@@ -76,11 +76,31 @@ struct TableDesc {
   std::vector<EntryDesc> entries;
 };
 
+/// A program constant the model hard-codes: a P4 `const`, or an object-like
+/// `#define` (`define_flag`: only whether it is defined matters, e.g. SEQ_SUP).
+struct ConstantDesc {
+  ConstantDesc(std::string n = "", uint64_t v = 0, bool flag = false) : name(std::move(n)), value(v), define_flag(flag) {}
+  std::string name;
+  uint64_t value = 0;
+  bool define_flag = false;
+};
+
+/// A P4 `enum bit<N>` the model mirrors as a C++ enum.
+struct EnumDesc {
+  EnumDesc(std::string n = "", int w = 0, std::vector<std::pair<std::string, uint64_t>> m = {})
+      : name(std::move(n)), width(w), members(std::move(m)) {}
+  std::string name;
+  int width = 0;
+  std::vector<std::pair<std::string, uint64_t>> members;
+};
+
 struct ModelDescription {
   std::string program;   ///< "switchml", "p4sgd"
   std::string upstream;  ///< owner/repo@commit
   std::string main_file;  ///< the program's top-level file, relative to the upstream checkout (--p4-src)
   std::vector<std::string> controls;  ///< upstream controls the model covers (others are "not modeled")
+  std::vector<ConstantDesc> constants;
+  std::vector<EnumDesc> enums;
   std::vector<HeaderDesc> headers;
   std::vector<RegisterDesc> registers;
   std::vector<TableDesc> tables;

@@ -47,6 +47,13 @@ describe::ModelDescription Describe() {
   d.upstream = "RC4ML/P4FPGA@6dfbdf224f37ab71aef0a9a7455ff6e82d3331f3";
   d.main_file = "p4/p4fpga.p4";
   d.controls = {"Ingress"};
+  // Program constants the model hard-codes (types.h).
+  d.constants = {{"NODE_SIZE", kNodeSize},
+                 {"INDEX_SIZE", kIndexSize},
+                 {"BITMAP_WIDTH", kMaxWorkers},
+                 {"VALUE_WIDTH", 8 * sizeof(ValueRow::value_type)}};
+  d.constants.push_back(kSeqSup ? describe::ConstantDesc("SEQ_SUP", 0, /*flag=*/true)
+                                : describe::ConstantDesc("SEQ_SUP undefined in the model (kSeqSup false)"));
   d.headers.push_back(Payload());
 
   const Ingress ing;

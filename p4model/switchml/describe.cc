@@ -1,5 +1,6 @@
 #include "p4model/switchml/describe.h"
 
+#include "p4model/common/frame.h"
 #include "p4model/switchml/switchml_dataplane.h"
 
 #include <cstddef>
@@ -141,6 +142,31 @@ describe::ModelDescription Describe() {
   d.main_file = "dev_root/p4/switchml.p4";
   d.controls = {"ReconstructWorkerBitmap", "UpdateAndCheckWorkerBitmap", "WorkersCounter", "Exponents", "Processor",
                 "NextStepSelector"};
+
+  // --- constants and enums the model hard-codes (types.h, common/frame.h) ---
+  d.constants = {{"register_size", kRegisterSize},
+                 {"num_slots", kNumSlots},
+                 {"max_num_workers", kMaxNumWorkers},
+                 {"null_level1_exclusion_id", kNullLevel1ExclusionId},
+                 {"UDP_PORT_SWITCHML_BASE", kUdpPortSwitchmlBase},
+                 {"UDP_PORT_SWITCHML_MASK", kUdpPortSwitchmlMask},
+                 {"ETHERTYPE_IPV4", kEtherTypeIpv4}};
+  {
+    // packet_type_t is 4 bits: the tables match it with mask 0xf (Type()).
+    describe::EnumDesc t{"packet_type_t", 4};
+    for (uint32_t v = 0; v < 16; ++v) t.members.emplace_back(PacketTypeName(static_cast<PacketType>(v)), v);
+    d.enums.push_back(t);
+    // packet_size_t is 3 bits (switchml_h.size, NextStepSelector's mask 0x7).
+    d.enums.push_back({"packet_size_t", 3,
+                       {{"IBV_MTU_128", static_cast<uint64_t>(PacketSize::IBV_MTU_128)},
+                        {"IBV_MTU_256", static_cast<uint64_t>(PacketSize::IBV_MTU_256)},
+                        {"IBV_MTU_512", static_cast<uint64_t>(PacketSize::IBV_MTU_512)},
+                        {"IBV_MTU_1024", static_cast<uint64_t>(PacketSize::IBV_MTU_1024)}}});
+    d.enums.push_back({"worker_type_t", 2,
+                       {{"FORWARD_ONLY", static_cast<uint64_t>(WorkerType::FORWARD_ONLY)},
+                        {"SWITCHML_UDP", static_cast<uint64_t>(WorkerType::SWITCHML_UDP)},
+                        {"ROCEv2", static_cast<uint64_t>(WorkerType::ROCEv2)}}});
+  }
 
   // --- headers: widths and offsets as the model's IngressParser reads them ---
   d.headers.push_back(Probe("ethernet_h", kEthAt, kEthernetHBytes, {{"dst_addr"}, {"src_addr"}, {"ether_type"}},

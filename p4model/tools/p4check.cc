@@ -291,6 +291,19 @@ json ExtractManifest(const describe::ModelDescription& model, const p4src::Progr
   m["upstream"] = model.upstream;
   m["main"] = model.main_file;
   m["generated_by"] = "inasim-p4 manifest " + model.program + " --p4-src DIR";
+  json consts = json::object();
+  for (const auto& [name, v] : prog.consts) consts[name] = v;
+  m["constants"] = consts;
+  m["defines"] = prog.defines;
+  json enums = json::object();
+  for (const auto& [name, e] : prog.enums) {
+    json members = json::object();
+    for (const auto& [mn, mv] : e.members) members[mn] = mv;
+    enums[name] = {{"width", e.underlying.kind == p4src::TypeRef::Kind::kNamed ? -1 : e.underlying.width},
+                   {"members", members},
+                   {"loc", e.loc.str()}};
+  }
+  m["enums"] = enums;
   json headers = json::object();
   for (const auto& [name, c] : prog.composites) {
     json fields = json::array();
@@ -350,6 +363,52 @@ json ExtractManifest(const describe::ModelDescription& model, const p4src::Progr
 }
 
 namespace {
+
+void CompareConstants(const describe::ModelDescription& model, const json& manifest, CheckReport& r) {
+  for (const auto& c : model.constants) {
+    const json consts = manifest.value("constants", json::object());
+    const json defines = manifest.value("defines", json::object());
+    std::string diff;
+    if (consts.contains(c.name) && !c.define_flag) {
+      if (consts[c.name] != c.value) diff = "model " + std::to_string(c.value) + ", upstream const " + consts[c.name].dump();
+    } else if (defines.contains(c.name)) {
+      const std::string body = defines[c.name].get<std::string>();
+      if (c.define_flag) {
+        if (!body.empty()) diff = "upstream defines it as '" + body + "', the model treats it as a flag";
+      } else {
+        uint64_t v = 0;
+        try {
+          v = std::stoull(body, nullptr, 0);
+        } catch (const std::exception&) {
+          diff = "upstream #define body '" + body + "' is not a number";
+        }
+        if (diff.empty() && v != c.value) diff = "model " + std::to_string(c.value) + ", upstream #define " + body;
+      }
+    } else {
+      diff = "no such const or #define upstream";
+    }
+    r.Add("constant", c.name + " = " + (c.define_flag ? std::string("(defined)") : std::to_string(c.value)),
+          diff.empty() ? Status::kMatch : Status::kMismatch, diff);
+  }
+}
+
+void CompareEnums(const describe::ModelDescription& model, const json& manifest, CheckReport& r) {
+  const json enums = manifest.value("enums", json::object());
+  for (const auto& e : model.enums) {
+    if (!enums.contains(e.name)) {
+      r.Add("enum", e.name, Status::kMismatch, "not in the upstream program");
+      continue;
+    }
+    const json& u = enums[e.name];
+    std::string diff;
+    if (u["width"] != e.width) diff += "width " + std::to_string(e.width) + " vs upstream " + u["width"].dump() + "; ";
+    json mine = json::object();
+    for (const auto& [n, v] : e.members) mine[n] = v;
+    if (mine != u["members"]) diff += "members " + mine.dump() + " vs upstream " + u["members"].dump() + "; ";
+    r.Add("enum", e.name + " (" + std::to_string(e.members.size()) + " members)", diff.empty() ? Status::kMatch : Status::kMismatch,
+          diff.empty() ? u["loc"].get<std::string>() : diff);
+  }
+}
 
 void CompareHeaders(const describe::ModelDescription& model, const json& manifest, CheckReport& r) {
   for (const auto& h : model.headers) {
@@ -507,6 +566,8 @@ void CompareModel(const describe::ModelDescription& model, const json& manifest,
   if (manifest.value("upstream", "") != model.upstream)
     report.Add("manifest", "upstream", Status::kMismatch,
                "model cites " + model.upstream + ", manifest is of " + manifest.value("upstream", "?"));
+  CompareConstants(model, manifest, report);
+  CompareEnums(model, manifest, report);
   CompareHeaders(model, manifest, report);
   CompareRegisters(model, manifest, report);
   CompareTables(model, manifest, report);

@@ -180,6 +180,16 @@ class Preprocessor {
   }
 
   std::vector<Token> Take() { return std::move(out_); }
+  std::map<std::string, std::string> ObjectMacros() const {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, m] : macros_) {
+      if (m.function_like) continue;
+      std::string body;
+      for (const Token& t : m.body) body += (body.empty() ? "" : " ") + t.text;
+      out[name] = body;
+    }
+    return out;
+  }
 
  private:
   bool IfCondition(const std::vector<Token>& d, const Loc& loc) {
@@ -1001,9 +1011,11 @@ std::string TypeRef::str() const {
   return name;
 }
 
-std::vector<Token> Preprocess(const std::string& root, const std::string& path) {
+std::vector<Token> Preprocess(const std::string& root, const std::string& path,
+                              std::map<std::string, std::string>* defines) {
   Preprocessor pp(root);
   pp.File(path, nullptr);
+  if (defines) *defines = pp.ObjectMacros();
   return pp.Take();
 }
 
@@ -1015,7 +1027,12 @@ std::vector<Token> PreprocessText(const std::string& text, const std::string& na
 
 Program Parse(const std::vector<Token>& tokens) { return Parser(tokens).Run(); }
 
-Program ReadProgram(const std::string& root, const std::string& path) { return Parse(Preprocess(root, path)); }
+Program ReadProgram(const std::string& root, const std::string& path) {
+  std::map<std::string, std::string> defines;
+  Program p = Parse(Preprocess(root, path, &defines));
+  p.defines = std::move(defines);
+  return p;
+}
 
 const RegisterActionDecl* Control::FindRegisterAction(const std::string& n) const {
   for (const auto& a : register_actions)

@@ -37,7 +37,10 @@ struct Token {
 
 /// Runs the preprocessor over `path` (a file under `root`, e.g. "p4/switchml.p4").
 /// `#include <core.p4>` / `<tna.p4>` are skipped: the TNA externs are built in.
-std::vector<Token> Preprocess(const std::string& root, const std::string& path);
+/// `defines`, if given, receives the object-like macros defined at the end
+/// (name -> body tokens joined by spaces; "" for a flag such as `#define SEQ_SUP`).
+std::vector<Token> Preprocess(const std::string& root, const std::string& path,
+                              std::map<std::string, std::string>* defines = nullptr);
 /// Same for in-memory text (the reader's self-test); includes are resolved in `root`.
 std::vector<Token> PreprocessText(const std::string& text, const std::string& name, const std::string& root = ".");
 
@@ -168,6 +171,7 @@ struct Program {
   std::map<std::string, Enum> enums;
   std::map<std::string, Composite> composites;  ///< headers and structs, by name
   std::map<std::string, uint64_t> consts;       ///< compile-time integer constants
+  std::map<std::string, std::string> defines;   ///< object-like #defines (ReadProgram fills it)
   std::vector<Control> controls;
   const Control* FindControl(const std::string& n) const;
 

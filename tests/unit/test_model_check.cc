@@ -36,16 +36,17 @@ TEST(ModelCheck, SwitchmlModelMatchesCommittedManifest) {
   CheckReport r;
   CompareModel(inasim::p4::switchml::Describe(), Manifest("switchml"), r);
   EXPECT_EQ(r.Count(Status::kMismatch), 0) << Mismatches(r);
-  // 6 headers, 4 registers, 6 tables and their 32 + 9 + 16 + 4 + 20 const and 56 controller entries.
-  EXPECT_EQ(r.Count(Status::kMatch), 6 + 4 + 6 + 32 + 9 + 16 + 4 + 20 + 56);
+  // 7 constants, 3 enums, 6 headers, 4 registers, 6 tables and their 32 + 9 + 16 + 4 + 20 const and 56 controller entries.
+  EXPECT_EQ(r.Count(Status::kMatch), 7 + 3 + 6 + 4 + 6 + 32 + 9 + 16 + 4 + 20 + 56);
 }
 
 TEST(ModelCheck, P4sgdPublicP4ModelMatchesCommittedManifest) {
   CheckReport r;
   CompareModel(inasim::p4::p4sgd::Describe(), Manifest("p4sgd"), r);
   EXPECT_EQ(r.Count(Status::kMismatch), 0) << Mismatches(r);
-  // payload_t, 21 registers, bitmap_mapping and its 32 entries.
-  EXPECT_EQ(r.Count(Status::kMatch), 1 + 21 + 1 + 32);
+  // 5 constants (NODE_SIZE, INDEX_SIZE, BITMAP_WIDTH, VALUE_WIDTH, SEQ_SUP), payload_t, 21 registers,
+  // bitmap_mapping and its 32 entries.
+  EXPECT_EQ(r.Count(Status::kMatch), 5 + 1 + 21 + 1 + 32);
 }
 
 TEST(ModelCheck, ComparatorReportsEachKindOfDivergence) {
@@ -87,6 +88,12 @@ TEST(ModelCheck, ComparatorReportsEachKindOfDivergence) {
     auto d = base;  // a controller entry with the wrong port argument
     d.tables[5].entries[6].args = {129};
     EXPECT_EQ(mismatches(d), 1);
+  }
+  {
+    auto d = base;  // a constant and an enum member the model got wrong
+    d.constants[0].value = 8192;
+    d.enums[0].members[4].second = 5;
+    EXPECT_EQ(mismatches(d), 2);
   }
   {
     auto d = base;  // a table the model lost
