@@ -401,37 +401,37 @@ void CompareEnums(const describe::ModelDescription& model, const json& manifest,
     }
     const json& u = enums[e.name];
     std::string diff;
-    if (u["width"] != e.width) diff += "width " + std::to_string(e.width) + " vs upstream " + u["width"].dump() + "; ";
+    if (u.at("width") != e.width) diff += "width " + std::to_string(e.width) + " vs upstream " + u.at("width").dump() + "; ";
     json mine = json::object();
     for (const auto& [n, v] : e.members) mine[n] = v;
-    if (mine != u["members"]) diff += "members " + mine.dump() + " vs upstream " + u["members"].dump() + "; ";
+    if (mine != u.at("members")) diff += "members " + mine.dump() + " vs upstream " + u.at("members").dump() + "; ";
     r.Add("enum", e.name + " (" + std::to_string(e.members.size()) + " members)", diff.empty() ? Status::kMatch : Status::kMismatch,
-          diff.empty() ? u["loc"].get<std::string>() : diff);
+          diff.empty() ? u.at("loc").get<std::string>() : diff);
   }
 }
 
 void CompareHeaders(const describe::ModelDescription& model, const json& manifest, CheckReport& r) {
   for (const auto& h : model.headers) {
     const std::string item = h.name;
-    if (!manifest["headers"].contains(h.name)) {
+    if (!manifest.at("headers").contains(h.name)) {
       r.Add("header", item, Status::kMismatch, "not in the upstream program");
       continue;
     }
-    const json& up = manifest["headers"][h.name]["fields"];
+    const json& up = manifest.at("headers").at(h.name).at("fields");
     std::string diff;
     if (up.size() != h.fields.size())
       diff += "model has " + std::to_string(h.fields.size()) + " fields, upstream " + std::to_string(up.size()) + "; ";
     for (size_t i = 0; i < std::min(up.size(), h.fields.size()); ++i) {
       const auto& f = h.fields[i];
-      const json& u = up[i];
+      const json& u = up.at(i);
       const std::string at = h.name + "." + f.name;
-      if (u["name"] != f.name) diff += "field " + std::to_string(i) + " is " + f.name + " in the model, " + u["name"].get<std::string>() + " upstream; ";
-      if (u["width"] != f.width) diff += at + " width " + std::to_string(f.width) + " vs upstream " + Str(u["width"]) + "; ";
-      if (u["offset"] != f.offset) diff += at + " offset " + std::to_string(f.offset) + " vs upstream " + Str(u["offset"]) + "; ";
-      if (u["signed"] != f.is_signed) diff += at + (f.is_signed ? " signed" : " unsigned") + " in the model, not upstream; ";
+      if (u.at("name") != f.name) diff += "field " + std::to_string(i) + " is " + f.name + " in the model, " + u.at("name").get<std::string>() + " upstream; ";
+      if (u.at("width") != f.width) diff += at + " width " + std::to_string(f.width) + " vs upstream " + Str(u.at("width")) + "; ";
+      if (u.at("offset") != f.offset) diff += at + " offset " + std::to_string(f.offset) + " vs upstream " + Str(u.at("offset")) + "; ";
+      if (u.at("signed") != f.is_signed) diff += at + (f.is_signed ? " signed" : " unsigned") + " in the model, not upstream; ";
     }
     r.Add("header", item + " (" + std::to_string(h.fields.size()) + " fields)", diff.empty() ? Status::kMatch : Status::kMismatch,
-          diff.empty() ? manifest["headers"][h.name]["loc"].get<std::string>() : diff);
+          diff.empty() ? manifest.at("headers").at(h.name).at("loc").get<std::string>() : diff);
   }
 }
 
@@ -447,36 +447,36 @@ void CompareRegisters(const describe::ModelDescription& model, const json& manif
   for (const auto& reg : model.registers) {
     const std::string item = reg.control + "." + reg.name;
     seen.insert(item);
-    if (!manifest["registers"].contains(item)) {
+    if (!manifest.at("registers").contains(item)) {
       r.Add("register", item, Status::kMismatch, "not in the upstream program");
       continue;
     }
-    const json& u = manifest["registers"][item];
+    const json& u = manifest.at("registers").at(item);
     std::string diff;
-    if (u["size"] != reg.size) diff += "size " + std::to_string(reg.size) + " vs upstream " + Str(u["size"]) + "; ";
-    const json& uf = u["element_fields"];
+    if (u.at("size") != reg.size) diff += "size " + std::to_string(reg.size) + " vs upstream " + Str(u.at("size")) + "; ";
+    const json& uf = u.at("element_fields");
     if (uf.size() != reg.element.size()) diff += "element has " + std::to_string(reg.element.size()) + " fields, upstream " + std::to_string(uf.size()) + "; ";
     for (size_t i = 0; i < std::min(uf.size(), reg.element.size()); ++i) {
       const auto& f = reg.element[i];
-      if (uf[i]["name"] != f.name) diff += "element field " + f.name + " vs upstream " + Str(uf[i]["name"]) + "; ";
-      if (uf[i]["width"] != f.width) diff += "element " + f.name + " width " + std::to_string(f.width) + " vs upstream " + Str(uf[i]["width"]) + "; ";
-      if (uf[i]["signed"] != f.is_signed) diff += "element " + f.name + (f.is_signed ? " signed" : " unsigned") + " in the model, not upstream; ";
+      if (uf.at(i).at("name") != f.name) diff += "element field " + f.name + " vs upstream " + Str(uf.at(i).at("name")) + "; ";
+      if (uf.at(i).at("width") != f.width) diff += "element " + f.name + " width " + std::to_string(f.width) + " vs upstream " + Str(uf.at(i).at("width")) + "; ";
+      if (uf.at(i).at("signed") != f.is_signed) diff += "element " + f.name + (f.is_signed ? " signed" : " unsigned") + " in the model, not upstream; ";
     }
-    r.Add("register", item + " <" + u["element"].get<std::string>() + ">(" + Str(u["size"]) + ")",
-          diff.empty() ? Status::kMatch : Status::kMismatch, diff.empty() ? u["loc"].get<std::string>() : diff);
+    r.Add("register", item + " <" + u.at("element").get<std::string>() + ">(" + Str(u.at("size")) + ")",
+          diff.empty() ? Status::kMatch : Status::kMismatch, diff.empty() ? u.at("loc").get<std::string>() : diff);
   }
-  for (const auto& [name, u] : manifest["registers"].items()) {
+  for (const auto& [name, u] : manifest.at("registers").items()) {
     if (seen.count(name)) continue;
     if (Modeled(model, name))
-      r.Add("register", name, Status::kMismatch, "upstream register missing from the model (" + u["loc"].get<std::string>() + ")");
+      r.Add("register", name, Status::kMismatch, "upstream register missing from the model (" + u.at("loc").get<std::string>() + ")");
     else
-      r.Add("register", name, Status::kNotModeled, u["loc"].get<std::string>());
+      r.Add("register", name, Status::kNotModeled, u.at("loc").get<std::string>());
   }
 }
 
 std::string KeyText(const json& k) {
   std::ostringstream o;
-  o << std::hex << "0x" << k[0].get<uint64_t>() << "&&&0x" << k[1].get<uint64_t>();
+  o << std::hex << "0x" << k.at(0).get<uint64_t>() << "&&&0x" << k.at(1).get<uint64_t>();
   return o.str();
 }
 
@@ -487,22 +487,22 @@ void CompareEntries(const std::string& item, const describe::TableDesc& t, const
           "model has " + std::to_string(t.entries.size()) + " entries, upstream " + std::to_string(up_entries.size()));
   for (size_t i = 0; i < std::min(up_entries.size(), t.entries.size()); ++i) {
     const auto& e = t.entries[i];
-    const json& u = up_entries[i];
+    const json& u = up_entries.at(i);
     std::string diff;
-    for (size_t k = 0; k < std::min(e.keys.size(), u["keys"].size()); ++k) {
-      const int w = up_keys[k]["width"].get<int>();
+    for (size_t k = 0; k < std::min(e.keys.size(), u.at("keys").size()); ++k) {
+      const int w = up_keys.at(k).at("width").get<int>();
       const uint64_t mask = e.keys[k].mask & Mask(w < 0 ? 64 : w);
       const json mine = json::array({e.keys[k].value & mask, mask});
-      if (mine != u["keys"][k])
-        diff += "key " + up_keys[k]["field"].get<std::string>() + " " + KeyText(mine) + " vs upstream " + KeyText(u["keys"][k]) + "; ";
+      if (mine != u.at("keys").at(k))
+        diff += "key " + up_keys.at(k).at("field").get<std::string>() + " " + KeyText(mine) + " vs upstream " + KeyText(u.at("keys").at(k)) + "; ";
     }
-    if (e.keys.size() != u["keys"].size()) diff += "key count differs; ";
-    if (u["action"] != e.action) diff += "action " + e.action + " vs upstream " + u["action"].get<std::string>() + "; ";
-    if (u["args"] != json(e.args)) diff += "args " + json(e.args).dump() + " vs upstream " + u["args"].dump() + "; ";
-    if (u.contains("priority") && u["priority"] != e.priority)
-      diff += "priority " + std::to_string(e.priority) + " vs upstream " + u["priority"].dump() + "; ";
+    if (e.keys.size() != u.at("keys").size()) diff += "key count differs; ";
+    if (u.at("action") != e.action) diff += "action " + e.action + " vs upstream " + u.at("action").get<std::string>() + "; ";
+    if (u.at("args") != json(e.args)) diff += "args " + json(e.args).dump() + " vs upstream " + u.at("args").dump() + "; ";
+    if (u.contains("priority") && u.at("priority") != e.priority)
+      diff += "priority " + std::to_string(e.priority) + " vs upstream " + u.at("priority").dump() + "; ";
     r.Add("entry", item + "[" + std::to_string(i) + "] " + e.action, diff.empty() ? Status::kMatch : Status::kMismatch,
-          diff.empty() ? u["loc"].get<std::string>() : diff + "(" + u["loc"].get<std::string>() + ")");
+          diff.empty() ? u.at("loc").get<std::string>() : diff + "(" + u.at("loc").get<std::string>() + ")");
   }
 }
 
@@ -511,49 +511,49 @@ void CompareTables(const describe::ModelDescription& model, const json& manifest
   for (const auto& t : model.tables) {
     const std::string item = t.control + "." + t.name;
     seen.insert(item);
-    if (!manifest["tables"].contains(item)) {
+    if (!manifest.at("tables").contains(item)) {
       r.Add("table", item, Status::kMismatch, "not in the upstream program");
       continue;
     }
-    const json& u = manifest["tables"][item];
+    const json& u = manifest.at("tables").at(item);
     std::string diff;
-    if (u["keys"].size() != t.keys.size()) diff += "model has " + std::to_string(t.keys.size()) + " keys, upstream " + std::to_string(u["keys"].size()) + "; ";
-    for (size_t k = 0; k < std::min(u["keys"].size(), t.keys.size()); ++k) {
-      const json& uk = u["keys"][k];
-      if (uk["field"] != t.keys[k].field) diff += "key " + std::to_string(k) + " " + t.keys[k].field + " vs upstream " + Str(uk["field"]) + "; ";
-      if (uk["match"] != t.keys[k].match) diff += "key " + t.keys[k].field + " match " + t.keys[k].match + " vs upstream " + Str(uk["match"]) + "; ";
-      if (uk["width"] != t.keys[k].width) diff += "key " + t.keys[k].field + " width " + std::to_string(t.keys[k].width) + " vs upstream " + Str(uk["width"]) + "; ";
+    if (u.at("keys").size() != t.keys.size()) diff += "model has " + std::to_string(t.keys.size()) + " keys, upstream " + std::to_string(u.at("keys").size()) + "; ";
+    for (size_t k = 0; k < std::min(u.at("keys").size(), t.keys.size()); ++k) {
+      const json& uk = u.at("keys").at(k);
+      if (uk.at("field") != t.keys[k].field) diff += "key " + std::to_string(k) + " " + t.keys[k].field + " vs upstream " + Str(uk.at("field")) + "; ";
+      if (uk.at("match") != t.keys[k].match) diff += "key " + t.keys[k].field + " match " + t.keys[k].match + " vs upstream " + Str(uk.at("match")) + "; ";
+      if (uk.at("width") != t.keys[k].width) diff += "key " + t.keys[k].field + " width " + std::to_string(t.keys[k].width) + " vs upstream " + Str(uk.at("width")) + "; ";
     }
     std::set<std::string> ma(t.actions.begin(), t.actions.end()), ua;
-    for (const auto& a : u["actions"]) ua.insert(a.get<std::string>());
-    if (ma != ua) diff += "actions " + json(t.actions).dump() + " vs upstream " + u["actions"].dump() + "; ";
-    if (u["default_action"] != t.default_action) diff += "default action " + t.default_action + " vs upstream " + Str(u["default_action"]) + "; ";
-    if (u["default_args"] != json(t.default_args)) diff += "default args differ; ";
+    for (const auto& a : u.at("actions")) ua.insert(a.get<std::string>());
+    if (ma != ua) diff += "actions " + json(t.actions).dump() + " vs upstream " + u.at("actions").dump() + "; ";
+    if (u.at("default_action") != t.default_action) diff += "default action " + t.default_action + " vs upstream " + Str(u.at("default_action")) + "; ";
+    if (u.at("default_args") != json(t.default_args)) diff += "default args differ; ";
     const bool keys_ok = diff.empty();
     r.Add("table", item + " (" + std::to_string(t.keys.size()) + " keys, " + std::to_string(t.actions.size()) + " actions)",
-          keys_ok ? Status::kMatch : Status::kMismatch, keys_ok ? u["loc"].get<std::string>() : diff);
+          keys_ok ? Status::kMatch : Status::kMismatch, keys_ok ? u.at("loc").get<std::string>() : diff);
     if (!keys_ok) continue;
     if (t.controller_entries) {
-      if (!manifest["controller_entries"].contains(item)) {
+      if (!manifest.at("controller_entries").contains(item)) {
         r.Add("entries", item, Status::kMismatch, "no controller entries in the manifest");
         continue;
       }
       if (u.contains("const_entries")) r.Add("entries", item, Status::kMismatch, "upstream has const entries; the model treats them as controller-installed");
-      CompareEntries(item, t, manifest["controller_entries"][item]["entries"], u["keys"], r);
+      CompareEntries(item, t, manifest.at("controller_entries").at(item).at("entries"), u.at("keys"), r);
     } else {
       if (!u.contains("const_entries")) {
         r.Add("entries", item, Status::kMismatch, "upstream table has no const entries");
         continue;
       }
-      CompareEntries(item, t, u["const_entries"], u["keys"], r);
+      CompareEntries(item, t, u.at("const_entries"), u.at("keys"), r);
     }
   }
-  for (const auto& [name, u] : manifest["tables"].items()) {
+  for (const auto& [name, u] : manifest.at("tables").items()) {
     if (seen.count(name)) continue;
     if (Modeled(model, name))
-      r.Add("table", name, Status::kMismatch, "upstream table missing from the model (" + u["loc"].get<std::string>() + ")");
+      r.Add("table", name, Status::kMismatch, "upstream table missing from the model (" + u.at("loc").get<std::string>() + ")");
     else
-      r.Add("table", name, Status::kNotModeled, u["loc"].get<std::string>());
+      r.Add("table", name, Status::kNotModeled, u.at("loc").get<std::string>());
   }
 }
 
@@ -561,7 +561,7 @@ void CompareTables(const describe::ModelDescription& model, const json& manifest
 
 void CompareModel(const describe::ModelDescription& model, const json& manifest, CheckReport& report) {
   for (const char* section : {"headers", "registers", "tables", "controller_entries"})
-    if (!manifest.contains(section) || !manifest[section].is_object())
+    if (!manifest.contains(section) || !manifest.at(section).is_object())
       throw std::invalid_argument(std::string("manifest has no \"") + section + "\" object");
   if (manifest.value("upstream", "") != model.upstream)
     report.Add("manifest", "upstream", Status::kMismatch,
@@ -588,7 +588,7 @@ void CompareDrift(const json& committed, const json& fresh, CheckReport& report)
       if (!old.contains(name)) {
         report.Add("drift", section + "." + name, Status::kMismatch, "new upstream, not in the committed manifest");
         ++differing;
-      } else if (old[name] != v) {
+      } else if (old.at(name) != v) {
         report.Add("drift", section + "." + name, Status::kMismatch, "changed upstream since the committed manifest");
         ++differing;
       }

@@ -369,24 +369,24 @@ struct UpEntry {
 void DiffTable(const std::string& item, const json& table, const json& entries, const TableBinding& model, uint64_t n,
                std::mt19937_64& rng, DiffSummary& sum, CheckReport& report) {
   std::vector<int> widths;
-  for (const auto& k : table["keys"]) widths.push_back(k["width"].get<int>() < 0 ? 64 : k["width"].get<int>());
+  for (const auto& k : table.at("keys")) widths.push_back(k.at("width").get<int>() < 0 ? 64 : k.at("width").get<int>());
   std::vector<UpEntry> up;
   std::vector<std::set<uint64_t>> near(widths.size());
   for (const auto& e : entries) {
     UpEntry u;
     for (size_t k = 0; k < widths.size(); ++k) {
-      u.value.push_back(e["keys"][k][0].get<uint64_t>());
-      u.mask.push_back(e["keys"][k][1].get<uint64_t>());
+      u.value.push_back(e.at("keys").at(k).at(0).get<uint64_t>());
+      u.mask.push_back(e.at("keys").at(k).at(1).get<uint64_t>());
       // Values near each entry: the value itself, one bit off, and the don't-care bits set.
       near[k].insert(u.value[k]);
       near[k].insert((u.value[k] ^ 1) & Mask(widths[k]));
       near[k].insert((u.value[k] | ~u.mask[k]) & Mask(widths[k]));
     }
-    u.action = e["action"].get<std::string>();
-    u.args = e["args"].get<std::vector<uint64_t>>();
+    u.action = e.at("action").get<std::string>();
+    u.args = e.at("args").get<std::vector<uint64_t>>();
     up.push_back(u);
   }
-  const TableResult def{table["default_action"].get<std::string>(), table["default_args"].get<std::vector<uint64_t>>()};
+  const TableResult def{table.at("default_action").get<std::string>(), table.at("default_args").get<std::vector<uint64_t>>()};
   std::vector<std::vector<uint64_t>> interesting;
   for (size_t k = 0; k < widths.size(); ++k) {
     std::set<uint64_t> s = near[k];
@@ -463,13 +463,13 @@ DiffSummary RunDifferential(const std::string& program, const p4src::Program& pr
   }
   for (const auto& t : model.tables) {
     const std::string item = t.control + "." + t.name;
-    if (!manifest["tables"].contains(item)) continue;  // reported by the declaration check
-    const json& table = manifest["tables"][item];
+    if (!manifest.at("tables").contains(item)) continue;  // reported by the declaration check
+    const json& table = manifest.at("tables").at(item);
     const json* entries = nullptr;
-    if (t.controller_entries && manifest["controller_entries"].contains(item))
-      entries = &manifest["controller_entries"][item]["entries"];
+    if (t.controller_entries && manifest.at("controller_entries").contains(item))
+      entries = &manifest.at("controller_entries").at(item).at("entries");
     else if (table.contains("const_entries"))
-      entries = &table["const_entries"];
+      entries = &table.at("const_entries");
     const auto bind = BindTable(program, item);
     if (!entries || !bind) {
       report.Add("differential", "table " + item, Status::kMismatch, !bind ? "no model lookup bound to it" : "no upstream entries");

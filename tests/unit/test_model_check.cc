@@ -130,6 +130,26 @@ TEST(ModelCheck, HeaderProbeReadsLayoutsOffTheParser) {
   EXPECT_EQ(ok.fields[2].width, 4);
 }
 
+TEST(ModelCheck, DamagedManifestIsAnErrorNotACrash) {
+  json m = Manifest("switchml");
+  m["headers"]["switchml_h"]["fields"][2].erase("width");
+  CheckReport r;
+  EXPECT_THROW(CompareModel(inasim::p4::switchml::Describe(), m, r), json::exception);
+  json no_tables = Manifest("p4sgd");
+  no_tables.erase("tables");
+  EXPECT_THROW(CompareModel(inasim::p4::p4sgd::Describe(), no_tables, r), std::invalid_argument);
+  // The CLI turns both into a message and exit status 2.
+  const auto path = std::filesystem::temp_directory_path() / "inasim_damaged_manifest.json";
+  std::ofstream(path) << m.dump();
+  EXPECT_EQ(CheckCommand({"check", "switchml", "--manifest", path.string()}), 2);
+  std::ofstream(path) << "{ not json";
+  EXPECT_EQ(CheckCommand({"check", "switchml", "--manifest", path.string()}), 2);
+  EXPECT_EQ(CheckCommand({"check", "switchml", "--p4-src", "/nonexistent/p4src"}), 2);
+  EXPECT_EQ(CheckCommand({"check", "nosuchprogram"}), 2);
+  EXPECT_EQ(CheckCommand({"check", "switchml", "--inputs", "many"}), 2);
+  std::filesystem::remove(path);
+}
+
 TEST(ModelCheck, DriftIsReported) {
   const json committed = Manifest("p4sgd");
   json fresh = committed;
