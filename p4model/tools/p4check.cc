@@ -6,6 +6,8 @@
 #include "p4model/switchml/describe.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -194,12 +196,28 @@ int CheckReport::Count(Status s) const {
 }
 
 void CheckReport::Print(std::ostream& out, bool verbose) const {
+  // Every row with --verbose; otherwise the mismatches and what is not modeled.
   for (const auto& r : rows) {
     if (!verbose && r.status == Status::kMatch) continue;
     const char* s = r.status == Status::kMatch ? "match" : r.status == Status::kMismatch ? "MISMATCH" : "not modeled";
     out << "  " << s << std::string(12 - std::string(s).size(), ' ') << r.kind << " " << r.item;
     if (!r.detail.empty()) out << ": " << r.detail;
     out << "\n";
+  }
+  // Then the table of matches and mismatches per kind of check.
+  std::vector<std::string> kinds;
+  std::map<std::string, std::array<int, 3>> counts;
+  for (const auto& r : rows) {
+    if (!counts.count(r.kind)) kinds.push_back(r.kind);
+    ++counts[r.kind][static_cast<int>(r.status)];
+  }
+  char line[128];
+  std::snprintf(line, sizeof line, "  %-14s %8s %10s %12s\n", "check", "match", "mismatch", "not modeled");
+  out << line;
+  for (const auto& k : kinds) {
+    const auto& c = counts[k];
+    std::snprintf(line, sizeof line, "  %-14s %8d %10d %12d\n", k.c_str(), c[0], c[1], c[2]);
+    out << line;
   }
 }
 
