@@ -312,7 +312,13 @@ json ExtractManifest(const describe::ModelDescription& model, const p4src::Progr
   json consts = json::object();
   for (const auto& [name, v] : prog.consts) consts[name] = v;
   m["constants"] = consts;
-  m["defines"] = prog.defines;
+  // Numeric #defines and flags only: a macro whose body is an expression over
+  // headers (SwitchML's POOL_INDEX, UDP_LENGTH) is code, not a declaration.
+  json defines = json::object();
+  static const std::regex numeric(R"(^(0[xX][0-9a-fA-F]+|[0-9]+)?$)");
+  for (const auto& [name, body] : prog.defines)
+    if (std::regex_match(body, numeric)) defines[name] = body;
+  m["defines"] = defines;
   json enums = json::object();
   for (const auto& [name, e] : prog.enums) {
     json members = json::object();
@@ -336,8 +342,14 @@ json ExtractManifest(const describe::ModelDescription& model, const p4src::Progr
     headers[name] = {{"kind", c.is_header ? "header" : "struct"}, {"loc", c.loc.str()}, {"fields", fields}};
   }
   m["headers"] = headers;
-  json regs = json::object(), ras = json::object(), tables = json::object();
+  json regs = json::object(), ras = json::object(), tables = json::object(), actions = json::object();
   for (const auto& c : prog.controls) {
+    for (const auto& a : c.actions) {  // signatures only: the bodies are not data
+      json params = json::array();
+      for (const auto& p : a.params)
+        params.push_back({{"direction", p.direction}, {"type", p.type.str()}, {"width", WidthOrMinus1(prog, p.type)}, {"name", p.name}});
+      actions[c.name + "." + a.name] = {{"params", params}, {"loc", a.loc.str()}};
+    }
     for (const auto& r : c.registers)
       regs[c.name + "." + r.name] = {{"element", r.element.str()},         {"element_fields", ElementFields(prog, r.element)},
                                      {"index", r.index.str()},             {"index_width", WidthOrMinus1(prog, r.index)},
@@ -371,6 +383,7 @@ json ExtractManifest(const describe::ModelDescription& model, const p4src::Progr
   }
   m["registers"] = regs;
   m["register_actions"] = ras;
+  m["actions"] = actions;
   m["tables"] = tables;
   json controller = json::object();
   if (model.program == "switchml")
@@ -498,8 +511,27 @@ std::string KeyText(const json& k) {
   return o.str();
 }
 
+/// The model entry's arguments against the upstream action's parameters (count, and each fits its width).
+std::string CheckArgs(const describe::TableDesc& t, const describe::EntryDesc& e, const json& manifest) {
+  const json actions = manifest.value("actions", json::object());
+  const std::string name = t.control + "." + e.action;
+  if (!actions.contains(name)) return e.action == "NoAction" ? "" : "no action " + name + " upstream; ";
+  const json& params = actions.at(name).at("params");
+  if (params.size() != e.args.size())
+    return e.action + " takes " + std::to_string(params.size()) + " arguments upstream, the model gives " +
+           std::to_string(e.args.size()) + "; ";
+  std::string diff;
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    const int w = params.at(i).at("width").get<int>();
+    if (w >= 0 && w < 64 && (e.args[i] >> w) != 0)
+      diff += "argument " + params.at(i).at("name").get<std::string>() + " = " + std::to_string(e.args[i]) +
+              " does not fit its " + std::to_string(w) + " bits; ";
+  }
+  return diff;
+}
+
 void CompareEntries(const std::string& item, const describe::TableDesc& t, const json& up_entries, const json& up_keys,
-                    CheckReport& r) {
+                    const json& manifest, CheckReport& r) {
   if (up_entries.size() != t.entries.size())
     r.Add("entries", item, Status::kMismatch,
           "model has " + std::to_string(t.entries.size()) + " entries, upstream " + std::to_string(up_entries.size()));
@@ -517,6 +549,7 @@ void CompareEntries(const std::string& item, const describe::TableDesc& t, const
     if (e.keys.size() != u.at("keys").size()) diff += "key count differs; ";
     if (u.at("action") != e.action) diff += "action " + e.action + " vs upstream " + u.at("action").get<std::string>() + "; ";
     if (u.at("args") != json(e.args)) diff += "args " + json(e.args).dump() + " vs upstream " + u.at("args").dump() + "; ";
+    diff += CheckArgs(t, e, manifest);
     if (u.contains("priority") && u.at("priority") != e.priority)
       diff += "priority " + std::to_string(e.priority) + " vs upstream " + u.at("priority").dump() + "; ";
     r.Add("entry", item + "[" + std::to_string(i) + "] " + e.action, diff.empty() ? Status::kMatch : Status::kMismatch,
@@ -557,13 +590,13 @@ void CompareTables(const describe::ModelDescription& model, const json& manifest
         continue;
       }
       if (u.contains("const_entries")) r.Add("entries", item, Status::kMismatch, "upstream has const entries; the model treats them as controller-installed");
-      CompareEntries(item, t, manifest.at("controller_entries").at(item).at("entries"), u.at("keys"), r);
+      CompareEntries(item, t, manifest.at("controller_entries").at(item).at("entries"), u.at("keys"), manifest, r);
     } else {
       if (!u.contains("const_entries")) {
         r.Add("entries", item, Status::kMismatch, "upstream table has no const entries");
         continue;
       }
-      CompareEntries(item, t, u.at("const_entries"), u.at("keys"), r);
+      CompareEntries(item, t, u.at("const_entries"), u.at("keys"), manifest, r);
     }
   }
   for (const auto& [name, u] : manifest.at("tables").items()) {

@@ -96,6 +96,12 @@ TEST(ModelCheck, ComparatorReportsEachKindOfDivergence) {
     EXPECT_EQ(mismatches(d), 2);
   }
   {
+    auto d = base;  // an argument the upstream action does not take, and one too wide for its PortId_t
+    d.tables[1].entries[1].args = {1};
+    d.tables[5].entries[1].args = {1u << 9};
+    EXPECT_EQ(mismatches(d), 2);
+  }
+  {
     auto d = base;  // a table the model lost
     d.tables.pop_back();
     EXPECT_EQ(mismatches(d), 1);
