@@ -52,7 +52,6 @@ std::optional<p4src::TypeRef> PathType(const p4src::Program& prog, const p4src::
 RegisterActionEval::RegisterActionEval(const p4src::Program& prog, const p4src::Control& control,
                                        const p4src::RegisterActionDecl& action)
     : prog_(prog), control_(control), action_(action) {
-  const std::string where = action.loc.str() + ": RegisterAction " + action.name;
   if (const p4src::Composite* comp = prog.CompositeOf(action.element)) {
     for (const auto& f : comp->fields) cell_.push_back({f.name, prog.WidthOf(f.type), prog.IsSigned(f.type)});
   } else {

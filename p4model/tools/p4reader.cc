@@ -95,11 +95,17 @@ class Preprocessor {
   explicit Preprocessor(std::string root) : root_(std::move(root)) {}
 
   void File(const std::string& path, const Loc* from) {
+    // An unguarded file that includes itself would recurse without end.
+    if (depth_ >= kMaxIncludeDepth)
+      throw ReadError((from ? from->str() + ": " : std::string()) + "#include nested more than " +
+                      std::to_string(kMaxIncludeDepth) + " deep (an include cycle?)");
     std::ifstream in(root_ + "/" + path);
     if (!in) throw ReadError((from ? from->str() + ": " : std::string()) + "cannot open " + root_ + "/" + path);
     std::stringstream ss;
     ss << in.rdbuf();
+    ++depth_;
     Text(ss.str(), path);
+    --depth_;
   }
 
   void Text(const std::string& raw, const std::string& path) {
@@ -241,8 +247,7 @@ class Preprocessor {
     const std::string file = line.substr(q + 1, e - q - 1);
     if (close == '>') return;  // <core.p4>, <tna.p4>, <t2na.p4>: the externs are built into the reader
     const std::string path = dir + file;
-    if (included_.count(path) && guarded_once_) return;
-    included_.insert(path);
+    // A file included twice is read twice; the upstream files' #ifndef guards skip the second copy.
     File(path, &loc);
   }
 
@@ -330,10 +335,10 @@ class Preprocessor {
     }
   }
 
+  static constexpr int kMaxIncludeDepth = 64;
   std::string root_;
+  int depth_ = 0;
   std::map<std::string, Macro> macros_;
-  std::set<std::string> included_;
-  bool guarded_once_ = false;  // files use #ifndef guards; a second include re-reads and the guard skips it
   std::vector<Token> out_;
 };
 

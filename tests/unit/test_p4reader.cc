@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 namespace {
 
 using namespace inasim::p4tools::p4src;
@@ -152,6 +155,13 @@ TEST(P4Reader, ErrorsNameFileAndLine) {
     EXPECT_NE(std::string(e.what()).find("snippet.p4:3"), std::string::npos) << e.what();
   }
   EXPECT_THROW(Read("#ifdef X\nconst int a = 1;\n"), ReadError);
+  EXPECT_THROW(Read("#include \"no_such_file.p4\"\n"), ReadError);
+  // An unguarded file including itself is an error, not a stack overflow.
+  const auto dir = std::filesystem::temp_directory_path() / "inasim_p4reader_cycle";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "self.p4") << "#include \"self.p4\"\n";
+  EXPECT_THROW(Preprocess(dir.string(), "self.p4"), ReadError);
+  std::filesystem::remove_all(dir);
   EXPECT_THROW(Read("const int a = b;"), ReadError);
 }
 
