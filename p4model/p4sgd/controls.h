@@ -171,13 +171,17 @@ class Ingress {
       {0, 176, 1u << 28},  {0, 180, 1u << 29},  {0, 184, 1u << 30},  {0, 188, 1u << 31},  // :447-450
   };
   static void bitmap_mapping_apply(Locals& l, const payload_t& hdr, uint16_t ingress_port) {
-    for (const BitmapMappingEntry& e : kBitmapMappingEntries) {
-      if (e.bitmap == hdr.bitmap && e.ingress_port == ingress_port) {
-        get_bitmap(l, e.map);
-        return;
-      }
+    if (const BitmapMappingEntry* e = bitmap_mapping_lookup(hdr.bitmap, ingress_port)) {
+      get_bitmap(l, e->map);
+      return;
     }
     use_default_bitmap(l, hdr);
+  }
+  /// The entry bitmap_mapping hits for these keys, or nullptr (default use_default_bitmap).
+  static const BitmapMappingEntry* bitmap_mapping_lookup(uint32_t bitmap, uint16_t ingress_port) {
+    for (const BitmapMappingEntry& e : kBitmapMappingEntries)
+      if (e.bitmap == bitmap && e.ingress_port == ingress_port) return &e;
+    return nullptr;
   }
 
   // --- apply --------------------------------------------------------------------

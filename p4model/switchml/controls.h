@@ -154,28 +154,32 @@ class UpdateAndCheckWorkerBitmap {
   // Table update_and_check_worker_bitmap
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/bitmap_checker.p4:125
   bool apply(ingress_metadata_t& ig_md) {
-    auto& md = ig_md.switchml_md;
+    switch (Lookup(ig_md)) {
+      case Action::update_worker_bitmap_set0_action:
+        update_worker_bitmap_set0_action(ig_md);
+        return false;
+      case Action::update_worker_bitmap_set1_action:
+        update_worker_bitmap_set1_action(ig_md);
+        return false;
+      case Action::drop:
+      case Action::simulate_drop:
+        simulate_drop(ig_md);
+        return true;
+      case Action::NoAction:
+        return false;
+    }
+    return false;
+  }
+  /// The action table update_and_check_worker_bitmap picks (first matching entry).
+  static Action Lookup(const ingress_metadata_t& ig_md) {
+    const auto& md = ig_md.switchml_md;
     for (const Entry& e : kEntriesByType.of(md.packet_type)) {
-      if (!e.pool_index.Match(md.pool_index) || !e.packet_type.Match(static_cast<uint32_t>(md.packet_type)) ||
-          !e.ingress_drop_probability.Match(ig_md.port_metadata.ingress_drop_probability)) {
-        continue;
-      }
-      switch (e.action) {
-        case Action::update_worker_bitmap_set0_action:
-          update_worker_bitmap_set0_action(ig_md);
-          return false;
-        case Action::update_worker_bitmap_set1_action:
-          update_worker_bitmap_set1_action(ig_md);
-          return false;
-        case Action::drop:
-        case Action::simulate_drop:
-          simulate_drop(ig_md);
-          return true;
-        case Action::NoAction:
-          return false;
+      if (e.pool_index.Match(md.pool_index) && e.packet_type.Match(static_cast<uint32_t>(md.packet_type)) &&
+          e.ingress_drop_probability.Match(ig_md.port_metadata.ingress_drop_probability)) {
+        return e.action;
       }
     }
-    return false;  // const default_action = NoAction
+    return Action::NoAction;  // const default_action = NoAction
   }
 
  private:
@@ -263,19 +267,23 @@ class WorkersCounter {
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/workers_counter.p4:71
   void apply(ingress_metadata_t& ig_md) {
     auto& md = ig_md.switchml_md;
+    switch (Lookup(md)) {
+      case Action::single_worker_count_action: single_worker_count_action(md); return;
+      case Action::single_worker_read_action: single_worker_read_action(md); return;
+      case Action::count_workers_action: count_workers_action(md); return;
+      case Action::read_count_workers_action: read_count_workers_action(md); return;
+      case Action::NoAction: return;
+    }
+  }
+  /// The action table count_workers picks (first matching entry).
+  static Action Lookup(const switchml_md_h& md) {
     for (const Entry& e : kEntriesByType.of(md.packet_type)) {
-      if (!e.num_workers.Match(md.num_workers) || !e.map_result.Match(md.map_result) ||
-          !e.packet_type.Match(static_cast<uint32_t>(md.packet_type))) {
-        continue;
-      }
-      switch (e.action) {
-        case Action::single_worker_count_action: single_worker_count_action(md); return;
-        case Action::single_worker_read_action: single_worker_read_action(md); return;
-        case Action::count_workers_action: count_workers_action(md); return;
-        case Action::read_count_workers_action: read_count_workers_action(md); return;
-        case Action::NoAction: return;
+      if (e.num_workers.Match(md.num_workers) && e.map_result.Match(md.map_result) &&
+          e.packet_type.Match(static_cast<uint32_t>(md.packet_type))) {
+        return e.action;
       }
     }
+    return Action::NoAction;  // const default_action = NoAction
   }
 
  private:
@@ -346,13 +354,11 @@ class Exponents {
   void apply(int8_t exponent0, int8_t exponent1, int8_t& max_exponent0, int8_t& max_exponent1,
              const ingress_metadata_t& ig_md) {
     const auto& md = ig_md.switchml_md;
-    for (const Entry& e : kEntriesByType.of(md.packet_type)) {
-      if (!e.worker_bitmap_before.Match(md.worker_bitmap_before) || !e.map_result.Match(md.map_result) ||
-          !e.packet_type.Match(static_cast<uint32_t>(md.packet_type))) {
-        continue;
-      }
-      auto& cell = [&]() -> exponent_pair_t& { return exponents.At(md.pool_index); }();
-      switch (e.action) {
+    const Action action = Lookup(md);
+    if (action == Action::NoAction) return;
+    {
+      auto& cell = exponents.At(md.pool_index);
+      switch (action) {
         // p4lang/p4app-switchML@b5c74a04:dev_root/p4/exponents.p4:43
         case Action::write_read0_action: max_exponent0 = write_read0_register_action(cell, exponent0, exponent1); return;
         // p4lang/p4app-switchML@b5c74a04:dev_root/p4/exponents.p4:56
@@ -364,6 +370,16 @@ class Exponents {
         case Action::NoAction: return;
       }
     }
+  }
+  /// The action table exponent_max picks (first matching entry).
+  static Action Lookup(const switchml_md_h& md) {
+    for (const Entry& e : kEntriesByType.of(md.packet_type)) {
+      if (e.worker_bitmap_before.Match(md.worker_bitmap_before) && e.map_result.Match(md.map_result) &&
+          e.packet_type.Match(static_cast<uint32_t>(md.packet_type))) {
+        return e.action;
+      }
+    }
+    return Action::NoAction;  // const default_action = NoAction
   }
 };
 

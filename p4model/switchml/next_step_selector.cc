@@ -98,18 +98,7 @@ NextStepSelector::Decision NextStepSelector::apply(header_t& hdr, ingress_metada
     md.packet_type = packet_type;
   };
 
-  const Entry* hit = nullptr;
-  const uint32_t key = Key(static_cast<uint32_t>(md.packet_size), static_cast<uint32_t>(md.packet_type));
-  const Entry* const last = candidates_.data() + candidates_begin_[key + 1];
-  for (const Entry* it = candidates_.data() + candidates_begin_[key]; it != last; ++it) {
-    const Entry& e = *it;
-    if (e.packet_size.Match(static_cast<uint32_t>(md.packet_size)) && e.worker_id.Match(md.worker_id) &&
-        e.packet_type.Match(static_cast<uint32_t>(md.packet_type)) && e.first_last_flag.Match(md.first_last_flag) &&
-        e.map_result.Match(md.map_result)) {
-      hit = &e;
-      break;
-    }
-  }
+  const Entry* hit = Lookup(md);
   const Action action = hit ? hit->action : Action::drop;  // const default_action = drop()
   const uint16_t recirc_port = hit ? hit->recirc_port : 0;
   switch (action) {
@@ -177,6 +166,20 @@ NextStepSelector::Decision NextStepSelector::apply(header_t& hdr, ingress_metada
     if (count_retransmit) ++c.retransmit;
   }
   return d;
+}
+
+const NextStepSelector::Entry* NextStepSelector::Lookup(const switchml_md_h& md) const {
+  const uint32_t key = Key(static_cast<uint32_t>(md.packet_size), static_cast<uint32_t>(md.packet_type));
+  const Entry* const last = candidates_.data() + candidates_begin_[key + 1];
+  for (const Entry* it = candidates_.data() + candidates_begin_[key]; it != last; ++it) {
+    const Entry& e = *it;
+    if (e.packet_size.Match(static_cast<uint32_t>(md.packet_size)) && e.worker_id.Match(md.worker_id) &&
+        e.packet_type.Match(static_cast<uint32_t>(md.packet_type)) && e.first_last_flag.Match(md.first_last_flag) &&
+        e.map_result.Match(md.map_result)) {
+      return &e;
+    }
+  }
+  return nullptr;
 }
 
 void NextStepSelector::index_entries() {

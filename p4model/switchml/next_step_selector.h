@@ -74,6 +74,8 @@ class NextStepSelector {
   // Table next_step; `tofino_ingress_port` is this pass's ingress (dev) port.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:150
   Decision apply(header_t& hdr, ingress_metadata_t& ig_md, uint16_t tofino_ingress_port);
+  /// The entry table next_step picks for these keys (highest priority match), or nullptr (default drop).
+  const Entry* Lookup(const switchml_md_h& md) const;
 
  private:
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:62

@@ -278,6 +278,13 @@ void EgressDeparser(const header_t& hdr, uint8_t* p) {
 
 }  // namespace
 
+bool ParseSwitchmlHeaders(const uint8_t* b, size_t len, header_t& hdr) {
+  ingress_metadata_t ig_md;
+  PayloadBuffer payload;
+  hdr = header_t{};
+  return IngressParser(b, len, hdr, ig_md, payload) == ParseResult::kSwitchml;
+}
+
 // ---------------------------------------------------------------------------
 // PayloadBuffer
 // ---------------------------------------------------------------------------

@@ -252,4 +252,11 @@ class SwitchMLDataplane : public Dataplane {
   header_t egress_hdr_;
 };
 
+/// The ingress parser on a frame from a front-panel port, headers only (payload
+/// and metadata dropped). inasim-p4 check flips the frame's bits one at a time
+/// through it to read off the header layouts the model implements
+/// (switchml/describe.cc). `hdr` holds what was parsed even when the frame is
+/// not a SwitchML packet; returns true when it is.
+bool ParseSwitchmlHeaders(const uint8_t* b, size_t len, header_t& hdr);
+
 }  // namespace inasim::p4::switchml

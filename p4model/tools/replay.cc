@@ -1,6 +1,8 @@
 // inasim-p4: drive a dataplane model with packets, without ns-3.
 //
 //   inasim-p4 replay PROGRAM --config CFG.json [--input FILE] [--dump] [--now-ns N]
+//   inasim-p4 check PROGRAM [--p4-src DIR]     (check_cli.cc: the model against the upstream P4)
+//   inasim-p4 manifest PROGRAM --p4-src DIR    (check_cli.cc: regenerate upstream-manifest.json)
 //
 // Reads ingress packets as JSON lines, {"port": N, "hex": "...", "time_ns": T}
 // (time optional; default: the previous packet's time, starting at --now-ns),
@@ -17,6 +19,7 @@
 // 2 bad input (the message names the line and the problem).
 #include "p4model/common/dataplane.h"
 #include "p4model/common/frame.h"
+#include "p4model/tools/p4check.h"
 #include "p4model/tools/programs.h"
 
 #include <nlohmann/json.hpp>
@@ -107,6 +110,7 @@ json Nanoseconds(Picoseconds t) { return t % 1000 == 0 ? json(t / 1000) : json(t
 
 int Usage(const char* msg) {
   std::fprintf(stderr, "inasim-p4: %s\nusage: inasim-p4 replay PROGRAM --config CFG.json [--input FILE] [--dump] [--now-ns N]\n"
+               "       inasim-p4 check PROGRAM [--p4-src DIR] | manifest PROGRAM --p4-src DIR (p4model/tools/README.md)\n"
                        "programs: %s\n", msg, inasim::p4tools::ProgramNames().c_str());
   return 2;
 }
@@ -115,7 +119,9 @@ int Usage(const char* msg) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() < 2 || args[0] != "replay") return Usage("expected: replay PROGRAM");
+  if (!args.empty() && args[0] == "check") return inasim::p4tools::CheckCommand(args);
+  if (!args.empty() && args[0] == "manifest") return inasim::p4tools::ManifestCommand(args);
+  if (args.size() < 2 || args[0] != "replay") return Usage("expected: replay PROGRAM, check PROGRAM or manifest PROGRAM");
   const std::string program = args[1];
   std::string config_path, input_path;
   bool dump = false;

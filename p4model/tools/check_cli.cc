@@ -1,0 +1,159 @@
+// The `check` and `manifest` subcommands of inasim-p4 (see p4model/tools/README.md).
+#include "p4model/tools/p4check.h"
+#include "p4model/tools/p4diff.h"
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+#ifndef INASIM_SOURCE_DIR
+#define INASIM_SOURCE_DIR "."
+#endif
+
+namespace inasim::p4tools {
+namespace {
+
+using nlohmann::json;
+
+struct Options {
+  std::string program, p4_src, manifest, out;
+  bool verbose = false;
+  uint64_t inputs = 1'000'000;
+  uint64_t seed = 1;
+};
+
+int Usage(const std::string& msg) {
+  std::cerr << "inasim-p4: " << msg << "\n"
+            << "usage: inasim-p4 check PROGRAM [--p4-src DIR] [--manifest FILE] [--inputs N] [--seed S] [--verbose]\n"
+            << "       inasim-p4 manifest PROGRAM --p4-src DIR [--out FILE]\n"
+            << "PROGRAM: switchml | p4sgd; DIR: the upstream checkout (see p4model/tools/README.md)\n";
+  return 2;
+}
+
+std::string DefaultManifest(const std::string& program) {
+  return std::string(INASIM_SOURCE_DIR) + "/p4model/" + program + "/upstream-manifest.json";
+}
+
+bool ParseOptions(const std::vector<std::string>& args, Options& o, std::string& err) {
+  if (args.size() < 2) {
+    err = "expected: " + args[0] + " PROGRAM";
+    return false;
+  }
+  o.program = args[1];
+  for (size_t i = 2; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string& into) {
+      if (i + 1 >= args.size()) {
+        err = a + " needs a value";
+        return false;
+      }
+      into = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--p4-src") {
+      if (!value(o.p4_src)) return false;
+    } else if (a == "--manifest") {
+      if (!value(o.manifest)) return false;
+    } else if (a == "--out") {
+      if (!value(o.out)) return false;
+    } else if (a == "--inputs" || a == "--seed") {
+      if (!value(v)) return false;
+      try {
+        (a == "--inputs" ? o.inputs : o.seed) = std::stoull(v);
+      } catch (const std::exception&) {
+        err = a + " needs a number, got \"" + v + "\"";
+        return false;
+      }
+    } else if (a == "--verbose") {
+      o.verbose = true;
+    } else {
+      err = "unknown option " + a;
+      return false;
+    }
+  }
+  if (o.manifest.empty()) o.manifest = DefaultManifest(o.program);
+  return true;
+}
+
+json Extract(const describe::ModelDescription& model, const std::string& p4_src, p4src::Program& prog) {
+  prog = p4src::ReadProgram(p4_src, model.main_file);
+  return ExtractManifest(model, prog, p4_src);
+}
+
+}  // namespace
+
+int ManifestCommand(const std::vector<std::string>& args) {
+  Options o;
+  std::string err;
+  if (!ParseOptions(args, o, err)) return Usage(err);
+  if (o.p4_src.empty()) return Usage("manifest needs --p4-src DIR");
+  try {
+    const describe::ModelDescription model = ModelFor(o.program);
+    p4src::Program prog;
+    const json m = Extract(model, o.p4_src, prog);
+    const std::string out = o.out.empty() ? o.manifest : o.out;
+    std::ofstream f(out);
+    if (!f) {
+      std::cerr << "inasim-p4: cannot write " << out << "\n";
+      return 2;
+    }
+    f << m.dump(1) << "\n";
+    std::cout << "wrote " << out << " (" << m["headers"].size() << " headers/structs, " << m["registers"].size()
+              << " registers, " << m["register_actions"].size() << " register actions, " << m["tables"].size()
+              << " tables)\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "inasim-p4: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int CheckCommand(const std::vector<std::string>& args) {
+  Options o;
+  std::string err;
+  if (!ParseOptions(args, o, err)) return Usage(err);
+  try {
+    const describe::ModelDescription model = ModelFor(o.program);
+    std::ifstream in(o.manifest);
+    if (!in) {
+      std::cerr << "inasim-p4: cannot open manifest " << o.manifest << "\n";
+      return 2;
+    }
+    json manifest;
+    try {
+      manifest = json::parse(in);
+    } catch (const json::exception& e) {
+      std::cerr << "inasim-p4: " << o.manifest << ": not JSON: " << e.what() << "\n";
+      return 2;
+    }
+    CheckReport report;
+    CompareModel(model, manifest, report);
+    DiffSummary diff;
+    if (!o.p4_src.empty()) {
+      p4src::Program prog;
+      const json fresh = Extract(model, o.p4_src, prog);
+      CompareDrift(manifest, fresh, report);
+      diff = RunDifferential(o.program, prog, fresh, o.inputs, o.seed, report);
+    }
+    std::cout << "inasim-p4 check " << o.program << " (" << model.upstream << ")\n";
+    std::cout << "  manifest: " << o.manifest << (o.p4_src.empty() ? "" : "\n  upstream source: " + o.p4_src) << "\n";
+    report.Print(std::cout, o.verbose);
+    const int mismatches = report.Count(CheckRow::Status::kMismatch);
+    std::cout << o.program << ": " << report.rows.size() - report.Count(CheckRow::Status::kNotModeled) << " checks, "
+              << mismatches << " mismatches, " << report.Count(CheckRow::Status::kNotModeled)
+              << " upstream items not modeled";
+    if (!o.p4_src.empty())
+      std::cout << "; differential: " << diff.register_actions << " register actions, " << diff.tables << " tables, "
+                << diff.inputs << " inputs, " << diff.failures << " failures";
+    else
+      std::cout << "; differential runs skipped (no --p4-src)";
+    std::cout << "\n";
+    return mismatches == 0 && diff.failures == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "inasim-p4: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace inasim::p4tools

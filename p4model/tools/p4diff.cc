@@ -1,0 +1,484 @@
+#include "p4model/tools/p4diff.h"
+
+#include "p4model/p4sgd/controls.h"
+#include "p4model/switchml/controls.h"
+#include "p4model/switchml/describe.h"
+#include "p4model/switchml/next_step_selector.h"
+#include "p4model/tools/p4eval.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace inasim::p4tools {
+namespace {
+
+using nlohmann::json;
+using Status = CheckRow::Status;
+
+uint64_t Mask(int w) { return w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1; }
+
+/// Values every width gets tried with: 0, 1, 2, -1 (all ones), -2, INT_MIN, INT_MIN + 1, INT_MAX.
+std::vector<uint64_t> EdgeValues(int w) {
+  std::set<uint64_t> v = {0, 1 & Mask(w), 2 & Mask(w), Mask(w), (Mask(w) - 1) & Mask(w)};
+  if (w >= 1) {
+    v.insert(uint64_t{1} << (w - 1));
+    v.insert(((uint64_t{1} << (w - 1)) + 1) & Mask(w));
+    v.insert(Mask(w - 1));
+  }
+  return {v.begin(), v.end()};
+}
+
+std::string Hex(uint64_t v) {
+  std::ostringstream o;
+  o << "0x" << std::hex << v;
+  return o.str();
+}
+
+// ---------------------------------------------------------------------------
+// Model bindings: which C++ function mirrors which upstream register action,
+// and which of the action's outside reads are its parameters.
+// ---------------------------------------------------------------------------
+
+/// The model side of a register action: `cell` in/out (one uint64_t per
+/// element field, masked), `in` in the order of `inputs`; returns the result.
+struct RegisterActionBinding {
+  std::vector<std::string> inputs;
+  std::function<uint64_t(uint64_t* cell, const uint64_t* in)> run;
+};
+
+namespace sml = inasim::p4::switchml;
+namespace sgd = inasim::p4::p4sgd;
+
+std::optional<RegisterActionBinding> BindSwitchml(const std::string& name) {
+  using UB = sml::UpdateAndCheckWorkerBitmap;
+  using WC = sml::WorkersCounter;
+  using EX = sml::Exponents;
+  using PR = sml::Processor;
+  auto bitmap_pair = [](auto fn) {
+    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
+      sml::worker_bitmap_pair_t p{static_cast<uint32_t>(c[0]), static_cast<uint32_t>(c[1])};
+      const uint32_t r = fn(p, static_cast<uint32_t>(in[0]));
+      c[0] = p.first;
+      c[1] = p.second;
+      return r;
+    };
+  };
+  auto count_pair = [](auto fn) {
+    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
+      sml::num_workers_pair_t p{static_cast<uint8_t>(c[0]), static_cast<uint8_t>(c[1])};
+      const uint8_t r = fn(p, in);
+      c[0] = p.first;
+      c[1] = p.second;
+      return r;
+    };
+  };
+  auto exp_pair = [](auto fn) {
+    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
+      sml::exponent_pair_t p{static_cast<int8_t>(static_cast<uint8_t>(c[0])), static_cast<int8_t>(static_cast<uint8_t>(c[1]))};
+      const int8_t r = fn(p, in);
+      c[0] = static_cast<uint8_t>(p.first);
+      c[1] = static_cast<uint8_t>(p.second);
+      return static_cast<uint8_t>(r);
+    };
+  };
+  auto value_pair = [](auto fn) {
+    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
+      uint32_t first = static_cast<uint32_t>(c[0]), second = static_cast<uint32_t>(c[1]);
+      const uint32_t r = fn(PR::value_pair_ref{first, second}, in);
+      c[0] = first;
+      c[1] = second;
+      return r;
+    };
+  };
+  auto i8 = [](uint64_t v) { return static_cast<int8_t>(static_cast<uint8_t>(v)); };
+  auto u32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
+  static const std::string kBitmap = "ig_md.worker_bitmap";
+  if (name == "UpdateAndCheckWorkerBitmap.worker_bitmap_update_set0")
+    return RegisterActionBinding{{kBitmap}, bitmap_pair(UB::worker_bitmap_update_set0)};
+  if (name == "UpdateAndCheckWorkerBitmap.worker_bitmap_update_set1")
+    return RegisterActionBinding{{kBitmap}, bitmap_pair(UB::worker_bitmap_update_set1)};
+  if (name == "WorkersCounter.workers_count_action")
+    return RegisterActionBinding{{"ig_md.switchml_md.num_workers"}, count_pair([](sml::num_workers_pair_t& p, const uint64_t* in) {
+                                   return WC::workers_count_action(p, static_cast<uint8_t>(in[0]));
+                                 })};
+  if (name == "WorkersCounter.read_workers_count_action")
+    return RegisterActionBinding{{}, count_pair([](sml::num_workers_pair_t& p, const uint64_t*) { return WC::read_workers_count_action(p); })};
+  if (name == "Exponents.write_read0_register_action")
+    return RegisterActionBinding{{"exponent0", "exponent1"}, exp_pair([i8](sml::exponent_pair_t& p, const uint64_t* in) {
+                                   return EX::write_read0_register_action(p, i8(in[0]), i8(in[1]));
+                                 })};
+  if (name == "Exponents.max_read0_register_action")
+    return RegisterActionBinding{{"exponent0", "exponent1"}, exp_pair([i8](sml::exponent_pair_t& p, const uint64_t* in) {
+                                   return EX::max_read0_register_action(p, i8(in[0]), i8(in[1]));
+                                 })};
+  if (name == "Exponents.read0_register_action")
+    return RegisterActionBinding{{}, exp_pair([](sml::exponent_pair_t& p, const uint64_t*) { return EX::read0_register_action(p); })};
+  if (name == "Exponents.read1_register_action")
+    return RegisterActionBinding{{}, exp_pair([](sml::exponent_pair_t& p, const uint64_t*) { return EX::read1_register_action(p); })};
+  if (name == "Processor.write_read1_register_action")
+    return RegisterActionBinding{{"value0", "value1"}, value_pair([u32](PR::value_pair_ref v, const uint64_t* in) {
+                                   return PR::write_read1_register_action(v, u32(in[0]), u32(in[1]));
+                                 })};
+  if (name == "Processor.sum_read1_register_action")
+    return RegisterActionBinding{{"value0", "value1"}, value_pair([u32](PR::value_pair_ref v, const uint64_t* in) {
+                                   return PR::sum_read1_register_action(v, u32(in[0]), u32(in[1]));
+                                 })};
+  if (name == "Processor.read0_register_action")
+    return RegisterActionBinding{{}, value_pair([](PR::value_pair_ref v, const uint64_t*) { return PR::read0_register_action(v); })};
+  if (name == "Processor.read1_register_action")
+    return RegisterActionBinding{{}, value_pair([](PR::value_pair_ref v, const uint64_t*) { return PR::read1_register_action(v); })};
+  return std::nullopt;
+}
+
+std::optional<RegisterActionBinding> BindP4sgd(const std::string& name) {
+  using IG = sgd::Ingress;
+  auto scalar = [](auto fn) {
+    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
+      uint32_t d = static_cast<uint32_t>(c[0]);
+      const uint64_t r = fn(d, in);
+      c[0] = d;
+      return r;
+    };
+  };
+  std::smatch m;
+  static const std::regex value_reg(R"(Ingress\.value_([01])([1-8])_(add|clr))");
+  if (std::regex_match(name, m, value_reg)) {
+    if (m[3] == "add")
+      return RegisterActionBinding{{"hdr.load.value" + m[2].str()}, scalar([](uint32_t& d, const uint64_t* in) {
+                                     return IG::value_add(d, static_cast<uint32_t>(in[0]));
+                                   })};
+    return RegisterActionBinding{{}, scalar([](uint32_t& d, const uint64_t*) { return IG::value_clr(d); })};
+  }
+  if (name == "Ingress.count_0" || name == "Ingress.count_1")
+    return RegisterActionBinding{{}, scalar([](uint32_t& d, const uint64_t*) { return IG::count(d); })};
+  if (name == "Ingress.get_counter_0" || name == "Ingress.get_counter_1")
+    return RegisterActionBinding{{}, scalar([](uint32_t& d, const uint64_t*) { return IG::get_counter(d); })};
+  if (name == "Ingress.node_map_merge_0" || name == "Ingress.node_map_merge_1")
+    return RegisterActionBinding{{"bitmap"}, scalar([](uint32_t& d, const uint64_t* in) {
+                                   return IG::node_map_merge(d, static_cast<uint32_t>(in[0]));
+                                 })};
+  if (name == "Ingress.node_map_clear_0" || name == "Ingress.node_map_clear_1")
+    return RegisterActionBinding{{"bitmap"}, scalar([](uint32_t& d, const uint64_t* in) {
+                                   return IG::node_map_clear(d, static_cast<uint32_t>(in[0]));
+                                 })};
+  if (name == "Ingress.seq_check")
+    return RegisterActionBinding{{"hdr.load.seq_no"}, scalar([](uint32_t& d, const uint64_t* in) -> uint64_t {
+                                   return IG::seq_check(d, static_cast<uint32_t>(in[0])) ? 1 : 0;
+                                 })};
+  return std::nullopt;
+}
+
+/// The model side of a table: key values (in the table's key order) -> action and arguments.
+using TableResult = std::pair<std::string, std::vector<uint64_t>>;
+using TableBinding = std::function<TableResult(const uint64_t* keys)>;
+
+std::optional<TableBinding> BindTable(const std::string& program, const std::string& name) {
+  auto md_of = [](uint64_t packet_type) {
+    sml::ingress_metadata_t ig;
+    ig.switchml_md.packet_type = static_cast<sml::PacketType>(packet_type);
+    return ig;
+  };
+  if (program == "switchml") {
+    if (name == "ReconstructWorkerBitmap.reconstruct_worker_bitmap")
+      return TableBinding([](const uint64_t* k) {
+        sml::ingress_metadata_t ig;
+        ig.switchml_md.worker_id = static_cast<uint16_t>(k[0]);
+        sml::ReconstructWorkerBitmap::apply(ig);
+        return TableResult{"reconstruct_worker_bitmap_from_worker_id", {ig.worker_bitmap}};
+      });
+    if (name == "UpdateAndCheckWorkerBitmap.update_and_check_worker_bitmap")
+      return TableBinding([md_of](const uint64_t* k) {
+        sml::ingress_metadata_t ig = md_of(k[1]);
+        ig.switchml_md.pool_index = static_cast<uint16_t>(k[0]);
+        ig.port_metadata.ingress_drop_probability = static_cast<uint16_t>(k[2]);
+        return TableResult{sml::ActionName(sml::UpdateAndCheckWorkerBitmap::Lookup(ig)), {}};
+      });
+    if (name == "WorkersCounter.count_workers")
+      return TableBinding([md_of](const uint64_t* k) {
+        sml::ingress_metadata_t ig = md_of(k[2]);
+        ig.switchml_md.num_workers = static_cast<uint8_t>(k[0]);
+        ig.switchml_md.map_result = static_cast<uint32_t>(k[1]);
+        return TableResult{sml::ActionName(sml::WorkersCounter::Lookup(ig.switchml_md)), {}};
+      });
+    if (name == "Exponents.exponent_max" || name == "Processor.sum")
+      return TableBinding([md_of, name](const uint64_t* k) {
+        sml::ingress_metadata_t ig = md_of(k[2]);
+        ig.switchml_md.worker_bitmap_before = static_cast<uint32_t>(k[0]);
+        ig.switchml_md.map_result = static_cast<uint32_t>(k[1]);
+        return TableResult{name == "Processor.sum" ? sml::ActionName(sml::Processor::Lookup(ig.switchml_md))
+                                                   : sml::ActionName(sml::Exponents::Lookup(ig.switchml_md)),
+                           {}};
+      });
+    if (name == "NextStepSelector.next_step") {
+      auto nss = std::make_shared<sml::NextStepSelector>(/*folded_pipe=*/true);
+      return TableBinding([nss](const uint64_t* k) {
+        sml::switchml_md_h md;
+        md.packet_size = static_cast<sml::PacketSize>(k[0]);
+        md.worker_id = static_cast<uint16_t>(k[1]);
+        md.packet_type = static_cast<sml::PacketType>(k[2]);
+        md.first_last_flag = static_cast<uint8_t>(k[3]);
+        md.map_result = static_cast<uint32_t>(k[4]);
+        const sml::NextStepSelector::Entry* e = nss->Lookup(md);
+        if (!e) return TableResult{"drop", {}};  // const default_action = drop()
+        const std::string a = sml::ActionName(e->action);
+        if (a == "recirculate_for_CONSUME1" || a.rfind("recirculate_for_HARVEST", 0) == 0)
+          return TableResult{a, {e->recirc_port}};
+        return TableResult{a, {}};
+      });
+    }
+  }
+  if (program == "p4sgd" && name == "Ingress.bitmap_mapping")
+    return TableBinding([](const uint64_t* k) {
+      const auto* e = sgd::Ingress::bitmap_mapping_lookup(static_cast<uint32_t>(k[0]), static_cast<uint16_t>(k[1]));
+      if (!e) return TableResult{"use_default_bitmap", {}};
+      return TableResult{"get_bitmap", {e->map}};
+    });
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------
+// Drivers
+// ---------------------------------------------------------------------------
+
+/// Inputs: every combination of edge values when there are few, exhaustive when
+/// the total width is small, then random values (a quarter of them edge values)
+/// up to `n`. Calls fn(values) for each; returns the number of inputs.
+uint64_t Drive(const std::vector<int>& widths, const std::vector<std::vector<uint64_t>>& interesting, uint64_t n,
+               std::mt19937_64& rng, const std::function<void(const uint64_t*)>& fn) {
+  const size_t k = widths.size();
+  std::vector<uint64_t> v(k, 0);
+  uint64_t count = 0;
+  int total_bits = 0;
+  for (int w : widths) total_bits += w;
+  if (total_bits <= 20) {  // exhaustive
+    for (uint64_t x = 0; x < (uint64_t{1} << total_bits); ++x) {
+      uint64_t rest = x;
+      for (size_t i = 0; i < k; ++i) {
+        v[i] = rest & Mask(widths[i]);
+        rest >>= widths[i];
+      }
+      fn(v.data());
+      ++count;
+    }
+    return count;
+  }
+  uint64_t combos = 1;
+  for (const auto& s : interesting) combos = std::min<uint64_t>(combos * std::max<size_t>(s.size(), 1), uint64_t{1} << 40);
+  if (combos <= 250'000) {
+    std::vector<size_t> idx(k, 0);
+    for (;;) {
+      for (size_t i = 0; i < k; ++i) v[i] = interesting[i].empty() ? 0 : interesting[i][idx[i]];
+      fn(v.data());
+      ++count;
+      size_t i = 0;
+      while (i < k && ++idx[i] >= interesting[i].size()) idx[i++] = 0;
+      if (i == k) break;
+    }
+  }
+  while (count < n) {
+    for (size_t i = 0; i < k; ++i) {
+      const uint64_t r = rng();
+      v[i] = (r & 3) == 0 && !interesting[i].empty() ? interesting[i][(r >> 2) % interesting[i].size()]
+                                                      : rng() & Mask(widths[i]);
+    }
+    fn(v.data());
+    ++count;
+  }
+  return count;
+}
+
+void DiffRegisterAction(const p4src::Program& prog, const p4src::Control& c, const p4src::RegisterActionDecl& a,
+                        const RegisterActionBinding& bind, uint64_t n, std::mt19937_64& rng, DiffSummary& sum,
+                        CheckReport& report) {
+  const std::string item = c.name + "." + a.name;
+  const RegisterActionEval eval(prog, c, a);
+  // Map the model's parameter order onto the upstream body's reads.
+  std::vector<std::string> up_names;
+  for (const auto& s : eval.inputs()) up_names.push_back(s.name);
+  std::vector<size_t> perm;
+  for (const auto& name : bind.inputs) {
+    auto it = std::find(up_names.begin(), up_names.end(), name);
+    if (it == up_names.end()) break;
+    perm.push_back(static_cast<size_t>(it - up_names.begin()));
+  }
+  if (perm.size() != bind.inputs.size() || bind.inputs.size() != up_names.size()) {
+    report.Add("differential", item, Status::kMismatch,
+               "upstream reads " + json(up_names).dump() + ", the model's function takes " + json(bind.inputs).dump());
+    ++sum.failures;
+    return;
+  }
+  const size_t ncell = eval.cell().size(), nin = up_names.size();
+  std::vector<int> widths;
+  std::vector<std::vector<uint64_t>> interesting;
+  for (const auto& s : eval.cell()) widths.push_back(s.width);
+  for (const auto& s : eval.inputs()) widths.push_back(s.width);
+  for (int w : widths) interesting.push_back(EdgeValues(w));
+  const uint64_t rmask = Mask(eval.result().width);
+  uint64_t bad = 0;
+  std::string first;
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t ran = Drive(widths, interesting, n, rng, [&](const uint64_t* v) {
+    uint64_t up_cell[8], model_cell[8], model_in[8];
+    for (size_t i = 0; i < ncell; ++i) up_cell[i] = model_cell[i] = v[i];
+    for (size_t i = 0; i < nin; ++i) model_in[i] = v[ncell + perm[i]];
+    const uint64_t up_r = eval.Run(up_cell, v + ncell) & rmask;
+    const uint64_t model_r = bind.run(model_cell, model_in) & rmask;
+    bool same = up_r == model_r;
+    for (size_t i = 0; i < ncell; ++i) same = same && (up_cell[i] & Mask(eval.cell()[i].width)) == (model_cell[i] & Mask(eval.cell()[i].width));
+    if (same) return;
+    if (bad++ == 0) {
+      std::ostringstream o;
+      o << "first difference: cell (";
+      for (size_t i = 0; i < ncell; ++i) o << (i ? ", " : "") << Hex(v[i]);
+      o << ")";
+      for (size_t i = 0; i < nin; ++i) o << " " << up_names[i] << "=" << Hex(v[ncell + i]);
+      o << " -> upstream result " << Hex(up_r) << " cell (";
+      for (size_t i = 0; i < ncell; ++i) o << (i ? ", " : "") << Hex(up_cell[i]);
+      o << "), model result " << Hex(model_r) << " cell (";
+      for (size_t i = 0; i < ncell; ++i) o << (i ? ", " : "") << Hex(model_cell[i] & Mask(eval.cell()[i].width));
+      o << ")";
+      first = o.str();
+    }
+  });
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++sum.register_actions;
+  sum.inputs += ran;
+  std::ostringstream d;
+  d << ran << " inputs, " << bad << " differ (" << a.loc.str() << ", " << static_cast<int>(secs * 1000) << " ms)";
+  if (bad) {
+    ++sum.failures;
+    report.Add("differential", "register action " + item, Status::kMismatch, d.str() + "; " + first);
+  } else {
+    report.Add("differential", "register action " + item, Status::kMatch, d.str());
+  }
+}
+
+struct UpEntry {
+  std::vector<uint64_t> value, mask;
+  std::string action;
+  std::vector<uint64_t> args;
+};
+
+void DiffTable(const std::string& item, const json& table, const json& entries, const TableBinding& model, uint64_t n,
+               std::mt19937_64& rng, DiffSummary& sum, CheckReport& report) {
+  std::vector<int> widths;
+  for (const auto& k : table.at("keys")) widths.push_back(k.at("width").get<int>() < 0 ? 64 : k.at("width").get<int>());
+  std::vector<UpEntry> up;
+  std::vector<std::set<uint64_t>> near(widths.size());
+  for (const auto& e : entries) {
+    UpEntry u;
+    for (size_t k = 0; k < widths.size(); ++k) {
+      u.value.push_back(e.at("keys").at(k).at(0).get<uint64_t>());
+      u.mask.push_back(e.at("keys").at(k).at(1).get<uint64_t>());
+      // Values near each entry: the value itself, one bit off, and the don't-care bits set.
+      near[k].insert(u.value[k]);
+      near[k].insert((u.value[k] ^ 1) & Mask(widths[k]));
+      near[k].insert((u.value[k] | ~u.mask[k]) & Mask(widths[k]));
+    }
+    u.action = e.at("action").get<std::string>();
+    u.args = e.at("args").get<std::vector<uint64_t>>();
+    up.push_back(u);
+  }
+  const TableResult def{table.at("default_action").get<std::string>(), table.at("default_args").get<std::vector<uint64_t>>()};
+  std::vector<std::vector<uint64_t>> interesting;
+  for (size_t k = 0; k < widths.size(); ++k) {
+    std::set<uint64_t> s = near[k];
+    for (uint64_t e : EdgeValues(widths[k])) s.insert(e);
+    interesting.emplace_back(s.begin(), s.end());
+  }
+  uint64_t bad = 0;
+  std::string first;
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t ran = Drive(widths, interesting, n, rng, [&](const uint64_t* v) {
+    const TableResult* want = &def;
+    TableResult hit;
+    for (const UpEntry& e : up) {
+      bool match = true;
+      for (size_t k = 0; k < widths.size() && match; ++k) match = ((v[k] ^ e.value[k]) & e.mask[k]) == 0;
+      if (match) {
+        want = nullptr;
+        hit = {e.action, e.args};
+        break;
+      }
+    }
+    const TableResult& expected = want ? *want : hit;
+    const TableResult got = model(v);
+    if (got == expected) return;
+    if (bad++ == 0) {
+      std::ostringstream o;
+      o << "first difference: keys (";
+      for (size_t k = 0; k < widths.size(); ++k) o << (k ? ", " : "") << Hex(v[k]);
+      o << ") -> upstream " << expected.first << json(expected.second).dump() << ", model " << got.first
+        << json(got.second).dump();
+      first = o.str();
+    }
+  });
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++sum.tables;
+  sum.inputs += ran;
+  std::ostringstream d;
+  d << ran << " inputs, " << bad << " differ (" << static_cast<int>(secs * 1000) << " ms)";
+  if (bad) {
+    ++sum.failures;
+    report.Add("differential", "table " + item, Status::kMismatch, d.str() + "; " + first);
+  } else {
+    report.Add("differential", "table " + item, Status::kMatch, d.str());
+  }
+}
+
+}  // namespace
+
+DiffSummary RunDifferential(const std::string& program, const p4src::Program& prog, const json& manifest, uint64_t inputs,
+                            uint64_t seed, CheckReport& report) {
+  DiffSummary sum;
+  std::mt19937_64 rng(seed);
+  const describe::ModelDescription model = ModelFor(program);
+  auto modeled = [&](const std::string& control) {
+    return std::find(model.controls.begin(), model.controls.end(), control) != model.controls.end();
+  };
+  for (const p4src::Control& c : prog.controls) {
+    if (!modeled(c.name)) continue;
+    for (const p4src::RegisterActionDecl& a : c.register_actions) {
+      const std::string item = c.name + "." + a.name;
+      const auto bind = program == "switchml" ? BindSwitchml(item) : BindP4sgd(item);
+      if (!bind) {
+        report.Add("differential", "register action " + item, Status::kMismatch, "no model function bound to it (" + a.loc.str() + ")");
+        ++sum.failures;
+        continue;
+      }
+      try {
+        DiffRegisterAction(prog, c, a, *bind, inputs, rng, sum, report);
+      } catch (const p4src::ReadError& e) {
+        report.Add("differential", "register action " + item, Status::kMismatch, std::string("cannot evaluate: ") + e.what());
+        ++sum.failures;
+      }
+    }
+  }
+  for (const auto& t : model.tables) {
+    const std::string item = t.control + "." + t.name;
+    if (!manifest.at("tables").contains(item)) continue;  // reported by the declaration check
+    const json& table = manifest.at("tables").at(item);
+    const json* entries = nullptr;
+    if (t.controller_entries && manifest.at("controller_entries").contains(item))
+      entries = &manifest.at("controller_entries").at(item).at("entries");
+    else if (table.contains("const_entries"))
+      entries = &table.at("const_entries");
+    const auto bind = BindTable(program, item);
+    if (!entries || !bind) {
+      report.Add("differential", "table " + item, Status::kMismatch, !bind ? "no model lookup bound to it" : "no upstream entries");
+      ++sum.failures;
+      continue;
+    }
+    DiffTable(item, table, *entries, *bind, inputs, rng, sum, report);
+  }
+  return sum;
+}
+
+}  // namespace inasim::p4tools
