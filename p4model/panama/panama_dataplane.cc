@@ -44,8 +44,9 @@ uint16_t PanamaDataplane::OwnWndCap() const {
   return static_cast<uint16_t>(std::min<uint64_t>(kMaxWndCap, buffers_.Share()));
 }
 
-void PanamaDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds /*now*/,
+void PanamaDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds now,
                               Emitter& out) {
+  now_ = now;
   ++stats_.processed;
   const uint32_t bytes = static_cast<uint32_t>(frame.size());
   const PanamaPacket p = HeaderParser::Parse(frame);
@@ -167,6 +168,15 @@ void PanamaDataplane::Drain(uint32_t job, uint32_t tree, Emitter& out) {
   }
 }
 
+Picoseconds PanamaDataplane::InOrder(Picoseconds latency) {
+  // The adder trees stream vectors out in the order they complete: a short
+  // vector (a gradient's last packet) cannot leave before the longer one ahead
+  // of it, whatever eq. (3) gives each alone.
+  if (now_ + latency < results_free_at_) latency = results_free_at_ - now_;
+  results_free_at_ = now_ + latency;
+  return latency;
+}
+
 void PanamaDataplane::Aggregate(uint32_t job, uint32_t tree, Emitter& out) {
   JobState& js = jobs_[job];
   TreeState& t = js.trees[tree];
@@ -210,21 +220,21 @@ void PanamaDataplane::Aggregate(uint32_t job, uint32_t tree, Emitter& out) {
       // (data_reg[i], destination MAC rewritten at :385) then the sums.
       for (uint16_t p : js.members) {
         Deparse(t.q[p].front(), ecn, wnd_cap, fin);
-        out.Emit(out_, p, latency_.Aggregation(static_cast<uint32_t>(out_.size())));
+        out.Emit(out_, p, InOrder(latency_.Aggregation(static_cast<uint32_t>(out_.size()))));
         ++stats_.result_packets;
       }
       break;
     case ResultRoute::kRouted:
       Deparse(first, ecn, wnd_cap, fin);
-      out.EmitRouted(out_, latency_.Aggregation(static_cast<uint32_t>(out_.size())));
+      out.EmitRouted(out_, InOrder(latency_.Aggregation(static_cast<uint32_t>(out_.size()))));
       ++stats_.result_packets;
       break;
     case ResultRoute::kPorts:
       Deparse(first, ecn, wnd_cap, fin);
       if (cfg.result_ports.size() == 1) {
-        out.Emit(out_, cfg.result_ports[0], latency_.Aggregation(static_cast<uint32_t>(out_.size())));
+        out.Emit(out_, cfg.result_ports[0], InOrder(latency_.Aggregation(static_cast<uint32_t>(out_.size()))));
       } else {
-        out.EmitMulticast(out_, cfg.result_ports, latency_.Aggregation(static_cast<uint32_t>(out_.size())));
+        out.EmitMulticast(out_, cfg.result_ports, InOrder(latency_.Aggregation(static_cast<uint32_t>(out_.size()))));
       }
       stats_.result_packets += cfg.result_ports.size();
       break;

@@ -94,6 +94,10 @@ class PanamaDataplane : public Dataplane {
   PanamaConfig config_;
   AdderTree tree_;
   LatencyModel latency_;
+  /// Results leave in order: the latency of one, made no earlier than the last one's departure.
+  Picoseconds InOrder(Picoseconds latency);
+  Picoseconds now_ = 0;              ///< of the Process() call being served
+  Picoseconds results_free_at_ = 0;  ///< when the last result left the adder trees
   BufferingControl buffers_;
   ControlLogic control_;
   std::vector<JobState> jobs_;

@@ -1119,3 +1119,37 @@ TEST(PanamaConfig, ReplayProgramRowAndDump) {
 }
 
 }  // namespace
+
+TEST(PanamaLatency, ResultsLeaveInTheOrderTheirVectorsComplete) {
+  // A gradient's last packet is short: eq. (3) alone would let its result
+  // overtake the full-size one aggregated just before it. The adder trees
+  // stream in order, so it leaves no earlier (found by a 30,000-value job,
+  // 117 full packets + 48 values, whose worker saw its results out of order).
+  pn::PanamaDataplane dp(Config({Job(7, {0, 1})}));
+  Recorder rec;
+  auto send = [&](uint16_t port, Pkt p, Picoseconds now) {
+    p.src_ip = 0x0a000001u + port;
+    const Bytes b = Build(p);
+    dp.Process(port, inasim::Span<const uint8_t>(b.data(), b.size()), now, rec);
+  };
+  Pkt big, small, later;
+  big.values.assign(256, F(1.0f));
+  small.vid = 1;
+  small.values = {F(2.0f), F(2.0f)};
+  later.vid = 2;
+  later.values = {F(3.0f)};
+  send(0, big, 0);
+  send(1, big, 0);
+  send(0, small, 0);
+  send(1, small, 0);
+  ASSERT_EQ(rec.out.size(), 2u);
+  const Picoseconds big_latency = AggLatency(rec.out[0].bytes.size());
+  EXPECT_EQ(rec.out[0].latency, big_latency);
+  EXPECT_LT(AggLatency(rec.out[1].bytes.size()), big_latency);  // alone it would have left first
+  EXPECT_EQ(rec.out[1].latency, big_latency);                    // it leaves right behind
+  // Once the adder trees are idle again, a vector takes its own latency.
+  send(0, later, 10'000 * kNs);
+  send(1, later, 10'000 * kNs);
+  ASSERT_EQ(rec.out.size(), 3u);
+  EXPECT_EQ(rec.out[2].latency, AggLatency(rec.out[2].bytes.size()));
+}
