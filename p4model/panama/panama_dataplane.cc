@@ -55,7 +55,7 @@ void PanamaDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_t>
       // panama §5 (1) "other packets are forwarded directly to the switching
       // chip": untouched, with the non-aggregation cut-through latency (Table 1).
       ++stats_.non_aggregation;
-      out.EmitRouted(frame, latency_.NonAggregation(bytes));
+      out.EmitRouted(frame, PortInOrder(ingress_port, latency_.NonAggregation(bytes)));
       return;
     case PanamaPacket::Kind::kMalformed:
       ++stats_.malformed_dropped;
@@ -82,7 +82,7 @@ void PanamaDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_t>
     // this result" (FORWARD_OUT_RESULT, :482-486): not aggregated here, e.g. a
     // result coming down the tree. Untouched, non-aggregation latency.
     ++stats_.forwarded;
-    out.EmitRouted(frame, latency_.NonAggregation(bytes));
+    out.EmitRouted(frame, PortInOrder(ingress_port, latency_.NonAggregation(bytes)));
     return;
   }
   if (!js.active) {
@@ -174,6 +174,17 @@ Picoseconds PanamaDataplane::InOrder(Picoseconds latency) {
   // of it, whatever eq. (3) gives each alone.
   if (now_ + latency < results_free_at_) latency = results_free_at_ - now_;
   results_free_at_ = now_ + latency;
+  return latency;
+}
+
+Picoseconds PanamaDataplane::PortInOrder(uint16_t ingress_port, Picoseconds latency) {
+  // What passes through from one port streams through in arrival order too: a
+  // short frame (a gradient's last result coming down the tree) stays behind
+  // the longer one ahead of it.
+  if (ingress_port >= passthrough_free_at_.size()) passthrough_free_at_.resize(ingress_port + 1u, 0);
+  Picoseconds& free_at = passthrough_free_at_[ingress_port];
+  if (now_ + latency < free_at) latency = free_at - now_;
+  free_at = now_ + latency;
   return latency;
 }
 

@@ -98,6 +98,9 @@ class PanamaDataplane : public Dataplane {
   Picoseconds InOrder(Picoseconds latency);
   Picoseconds now_ = 0;              ///< of the Process() call being served
   Picoseconds results_free_at_ = 0;  ///< when the last result left the adder trees
+  /// Pass-through (non-aggregation and forwarded frames) keeps each ingress port's order.
+  Picoseconds PortInOrder(uint16_t ingress_port, Picoseconds latency);
+  std::vector<Picoseconds> passthrough_free_at_;  ///< per ingress port
   BufferingControl buffers_;
   ControlLogic control_;
   std::vector<JobState> jobs_;

@@ -2,6 +2,7 @@
 
 #include "ina/addressing.h"
 #include "ina/background.h"
+#include "ina/dnn-models.h"
 #include "ina/fabric.h"
 #include "p4model/common/frame.h"
 #include "p4model/panama/panama_dataplane.h"
@@ -16,9 +17,13 @@
 #include "ns3/udp-socket-factory.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 namespace inasim {
@@ -490,52 +495,162 @@ void PanamaJob::WorkerIterationDone(uint32_t rank, uint32_t iteration) {
 }
 
 // ------------------------------------------------------------------ PanamaJobSet
+std::vector<PanamaClusterJob> PanamaJobSet::PlaceCluster(const topo::Topology& topology,
+                                                        const PanamaClusterSpec& spec,
+                                                        const std::vector<uint32_t>& pool, double host_rate_gbps,
+                                                        uint64_t seed) {
+  if (spec.max_workers > pool.size())
+    throw ScenarioError(fmt::format("workload.panama.cluster.max_workers: {} workers, but the cluster has {} hosts "
+                                    "(workload.hosts)", spec.max_workers, pool.size()));
+  uint64_t state = seed ^ 0x636c757374657221ULL;  // "cluster!": a stream of its own
+  auto next = [&state] {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  auto uniform = [&next] { return static_cast<double>(next() >> 11) * 0x1.0p-53; };
+  std::vector<PanamaClusterJob> jobs;
+  std::vector<double> free_at(topology.num_hosts(), 0.0);  // the controller's estimate, seconds
+  std::vector<int64_t> last_job(topology.num_hosts(), -1);
+  double t = static_cast<double>(spec.start_ps) / 1e12;
+  for (uint32_t j = 0; j < spec.jobs; ++j) {
+    PanamaClusterJob job;
+    if (j > 0) t += -std::log1p(-uniform()) / spec.arrival_rate_per_s;  // Poisson arrivals
+    job.arrival_ps = static_cast<uint64_t>(std::llround(t * 1e12));
+    const uint32_t w = spec.min_workers + static_cast<uint32_t>(next() % (spec.max_workers - spec.min_workers + 1));
+    const DnnModel& m = *FindDnnModel(spec.models[next() % spec.models.size()]);
+    job.model = std::string(m.name);
+    // Scaled alike, so the ratio of communication to computation is the model's.
+    job.bytes = std::max<uint64_t>(4, static_cast<uint64_t>(std::llround(m.GradientBytes() * spec.scale / 4)) * 4);
+    job.compute_ps = static_cast<uint64_t>(std::llround(m.ComputeSeconds() * spec.scale * 1e12));
+    const double estimate =
+        spec.iterations * (static_cast<double>(job.compute_ps) / 1e12 + 2.0 * job.bytes * 8 / (host_rate_gbps * 1e9));
+    // Free hosts (by the estimate), grouped by rack, racks with the most free first.
+    std::map<uint32_t, std::vector<uint32_t>> free_by_rack;
+    for (uint32_t h : pool)
+      if (free_at[h] <= t) free_by_rack[topology.tor_of(h)].push_back(h);
+    size_t free_count = 0;
+    for (const auto& [rack, hs] : free_by_rack) free_count += hs.size();
+    if (free_count >= w) {
+      std::vector<std::pair<uint32_t, const std::vector<uint32_t>*>> racks;
+      for (const auto& [rack, hs] : free_by_rack) racks.emplace_back(rack, &hs);
+      std::stable_sort(racks.begin(), racks.end(),
+                       [](const auto& a, const auto& b) { return a.second->size() > b.second->size(); });
+      for (const auto& [rack, hs] : racks)
+        for (uint32_t h : *hs)
+          if (job.hosts.size() < w) job.hosts.push_back(h);
+    } else {
+      std::vector<uint32_t> order = pool;
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return free_at[a] < free_at[b]; });
+      job.hosts.assign(order.begin(), order.begin() + w);
+    }
+    std::sort(job.hosts.begin(), job.hosts.end());
+    double start = t;
+    for (uint32_t h : job.hosts) start = std::max(start, free_at[h]);
+    std::set<uint32_t> racks;
+    for (uint32_t h : job.hosts) {
+      racks.insert(topology.tor_of(h));
+      if (last_job[h] >= 0) job.after.push_back(static_cast<size_t>(last_job[h]));
+      last_job[h] = j;
+      free_at[h] = start + estimate;
+    }
+    std::sort(job.after.begin(), job.after.end());
+    job.after.erase(std::unique(job.after.begin(), job.after.end()), job.after.end());
+    job.racks = static_cast<uint32_t>(racks.size());
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
 PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<uint32_t>& workload_hosts) {
   const PanamaSpec& ps = s.workload.panama;
-  std::vector<PanamaJobSpec> jobs = ps.jobs;
-  if (jobs.empty()) {  // one job: workload.hosts, bytes, iterations
-    PanamaJobSpec one;
-    one.bytes = s.workload.bytes;
-    one.iterations = s.workload.iterations;
-    one.start_ps = s.workload.start_ps;
-    one.compute_gap_ps = s.workload.compute_gap_ps;
-    jobs.push_back(one);
-  }
   const uint32_t nh = fabric.topology().num_hosts();
-  std::vector<uint8_t> used(nh, 0);
   std::vector<PanamaJob*> all;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const std::vector<uint32_t> hosts = ps.jobs.empty() ? workload_hosts : SelectHosts(jobs[i].hosts, nh, s.seed + i);
-    for (uint32_t h : hosts) {
-      if (used[h])
-        throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} is already a worker of another "
-                                        "job (jobs need disjoint hosts)", i, h));
-      used[h] = 1;
+  if (ps.cluster.jobs) {
+    cluster_ = PlaceCluster(fabric.topology(), ps.cluster, workload_hosts, s.links.host_rate_gbps, s.seed);
+    for (size_t i = 0; i < cluster_.size(); ++i) {
+      const PanamaClusterJob& cj = cluster_[i];
+      PanamaSpec spec = ps;
+      spec.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' workers in turn
+      try {
+        jobs_.push_back(std::make_unique<PanamaJob>(fabric, cj.hosts, s.workload.data, s.seed + i, spec,
+                                                    static_cast<uint16_t>(ps.jid + i), cj.bytes,
+                                                    ps.cluster.iterations, cj.compute_ps));
+      } catch (const std::invalid_argument& e) {
+        throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
+      }
+      all.push_back(jobs_.back().get());
+      start_ps_.push_back(cj.arrival_ps);
     }
-    try {
-      jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, s.seed + i, ps,
-                                                  static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
-                                                  jobs[i].iterations, jobs[i].compute_gap_ps));
-    } catch (const std::invalid_argument& e) {
-      throw ScenarioError(fmt::format("workload: {}", e.what()));
+  } else {
+    std::vector<PanamaJobSpec> jobs = ps.jobs;
+    if (jobs.empty()) {  // one job: workload.hosts, bytes, iterations
+      PanamaJobSpec one;
+      one.bytes = s.workload.bytes;
+      one.iterations = s.workload.iterations;
+      one.start_ps = s.workload.start_ps;
+      one.compute_gap_ps = s.workload.compute_gap_ps;
+      jobs.push_back(one);
     }
-    all.push_back(jobs_.back().get());
-    start_ps_.push_back(jobs[i].start_ps);
+    std::vector<uint8_t> used(nh, 0);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const std::vector<uint32_t> hosts =
+          ps.jobs.empty() ? workload_hosts : SelectHosts(jobs[i].hosts, nh, s.seed + i);
+      for (uint32_t h : hosts) {
+        if (used[h])
+          throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} is already a worker of another "
+                                          "job (jobs need disjoint hosts)", i, h));
+        used[h] = 1;
+      }
+      try {
+        jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, s.seed + i, ps,
+                                                    static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
+                                                    jobs[i].iterations, jobs[i].compute_gap_ps));
+      } catch (const std::invalid_argument& e) {
+        throw ScenarioError(fmt::format("workload: {}", e.what()));
+      }
+      all.push_back(jobs_.back().get());
+      start_ps_.push_back(jobs[i].start_ps);
+    }
   }
   try {
     PanamaJob::InstallAccelerators(fabric, all);
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(fmt::format("workload: {}", e.what()));
   }
-  for (auto& job : jobs_) {
-    job->on_finished = [this] {
-      if (++jobs_done_ == jobs_.size() && on_finished) on_finished();
-    };
+  dependents_.assign(jobs_.size(), {});
+  waiting_on_.assign(jobs_.size(), 0);
+  for (size_t j = 0; j < cluster_.size(); ++j) {
+    waiting_on_[j] = cluster_[j].after.size();
+    for (size_t a : cluster_[j].after) dependents_[a].push_back(j);
   }
+  started_ps_.assign(jobs_.size(), 0);
+  ended_ps_.assign(jobs_.size(), 0);
+  started_.assign(jobs_.size(), 0);
+  ended_.assign(jobs_.size(), 0);
+  for (size_t j = 0; j < jobs_.size(); ++j) jobs_[j]->on_finished = [this, j] { JobDone(j); };
 }
 
 void PanamaJobSet::Start() {
-  for (size_t i = 0; i < jobs_.size(); ++i) jobs_[i]->Start(start_ps_[i]);
+  for (size_t j = 0; j < jobs_.size(); ++j)
+    if (waiting_on_[j] == 0) StartJob(j, start_ps_[j]);
+}
+
+void PanamaJobSet::StartJob(size_t j, uint64_t at_ps) {
+  started_ps_[j] = at_ps;
+  started_[j] = 1;
+  jobs_[j]->Start(at_ps);
+}
+
+void PanamaJobSet::JobDone(size_t j) {
+  const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+  ended_ps_[j] = now;
+  ended_[j] = 1;
+  // The jobs that waited for these hosts: each starts once all its predecessors are done.
+  for (size_t d : dependents_[j])
+    if (--waiting_on_[d] == 0) StartJob(d, std::max(start_ps_[d], now));
+  if (++jobs_done_ == jobs_.size() && on_finished) on_finished();
 }
 
 double PanamaJobSet::progress() const {
@@ -552,25 +667,87 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, s
     return;
   }
   w = {{"type", "allreduce"}, {"protocol", "panama"}, {"jobs", nlohmann::json::array()}};
+  const bool cluster = !cluster_.empty();
   bool all_correct = true;
   double mean_sum = 0;
+  size_t measured = 0;
+  std::string job_summaries;
   for (size_t i = 0; i < jobs_.size(); ++i) {
     nlohmann::json wj;
     std::vector<std::string> names, texts;
     bool ok = false;
-    jobs_[i]->Report(s, finished, wj, names, texts, summary, ok, payload_delivered);
+    jobs_[i]->Report(s, finished, wj, names, texts, cluster ? job_summaries : summary, ok, payload_delivered);
     wj["jid"] = jobs_[i]->jid();
     all_correct &= ok;
-    mean_sum += wj["mean_duration_s"].get<double>();
+    if (wj.contains("mean_duration_s") && wj["mean_duration_s"].is_number()) {
+      mean_sum += wj["mean_duration_s"].get<double>();
+      ++measured;
+    }
     w["jobs"].push_back(wj);
+    if (cluster) continue;  // one row per job in panama_cluster.csv instead
     for (size_t k = 0; k < names.size(); ++k) {
       csv_names.push_back(fmt::format("job{}_{}", i, names[k]));
       csv_texts.push_back(texts[k]);
     }
   }
   w["correct"] = all_correct;
-  w["mean_duration_s"] = mean_sum / static_cast<double>(jobs_.size());  // mean over jobs of their means
+  w["mean_duration_s"] = measured ? mean_sum / static_cast<double>(measured) : 0.0;  // mean over jobs of their means
   correct = all_correct;
+  if (!cluster) return;
+
+  // Job completion time = end of the last iteration - arrival (waiting for hosts included).
+  std::string csv = "job,jid,model,workers,racks,bytes,compute_s,arrival_s,start_s,end_s,jct_s,wait_s,after,correct\n";
+  std::vector<double> jcts;
+  double wait_sum = 0;
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    const PanamaClusterJob& cj = cluster_[i];
+    const bool done = ended_[i] != 0;
+    const double arrival = static_cast<double>(cj.arrival_ps) / 1e12;
+    const double start = static_cast<double>(started_ps_[i]) / 1e12;
+    const double end = static_cast<double>(ended_ps_[i]) / 1e12;
+    std::string after;
+    for (size_t a : cj.after) after += (after.empty() ? "" : " ") + std::to_string(a);
+    const bool ok = w["jobs"][i]["correct"].get<bool>();
+    csv += fmt::format("{},{},{},{},{},{},{:.9f},{:.9f},{},{},{},{},{},{}\n", i, jobs_[i]->jid(), cj.model,
+                       cj.hosts.size(), cj.racks, cj.bytes, static_cast<double>(cj.compute_ps) / 1e12, arrival,
+                       started_[i] ? fmt::format("{:.9f}", start) : "",
+                       done ? fmt::format("{:.9f}", end) : "", done ? fmt::format("{:.9f}", end - arrival) : "",
+                       started_[i] ? fmt::format("{:.9f}", start - arrival) : "", after, ok ? 1 : 0);
+    rows.push_back({{"job", i}, {"model", cj.model}, {"workers", cj.hosts.size()}, {"racks", cj.racks},
+                    {"hosts", cj.hosts}, {"after", cj.after}, {"arrival_s", arrival},
+                    {"start_s", started_[i] ? nlohmann::json(start) : nlohmann::json(nullptr)},
+                    {"end_s", done ? nlohmann::json(end) : nlohmann::json(nullptr)},
+                    {"jct_s", done ? nlohmann::json(end - arrival) : nlohmann::json(nullptr)}});
+    if (done) {
+      jcts.push_back(end - arrival);
+      wait_sum += start - arrival;
+    }
+  }
+  std::vector<double> sorted = jcts;
+  std::sort(sorted.begin(), sorted.end());
+  auto pct = [&](double q) {
+    return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(std::ceil(q * sorted.size())) - (q > 0 ? 1 : 0))];
+  };
+  double jct_sum = 0;
+  for (double x : jcts) jct_sum += x;
+  const double mean_jct = jcts.empty() ? 0.0 : jct_sum / static_cast<double>(jcts.size());
+  w["cluster"] = {{"jobs", rows},
+                  {"finished_jobs", jcts.size()},
+                  {"mean_jct_s", mean_jct},
+                  {"p50_jct_s", pct(0.5)},
+                  {"p99_jct_s", pct(0.99)},
+                  {"mean_wait_s", jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size())}};
+  csv_names.push_back("panama_cluster.csv");
+  csv_texts.push_back(csv);
+  summary += fmt::format("panama cluster: {} jobs arriving at {:g}/s ({} .. {} workers, models {}), {} finished\n",
+                         jobs_.size(), s.workload.panama.cluster.arrival_rate_per_s,
+                         s.workload.panama.cluster.min_workers, s.workload.panama.cluster.max_workers,
+                         fmt::join(s.workload.panama.cluster.models, "/"), jcts.size());
+  summary += fmt::format("  job completion time mean {:.6f} s, p50 {:.6f}, p99 {:.6f}; mean wait for hosts {:.6f} s\n",
+                         mean_jct, pct(0.5), pct(0.99),
+                         jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size()));
+  summary += fmt::format("  result: {} - every job's values checked bit for bit\n", all_correct ? "CORRECT" : "WRONG");
 }
 
 }  // namespace inasim

@@ -196,9 +196,32 @@ class PanamaJob {
   friend class PanamaWorker;
 };
 
+/// One job of a shared cluster (`workload.panama.cluster`) as the controller
+/// placed it.
+struct PanamaClusterJob {
+  std::string model;
+  uint64_t arrival_ps = 0;
+  uint64_t bytes = 0, compute_ps = 0;
+  std::vector<uint32_t> hosts;  ///< ascending (the ranks)
+  std::vector<size_t> after;    ///< jobs that held some of these hosts before: it starts when they are done
+  uint32_t racks = 0;           ///< racks the hosts span
+};
+
 /// The PANAMA jobs of one run (scenario `workload.panama.jobs`, or one job of
 /// workload.hosts / bytes / iterations): each a PanamaJob on its own hosts
 /// (disjoint), JID jid + i, sharing one accelerator per switch.
+///
+/// With `workload.panama.cluster` the jobs arrive over time (panama-mlsys21
+/// §7) and the controller places each at its arrival: the hosts free by the
+/// controller's own estimate (every earlier job's iterations x (P100 compute +
+/// the gradient sent and received at line rate)), as few racks as possible
+/// (racks with the most free hosts first); when too few are free, the hosts
+/// the estimate frees first. A job starts at its arrival or, if the jobs that
+/// held its hosts before it are still running (the estimate was short), when
+/// they end: no host ever runs two jobs at once, and the wait is part of the
+/// job's completion time. All jobs' accelerator state is installed up front;
+/// an accelerator counts a job only while its packets flow (first packet to
+/// FIN), which is what installing at arrival and removing at the end does.
 class PanamaJobSet {
  public:
   /// Throws ScenarioError naming the field (overlapping hosts, bad trees).
@@ -219,10 +242,28 @@ class PanamaJobSet {
 
   size_t size() const { return jobs_.size(); }
   PanamaJob& job(size_t j) const { return *jobs_[j]; }
+  /// Cluster runs: the placement of job j, and when it started and ended (started(j), ended(j)).
+  const std::vector<PanamaClusterJob>& cluster() const { return cluster_; }
+  uint64_t started_ps(size_t j) const { return started_ps_[j]; }
+  uint64_t ended_ps(size_t j) const { return ended_ps_[j]; }
+  bool started(size_t j) const { return started_[j] != 0; }
+  bool ended(size_t j) const { return ended_[j] != 0; }
+
+  /// The controller's placement (pure: topology and spec in, jobs out), for tests.
+  static std::vector<PanamaClusterJob> PlaceCluster(const topo::Topology& topology, const PanamaClusterSpec& spec,
+                                                    const std::vector<uint32_t>& pool, double host_rate_gbps,
+                                                    uint64_t seed);
 
  private:
+  void StartJob(size_t j, uint64_t at_ps);
+  void JobDone(size_t j);
   std::vector<std::unique_ptr<PanamaJob>> jobs_;
   std::vector<uint64_t> start_ps_;
+  std::vector<PanamaClusterJob> cluster_;
+  std::vector<std::vector<size_t>> dependents_;
+  std::vector<size_t> waiting_on_;
+  std::vector<uint64_t> started_ps_, ended_ps_;
+  std::vector<uint8_t> started_, ended_;
   size_t jobs_done_ = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "ina/scenario.h"
 
+#include "ina/dnn-models.h"
+
 #include "ina/addressing.h"
 #include "topology/topology.h"
 
@@ -481,6 +483,43 @@ static void ParsePanama(Reader& w, Scenario& s) {
     if (uint32_t{ps.jid} + ps.jobs.size() > 0x10000)
       p.Fail("jid", fmt::format("jobs take JIDs jid .. jid + {}, past 65535", ps.jobs.size() - 1));
     p.out()["jobs"] = resolved_jobs;
+  }
+  if (p.Has("cluster")) {
+    if (!ps.jobs.empty()) p.Fail("cluster", "give either jobs (fixed) or cluster (arriving over time), not both");
+    Reader c = p.Obj("cluster");
+    PanamaClusterSpec& cs = ps.cluster;
+    // A job's group addresses are 239.<jid mod 256>.<tree>: JIDs must not wrap.
+    cs.jobs = c.U32("jobs", 0, 1, 255, true);
+    if (uint32_t{ps.jid} + cs.jobs > 256)
+      c.Fail("jobs", fmt::format("jobs take JIDs jid .. jid + {}; their group addresses 239.<jid>.<tree> need them "
+                                 "below 256 (jid is {})", cs.jobs - 1, ps.jid));
+    if (uint32_t{ps.udp_port} + cs.jobs > 0x10000)
+      c.Fail("jobs", fmt::format("job i uses UDP port udp_port + i, past 65535 (udp_port is {})", ps.udp_port));
+    cs.arrival_rate_per_s = c.Num("arrival_rate_per_s", 10, 1e-9, 1e12);
+    cs.min_workers = c.U32("min_workers", 16, 2, 1u << 20);
+    cs.max_workers = c.U32("max_workers", 96, 2, 1u << 20);
+    if (cs.max_workers < cs.min_workers)
+      c.Fail("max_workers", fmt::format("must be at least min_workers ({}), got {}", cs.min_workers, cs.max_workers));
+    cs.models.clear();
+    if (const json* m = c.Raw("models")) {
+      if (!m->is_array() || m->empty()) c.Fail("models", "must be a non-empty array of model names");
+      for (size_t i = 0; i < m->size(); ++i) {
+        const json& x = (*m)[i];
+        std::string known;
+        for (const DnnModel& d : kDnnModels) known += (known.empty() ? "" : ", ") + std::string(d.name);
+        if (!x.is_string() || !FindDnnModel(x.get<std::string>()))
+          c.Fail(fmt::format("models[{}]", i), fmt::format("{} is not one of {}", x.dump(), known));
+        cs.models.push_back(x.get<std::string>());
+      }
+      c.out()["models"] = *m;
+    } else {
+      for (const DnnModel& d : kDnnModels) cs.models.emplace_back(d.name);
+      c.out()["models"] = cs.models;
+    }
+    cs.iterations = c.U32("iterations", 10, 1, 1'000'000);
+    cs.scale = c.Num("scale", 1, 1e-9, 1e3);
+    cs.start_ps = c.TimePs("start_us", static_cast<double>(s.workload.start_ps) / kPsPerUs, 0, 1e9, kPsPerUs);
+    c.Done();
   }
   // VIDs are 32 bits and count every packet of a tree over the whole run.
   const uint64_t packets = (s.workload.bytes / 4 + ps.elements_per_packet - 1) / ps.elements_per_packet *

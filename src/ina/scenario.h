@@ -172,6 +172,22 @@ struct PanamaJobSpec {
   uint64_t compute_gap_ps = 0;
 };
 
+/// A shared cluster (`workload.panama.cluster`; panama-mlsys21 §7): jobs
+/// arrive as a Poisson process, each with a uniform number of workers in
+/// [min_workers, max_workers] and a DNN drawn uniformly from `models`
+/// (src/ina/dnn-models.h: gradient bytes and P100 compute time per
+/// iteration, both multiplied by `scale`), run `iterations` and leave. The
+/// controller places each job at its arrival (PanamaJobSet).
+struct PanamaClusterSpec {
+  uint32_t jobs = 0;                 ///< 0: no cluster
+  double arrival_rate_per_s = 10;
+  uint32_t min_workers = 16, max_workers = 96;
+  std::vector<std::string> models;  ///< names in kDnnModels
+  uint32_t iterations = 10;
+  double scale = 1;                  ///< on gradient bytes and compute time alike
+  uint64_t start_ps = 0;             ///< the arrival process starts here
+};
+
 /// PANAMA workers and accelerators (scenario `workload.panama`; panama-mlsys21
 /// §4-§5): fp32 gradients over N aggregation trees, Fig. 5 congestion control.
 struct PanamaSpec {
@@ -193,6 +209,8 @@ struct PanamaSpec {
   std::vector<std::string> tree_roots;
   /// Concurrent jobs; empty: one job of workload.hosts / bytes / iterations.
   std::vector<PanamaJobSpec> jobs;
+  /// Jobs arriving over time instead (exclusive with `jobs`).
+  PanamaClusterSpec cluster;
 };
 
 /// Host noise on the reduce path (scenario `workload.send_noise`; canary-fgcs24

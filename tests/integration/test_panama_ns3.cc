@@ -1,5 +1,6 @@
 // PANAMA end to end on ns-3: workers on real UDP sockets, the accelerator
 // model on every tree switch, Fig. 5's windows, ECN from real queues, PFC.
+#include "ina/dnn-models.h"
 #include "ina/panama-job.h"
 #include "ina/runner.h"
 #include "ina/scenario.h"
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <string>
@@ -46,6 +48,108 @@ class PanamaScenario : public ::testing::Test {
  protected:
   void SetUp() override { EnsurePicosecondTime(); }
 };
+
+// ------------------------------------------------- shared cluster (§7) ----
+
+json Cluster(uint32_t jobs, double rate) {
+  return json::parse(fmt::format(R"({{"name":"c","seed":2,
+    "topology":{{"type":"leaf_spine","leaves":4,"spines":2,"hosts_per_leaf":8}},
+    "links":{{"host_rate_gbps":10,"fabric_rate_gbps":10}}, "switch":{{"pfc":{{"enabled":true}}}},
+    "workload":{{"type":"allreduce","protocol":"panama","dtype":"float32",
+      "panama":{{"trees":2,"cluster":{{"jobs":{},"arrival_rate_per_s":{},"min_workers":4,"max_workers":12,
+                 "iterations":2,"scale":0.0005}}}}}}}})",
+                                 jobs, rate));
+}
+
+TEST_F(PanamaScenario, ClusterJobsArriveWaitForTheirHostsAndEndExact) {
+  const RunResult r = RunPanama(Cluster(10, 50000));
+  const json& c = r.json["workload"]["cluster"];
+  ASSERT_TRUE(r.correct) << r.json["workload"].dump();
+  ASSERT_EQ(c["jobs"].size(), 10u);
+  EXPECT_EQ(c["finished_jobs"].get<uint32_t>(), 10u);
+  double last_arrival = -1;
+  uint32_t waited = 0;
+  for (const json& j : c["jobs"]) {
+    const double arrival = j["arrival_s"], start = j["start_s"], end = j["end_s"];
+    EXPECT_GT(arrival, last_arrival);  // Poisson arrivals in order
+    last_arrival = arrival;
+    EXPECT_GE(start, arrival);
+    EXPECT_GT(end, start);
+    EXPECT_DOUBLE_EQ(j["jct_s"].get<double>(), end - arrival);
+    waited += start > arrival;
+    const uint32_t w = j["workers"];
+    EXPECT_GE(w, 4u);
+    EXPECT_LE(w, 12u);
+    EXPECT_EQ(j["hosts"].size(), w);
+  }
+  EXPECT_GT(waited, 0u);  // 50,000 jobs/s on 32 hosts: some wait for hosts
+  // No host ever runs two jobs at once.
+  for (size_t a = 0; a < c["jobs"].size(); ++a)
+    for (size_t b = a + 1; b < c["jobs"].size(); ++b) {
+      const json &ja = c["jobs"][a], &jb = c["jobs"][b];
+      const bool overlap = ja["start_s"].get<double>() < jb["end_s"].get<double>() &&
+                           jb["start_s"].get<double>() < ja["end_s"].get<double>();
+      if (!overlap) continue;
+      std::set<uint32_t> ha(ja["hosts"].begin(), ja["hosts"].end());
+      for (const auto& h : jb["hosts"]) EXPECT_EQ(ha.count(h.get<uint32_t>()), 0u) << a << " and " << b;
+    }
+  // Every job's values were checked bit for bit.
+  for (const json& j : r.json["workload"]["jobs"]) {
+    EXPECT_TRUE(j["correct"].get<bool>());
+    EXPECT_EQ(j["mismatches"].get<uint64_t>(), 0u);
+  }
+  const RunResult again = RunPanama(Cluster(10, 50000));
+  EXPECT_EQ(again.json["workload"]["cluster"].dump(), c.dump());
+}
+
+TEST_F(PanamaScenario, ClusterPlacementUsesFewRacksAndTheModelTable) {
+  const topo::Topology t = topo::BuildLeafSpine(4, 2, 8, topo::LinkSpec{}, topo::LinkSpec{});
+  PanamaClusterSpec spec;
+  spec.jobs = 40;
+  spec.arrival_rate_per_s = 1;  // far apart: every job finds the cluster free
+  spec.min_workers = 3;
+  spec.max_workers = 8;
+  spec.models = {"resnet50", "vgg16"};
+  spec.iterations = 1;
+  spec.scale = 0.5;
+  std::vector<uint32_t> pool(32);
+  for (uint32_t h = 0; h < 32; ++h) pool[h] = h;
+  const auto jobs = PanamaJobSet::PlaceCluster(t, spec, pool, 10, 7);
+  ASSERT_EQ(jobs.size(), 40u);
+  std::set<uint32_t> sizes;
+  for (const auto& j : jobs) {
+    EXPECT_EQ(j.racks, 1u);  // at most 8 workers fit one free rack
+    EXPECT_TRUE(j.after.empty() || j.arrival_ps > 0);
+    sizes.insert(static_cast<uint32_t>(j.hosts.size()));
+    const DnnModel& m = *FindDnnModel(j.model);
+    EXPECT_TRUE(j.model == "resnet50" || j.model == "vgg16");
+    EXPECT_EQ(j.bytes, m.parameters * 4 / 2);  // scaled by 0.5 (both counts are even)
+    EXPECT_EQ(j.compute_ps, static_cast<uint64_t>(std::llround(64.0 / m.images_per_s * 0.5 * 1e12)));
+  }
+  EXPECT_EQ(sizes.size(), 6u);  // 3..8 all drawn
+  EXPECT_EQ(PanamaJobSet::PlaceCluster(t, spec, pool, 10, 7)[5].hosts, jobs[5].hosts);  // seeded
+}
+
+TEST_F(PanamaScenario, ClusterBadInputNamesTheField) {
+  auto err = [](const json& doc) {
+    try {
+      RunPanama(doc);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  json doc = Cluster(3, 100);
+  doc["workload"]["panama"]["cluster"]["models"] = {"resnet50", "gpt3"};
+  EXPECT_NE(err(doc).find("workload.panama.cluster.models[1]: \"gpt3\" is not one of vgg16, alexnet"),
+            std::string::npos);
+  doc = Cluster(3, 100);
+  doc["workload"]["panama"]["cluster"]["max_workers"] = 64;
+  EXPECT_NE(err(doc).find("max_workers: 64 workers, but the cluster has 32 hosts"), std::string::npos);
+  doc = Cluster(3, 100);
+  doc["workload"]["panama"]["jobs"] = json::parse(R"([{"hosts":[0,1]}])");
+  EXPECT_NE(err(doc).find("give either jobs (fixed) or cluster"), std::string::npos);
+}
 
 }  // namespace
 

@@ -212,12 +212,12 @@ class Recorder : public inasim::p4::Emitter {
 
 struct Accel {
   explicit Accel(pn::PanamaConfig c) : dp(std::move(c)) {}
-  std::vector<Out> Send(uint16_t port, const Bytes& b) {
+  std::vector<Out> Send(uint16_t port, const Bytes& b, Picoseconds now = 0) {
     rec.out.clear();
     const inasim::p4::FrameView v =
         inasim::p4::ParseFrame(b.data(), std::min<size_t>(b.size(), inasim::p4::kParseBytes), uint32_t(b.size()));
     claimed = dp.Claims(v);
-    dp.Process(port, inasim::Span<const uint8_t>(b.data(), b.size()), 0, rec);
+    dp.Process(port, inasim::Span<const uint8_t>(b.data(), b.size()), now, rec);
     return rec.out;
   }
   pn::PanamaDataplane dp;
@@ -872,8 +872,10 @@ TEST(PanamaParser, NonAggregationTrafficPassesUntouched) {
   big[12] = 0x86;
   big[13] = 0xdd;
   frames.push_back(big);
+  Picoseconds now = 0;
   for (const Bytes& f : frames) {
-    const auto o = a.Send(2, f);
+    // One frame at a time (10 us apart): each leaves with its own latency.
+    const auto o = a.Send(2, f, now += 10'000 * kNs);
     EXPECT_TRUE(a.claimed);
     ASSERT_EQ(o.size(), 1u);
     EXPECT_EQ(o[0].kind, Out::kRouted);
@@ -1152,4 +1154,29 @@ TEST(PanamaLatency, ResultsLeaveInTheOrderTheirVectorsComplete) {
   send(1, later, 10'000 * kNs);
   ASSERT_EQ(rec.out.size(), 3u);
   EXPECT_EQ(rec.out[2].latency, AggLatency(rec.out[2].bytes.size()));
+}
+
+TEST(PanamaLatency, PassThroughKeepsEachPortsOrder) {
+  // A result coming down the tree (from a non-member port) and plain traffic
+  // pass through in the order they came in on that port: a short frame right
+  // behind a long one leaves right behind it, not before; another port is
+  // not held up.
+  Accel a(Config({Job(7, {0, 1})}));
+  Pkt long_result, short_result;
+  long_result.values.assign(256, F(1.0f));
+  short_result.vid = 1;
+  short_result.values = {F(2.0f)};
+  const auto o1 = a.Send(2, Build(long_result), 0);
+  const auto o2 = a.Send(2, Build(short_result), 0);
+  const auto o3 = a.Send(3, Build(short_result), 0);
+  ASSERT_EQ(o1.size(), 1u);
+  ASSERT_EQ(o2.size(), 1u);
+  ASSERT_EQ(o3.size(), 1u);
+  EXPECT_EQ(a.dp.stats().forwarded, 3u);
+  const Picoseconds long_latency = a.dp.latency().NonAggregation(uint32_t(Build(long_result).size()));
+  const Picoseconds short_latency = a.dp.latency().NonAggregation(uint32_t(Build(short_result).size()));
+  ASSERT_LT(short_latency, long_latency);
+  EXPECT_EQ(o1[0].latency, long_latency);
+  EXPECT_EQ(o2[0].latency, long_latency);   // same port: behind the long one
+  EXPECT_EQ(o3[0].latency, short_latency);  // another port: its own
 }
