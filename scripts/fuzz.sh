@@ -21,7 +21,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 targets=("$@")
-if ((${#targets[@]} == 0)); then targets=(switchml canary p4sgd panama scenario cdf); fi
+if ((${#targets[@]} == 0)); then targets=(switchml canary p4sgd panama scenario cdf libsvm); fi
 build=build-fuzz
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINASIM_FUZZ=ON \
   -DINASIM_BUILD_BENCH=OFF -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(test_switchml test_canary test_p4sgd test_panama test_topology test_congestion test_scenario test_core
          fuzz_replay_switchml fuzz_replay_canary fuzz_replay_p4sgd fuzz_replay_panama fuzz_replay_scenario
-         fuzz_replay_cdf test_p4reader test_model_check)
+         fuzz_replay_cdf fuzz_replay_libsvm test_p4reader test_model_check)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINASIM_SANITIZE=ON -DINASIM_BUILD_BENCH=OFF \
   -DPython3_EXECUTABLE=/usr/bin/python3 ${INASIM_CMAKE_ARGS:-} >/dev/null
 cmake --build build-asan -j"$(nproc)" --target "${targets[@]}"

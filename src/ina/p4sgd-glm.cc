@@ -84,6 +84,12 @@ Dataset Dataset::Synthetic(uint32_t samples, uint32_t features, uint32_t bits, L
 Dataset Dataset::FromLibsvm(const std::string& path, uint32_t bits, Loss loss, uint32_t max_samples) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(path + ": cannot open");
+  return FromLibsvmStream(in, path, bits, loss, max_samples);
+}
+
+Dataset Dataset::FromLibsvmStream(std::istream& in, const std::string& path, uint32_t bits, Loss loss,
+                                  uint32_t max_samples, uint64_t max_matrix_bytes) {
+  if (bits < 1 || bits > 8) throw std::invalid_argument(path + ": precision must be 1..8 bits");
   struct Row {
     double label;
     std::vector<std::pair<uint32_t, double>> values;
@@ -135,9 +141,11 @@ Dataset Dataset::FromLibsvm(const std::string& path, uint32_t bits, Loss loss, u
     if (max_samples && rows.size() == max_samples) break;
   }
   if (rows.empty()) throw std::invalid_argument(path + ": no samples");
-  if (static_cast<uint64_t>(rows.size()) * features > (1ull << 32))
+  if (features == 0) throw std::invalid_argument(path + ": no feature values (every sample is a label alone)");
+  if (static_cast<uint64_t>(rows.size()) * features > max_matrix_bytes)
     throw std::invalid_argument(path + ": " + std::to_string(rows.size()) + " x " + std::to_string(features) +
-                                " features exceed 4 GiB as a dense quantized matrix");
+                                " features exceed " + std::to_string(max_matrix_bytes >> 20) +
+                                " MiB as a dense quantized matrix");
   // Min-max per column over the stored values and the implicit zeros.
   std::vector<double> lo(features, 0.0), hi(features, 0.0);
   for (const Row& r : rows)

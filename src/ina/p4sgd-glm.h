@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct Dataset {
   /// (> 0 -> 1, else 0), hinge (> 0 -> +1, else -1). `max_samples` 0 = all.
   /// Throws std::invalid_argument naming the file, line and problem.
   static Dataset FromLibsvm(const std::string& path, uint32_t bits, Loss loss, uint32_t max_samples = 0);
+  /// The same from a stream; `name` is used in messages. `max_matrix_bytes`
+  /// bounds samples x features (one byte each) before anything is allocated.
+  static Dataset FromLibsvmStream(std::istream& in, const std::string& name, uint32_t bits, Loss loss,
+                                  uint32_t max_samples = 0, uint64_t max_matrix_bytes = 1ull << 32);
 };
 
 /// Worker w's features [begin, end) of a model split across n workers

@@ -109,6 +109,8 @@ TEST(P4SGDGlm, LibsvmErrorsNameFileLineAndProblem) {
   EXPECT_NE(LibsvmError("1 2\n").find("expected index:value"), std::string::npos);
   EXPECT_NE(LibsvmError("1 2:nan\n").find("not finite"), std::string::npos);
   EXPECT_NE(LibsvmError("").find("no samples"), std::string::npos);
+  // Found by the fuzzer (tests/fuzz/corpus/libsvm): labels without features.
+  EXPECT_NE(LibsvmError("-2\n+1\n").find("no feature values"), std::string::npos);
 }
 
 TEST(P4SGDGlm, SyntheticDataIsDeterministicSparseAndLearnable) {
