@@ -245,7 +245,7 @@ class Preprocessor {
     const size_t e = line.find(close, q + 1);
     if (e == std::string::npos) throw ReadError(loc.str() + ": #include: unterminated file name");
     const std::string file = line.substr(q + 1, e - q - 1);
-    if (close == '>') return;  // <core.p4>, <tna.p4>, <t2na.p4>: the externs are built into the reader
+    if (close == '>') return;  // the architecture's own headers: their externs are built into the reader
     const std::string path = dir + file;
     // A file included twice is read twice; the upstream files' #ifndef guards skip the second copy.
     File(path, &loc);

@@ -36,7 +36,7 @@ struct Token {
 };
 
 /// Runs the preprocessor over `path` (a file under `root`, e.g. "p4/switchml.p4").
-/// `#include <core.p4>` / `<tna.p4>` are skipped: the TNA externs are built in.
+/// Angle-bracket includes (the architecture's own headers) are skipped: the TNA externs are built in.
 /// `defines`, if given, receives the object-like macros defined at the end
 /// (name -> body tokens joined by spaces; "" for a flag such as `#define SEQ_SUP`).
 std::vector<Token> Preprocess(const std::string& root, const std::string& path,

@@ -15,8 +15,7 @@ Program Read(const std::string& text) { return Parse(PreprocessText(text, "snipp
 
 TEST(P4Reader, PreprocessorObjectAndFunctionMacrosWithPasting) {
   const Program p = Read(R"(
-#include <core.p4>
-#include <tna.p4>
+#include <arch_externs.p4>
 #define W 16
 #define FLAG
 #ifndef FLAG
