@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from p4sgdfig import ROOT, correct, start, sweep_points  # noqa: E402
+from p4sgdfig import ROOT, correct, finish, start, sweep_points  # noqa: E402
 
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig8-latency.json"},
@@ -102,16 +102,13 @@ def main(argv=None) -> int:
         table.append({"protocol": label, **s})
         print(f"{label:22s} mean {s['mean_us']:7.3f} us  p50 {s['p50_us']:7.3f}  p99 {s['p99_us']:7.3f}  "
               f"max-min {s['spread_us']:6.3f}  ({s['samples']} samples)")
-    png, csv_path = ctx.plot.bar_table(
+    written = ctx.plot.bar_table(
         table, [("mean_us", "mean", "µs"), ("p50_us", "p50", "µs"), ("p99_us", "p99", "µs"),
                 ("spread_us", "max − min", "µs")],
         ctx.out / ctx.stem,
         title=f"allreduce of 8 × int32, {int(ctx.base['topology']['hosts'])} workers, "
               f"{ctx.base['links']['host_rate_gbps']:g} Gb/s (paper: P4SGD ≈ 1.2 µs)")
-    print(f"wrote {png} and {csv_path}")
-    for m in failures:
-        print(f"{ctx.stem}: {m}", file=sys.stderr)
-    return 1 if failures else 0
+    return finish(ctx, written, failures)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from p4sgdfig import ROOT, correct, start, sweep_points  # noqa: E402
+from p4sgdfig import ROOT, correct, finish, start, sweep_points  # noqa: E402
 
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig15-loss-time.json"},
@@ -60,14 +60,11 @@ def main(argv=None) -> int:
         print(f"{label:24s} " + "  ".join(f"e{e}: {l:.4f} @ {t:.3f} ms" for e, l, t in
                                            zip(ep["epoch"], ep["loss"], t_ms)))
     p4 = ctx.base["workload"]["p4sgd"]
-    png, csv_path = ctx.plot.save_panels(
+    written = ctx.plot.save_panels(
         ctx.out / ctx.stem, [fa, fb],
         title=f"P4SGD logistic regression: {int(ctx.base['topology']['hosts'])} workers, {p4['samples']:,} x "
               f"{p4['features']:,} synthetic, B = {p4['minibatch']}")
-    print(f"wrote {png} and {csv_path}")
-    for m in failures:
-        print(f"{ctx.stem}: {m}", file=sys.stderr)
-    return 1 if failures else 0
+    return finish(ctx, written, failures)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from p4sgdfig import ROOT, correct, num, start, sweep_points  # noqa: E402
+from p4sgdfig import ROOT, correct, finish, num, start, sweep_points  # noqa: E402
 
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig9-model-vs-data.json",
@@ -64,14 +64,11 @@ def main(argv=None) -> int:
         print(f"B={b:<5d} model {t[('model', b)] * 1e3:9.3f} ms  data {t[('data', b)] * 1e3:9.3f} ms  "
               f"data/model x{r:6.2f}")
     p4 = ctx.base["workload"]["p4sgd"]
-    png, csv_path = ctx.plot.save_panels(
+    written = ctx.plot.save_panels(
         ctx.out / ctx.stem, [fa, fb],
         title=f"P4SGD model vs data parallelism: {int(ctx.base['topology']['hosts'])} workers, "
               f"{p4['samples']:,} samples x {p4['features']:,} features")
-    print(f"wrote {png} and {csv_path}")
-    for m in failures:
-        print(f"{ctx.stem}: {m}", file=sys.stderr)
-    return 1 if failures else 0
+    return finish(ctx, written, failures)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from p4sgdfig import ROOT, correct, num, start, sweep_points  # noqa: E402
+from p4sgdfig import ROOT, correct, finish, num, start, sweep_points  # noqa: E402
 
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig12-scaleout.json", "workers": [1, 2, 4, 8, 16, 32],
@@ -80,14 +80,11 @@ def main(argv=None) -> int:
         print(f"B={b:<5d} epoch time: " + "  ".join(f"W={w}: {y:8.3f} ms" for w, y in zip(ws, ys)))
     fb.xticks(ws)
 
-    png, csv_path = ctx.plot.save_panels(
+    written = ctx.plot.save_panels(
         ctx.out / ctx.stem, [fa, fb],
         title=f"P4SGD model-parallel scale-out ({ctx.base['workload']['p4sgd']['samples']:,} samples, 8 engines, "
               f"{ctx.base['links']['host_rate_gbps']:g} Gb/s)")
-    print(f"wrote {png} and {csv_path}")
-    for m in failures:
-        print(f"{ctx.stem}: {m}", file=sys.stderr)
-    return 1 if failures else 0
+    return finish(ctx, written, failures)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ for p in (ROOT / "python", ROOT / "build" / "python"):
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from figscript import num, parse_figure_args  # noqa: E402
 
-__all__ = ["start", "sweep_points", "num", "ROOT", "correct"]
+__all__ = ["start", "sweep_points", "finish", "num", "ROOT", "correct"]
 
 
 def start(prog, doc, small_help, argv, configs):
@@ -73,3 +73,13 @@ def sweep_points(ctx, suffix, points, scenario=None):
 def correct(row) -> bool:
     """The run finished and every aggregate (and trained model) was exact."""
     return row.get("correct") is True and row.get("workload.correct") is True
+
+
+def finish(ctx, written, failures) -> int:
+    """Reports the figure's files (the (png, csv) pair the plot call returned)
+    and every failure; the exit status: 1 if anything failed, else 0."""
+    png, csv_path = written
+    print(f"wrote {png} and {csv_path}")
+    for m in failures:
+        print(f"{ctx.stem}: {m}", file=sys.stderr)
+    return 1 if failures else 0

@@ -1,5 +1,7 @@
 #include "ina/p4sgd-glm.h"
 
+#include "topology/split_mix64.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -11,12 +13,6 @@ namespace inasim::glm {
 
 namespace {
 
-uint64_t Mix(uint64_t z) {  // splitmix64 finalizer
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 int32_t Wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
 
@@ -60,7 +56,8 @@ Dataset Dataset::Synthetic(uint32_t samples, uint32_t features, uint32_t bits, L
   std::vector<double> hidden(features);
   double hidden_sum = 0;
   for (uint32_t j = 0; j < features; ++j) {
-    hidden[j] = static_cast<double>(Mix(seed ^ Mix(0x51u + j)) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    const uint64_t r = topo::SplitMix64Hash(seed ^ topo::SplitMix64Hash(0x51u + j));
+    hidden[j] = static_cast<double>(r >> 11) * 0x1.0p-53 * 2.0 - 1.0;
     hidden_sum += hidden[j];
   }
   // A non-zero feature is uniform in 1..mask (mean (mask + 1) / 2 levels).
@@ -71,7 +68,7 @@ Dataset Dataset::Synthetic(uint32_t samples, uint32_t features, uint32_t bits, L
   for (uint32_t i = 0; i < samples; ++i) {
     double dot = 0;
     for (uint32_t j = 0; j < features; ++j) {
-      const uint64_t r = Mix(seed ^ Mix((static_cast<uint64_t>(i) << 32) | j));
+      const uint64_t r = topo::SplitMix64Hash(seed ^ topo::SplitMix64Hash((static_cast<uint64_t>(i) << 32) | j));
       const uint8_t q = (r >> 32) < threshold ? static_cast<uint8_t>(1 + (r & 0xffff) % mask) : 0;
       d.x[static_cast<size_t>(i) * features + j] = q;
       dot += static_cast<double>(q) / (mask + 1) * hidden[j];

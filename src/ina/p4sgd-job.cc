@@ -1,5 +1,7 @@
 #include "ina/p4sgd-job.h"
 
+#include "topology/split_mix64.h"
+
 #include "ina/addressing.h"
 #include "ina/fabric.h"
 #include "ina/ina-switch-node.h"
@@ -28,12 +30,6 @@ namespace {
 uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
 ns3::Time Ps(uint64_t ps) { return ns3::PicoSeconds(static_cast<int64_t>(ps)); }
 
-uint64_t Mix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -522,8 +518,10 @@ double P4SGDJob::progress() const {
 
 std::array<int32_t, glm::kMicroBatch> P4SGDJob::HashedValues(uint32_t rank, uint64_t op) const {
   std::array<int32_t, glm::kMicroBatch> v{};
-  for (uint32_t k = 0; k < glm::kMicroBatch; ++k)
-    v[k] = static_cast<int32_t>(static_cast<uint32_t>(Mix(seed_ ^ Mix((op << 8) | k) ^ (uint64_t{rank} << 40))));
+  for (uint32_t k = 0; k < glm::kMicroBatch; ++k) {
+    const uint64_t h = topo::SplitMix64Hash(seed_ ^ topo::SplitMix64Hash((op << 8) | k) ^ (uint64_t{rank} << 40));
+    v[k] = static_cast<int32_t>(static_cast<uint32_t>(h));
+  }
   return v;
 }
 

@@ -4,6 +4,7 @@
 #include "ina/background.h"
 #include "ina/dnn-models.h"
 #include "ina/fabric.h"
+#include "topology/split_mix64.h"
 #include "p4model/common/frame.h"
 #include "p4model/panama/panama_dataplane.h"
 
@@ -502,24 +503,17 @@ std::vector<PanamaClusterJob> PanamaJobSet::PlaceCluster(const topo::Topology& t
   if (spec.max_workers > pool.size())
     throw ScenarioError(fmt::format("workload.panama.cluster.max_workers: {} workers, but the cluster has {} hosts "
                                     "(workload.hosts)", spec.max_workers, pool.size()));
-  uint64_t state = seed ^ 0x636c757374657221ULL;  // "cluster!": a stream of its own
-  auto next = [&state] {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  auto uniform = [&next] { return static_cast<double>(next() >> 11) * 0x1.0p-53; };
+  topo::SplitMix64 rng(seed ^ 0x636c757374657221ULL);  // "cluster!": a stream of its own
   std::vector<PanamaClusterJob> jobs;
   std::vector<double> free_at(topology.num_hosts(), 0.0);  // the controller's estimate, seconds
   std::vector<int64_t> last_job(topology.num_hosts(), -1);
   double t = static_cast<double>(spec.start_ps) / 1e12;
   for (uint32_t j = 0; j < spec.jobs; ++j) {
     PanamaClusterJob job;
-    if (j > 0) t += -std::log1p(-uniform()) / spec.arrival_rate_per_s;  // Poisson arrivals
+    if (j > 0) t += -std::log1p(-rng.NextUnit()) / spec.arrival_rate_per_s;  // Poisson arrivals
     job.arrival_ps = static_cast<uint64_t>(std::llround(t * 1e12));
-    const uint32_t w = spec.min_workers + static_cast<uint32_t>(next() % (spec.max_workers - spec.min_workers + 1));
-    const DnnModel& m = *FindDnnModel(spec.models[next() % spec.models.size()]);
+    const uint32_t w = spec.min_workers + static_cast<uint32_t>(rng.Next() % (spec.max_workers - spec.min_workers + 1));
+    const DnnModel& m = *FindDnnModel(spec.models[rng.Next() % spec.models.size()]);
     job.model = std::string(m.name);
     // Scaled alike, so the ratio of communication to computation is the model's.
     job.bytes = std::max<uint64_t>(4, static_cast<uint64_t>(std::llround(m.GradientBytes() * spec.scale / 4)) * 4);

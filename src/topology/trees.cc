@@ -1,5 +1,6 @@
 // Aggregation trees: one shortest path from each host to a root switch.
 #include "topology/topology.h"
+#include "topology/split_mix64.h"
 
 #include <algorithm>
 #include <limits>
@@ -186,17 +187,11 @@ std::vector<AggregationTree> BuildRandomTrees(const Topology& topo, inasim::Span
                                 std::to_string(candidates.size()) + " tier-" +
                                 std::to_string(topo.node(candidates[0]).tier) + " switches are common to all hosts");
   }
-  uint64_t state = seed ^ 0x7265656e74726565ULL;  // "reentree": roots apart from other seeded draws
-  auto next = [&state] {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
+  SplitMix64 rng(seed ^ 0x7265656e74726565ULL);  // "reentree": roots apart from other seeded draws
   std::vector<AggregationTree> trees;
   trees.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
-    const uint64_t j = i + next() % (candidates.size() - i);
+    const uint64_t j = i + UniformBelow(rng, candidates.size() - i);
     std::swap(candidates[i], candidates[j]);
     trees.push_back(BuildTree(topo, candidates[i], hosts));
   }
