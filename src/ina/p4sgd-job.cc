@@ -120,7 +120,6 @@ void P4SGDWorker::Begin() {
 // --- protocol (Algorithm 3) ---------------------------------------------------
 
 void P4SGDWorker::Issue(uint64_t op, const std::array<int32_t, glm::kMicroBatch>& values) {
-  owner_->Contribute(op, values);
   const uint32_t index = static_cast<uint32_t>(op) & slot_mask_;
   Slot& s = slots_[index];
   if (s.state != SlotState::kIdle || !waiting_.empty()) {
@@ -156,6 +155,7 @@ void P4SGDWorker::Transmit(uint8_t flags, uint32_t index, const std::array<int32
 
 void P4SGDWorker::SendAgg(Slot& s, uint32_t index, bool retransmission) {
   if (retransmission) ++agg_retx_;
+  else owner_->Contribute(s.op, s.values);
   tx_trace_(s.op, retransmission);
   Transmit(0, index, &s.values);
   s.timer.Cancel();
@@ -459,6 +459,7 @@ P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4S
       else model_.assign(data_.features, 0);
     }
   }
+  ledger_.resize(spec_.slots);
   InstallProgram(fabric, hosts);
   const topo::Topology& topology = fabric.topology();
   for (uint32_t rank = 0; rank < W; ++rank) {
@@ -526,24 +527,36 @@ std::array<int32_t, glm::kMicroBatch> P4SGDJob::HashedValues(uint32_t rank, uint
 }
 
 void P4SGDJob::Contribute(uint64_t op, const std::array<int32_t, glm::kMicroBatch>& values) {
-  Ledger& l = ledger_[op];
+  Ledger& l = ledger_[op & (ledger_.size() - 1)];
+  if (!l.open) {
+    l = Ledger{};
+    l.op = op;
+    l.open = true;
+    ++ledger_open_;
+  } else if (l.op != op) {  // never: the slot discipline frees an entry first
+    ++unmatched_;
+    ++mismatches_;
+    return;
+  }
   for (uint32_t k = 0; k < glm::kMicroBatch; ++k) l.sum[k] += static_cast<uint32_t>(values[k]);
   ++l.contributions;
 }
 
 void P4SGDJob::Check(uint32_t /*rank*/, uint64_t op, const std::array<int32_t, glm::kMicroBatch>& values) {
-  auto it = ledger_.find(op);
-  if (it == ledger_.end()) {
+  Ledger& l = ledger_[op & (ledger_.size() - 1)];
+  if (!l.open || l.op != op) {
     ++unmatched_;
     ++mismatches_;
     return;
   }
-  Ledger& l = it->second;
   bool ok = l.contributions == num_workers();
   for (uint32_t k = 0; k < glm::kMicroBatch; ++k) ok = ok && static_cast<uint32_t>(values[k]) == l.sum[k];
   ++checked_;
   if (!ok) ++mismatches_;
-  if (++l.checks == num_workers()) ledger_.erase(it);
+  if (++l.checks == num_workers()) {
+    l.open = false;
+    --ledger_open_;
+  }
 }
 
 void P4SGDJob::MinibatchDone(uint32_t /*rank*/, uint32_t minibatch) {

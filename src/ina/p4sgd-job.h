@@ -192,9 +192,12 @@ class P4SGDJob {
   void WorkerDone();
 
  private:
+  /// The exact sum of one op's contributions, until every worker checked its result.
   struct Ledger {
+    uint64_t op = 0;
     std::array<uint32_t, glm::kMicroBatch> sum{};
     uint32_t contributions = 0, checks = 0;
+    bool open = false;
   };
   void InstallProgram(Fabric& fabric, const std::vector<uint32_t>& hosts);
 
@@ -206,7 +209,11 @@ class P4SGDJob {
   std::vector<int32_t> model_;                  ///< model-parallel: one vector, disjoint ranges per worker
   std::vector<std::vector<int32_t>> dp_models_;  ///< data-parallel: each worker's copy
   std::vector<ns3::Ptr<P4SGDWorker>> workers_;
-  std::unordered_map<uint64_t, Ledger> ledger_;
+  /// Indexed like the switch's slots (op mod slots): an op goes out only once
+  /// its slot is free at its worker, i.e. after every worker acked (and so
+  /// checked) the op before it in that slot; no allocation per op.
+  std::vector<Ledger> ledger_;
+  uint64_t ledger_open_ = 0;
   /// Workers that finished mini-batch k, at k mod 4: no worker gets more
   /// than one mini-batch ahead of another (the next one needs everyone's
   /// contribution), so four entries are plenty.

@@ -57,7 +57,7 @@ void P4SGDJob::Report(const Scenario& s, bool finished, json& w, std::vector<std
                         {"max_us", count ? hist.rbegin()->first / 1e6 : 0.0},
                         {"stddev_us", stddev / 1e6}};
 
-  bool ok = finished && done() && mismatches_ == 0 && ledger_.empty();
+  bool ok = finished && done() && mismatches_ == 0 && ledger_open_ == 0;
   w = {{"protocol", "p4sgd"},
        {"mode", spec_.mode},
        {"task", train ? "train" : "allreduce"},
@@ -70,7 +70,7 @@ void P4SGDJob::Report(const Scenario& s, bool finished, json& w, std::vector<std
        {"ops_checked", checked_},
        {"elements_checked", checked_ * glm::kMicroBatch},
        {"mismatches", mismatches_},
-       {"ops_unfinished", ledger_.size()},
+       {"ops_unfinished", ledger_open_},
        {"allreduce_latency", latency}};
   if (done()) {
     // From the start to the last worker's last ack-complete (fault_matrix.py, sweeps).
