@@ -32,6 +32,9 @@ void PanamaConfig::Validate() const {
     if (j.ports_bitmap == 0) Fail(name + " has no ports");
     if (j.ports_bitmap & ~all) Fail(name + " lists a port >= num_ports");
     if (j.num_trees == 0 || j.num_trees > 256) Fail(name + ": trees must be in 1..256 (TID is 8 bits)");
+    if (!(j.quorum > 0 && j.quorum <= 1)) Fail(name + ": quorum must be in (0, 1]");
+    if (!j.port_workers.empty() && j.port_workers.size() != num_ports)
+      Fail(name + ": port_workers must list num_ports (" + std::to_string(num_ports) + ") counts");
     if (j.result == ResultRoute::kPorts) {
       if (j.result_ports.empty()) Fail(name + ": result ports list is empty");
       for (uint16_t p : j.result_ports)
@@ -85,7 +88,7 @@ PanamaConfig PanamaConfig::FromJson(const std::string& text) {
     }
     if (j.contains("jobs")) {
       if (!j["jobs"].is_array()) Fail("jobs must be an array");
-      static const std::set<std::string> kJobKeys = {"jid", "ports", "trees", "result"};
+      static const std::set<std::string> kJobKeys = {"jid", "ports", "trees", "result", "quorum", "port_workers"};
       for (const json& x : j["jobs"]) {
         if (!x.is_object()) Fail("each job must be an object");
         for (const auto& [k, v] : x.items())
@@ -98,6 +101,8 @@ PanamaConfig PanamaConfig::FromJson(const std::string& text) {
           job.ports_bitmap |= uint64_t{1} << p;
         }
         job.num_trees = x.value("trees", job.num_trees);
+        job.quorum = x.value("quorum", job.quorum);
+        if (x.contains("port_workers")) job.port_workers = x["port_workers"].get<std::vector<uint32_t>>();
         if (x.contains("result")) {
           const json& r = x["result"];
           if (r.is_string() && r.get<std::string>() == "routed") job.result = ResultRoute::kRouted;

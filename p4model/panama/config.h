@@ -41,6 +41,14 @@ struct PanamaJob {
   uint32_t num_trees = 1;
   ResultRoute result = ResultRoute::kRouted;
   std::vector<uint16_t> result_ports;  ///< kPorts only
+  /// panama §7 PANAMA-0.88 / 0.94 (the paper only; the FPGA waits for every
+  /// port): aggregate as soon as the ports whose head is Expected_VID carry
+  /// at least this fraction of the job's workers (rounded up); the others add
+  /// +0 and their packets of that vector come later, stale, and are dropped.
+  double quorum = 1.0;
+  /// Workers behind each input port (indexed by port, num_ports long), the
+  /// quorum's weights; empty: one per member port.
+  std::vector<uint32_t> port_workers;
 };
 
 struct PanamaLatency {

@@ -94,6 +94,23 @@ ControlLogic::Verdict ControlLogic::Inspect(uint32_t expected, inasim::Span<cons
   return all_equal ? Verdict::kAggregate : Verdict::kSkip;
 }
 
+ControlLogic::Verdict ControlLogic::InspectQuorum(uint32_t expected, inasim::Span<const uint32_t> vids,
+                                                  inasim::Span<const bool> present,
+                                                  inasim::Span<const uint32_t> weights, uint64_t need) {
+  bool all_present = true;
+  uint64_t ready = 0;
+  for (size_t i = 0; i < vids.size(); ++i) {
+    if (!present[i]) {
+      all_present = false;
+      continue;
+    }
+    if (Older(vids[i], expected)) return Verdict::kDropStale;
+    if (vids[i] == expected) ready += weights[i];
+  }
+  if (ready >= need) return Verdict::kAggregate;
+  return all_present ? Verdict::kSkip : Verdict::kWait;
+}
+
 // ============================================================================
 // LatencyModel
 // ============================================================================

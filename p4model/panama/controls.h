@@ -120,6 +120,11 @@ class ControlLogic {
   /// (fp_datapath.v:383-393 INSPECT_MODIFY_HEADER: input_vector_index ==
   /// current_vector_index).
   static Verdict Inspect(uint32_t expected, inasim::Span<const uint32_t> vids, inasim::Span<const bool> present);
+  /// PANAMA-<quorum> (panama §7, not in the FPGA): as Inspect, but kAggregate
+  /// as soon as the ports whose head is Expected_VID weigh at least `need`
+  /// (the others wait, or are skipped; their late packets are stale).
+  static Verdict InspectQuorum(uint32_t expected, inasim::Span<const uint32_t> vids, inasim::Span<const bool> present,
+                               inasim::Span<const uint32_t> weights, uint64_t need);
 
  private:
   std::vector<uint64_t> ports_bitmap_;

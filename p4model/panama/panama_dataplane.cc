@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <utility>
 
@@ -22,6 +23,15 @@ PanamaDataplane::PanamaDataplane(PanamaConfig config)
       if (j.ports_bitmap >> p & 1) s.members.push_back(p);
     s.trees.resize(j.num_trees);
     for (TreeState& t : s.trees) t.q.resize(config_.num_ports);
+    uint64_t total = 0;
+    for (uint16_t p : s.members) {
+      s.weights.push_back(j.port_workers.empty() ? 1u : j.port_workers[p]);
+      total += s.weights.back();
+    }
+    s.partial = j.quorum < 1;
+    // The quorum's weight, rounded up (PANAMA-0.88 of 8 workers waits for 8 x 0.88 = 7.04 -> 8).
+    s.need = s.partial ? static_cast<uint64_t>(std::ceil(j.quorum * static_cast<double>(total) - 1e-9)) : total;
+    s.contributes.assign(s.members.size(), 1);
     jobs_.push_back(std::move(s));
   }
   leaves_.assign(config_.num_ports, 0);
@@ -120,13 +130,17 @@ void PanamaDataplane::Drain(uint32_t job, uint32_t tree, Emitter& out) {
       vids[i] = q.empty() ? 0 : q.front().hdr.vid;
     }
     const uint32_t expected = control_.expected_vid(job, tree);
-    switch (ControlLogic::Inspect(expected, vids, inasim::Span<const bool>(present.get(), m))) {
+    const inasim::Span<const bool> have(present.get(), m);
+    const ControlLogic::Verdict verdict =
+        js.partial ? ControlLogic::InspectQuorum(expected, vids, have, js.weights, js.need)
+                   : ControlLogic::Inspect(expected, vids, have);
+    switch (verdict) {
       case ControlLogic::Verdict::kWait:
         return;
       case ControlLogic::Verdict::kDropStale:
         // An older vector than Expected_VID can never complete: drop it.
         for (size_t i = 0; i < m; ++i) {
-          if (!ControlLogic::Older(vids[i], expected)) continue;
+          if (!present[i] || !ControlLogic::Older(vids[i], expected)) continue;
           PopHead(job, tree, js.members[i]);
           ++stats_.vid_mismatch_dropped;
         }
@@ -139,6 +153,7 @@ void PanamaDataplane::Drain(uint32_t job, uint32_t tree, Emitter& out) {
         // head (the same end state as stepping one VID at a time).
         uint32_t newest = expected;
         for (size_t i = 0; i < m; ++i) {
+          if (!present[i]) continue;  // (a quorum's skip waits for every port, as the hardware's)
           if (ControlLogic::Older(newest, vids[i])) newest = vids[i];
           if (vids[i] != expected) continue;
           PopHead(job, tree, js.members[i]);
@@ -149,14 +164,24 @@ void PanamaDataplane::Drain(uint32_t job, uint32_t tree, Emitter& out) {
         continue;
       }
       case ControlLogic::Verdict::kAggregate: {
-        const uint32_t n = t.q[js.members[0]].front().hdr.num_values;
+        // Every member, or (quorum) the members whose head is Expected_VID.
+        size_t lead = m;
+        for (size_t i = 0; i < m; ++i) {
+          js.contributes[i] = present[i] && vids[i] == expected;
+          if (js.contributes[i] && lead == m) lead = i;
+        }
+        const uint32_t n = t.q[js.members[lead]].front().hdr.num_values;
         bool same = true;
-        for (size_t i = 1; i < m; ++i) same = same && t.q[js.members[i]].front().hdr.num_values == n;
+        for (size_t i = 0; i < m; ++i)
+          same = same && (!js.contributes[i] || t.q[js.members[i]].front().hdr.num_values == n);
         if (!same) {
           // Inputs of one vector with different lengths cannot be streamed
           // together (the hardware would desynchronise its lanes): dropped.
-          for (uint16_t p : js.members) PopHead(job, tree, p);
-          stats_.length_mismatch_dropped += m;
+          for (size_t i = 0; i < m; ++i)
+            if (js.contributes[i]) {
+              PopHead(job, tree, js.members[i]);
+              ++stats_.length_mismatch_dropped;
+            }
           control_.advance(job, tree);
           continue;
         }
@@ -192,8 +217,17 @@ void PanamaDataplane::Aggregate(uint32_t job, uint32_t tree, Emitter& out) {
   JobState& js = jobs_[job];
   TreeState& t = js.trees[tree];
   const PanamaJob& cfg = config_.jobs[job];
-  const Entry& first = t.q[js.members[0]].front();
+  // Members taking part (all of them unless a quorum let some out).
+  js.contributors.clear();
+  for (size_t i = 0; i < js.members.size(); ++i)
+    if (js.contributes[i]) js.contributors.push_back(js.members[i]);
+  const std::vector<uint16_t>& members = js.contributors;
+  const Entry& first = t.q[members[0]].front();
   const uint32_t n = first.hdr.num_values;
+  if (members.size() < js.members.size()) {
+    ++stats_.partial_aggregations;
+    if (on_partial_aggregate) on_partial_aggregate(cfg.jid, static_cast<uint8_t>(tree), first.hdr.vid, members);
+  }
 
   // panama §4.2.2 ECN: "performs a bitwise OR operation on the ECN field of
   // packets received"; wnd_cap: the minimum of the inputs' and this
@@ -201,7 +235,7 @@ void PanamaDataplane::Aggregate(uint32_t job, uint32_t tree, Emitter& out) {
   uint8_t ecn = 0;
   uint16_t wnd_cap = OwnWndCap();
   bool fin = false;
-  for (uint16_t p : js.members) {
+  for (uint16_t p : members) {
     const PanamaPacket& h = t.q[p].front().hdr;
     ecn = static_cast<uint8_t>(ecn | h.ecn);
     wnd_cap = std::min(wnd_cap, h.wnd_cap);
@@ -213,7 +247,7 @@ void PanamaDataplane::Aggregate(uint32_t job, uint32_t tree, Emitter& out) {
   sums_.resize(n);
   std::fill(leaves_.begin(), leaves_.end(), 0u);
   for (uint32_t v = 0; v < n; ++v) {
-    for (uint16_t p : js.members) {
+    for (uint16_t p : members) {
       const Entry& e = t.q[p].front();
       leaves_[p] = LoadBe32(e.bytes.data() + e.hdr.gradient_offset + kValueBytes * v);
     }
@@ -229,7 +263,7 @@ void PanamaDataplane::Aggregate(uint32_t job, uint32_t tree, Emitter& out) {
     case ResultRoute::kEcho:
       // fp_datapath.v:523-552: each member port sends its own header registers
       // (data_reg[i], destination MAC rewritten at :385) then the sums.
-      for (uint16_t p : js.members) {
+      for (uint16_t p : members) {
         Deparse(t.q[p].front(), ecn, wnd_cap, fin);
         out.Emit(out_, p, InOrder(latency_.Aggregation(static_cast<uint32_t>(out_.size()))));
         ++stats_.result_packets;
@@ -250,7 +284,7 @@ void PanamaDataplane::Aggregate(uint32_t job, uint32_t tree, Emitter& out) {
       stats_.result_packets += cfg.result_ports.size();
       break;
   }
-  for (uint16_t p : js.members) PopHead(job, tree, p);
+  for (uint16_t p : members) PopHead(job, tree, p);
 
   if (fin) {
     // panama §5 (2) "Workers notify accelerators that they have sent all their

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ class PanamaDataplane : public Dataplane {
     uint64_t vids_skipped = 0;            ///< Expected_VID values passed over without aggregating
     uint64_t length_mismatch_dropped = 0; ///< packets of a matched vector whose value counts differ
     uint64_t fin_resets = 0;              ///< trees reset by FIN (panama §5 (2))
+    uint64_t partial_aggregations = 0;    ///< PANAMA-<quorum>: vectors summed without every member port
     uint64_t fin_flushed = 0;             ///< packets still buffered in a tree at its FIN reset
     uint64_t controller_flushed = 0;      ///< packets dropped by ResetJob()
   };
@@ -55,6 +57,11 @@ class PanamaDataplane : public Dataplane {
 
   const PanamaConfig& config() const { return config_; }
   const Stats& stats() const { return stats_; }
+  /// Observer (not hardware): a PANAMA-<quorum> job summed vector `vid` of
+  /// tree `tid` from these member ports only; the others added +0. A
+  /// simulation uses it to know which workers a result holds.
+  std::function<void(uint16_t jid, uint8_t tid, uint32_t vid, inasim::Span<const uint16_t> ports)>
+      on_partial_aggregate;
   const LatencyModel& latency() const { return latency_; }
   const AdderTree& adder_tree() const { return tree_; }
   // --- register reads for tests ----------------------------------------------------
@@ -79,6 +86,12 @@ class PanamaDataplane : public Dataplane {
     bool active = false;
     std::vector<uint16_t> members;  ///< ports of the bitmap, ascending
     std::vector<TreeState> trees;
+    // PANAMA-<quorum> (config quorum < 1): workers per member, the weight needed.
+    bool partial = false;
+    std::vector<uint32_t> weights;
+    uint64_t need = 0;
+    std::vector<uint8_t> contributes;  ///< per member: its head is in the vector being summed
+    std::vector<uint16_t> contributors;  ///< scratch for on_partial_aggregate
   };
 
   int FindJob(uint16_t jid) const;

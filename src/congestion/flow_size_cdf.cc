@@ -137,6 +137,14 @@ FlowSizeCdf::FlowSizeCdf(std::vector<std::pair<double, double>> points) : points
   max_bytes_ = RoundBytes(points_.back().first);
 }
 
+FlowSizeCdf FlowSizeCdf::Scaled(double factor) const {
+  if (!(factor > 0) || !std::isfinite(factor))
+    throw std::invalid_argument("flow size scale must be a positive finite number, got " + std::to_string(factor));
+  std::vector<std::pair<double, double>> points = points_;
+  for (auto& [bytes, cdf] : points) bytes *= factor;
+  return FlowSizeCdf(std::move(points));
+}
+
 FlowSizeCdf FlowSizeCdf::Parse(std::string_view text, std::string_view origin) {
   std::vector<RawPoint> raw;
   std::optional<uint64_t> unit;

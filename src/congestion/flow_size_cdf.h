@@ -59,6 +59,9 @@ class FlowSizeCdf {
   const std::vector<std::pair<double, double>>& points() const { return points_; }
   /// The largest value Sample can return.
   uint64_t max_bytes() const { return max_bytes_; }
+  /// The same distribution with every size multiplied by `factor` (> 0):
+  /// scaled-down scenarios shrink flows as they shrink gradients and time.
+  FlowSizeCdf Scaled(double factor) const;
 
  private:
   explicit FlowSizeCdf(std::vector<std::pair<double, double>> points);

@@ -13,20 +13,19 @@ using ordered_json = nlohmann::ordered_json;
 
 constexpr uint64_t k100KB = 100'000;
 constexpr uint64_t k10MB = 10'000'000;
-constexpr uint64_t kLongFlowBytes = 40'000'000;  // PANAMA's short/long split
 
 struct Bucket {
   const char* name;
-  bool (*contains)(uint64_t bytes);
+  bool (*contains)(uint64_t bytes, uint64_t long_flow_bytes);
 };
 
 constexpr Bucket kBuckets[] = {
-    {"all", [](uint64_t) { return true; }},
-    {"short", [](uint64_t b) { return b < kLongFlowBytes; }},
-    {"long", [](uint64_t b) { return b >= kLongFlowBytes; }},
-    {"lt_100KB", [](uint64_t b) { return b < k100KB; }},
-    {"100KB_10MB", [](uint64_t b) { return b >= k100KB && b < k10MB; }},
-    {"ge_10MB", [](uint64_t b) { return b >= k10MB; }},
+    {"all", [](uint64_t, uint64_t) { return true; }},
+    {"short", [](uint64_t b, uint64_t lf) { return b < lf; }},
+    {"long", [](uint64_t b, uint64_t lf) { return b >= lf; }},
+    {"lt_100KB", [](uint64_t b, uint64_t) { return b < k100KB; }},
+    {"100KB_10MB", [](uint64_t b, uint64_t) { return b >= k100KB && b < k10MB; }},
+    {"ge_10MB", [](uint64_t b, uint64_t) { return b >= k10MB; }},
 };
 
 ordered_json SummaryJson(const Summary& s) {
@@ -51,10 +50,10 @@ void CheckRecords(const std::vector<FlowRecord>& flows) {
   }
 }
 
-ordered_json BucketJson(const std::vector<FlowRecord>& flows, const Bucket& bucket) {
+ordered_json BucketJson(const std::vector<FlowRecord>& flows, const Bucket& bucket, uint64_t long_flow_bytes) {
   std::vector<double> fct, slowdown;
   for (const FlowRecord& f : flows) {
-    if (!bucket.contains(f.bytes)) continue;
+    if (!bucket.contains(f.bytes, long_flow_bytes)) continue;
     fct.push_back(f.fct_s);
     slowdown.push_back(f.fct_s / f.ideal_fct_s);
   }
@@ -65,10 +64,10 @@ ordered_json BucketJson(const std::vector<FlowRecord>& flows, const Bucket& buck
   return j;
 }
 
-ordered_json LongFlowThroughputJson(const std::vector<FlowRecord>& flows) {
+ordered_json LongFlowThroughputJson(const std::vector<FlowRecord>& flows, uint64_t long_flow_bytes) {
   std::vector<double> gbps;
   for (const FlowRecord& f : flows) {
-    if (f.bytes >= kLongFlowBytes) gbps.push_back(static_cast<double>(f.bytes) * 8.0 / f.fct_s / 1e9);
+    if (f.bytes >= long_flow_bytes) gbps.push_back(static_cast<double>(f.bytes) * 8.0 / f.fct_s / 1e9);
   }
   const bool empty = gbps.empty();
   const Summary s = Summarize(std::move(gbps));
@@ -125,11 +124,11 @@ Summary Summarize(std::vector<double> values) {
   return s;
 }
 
-nlohmann::ordered_json FctReport(const std::vector<FlowRecord>& flows) {
+nlohmann::ordered_json FctReport(const std::vector<FlowRecord>& flows, uint64_t long_flow_bytes) {
   CheckRecords(flows);
   ordered_json report = ordered_json::object();
-  for (const Bucket& b : kBuckets) report[b.name] = BucketJson(flows, b);
-  report["long_flow_throughput_gbps"] = LongFlowThroughputJson(flows);
+  for (const Bucket& b : kBuckets) report[b.name] = BucketJson(flows, b, long_flow_bytes);
+  report["long_flow_throughput_gbps"] = LongFlowThroughputJson(flows, long_flow_bytes);
   return report;
 }
 

@@ -33,8 +33,8 @@ struct FlowRecord {
 };
 
 /// FCT and slowdown (fct / ideal) per size bucket, in this key order:
-///   "all"; "short" (< 40,000,000 B) and "long" (>= 40,000,000 B), PANAMA's
-///   split; "lt_100KB" (< 100,000 B), "100KB_10MB" ([100,000, 10,000,000)),
+///   "all"; "short" (< long_flow_bytes) and "long" (>= long_flow_bytes),
+///   PANAMA's split (40 MB; a scaled scenario scales it with its flow sizes); "lt_100KB" (< 100,000 B), "100KB_10MB" ([100,000, 10,000,000)),
 ///   "ge_10MB" (>= 10,000,000 B); each {"count": n, "fct_s": S, "slowdown": S}
 ///   with S = {"mean", "median", "p99", "p999", "min", "max"}, or null when the
 ///   bucket is empty;
@@ -42,7 +42,7 @@ struct FlowRecord {
 ///   of bytes * 8 / fct / 1e9 over long flows (stats null when there are none).
 /// A record whose fct_s or ideal_fct_s is not positive throws
 /// std::invalid_argument naming its index.
-nlohmann::ordered_json FctReport(const std::vector<FlowRecord>& flows);
+nlohmann::ordered_json FctReport(const std::vector<FlowRecord>& flows, uint64_t long_flow_bytes = 40'000'000);
 
 /// Per-link utilisation fractions in `bins` equal-width bins over [0, 1]:
 /// {"bins": [{"from": 0.0, "to": 0.1, "links": n}, ...], "mean": m, "count": n}.

@@ -8,11 +8,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace inasim {
 
 using nlohmann::json;
+
+namespace {
+/// PANAMA's short/long split (40 MB), scaled with the flow sizes.
+uint64_t LongFlowBytes(const BackgroundFlowsSpec& b) {
+  return static_cast<uint64_t>(std::llround(40e6 * b.size_scale));
+}
+}  // namespace
 
 std::vector<uint32_t> SelectHosts(const HostSelection& sel, uint32_t nh, uint64_t seed,
                                   const std::vector<uint32_t>& workload_hosts) {
@@ -205,7 +213,9 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
         {"incomplete", incomplete},
         {"completed_bytes", bytes_done},
         {"tcp_variant", b.tcp.variant},
-        {"fct", congestion::FctReport(done)},
+        {"size_scale", b.size_scale},
+        {"long_flow_bytes", LongFlowBytes(b)},
+        {"fct", congestion::FctReport(done, LongFlowBytes(b))},
     };
     csv_names.push_back("flows.csv");
     csv_texts.push_back(std::move(csv));

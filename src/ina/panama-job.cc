@@ -4,6 +4,7 @@
 #include "ina/background.h"
 #include "ina/dnn-models.h"
 #include "ina/fabric.h"
+#include "ina/ring-allreduce.h"
 #include "topology/split_mix64.h"
 #include "p4model/common/frame.h"
 #include "p4model/panama/panama_dataplane.h"
@@ -65,6 +66,7 @@ class PanamaTreeSwitch final : public p4::Dataplane, private p4::Emitter {
   }
   std::string DumpState() const override { return accelerator_.DumpState(); }
   const pn::PanamaDataplane& accelerator() const { return accelerator_; }
+  pn::PanamaDataplane& mutable_accelerator() { return accelerator_; }
 
  private:
   void Emit(inasim::Span<const uint8_t> frame, uint16_t port, p4::Picoseconds latency) override {
@@ -190,8 +192,15 @@ void PanamaWorker::BeginIteration(uint32_t iteration) {
     tr.next = first + (t + n - first % n) % n;  // first packet index >= first with index mod n == t
     tr.end = first + p;
     tr.last_progress_ps = NowPs();
-    TrySend(t);
+    // PANAMA-<quorum>: vectors already summed without this worker are done.
+    for (; tr.next < tr.skip_below && tr.next < tr.end; tr.next += n) --outstanding_;
   }
+  if (outstanding_ == 0) {  // the whole iteration went by without it
+    running_ = false;
+    owner_->WorkerIterationDone(rank_, iteration_);
+    return;
+  }
+  for (uint32_t t = 0; t < n; ++t) TrySend(t);
   ArmTimeoutCheck();
 }
 
@@ -240,19 +249,32 @@ void PanamaWorker::OnReceive(Ptr<Socket> socket) {
 
 void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
   const uint32_t n = spec_->trees;
-  if (!running_ || len < pn::kPanamaHeaderBytes || p4::LoadBe16(p + pn::kOffJid) != spec_->jid ||
-      p[pn::kOffTid] >= n) {
+  if (len < pn::kPanamaHeaderBytes || p4::LoadBe16(p + pn::kOffJid) != spec_->jid || p[pn::kOffTid] >= n) {
     ++counters_.unexpected_results;
     return;
   }
   const uint32_t t = p[pn::kOffTid];
   const uint64_t g = uint64_t{p4::LoadBe32(p + pn::kOffVid)} * n + t;
   Tree& tr = trees_[t];
+  if (!running_) {
+    // Between iterations (computing): only a PANAMA-<quorum> result of a
+    // packet of a coming iteration, summed without this worker, is expected.
+    if (spec_->quorum < 1 && tr.in_flight == 0 && g >= tr.next && g >= tr.skip_below &&
+        g < owner_->packets_per_iteration() * owner_->records_.size())
+      SkippedResult(t, g, p, len);
+    else
+      ++counters_.unexpected_results;
+    return;
+  }
   // In flight on this tree: sent (below next) and not yet acknowledged, which
   // in VID order are the last in_flight packets sent (results come back in
   // order: one path per tree).
   const uint64_t oldest = tr.next - uint64_t{tr.in_flight} * n;
   if (tr.in_flight == 0 || g < oldest || g >= tr.next || g != oldest) {
+    if (spec_->quorum < 1 && tr.in_flight == 0 && g >= tr.next && g >= tr.skip_below) {
+      SkippedResult(t, g, p, len);
+      return;
+    }
     ++counters_.unexpected_results;
     return;
   }
@@ -277,6 +299,38 @@ void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
   counters_.cap_hits += tr.window.cap_hits() - hits;
   counters_.cwnd_sum += tr.window.cwnd();
   window_trace_(t, static_cast<uint32_t>(g / n), tr.window.cwnd());
+  TrySend(t);
+  if (--outstanding_ == 0) {
+    running_ = false;
+    Simulator::Cancel(timeout_event_);
+    owner_->WorkerIterationDone(rank_, iteration_);
+  }
+}
+
+void PanamaWorker::SkippedResult(uint32_t t, uint64_t g, const uint8_t* p, uint32_t len) {
+  // PANAMA-<quorum>: the accelerators summed vector g without this worker
+  // (it was behind). Results come in VID order on a tree, so every earlier
+  // packet of the tree has had its result: g is the next one this worker
+  // would send, now or in an iteration it has not begun. It is checked like
+  // any result and never sent (it would be stale).
+  const uint32_t n = spec_->trees;
+  Tree& tr = trees_[t];
+  const uint32_t count = (len - static_cast<uint32_t>(pn::kPanamaHeaderBytes)) / 4;
+  const uint64_t bad = owner_->CheckResult(g, p + pn::kPanamaHeaderBytes, count);
+  const uint64_t ppi = owner_->packets_per_iteration();
+  const uint64_t first = (g % ppi) * owner_->k();
+  const uint64_t expected_count = std::min<uint64_t>(owner_->k(), owner_->elements() - first);
+  PanamaIterationRecord& rec = owner_->record(static_cast<uint32_t>(g / ppi));
+  rec.elements_checked += count;
+  rec.mismatches += bad + (count != expected_count ? expected_count : 0);
+  counters_.elements_checked += count;
+  counters_.mismatches += bad;
+  ++counters_.results;
+  ++counters_.skipped;
+  tr.skip_below = g + n;
+  tr.last_progress_ps = NowPs();
+  if (!running_ || g != tr.next || g >= tr.end) return;  // BeginIteration skips it
+  tr.next += n;
   TrySend(t);
   if (--outstanding_ == 0) {
     running_ = false;
@@ -421,6 +475,18 @@ void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*
       pn::PanamaJob pj;
       pj.jid = job->spec_.jid;
       pj.ports_bitmap = bitmap;
+      pj.quorum = job->spec_.quorum;
+      if (pj.quorum < 1) {
+        // The quorum's weights: the job's workers behind each child port (the
+        // same in every tree through this switch: the bitmap is).
+        pj.port_workers.assign(ports, 0);
+        for (uint32_t t = 0; t < job->trees_.size(); ++t) {
+          if (!job->trees_[t].contains(v)) continue;
+          for (uint16_t p : job->trees_[t].child_ports[v])
+            pj.port_workers[p] = job->SubtreeWorkers(t, topology.ports(v)[p].peer);
+          break;
+        }
+      }
       pj.num_trees = static_cast<uint32_t>(job->trees_.size());
       pj.result = pn::ResultRoute::kRouted;
       c.jobs.push_back(pj);
@@ -428,9 +494,18 @@ void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*
       routes.push_back(std::move(job_routes));
     }
     auto program = std::make_unique<PanamaTreeSwitch>(std::move(c), jids, std::move(routes));
+    std::vector<std::pair<uint16_t, PanamaJob*>> partial_jobs;  // PANAMA-<quorum> jobs here
     for (PanamaJob* job : jobs)
-      if (std::find(jids.begin(), jids.end(), job->spec_.jid) != jids.end())
+      if (std::find(jids.begin(), jids.end(), job->spec_.jid) != jids.end()) {
         job->accelerators_[v] = &program->accelerator();
+        if (job->spec_.quorum < 1) partial_jobs.emplace_back(job->spec_.jid, job);
+      }
+    if (!partial_jobs.empty())
+      program->mutable_accelerator().on_partial_aggregate =
+          [partial_jobs, v](uint16_t jid, uint8_t tid, uint32_t vid, inasim::Span<const uint16_t> ports) {
+            for (const auto& [j, job] : partial_jobs)
+              if (j == jid) job->RecordPartial(tid, vid, v, ports);
+          };
     fabric.switch_node(v - nh).SetDataplane(std::move(program));
   }
 }
@@ -453,12 +528,34 @@ double PanamaJob::progress() const {
   return total ? static_cast<double>(results_total_) / static_cast<double>(total) : 1.0;
 }
 
-uint32_t PanamaJob::ReduceAt(uint32_t tree, uint32_t v, uint64_t element) {
+uint32_t PanamaJob::SubtreeWorkers(uint32_t tree, uint32_t v) const {
+  const topo::Topology& topology = fabric_->topology();
+  if (topology.is_host(v)) return 1;
+  uint32_t n = 0;
+  for (uint16_t p : trees_[tree].child_ports[v]) n += SubtreeWorkers(tree, topology.ports(v)[p].peer);
+  return n;
+}
+
+void PanamaJob::RecordPartial(uint8_t tid, uint32_t vid, uint32_t v, inasim::Span<const uint16_t> ports) {
+  const uint64_t g = uint64_t{vid} * trees_.size() + tid;
+  partial_[g].emplace_back(v, std::vector<uint16_t>(ports.begin(), ports.end()));
+  ++partial_aggregations_;
+}
+
+uint32_t PanamaJob::ReduceAt(uint32_t tree, uint32_t v, uint64_t element, const PartialSums* partial) {
   const topo::Topology& topology = fabric_->topology();
   if (topology.is_host(v)) return data_.Value(rank_of_vertex_[v], element);
   const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
   std::vector<uint32_t> leaves(ports, 0);  // +0 outside the bitmap (fp_datapath.v:278-285)
-  for (uint16_t p : trees_[tree].child_ports[v]) leaves[p] = ReduceAt(tree, topology.ports(v)[p].peer, element);
+  // PANAMA-<quorum>: the ports this switch summed (the others added +0).
+  const std::vector<uint16_t>* only = nullptr;
+  if (partial)
+    for (const auto& [sw, ps] : *partial)
+      if (sw == v) only = &ps;
+  for (uint16_t p : trees_[tree].child_ports[v]) {
+    if (only && std::find(only->begin(), only->end(), p) == only->end()) continue;
+    leaves[p] = ReduceAt(tree, topology.ports(v)[p].peer, element, partial);
+  }
   const pn::AdderTree adder(ports, spec_.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga);
   return adder.Reduce(inasim::Span<const uint32_t>(leaves.data(), leaves.size()));
 }
@@ -470,19 +567,26 @@ const std::vector<uint32_t>& PanamaJob::TreeOrderSum(uint64_t g) {
   const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
   const uint64_t count = std::min<uint64_t>(spec_.elements_per_packet, elements_ - first);
   Expected e{std::vector<uint32_t>(count), num_workers()};
-  for (uint64_t i = 0; i < count; ++i) e.values[i] = ReduceAt(t, trees_[t].root, first + i);
+  const auto pit = partial_.find(g);
+  const PartialSums* partial = pit == partial_.end() ? nullptr : &pit->second;
+  for (uint64_t i = 0; i < count; ++i) e.values[i] = ReduceAt(t, trees_[t].root, first + i, partial);
   return expected_.emplace(g, std::move(e)).first->second.values;
 }
 
 uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t count) {
   ++results_total_;
   const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
-  if (data_.exact_in_float()) return data_.CountMismatchesBe32(first, count, values);
+  // A partial sum (PANAMA-<quorum>) is checked against the adder order
+  // replayed over the workers it holds.
+  if (data_.exact_in_float() && !partial_.count(g)) return data_.CountMismatchesBe32(first, count, values);
   const std::vector<uint32_t>& want = TreeOrderSum(g);
   uint64_t bad = 0;
   for (uint32_t i = 0; i < count && i < want.size(); ++i) bad += p4::LoadBe32(values + 4 * i) != want[i];
   auto it = expected_.find(g);
-  if (--it->second.checks_left == 0) expected_.erase(it);
+  if (--it->second.checks_left == 0) {
+    expected_.erase(it);
+    partial_.erase(g);
+  }
   return bad;
 }
 
@@ -496,6 +600,23 @@ void PanamaJob::WorkerIterationDone(uint32_t rank, uint32_t iteration) {
 }
 
 // ------------------------------------------------------------------ PanamaJobSet
+double PanamaJobSet::ArrivalRateForLoad(const PanamaClusterSpec& spec, size_t pool_hosts, double host_rate_gbps) {
+  // Offered aggregation load: each worker sends its gradient once per
+  // iteration (in-network aggregation), so the jobs arriving at rate lambda
+  // put lambda x E[workers] x iterations x E[gradient bytes] x 8 bits per
+  // second on the pool's host links, whose capacity is hosts x rate.
+  double mean_bytes = 0;
+  for (const std::string& name : spec.models) mean_bytes += ScaledGradientBytes(*FindDnnModel(name), spec.scale);
+  mean_bytes /= static_cast<double>(spec.models.size());
+  const double mean_workers = 0.5 * (spec.min_workers + spec.max_workers);
+  return spec.load * static_cast<double>(pool_hosts) * host_rate_gbps * 1e9 /
+         (8.0 * mean_workers * spec.iterations * mean_bytes);
+}
+
+uint64_t PanamaJobSet::ScaledGradientBytes(const DnnModel& m, double scale) {
+  return std::max<uint64_t>(4, static_cast<uint64_t>(std::llround(m.GradientBytes() * scale / 4)) * 4);
+}
+
 std::vector<PanamaClusterJob> PanamaJobSet::PlaceCluster(const topo::Topology& topology,
                                                         const PanamaClusterSpec& spec,
                                                         const std::vector<uint32_t>& pool, double host_rate_gbps,
@@ -503,51 +624,79 @@ std::vector<PanamaClusterJob> PanamaJobSet::PlaceCluster(const topo::Topology& t
   if (spec.max_workers > pool.size())
     throw ScenarioError(fmt::format("workload.panama.cluster.max_workers: {} workers, but the cluster has {} hosts "
                                     "(workload.hosts)", spec.max_workers, pool.size()));
+  const double rate = spec.load > 0 ? ArrivalRateForLoad(spec, pool.size(), host_rate_gbps) : spec.arrival_rate_per_s;
   topo::SplitMix64 rng(seed ^ 0x636c757374657221ULL);  // "cluster!": a stream of its own
   std::vector<PanamaClusterJob> jobs;
-  std::vector<double> free_at(topology.num_hosts(), 0.0);  // the controller's estimate, seconds
-  std::vector<int64_t> last_job(topology.num_hosts(), -1);
+  // Per host, its slots (one job each; a GPU): the controller's estimate of
+  // when each is free (seconds) and the job that held it last.
+  const uint32_t slots = spec.slots_per_host;
+  std::vector<double> free_at(size_t{topology.num_hosts()} * slots, 0.0);
+  std::vector<int64_t> last_job(size_t{topology.num_hosts()} * slots, -1);
+  auto earliest_slot = [&](uint32_t h) {
+    size_t best = size_t{h} * slots;
+    for (size_t k = best + 1; k < size_t{h + 1} * slots; ++k)
+      if (free_at[k] < free_at[best]) best = k;
+    return best;
+  };
   double t = static_cast<double>(spec.start_ps) / 1e12;
   for (uint32_t j = 0; j < spec.jobs; ++j) {
     PanamaClusterJob job;
-    if (j > 0) t += -std::log1p(-rng.NextUnit()) / spec.arrival_rate_per_s;  // Poisson arrivals
+    if (j > 0) t += -std::log1p(-rng.NextUnit()) / rate;  // Poisson arrivals
+    if (spec.window_ps && t * 1e12 >= static_cast<double>(spec.start_ps + spec.window_ps)) break;
     job.arrival_ps = static_cast<uint64_t>(std::llround(t * 1e12));
     const uint32_t w = spec.min_workers + static_cast<uint32_t>(rng.Next() % (spec.max_workers - spec.min_workers + 1));
     const DnnModel& m = *FindDnnModel(spec.models[rng.Next() % spec.models.size()]);
     job.model = std::string(m.name);
     // Scaled alike, so the ratio of communication to computation is the model's.
-    job.bytes = std::max<uint64_t>(4, static_cast<uint64_t>(std::llround(m.GradientBytes() * spec.scale / 4)) * 4);
+    job.bytes = ScaledGradientBytes(m, spec.scale);
     job.compute_ps = static_cast<uint64_t>(std::llround(m.ComputeSeconds() * spec.scale * 1e12));
     const double estimate =
         spec.iterations * (static_cast<double>(job.compute_ps) / 1e12 + 2.0 * job.bytes * 8 / (host_rate_gbps * 1e9));
-    // Free hosts (by the estimate), grouped by rack, racks with the most free first.
+    // Hosts with a free slot (by the estimate), grouped by rack; racks with
+    // the most free slots first, and in a rack the hosts with the most (with
+    // one slot per host: racks with the most free hosts, in host order).
+    auto free_slots = [&](uint32_t h) {
+      uint32_t n = 0;
+      for (size_t k = size_t{h} * slots; k < size_t{h + 1} * slots; ++k) n += free_at[k] <= t;
+      return n;
+    };
     std::map<uint32_t, std::vector<uint32_t>> free_by_rack;
+    std::map<uint32_t, uint32_t> rack_free_slots;
     for (uint32_t h : pool)
-      if (free_at[h] <= t) free_by_rack[topology.tor_of(h)].push_back(h);
+      if (const uint32_t n = free_slots(h)) {
+        free_by_rack[topology.tor_of(h)].push_back(h);
+        rack_free_slots[topology.tor_of(h)] += n;
+      }
     size_t free_count = 0;
     for (const auto& [rack, hs] : free_by_rack) free_count += hs.size();
     if (free_count >= w) {
-      std::vector<std::pair<uint32_t, const std::vector<uint32_t>*>> racks;
-      for (const auto& [rack, hs] : free_by_rack) racks.emplace_back(rack, &hs);
-      std::stable_sort(racks.begin(), racks.end(),
-                       [](const auto& a, const auto& b) { return a.second->size() > b.second->size(); });
-      for (const auto& [rack, hs] : racks)
+      std::vector<std::pair<uint32_t, std::vector<uint32_t>*>> racks;
+      for (auto& [rack, hs] : free_by_rack) racks.emplace_back(rack, &hs);
+      std::stable_sort(racks.begin(), racks.end(), [&](const auto& a, const auto& b) {
+        return rack_free_slots[a.first] > rack_free_slots[b.first];
+      });
+      for (auto& [rack, hs] : racks) {
+        std::stable_sort(hs->begin(), hs->end(), [&](uint32_t a, uint32_t b) { return free_slots(a) > free_slots(b); });
         for (uint32_t h : *hs)
           if (job.hosts.size() < w) job.hosts.push_back(h);
+      }
     } else {
       std::vector<uint32_t> order = pool;
-      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return free_at[a] < free_at[b]; });
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return free_at[earliest_slot(a)] < free_at[earliest_slot(b)];
+      });
       job.hosts.assign(order.begin(), order.begin() + w);
     }
     std::sort(job.hosts.begin(), job.hosts.end());
     double start = t;
-    for (uint32_t h : job.hosts) start = std::max(start, free_at[h]);
+    for (uint32_t h : job.hosts) start = std::max(start, free_at[earliest_slot(h)]);
     std::set<uint32_t> racks;
     for (uint32_t h : job.hosts) {
       racks.insert(topology.tor_of(h));
-      if (last_job[h] >= 0) job.after.push_back(static_cast<size_t>(last_job[h]));
-      last_job[h] = j;
-      free_at[h] = start + estimate;
+      const size_t k = earliest_slot(h);
+      if (last_job[k] >= 0) job.after.push_back(static_cast<size_t>(last_job[k]));
+      last_job[k] = j;
+      free_at[k] = start + estimate;
     }
     std::sort(job.after.begin(), job.after.end());
     job.after.erase(std::unique(job.after.begin(), job.after.end()), job.after.end());
@@ -557,11 +706,38 @@ std::vector<PanamaClusterJob> PanamaJobSet::PlaceCluster(const topo::Topology& t
   return jobs;
 }
 
-PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<uint32_t>& workload_hosts) {
+PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<uint32_t>& workload_hosts)
+    : pool_hosts_(workload_hosts.size()) {
   const PanamaSpec& ps = s.workload.panama;
   const uint32_t nh = fabric.topology().num_hosts();
   std::vector<PanamaJob*> all;
-  if (ps.cluster.jobs) {
+  if (ps.cluster.jobs && ps.cluster.allreduce == PanamaClusterSpec::Allreduce::kRing) {
+    // Ring-AllReduce (§7's baseline): the same arrivals, models and placement,
+    // each job a host ring over its workers in rank order.
+    if (s.workload.data == DataPattern::kUniform)
+      throw ScenarioError("workload.data: \"uniform\" fp32 sums depend on the adder order; the ring cluster checks "
+                          "exact sums (use \"hashed\" or \"ones\")");
+    cluster_ = PlaceCluster(fabric.topology(), ps.cluster, workload_hosts, s.links.host_rate_gbps, s.seed);
+    RingConfig rc = RingConfigOf(s);
+    for (size_t i = 0; i < cluster_.size(); ++i) {
+      const PanamaClusterJob& cj = cluster_[i];
+      ns3::NodeContainer nodes;
+      std::vector<ns3::Ipv4Address> addrs;
+      for (uint32_t h : cj.hosts) {
+        nodes.Add(fabric.host(h));
+        addrs.push_back(fabric.host_address(h));
+      }
+      rc.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' ranks in turn
+      try {
+        rings_.push_back(std::make_unique<RingAllreduce>(nodes, addrs, cj.bytes, DType::kFloat32, s.workload.data,
+                                                         s.seed + i, rc, ps.cluster.iterations, cj.compute_ps,
+                                                         static_cast<uint16_t>(s.links.mtu_bytes)));
+      } catch (const std::invalid_argument& e) {
+        throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
+      }
+      start_ps_.push_back(cj.arrival_ps);
+    }
+  } else if (ps.cluster.jobs) {
     cluster_ = PlaceCluster(fabric.topology(), ps.cluster, workload_hosts, s.links.host_rate_gbps, s.seed);
     for (size_t i = 0; i < cluster_.size(); ++i) {
       const PanamaClusterJob& cj = cluster_[i];
@@ -608,33 +784,44 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       start_ps_.push_back(jobs[i].start_ps);
     }
   }
-  try {
-    PanamaJob::InstallAccelerators(fabric, all);
-  } catch (const std::invalid_argument& e) {
-    throw ScenarioError(fmt::format("workload: {}", e.what()));
+  if (!all.empty()) {
+    try {
+      PanamaJob::InstallAccelerators(fabric, all);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload: {}", e.what()));
+    }
   }
-  dependents_.assign(jobs_.size(), {});
-  waiting_on_.assign(jobs_.size(), 0);
+  const size_t n = count();
+  dependents_.assign(n, {});
+  waiting_on_.assign(n, 0);
   for (size_t j = 0; j < cluster_.size(); ++j) {
     waiting_on_[j] = cluster_[j].after.size();
     for (size_t a : cluster_[j].after) dependents_[a].push_back(j);
   }
-  started_ps_.assign(jobs_.size(), 0);
-  ended_ps_.assign(jobs_.size(), 0);
-  started_.assign(jobs_.size(), 0);
-  ended_.assign(jobs_.size(), 0);
+  started_ps_.assign(n, 0);
+  ended_ps_.assign(n, 0);
+  started_.assign(n, 0);
+  ended_.assign(n, 0);
   for (size_t j = 0; j < jobs_.size(); ++j) jobs_[j]->on_finished = [this, j] { JobDone(j); };
+  for (size_t j = 0; j < rings_.size(); ++j) rings_[j]->on_finished = [this, j] { JobDone(j); };
 }
 
+PanamaJobSet::~PanamaJobSet() = default;
+
 void PanamaJobSet::Start() {
-  for (size_t j = 0; j < jobs_.size(); ++j)
+  for (size_t j = 0; j < count(); ++j)
     if (waiting_on_[j] == 0) StartJob(j, start_ps_[j]);
 }
 
 void PanamaJobSet::StartJob(size_t j, uint64_t at_ps) {
   started_ps_[j] = at_ps;
   started_[j] = 1;
-  jobs_[j]->Start(at_ps);
+  if (!rings_.empty()) {
+    const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+    rings_[j]->Start(at_ps > now ? at_ps - now : 0);  // relative to now
+  } else {
+    jobs_[j]->Start(at_ps);
+  }
 }
 
 void PanamaJobSet::JobDone(size_t j) {
@@ -644,34 +831,68 @@ void PanamaJobSet::JobDone(size_t j) {
   // The jobs that waited for these hosts: each starts once all its predecessors are done.
   for (size_t d : dependents_[j])
     if (--waiting_on_[d] == 0) StartJob(d, std::max(start_ps_[d], now));
-  if (++jobs_done_ == jobs_.size() && on_finished) on_finished();
+  if (++jobs_done_ == count() && on_finished) on_finished();
 }
 
 double PanamaJobSet::progress() const {
   double p = 0;
   for (const auto& j : jobs_) p += j->progress();
-  return p / static_cast<double>(jobs_.size());
+  for (const auto& r : rings_) p += r->progress();
+  return p / static_cast<double>(count());
+}
+
+void PanamaJobSet::RingJobReport(const RingAllreduce& ring, uint64_t bytes, uint32_t iterations, nlohmann::json& wj,
+                                 bool& correct, uint64_t& payload_delivered) {
+  const uint32_t n = ring.plan().ranks();
+  double dur_sum = 0;
+  uint64_t done = 0, checked = 0, mism = 0, retx = 0;
+  bool ok = true;
+  for (const CollectiveRecord& c : ring.records()) {
+    checked += c.elements_checked;
+    mism += c.mismatches;
+    retx += c.retransmissions;
+    if (c.end_ps == 0) continue;  // unfinished
+    // Every rank must end with every element exactly once: n x E checks.
+    ok &= c.mismatches == 0 && c.elements_checked == uint64_t{n} * ring.plan().elements();
+    dur_sum += static_cast<double>(c.end_ps - c.start_ps) / 1e12;
+    ++done;
+  }
+  ok &= done == iterations;
+  correct = ok;
+  payload_delivered += 2 * (uint64_t{n} - 1) * bytes * done;
+  wj = {{"protocol", "ring"},
+        {"ranks", n},
+        {"iterations", done},
+        {"mean_duration_s", done ? dur_sum / static_cast<double>(done) : 0.0},
+        {"elements_checked", checked},
+        {"mismatches", mism},
+        {"retransmissions", retx},
+        {"correct", ok}};
 }
 
 void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
                           std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
                           uint64_t& payload_delivered) const {
-  if (jobs_.size() == 1) {
+  if (jobs_.size() == 1 && cluster_.empty()) {
     jobs_[0]->Report(s, finished, w, csv_names, csv_texts, summary, correct, payload_delivered);
     return;
   }
+  const bool ring = !rings_.empty();
   w = {{"type", "allreduce"}, {"protocol", "panama"}, {"jobs", nlohmann::json::array()}};
   const bool cluster = !cluster_.empty();
   bool all_correct = true;
   double mean_sum = 0;
   size_t measured = 0;
   std::string job_summaries;
-  for (size_t i = 0; i < jobs_.size(); ++i) {
+  for (size_t i = 0; i < count(); ++i) {
     nlohmann::json wj;
     std::vector<std::string> names, texts;
     bool ok = false;
-    jobs_[i]->Report(s, finished, wj, names, texts, cluster ? job_summaries : summary, ok, payload_delivered);
-    wj["jid"] = jobs_[i]->jid();
+    if (ring)
+      RingJobReport(*rings_[i], cluster_[i].bytes, s.workload.panama.cluster.iterations, wj, ok, payload_delivered);
+    else
+      jobs_[i]->Report(s, finished, wj, names, texts, cluster ? job_summaries : summary, ok, payload_delivered);
+    wj["jid"] = ring ? s.workload.panama.jid + i : jobs_[i]->jid();
     all_correct &= ok;
     if (wj.contains("mean_duration_s") && wj["mean_duration_s"].is_number()) {
       mean_sum += wj["mean_duration_s"].get<double>();
@@ -694,7 +915,7 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, s
   std::vector<double> jcts;
   double wait_sum = 0;
   nlohmann::json rows = nlohmann::json::array();
-  for (size_t i = 0; i < jobs_.size(); ++i) {
+  for (size_t i = 0; i < count(); ++i) {
     const PanamaClusterJob& cj = cluster_[i];
     const bool done = ended_[i] != 0;
     const double arrival = static_cast<double>(cj.arrival_ps) / 1e12;
@@ -703,7 +924,7 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, s
     std::string after;
     for (size_t a : cj.after) after += (after.empty() ? "" : " ") + std::to_string(a);
     const bool ok = w["jobs"][i]["correct"].get<bool>();
-    csv += fmt::format("{},{},{},{},{},{},{:.9f},{:.9f},{},{},{},{},{},{}\n", i, jobs_[i]->jid(), cj.model,
+    csv += fmt::format("{},{},{},{},{},{},{:.9f},{:.9f},{},{},{},{},{},{}\n", i, w["jobs"][i]["jid"].get<uint32_t>(), cj.model,
                        cj.hosts.size(), cj.racks, cj.bytes, static_cast<double>(cj.compute_ps) / 1e12, arrival,
                        started_[i] ? fmt::format("{:.9f}", start) : "",
                        done ? fmt::format("{:.9f}", end) : "", done ? fmt::format("{:.9f}", end - arrival) : "",
@@ -726,7 +947,21 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, s
   double jct_sum = 0;
   for (double x : jcts) jct_sum += x;
   const double mean_jct = jcts.empty() ? 0.0 : jct_sum / static_cast<double>(jcts.size());
-  w["cluster"] = {{"jobs", rows},
+  const PanamaClusterSpec& cs = s.workload.panama.cluster;
+  uint64_t partial = 0, skipped = 0;  // PANAMA-<quorum>
+  for (const auto& job : jobs_) {
+    partial += job->partial_aggregations();
+    for (uint32_t r = 0; r < job->num_workers(); ++r) skipped += job->worker(r).counters().skipped;
+  }
+  w["cluster"] = {{"allreduce", ring ? "ring" : "panama"},
+                  {"quorum", s.workload.panama.quorum},
+                  {"partial_aggregations", partial},
+                  {"skipped_by_quorum", skipped},
+                  {"arrival_rate_per_s", cs.load > 0 ? ArrivalRateForLoad(cs, pool_hosts_, s.links.host_rate_gbps)
+                                                     : cs.arrival_rate_per_s},
+                  {"load", cs.load > 0 ? nlohmann::json(cs.load) : nlohmann::json(nullptr)},
+                  {"slots_per_host", cs.slots_per_host},
+                  {"jobs", rows},
                   {"finished_jobs", jcts.size()},
                   {"mean_jct_s", mean_jct},
                   {"p50_jct_s", pct(0.5)},
@@ -734,8 +969,8 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, s
                   {"mean_wait_s", jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size())}};
   csv_names.push_back("panama_cluster.csv");
   csv_texts.push_back(csv);
-  summary += fmt::format("panama cluster: {} jobs arriving at {:g}/s ({} .. {} workers, models {}), {} finished\n",
-                         jobs_.size(), s.workload.panama.cluster.arrival_rate_per_s,
+  summary += fmt::format("{} cluster: {} jobs arriving at {:g}/s ({} .. {} workers, models {}), {} finished\n",
+                         ring ? "ring-allreduce" : "panama", count(), w["cluster"]["arrival_rate_per_s"].get<double>(),
                          s.workload.panama.cluster.min_workers, s.workload.panama.cluster.max_workers,
                          fmt::join(s.workload.panama.cluster.models, "/"), jcts.size());
   summary += fmt::format("  job completion time mean {:.6f} s, p50 {:.6f}, p99 {:.6f}; mean wait for hosts {:.6f} s\n",

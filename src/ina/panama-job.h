@@ -47,7 +47,9 @@
 
 namespace inasim {
 
+struct DnnModel;
 class Fabric;
+class RingAllreduce;
 class PanamaJob;
 namespace p4::panama {
 class PanamaDataplane;
@@ -72,6 +74,7 @@ struct PanamaWorkerCounters {
   uint64_t results_marked = 0;      ///< ECN CE on the result (the OR over the tree)
   uint64_t unexpected_results = 0;  ///< not in flight (duplicate, other job or tree)
   uint64_t timeouts = 0;
+  uint64_t skipped = 0;             ///< PANAMA-<quorum>: results of packets never sent (the worker was behind)
   uint64_t elements_checked = 0, mismatches = 0;
   uint64_t cap_hits = 0;
   double cwnd_sum = 0;              ///< cwnd after each result, for the mean
@@ -98,8 +101,10 @@ class PanamaWorker : public ns3::Application {
     uint64_t end = 0;           ///< one past this iteration's last
     uint32_t in_flight = 0;
     uint64_t last_progress_ps = 0;
+    uint64_t skip_below = 0;    ///< PANAMA-<quorum>: results came for every packet below this
     bool timed_out = false;
   };
+  void SkippedResult(uint32_t t, uint64_t g, const uint8_t* p, uint32_t len);
   void StartApplication() override;
   void StopApplication() override;
   void OnReceive(ns3::Ptr<ns3::Socket> socket);
@@ -166,11 +171,20 @@ class PanamaJob {
   void WorkerIterationDone(uint32_t rank, uint32_t iteration);
   PanamaIterationRecord& record(uint32_t it) { return records_[it]; }
   uint64_t compute_gap_ps() const { return compute_gap_ps_; }
+  /// PANAMA-<quorum>: a partial aggregation of packet g at switch v, from these child ports.
+  void RecordPartial(uint8_t tid, uint32_t vid, uint32_t v, inasim::Span<const uint16_t> ports);
+  uint64_t partial_aggregations() const { return partial_aggregations_; }
+  /// Workers of this job below vertex v in tree `tree`.
+  uint32_t SubtreeWorkers(uint32_t tree, uint32_t v) const;
 
  private:
-  /// Values of packet g as the accelerators add them (uniform data).
+  /// Per packet, the switches that summed only some children: (vertex, ports).
+  using PartialSums = std::vector<std::pair<uint32_t, std::vector<uint16_t>>>;
+  /// Values of packet g as the accelerators add them (uniform data, partial sums).
   const std::vector<uint32_t>& TreeOrderSum(uint64_t g);
-  uint32_t ReduceAt(uint32_t tree, uint32_t v, uint64_t element);
+  uint32_t ReduceAt(uint32_t tree, uint32_t v, uint64_t element, const PartialSums* partial);
+  std::unordered_map<uint64_t, PartialSums> partial_;
+  uint64_t partial_aggregations_ = 0;
 
   PanamaSpec spec_;
   std::vector<uint32_t> hosts_;
@@ -240,8 +254,14 @@ class PanamaJobSet {
               std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
               uint64_t& payload_delivered) const;
 
+  ~PanamaJobSet();
+  /// PANAMA jobs (empty when the cluster's jobs are host rings).
   size_t size() const { return jobs_.size(); }
   PanamaJob& job(size_t j) const { return *jobs_[j]; }
+  /// Ring-AllReduce cluster jobs (`cluster.allreduce = "ring"`).
+  const std::vector<std::unique_ptr<RingAllreduce>>& rings() const { return rings_; }
+  /// Every job, PANAMA or ring.
+  size_t count() const { return jobs_.size() + rings_.size(); }
   /// Cluster runs: the placement of job j, and when it started and ended (started(j), ended(j)).
   const std::vector<PanamaClusterJob>& cluster() const { return cluster_; }
   uint64_t started_ps(size_t j) const { return started_ps_[j]; }
@@ -253,11 +273,22 @@ class PanamaJobSet {
   static std::vector<PanamaClusterJob> PlaceCluster(const topo::Topology& topology, const PanamaClusterSpec& spec,
                                                     const std::vector<uint32_t>& pool, double host_rate_gbps,
                                                     uint64_t seed);
+  /// The Poisson arrival rate (jobs/s) at which the cluster's jobs offer
+  /// `spec.load` of the pool's host link capacity: lambda x E[workers] x
+  /// iterations x E[gradient bytes] x 8 = load x hosts x rate (each worker
+  /// sends its gradient once per iteration; models drawn uniformly).
+  static double ArrivalRateForLoad(const PanamaClusterSpec& spec, size_t pool_hosts, double host_rate_gbps);
+  /// A model's gradient bytes times `scale`, whole fp32 values, at least one.
+  static uint64_t ScaledGradientBytes(const DnnModel& m, double scale);
 
  private:
   void StartJob(size_t j, uint64_t at_ps);
   void JobDone(size_t j);
+  static void RingJobReport(const RingAllreduce& ring, uint64_t bytes, uint32_t iterations, nlohmann::json& wj,
+                            bool& correct, uint64_t& payload_delivered);
+  size_t pool_hosts_ = 0;
   std::vector<std::unique_ptr<PanamaJob>> jobs_;
+  std::vector<std::unique_ptr<RingAllreduce>> rings_;
   std::vector<uint64_t> start_ps_;
   std::vector<PanamaClusterJob> cluster_;
   std::vector<std::vector<size_t>> dependents_;

@@ -70,6 +70,7 @@ void PanamaJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
     c.results_marked += x.results_marked;
     c.unexpected_results += x.unexpected_results;
     c.timeouts += x.timeouts;
+    c.skipped += x.skipped;
     c.cap_hits += x.cap_hits;
     c.cwnd_sum += x.cwnd_sum;
     c.min_wnd_cap = std::min(c.min_wnd_cap, x.min_wnd_cap);
@@ -88,6 +89,7 @@ void PanamaJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
     const auto& st = acc->stats();
     tot.buffered += st.buffered;
     tot.aggregations += st.aggregations;
+    tot.partial_aggregations += st.partial_aggregations;
     tot.result_packets += st.result_packets;
     tot.forwarded += st.forwarded;
     tot.buffer_overflow_dropped += st.buffer_overflow_dropped;
@@ -132,6 +134,7 @@ void PanamaJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
                     {"results_ecn_marked", c.results_marked},
                     {"unexpected_results", c.unexpected_results},
                     {"timeouts", c.timeouts},
+                    {"skipped_by_quorum", c.skipped},
                     {"wnd_cap_hits", c.cap_hits},
                     {"min_wnd_cap", c.min_wnd_cap},
                     {"mean_cwnd", c.results ? c.cwnd_sum / static_cast<double>(c.results) : 0.0},
@@ -139,6 +142,8 @@ void PanamaJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
        {"accelerators", {{"switches", vertices.size()},
                          {"buffered", tot.buffered},
                          {"aggregations", tot.aggregations},
+                         {"quorum", spec_.quorum},
+                         {"partial_aggregations", tot.partial_aggregations},
                          {"result_packets", tot.result_packets},
                          {"forwarded", tot.forwarded},
                          {"buffer_overflow_dropped", tot.buffer_overflow_dropped},

@@ -1,5 +1,7 @@
 #include "ina/ring-allreduce.h"
 
+#include "ina/scenario.h"
+
 #include "p4model/common/frame.h"
 
 #include "ns3/packet.h"
@@ -53,6 +55,17 @@ uint64_t RingPlan::step_base(uint32_t r, uint32_t t) const {
 uint32_t RingPlan::packet_elements(uint64_t g) const {
   const uint64_t first = g * epp_;
   return static_cast<uint32_t>(std::min<uint64_t>(epp_, elements_ - first));
+}
+
+RingConfig RingConfigOf(const Scenario& s) {
+  RingConfig rc;
+  rc.elements_per_packet = s.workload.ring.elements_per_packet;
+  rc.window_packets = s.workload.ring.window_packets;
+  rc.ack_every = s.workload.ring.ack_every;
+  rc.ack_delay_ps = s.workload.ring.ack_delay_ps;
+  rc.rto_ps = s.workload.ring.rto_ps;
+  rc.udp_port = s.workload.ring.udp_port;
+  return rc;
 }
 
 // ------------------------------------------------------------- RingAllreduce

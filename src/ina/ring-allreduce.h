@@ -33,6 +33,10 @@ struct RingConfig {
   uint16_t udp_port = 4791;
 };
 
+struct Scenario;
+/// The ring's settings from scenario `workload.ring`.
+RingConfig RingConfigOf(const Scenario& s);
+
 /// Wire format of the ring's UDP payload (big-endian).
 struct RingWire {
   static constexpr uint8_t kData = 1, kAck = 2;

@@ -69,17 +69,6 @@ struct Permutation {
   }
 };
 
-RingConfig RingConfigOf(const Scenario& s) {
-  RingConfig rc;
-  rc.elements_per_packet = s.workload.ring.elements_per_packet;
-  rc.window_packets = s.workload.ring.window_packets;
-  rc.ack_every = s.workload.ring.ack_every;
-  rc.ack_delay_ps = s.workload.ring.ack_delay_ps;
-  rc.rto_ps = s.workload.ring.rto_ps;
-  rc.udp_port = s.workload.ring.udp_port;
-  return rc;
-}
-
 /// workload.jobs > 1 with the ring (canary-fgcs24 Fig. 10a): one ring per
 /// host group, the groups split as CanaryJobSet splits them; job 0 keeps the
 /// scenario's data seed.

@@ -448,6 +448,7 @@ static void ParsePanama(Reader& w, Scenario& s) {
   ps.elements_per_packet = p.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
   ps.congestion_control = p.Bool("congestion_control", true);
   ps.fixed_window = p.U32("fixed_window", 64, 1, 65535);
+  ps.quorum = p.Num("quorum", 1, 1e-3, 1);
   ps.initial_cwnd = p.Num("initial_cwnd", 2, 1, 65535);
   ps.initial_ssthresh = p.Num("initial_ssthresh", 64, 1, 1e9);
   ps.initial_alpha = p.Num("initial_alpha", 1, 0, 1);
@@ -489,13 +490,23 @@ static void ParsePanama(Reader& w, Scenario& s) {
     Reader c = p.Obj("cluster");
     PanamaClusterSpec& cs = ps.cluster;
     // A job's group addresses are 239.<jid mod 256>.<tree>: JIDs must not wrap.
-    cs.jobs = c.U32("jobs", 0, 1, 255, true);
+    cs.window_ps = c.TimePs("window_us", 0, 0, 1e9, kPsPerUs);
+    cs.jobs = c.U32("jobs", cs.window_ps ? 256 - std::min<uint32_t>(ps.jid, 255) : 0, 1, 255, cs.window_ps == 0);
     if (uint32_t{ps.jid} + cs.jobs > 256)
       c.Fail("jobs", fmt::format("jobs take JIDs jid .. jid + {}; their group addresses 239.<jid>.<tree> need them "
                                  "below 256 (jid is {})", cs.jobs - 1, ps.jid));
     if (uint32_t{ps.udp_port} + cs.jobs > 0x10000)
       c.Fail("jobs", fmt::format("job i uses UDP port udp_port + i, past 65535 (udp_port is {})", ps.udp_port));
-    cs.arrival_rate_per_s = c.Num("arrival_rate_per_s", 10, 1e-9, 1e12);
+    if (c.Has("load")) {
+      if (c.Has("arrival_rate_per_s"))
+        c.Fail("load", "give either arrival_rate_per_s or load (the arrival rate follows from it), not both");
+      cs.load = c.Num("load", 0, 1e-6, 100);
+    } else {
+      cs.arrival_rate_per_s = c.Num("arrival_rate_per_s", 10, 1e-9, 1e12);
+    }
+    cs.allreduce = c.Enum("allreduce", "panama", {"panama", "ring"}) == "ring" ? PanamaClusterSpec::Allreduce::kRing
+                                                                             : PanamaClusterSpec::Allreduce::kPanama;
+    cs.slots_per_host = c.U32("slots_per_host", 1, 1, 64);
     cs.min_workers = c.U32("min_workers", 16, 2, 1u << 20);
     cs.max_workers = c.U32("max_workers", 96, 2, 1u << 20);
     if (cs.max_workers < cs.min_workers)
@@ -711,8 +722,22 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
                        "hosts, size and start)");
       // Each protocol reads its own section; another's is an error, not ignored.
       const bool is_ring = s.workload.protocol == "ring";
+      auto parse_ring = [&] {
+        Reader r = w.Obj("ring");
+        RingSpec& ring = s.workload.ring;
+        const uint32_t max_epp = (s.links.mtu_bytes - 20 - 8 - 16) / 4;
+        ring.elements_per_packet = r.U32("elements_per_packet", 0, 0, max_epp);
+        ring.window_packets = r.U32("window_packets", 64, 1, 1 << 20);
+        ring.ack_every = r.U32("ack_every", 8, 1, 1 << 16);
+        ring.ack_delay_ps = r.TimePs("ack_delay_us", 2, 0, 1e6, kPsPerUs);
+        ring.rto_ps = r.TimePs("rto_us", 200, 0.001, 1e9, kPsPerUs);
+        ring.udp_port = static_cast<uint16_t>(r.U32("udp_port", 4791, 1, 65535));
+        r.Done();
+      };
       for (const char* section : {"ring", "switchml", "canary", "static_tree", "panama", "p4sgd"}) {
         if (s.workload.protocol == section) continue;
+        // A PANAMA cluster of ring jobs (Ring-AllReduce, panama-mlsys21 §7) reads the ring's transport.
+        if (s.workload.protocol == "panama" && std::string_view(section) == "ring") continue;
         if (w.Has(section))
           w.Fail(section, fmt::format("only read with protocol \"{}\" (this workload's protocol is \"{}\")", section,
                                       s.workload.protocol));
@@ -740,6 +765,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
         ParseP4SGD(w, s);
       } else if (s.workload.protocol == "panama") {
         ParsePanama(w, s);
+        parse_ring();  // the transport of a cluster's ring jobs (workload.panama.cluster.allreduce = "ring")
       } else if (s.workload.protocol == "canary") {
         ParseCanary(w, s);
       } else if (s.workload.protocol == "static_tree") {
@@ -747,16 +773,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       } else if (!is_ring) {
         ParseSwitchML(w, s);
       } else {
-      Reader r = w.Obj("ring");
-      RingSpec& ring = s.workload.ring;
-      const uint32_t max_epp = (s.links.mtu_bytes - 20 - 8 - 16) / 4;
-      ring.elements_per_packet = r.U32("elements_per_packet", 0, 0, max_epp);
-      ring.window_packets = r.U32("window_packets", 64, 1, 1 << 20);
-      ring.ack_every = r.U32("ack_every", 8, 1, 1 << 16);
-      ring.ack_delay_ps = r.TimePs("ack_delay_us", 2, 0, 1e6, kPsPerUs);
-      ring.rto_ps = r.TimePs("rto_us", 200, 0.001, 1e9, kPsPerUs);
-      ring.udp_port = static_cast<uint16_t>(r.U32("udp_port", 4791, 1, 65535));
-      r.Done();
+        parse_ring();
       }
     } else if (s.workload.type == WorkloadType::kPermutation) {
       s.workload.flow_bytes = w.U64("flow_bytes", 2'000'000, 1, 1ull << 40);
@@ -794,7 +811,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
         f.out()["list"] = resolved_list;
         std::stable_sort(bf.list.begin(), bf.list.end(),
                          [](const congestion::FlowSpec& a, const congestion::FlowSpec& c) { return a.start_ps < c.start_ps; });
-        for (const char* key : {"hosts", "size_distribution", "load", "start_us", "stop_us"}) {
+        for (const char* key : {"hosts", "size_distribution", "size_scale", "load", "start_us", "stop_us"}) {
           if (f.Has(key)) f.Fail(key, "is for Poisson arrivals; not used with \"list\"");
           f.Raw(key);
         }
@@ -814,6 +831,8 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       } catch (const std::invalid_argument& e) {
         f.Fail("size_distribution", fmt::format("{} (built-in: web_search, data_mining; or a CDF file)", e.what()));
       }
+      bf.size_scale = f.Num("size_scale", 1, 1e-6, 1e3);
+      if (bf.size_scale != 1) bf.sizes = std::make_shared<congestion::FlowSizeCdf>(bf.sizes->Scaled(bf.size_scale));
       bf.load = f.Num("load", 0.4, 1e-6, 1.0);
       bf.start_ps = f.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
       if (!f.Has("stop_us")) f.Fail("stop_us", "is required (when flow arrivals stop, in us)");

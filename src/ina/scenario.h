@@ -180,12 +180,18 @@ struct PanamaJobSpec {
 /// controller places each job at its arrival (PanamaJobSet).
 struct PanamaClusterSpec {
   uint32_t jobs = 0;                 ///< 0: no cluster
-  double arrival_rate_per_s = 10;
+  double arrival_rate_per_s = 10;    ///< given, or derived from `load`
+  double load = 0;                   ///< offered aggregation load (0: arrival_rate_per_s given)
+  /// How each job allreduces: through PANAMA's accelerators, or a host ring
+  /// (Ring-AllReduce, §7's baseline) on the same hosts and placement.
+  enum class Allreduce : uint8_t { kPanama, kRing } allreduce = Allreduce::kPanama;
+  uint32_t slots_per_host = 1;       ///< jobs a host runs at once (one per GPU)
   uint32_t min_workers = 16, max_workers = 96;
   std::vector<std::string> models;  ///< names in kDnnModels
   uint32_t iterations = 10;
   double scale = 1;                  ///< on gradient bytes and compute time alike
   uint64_t start_ps = 0;             ///< the arrival process starts here
+  uint64_t window_ps = 0;            ///< > 0: arrivals only in [start, start + window), at most `jobs`
 };
 
 /// PANAMA workers and accelerators (scenario `workload.panama`; panama-mlsys21
@@ -194,6 +200,9 @@ struct PanamaSpec {
   uint32_t trees = 4;                          ///< aggregation trees (§4.1: the controller picks N, default 4)
   uint32_t elements_per_packet = 256;          ///< fp32 values per packet
   bool congestion_control = true;              ///< Fig. 5; false: a fixed window (SwitchML*-like, Fig. 10b)
+  /// §7 PANAMA-0.88 / 0.94: an accelerator sums a vector once this fraction
+  /// of the job's workers below it sent theirs (1: every worker, the FPGA).
+  double quorum = 1.0;
   uint32_t fixed_window = 64;                  ///< packets in flight per tree without congestion control
   double initial_cwnd = 2, initial_ssthresh = 64, initial_alpha = 1;  ///< Fig. 5 initialisation
   double g = 1.0 / 16;                         ///< Fig. 5's weight (DCTCP's default)
@@ -276,7 +285,8 @@ struct BackgroundFlowsSpec {
   std::vector<congestion::FlowSpec> list;
   HostSelection hosts;
   std::string size_distribution = "web_search";  ///< as given: a built-in name or a file
-  std::shared_ptr<const congestion::FlowSizeCdf> sizes;
+  std::shared_ptr<const congestion::FlowSizeCdf> sizes;  ///< already scaled by size_scale
+  double size_scale = 1;            ///< every drawn size (and PANAMA's 40 MB short/long split) times this
   double load = 0.4;                ///< fraction of each host's link rate
   uint64_t start_ps = 0, stop_ps = 0;
   bool wait_for_completion = true;  ///< the run ends only when every flow has finished

@@ -151,6 +151,154 @@ TEST_F(PanamaScenario, ClusterBadInputNamesTheField) {
   EXPECT_NE(err(doc).find("give either jobs (fixed) or cluster"), std::string::npos);
 }
 
+TEST_F(PanamaScenario, ClusterOfRingJobsRunsTheSamePlacementExact) {
+  // Ring-AllReduce (§7's baseline): the same arrivals, models and hosts, each
+  // job a host ring; every rank's every element checked against the exact sum.
+  const RunResult panama = RunPanama(Cluster(10, 50000));
+  const RunResult ring = RunPanama(Cluster(10, 50000), {"workload.panama.cluster.allreduce=\"ring\"",
+                                                        "workload.ring.rto_us=2000"});
+  ASSERT_TRUE(ring.correct) << ring.summary;
+  const json& c = ring.json["workload"]["cluster"];
+  EXPECT_EQ(c["allreduce"], "ring");
+  EXPECT_EQ(c["finished_jobs"].get<uint32_t>(), 10u);
+  for (size_t i = 0; i < 10; ++i) {
+    const json& pj = panama.json["workload"]["cluster"]["jobs"][i];
+    EXPECT_EQ(c["jobs"][i]["hosts"], pj["hosts"]);
+    EXPECT_EQ(c["jobs"][i]["model"], pj["model"]);
+    EXPECT_DOUBLE_EQ(c["jobs"][i]["arrival_s"].get<double>(), pj["arrival_s"].get<double>());
+    const json& rj = ring.json["workload"]["jobs"][i];
+    EXPECT_EQ(rj["protocol"], "ring");
+    EXPECT_EQ(rj["mismatches"].get<uint64_t>(), 0u);
+    // Two iterations, every rank every element.
+    const uint64_t bytes =
+        PanamaJobSet::ScaledGradientBytes(*FindDnnModel(pj["model"].get<std::string>()), 0.0005);
+    EXPECT_EQ(rj["elements_checked"].get<uint64_t>(), c["jobs"][i]["workers"].get<uint64_t>() * bytes / 4 * 2);
+  }
+  // In-network aggregation moves a worker's gradient once each way; the ring 2(n-1)/n times.
+  EXPECT_GT(ring.json["network"]["host_bytes_tx"].get<double>(),
+            1.2 * panama.json["network"]["host_bytes_tx"].get<double>());
+}
+
+TEST_F(PanamaScenario, ClusterLoadSetsTheArrivalRateAndTheWindowEndsArrivals) {
+  PanamaClusterSpec spec;
+  spec.models = {"resnet50", "vgg16"};
+  spec.min_workers = 4;
+  spec.max_workers = 8;
+  spec.iterations = 2;
+  spec.scale = 0.001;
+  spec.load = 0.5;
+  // lambda x E[workers] x iterations x E[bytes] x 8 = load x hosts x rate.
+  const double mean_bytes = 0.5 * (PanamaJobSet::ScaledGradientBytes(*FindDnnModel("resnet50"), 0.001) +
+                                   PanamaJobSet::ScaledGradientBytes(*FindDnnModel("vgg16"), 0.001));
+  const double rate = PanamaJobSet::ArrivalRateForLoad(spec, 32, 10);
+  EXPECT_NEAR(rate * 6 * 2 * mean_bytes * 8, 0.5 * 32 * 10e9, 1e-3);
+  // A window of 5 ms holds about rate x 5 ms arrivals, all inside it.
+  const topo::Topology t = topo::BuildLeafSpine(4, 2, 8, topo::LinkSpec{}, topo::LinkSpec{});
+  std::vector<uint32_t> pool(32);
+  for (uint32_t h = 0; h < 32; ++h) pool[h] = h;
+  spec.jobs = 255;
+  spec.window_ps = 5'000'000'000ull;
+  const auto jobs = PanamaJobSet::PlaceCluster(t, spec, pool, 10, 3);
+  ASSERT_FALSE(jobs.empty());
+  EXPECT_LT(jobs.size(), 255u);
+  for (const auto& j : jobs) EXPECT_LT(j.arrival_ps, spec.window_ps);
+  const double expected = rate * 5e-3;
+  EXPECT_NEAR(static_cast<double>(jobs.size()), expected, 4 * std::sqrt(expected) + 1);  // Poisson
+}
+
+TEST_F(PanamaScenario, ClusterSlotsLetAHostRunSeveralJobsSpreadOverHosts) {
+  const topo::Topology t = topo::BuildLeafSpine(4, 2, 8, topo::LinkSpec{}, topo::LinkSpec{});
+  PanamaClusterSpec spec;
+  spec.jobs = 12;
+  spec.arrival_rate_per_s = 1e9;  // all at once: no job has ended when the next arrives
+  spec.min_workers = 8;
+  spec.max_workers = 8;
+  spec.models = {"resnet50"};
+  spec.iterations = 1;
+  spec.scale = 0.01;
+  std::vector<uint32_t> pool(32);
+  for (uint32_t h = 0; h < 32; ++h) pool[h] = h;
+  // One slot: the first 4 jobs fill the 32 hosts, the rest wait for them.
+  spec.slots_per_host = 1;
+  auto jobs = PanamaJobSet::PlaceCluster(t, spec, pool, 10, 1);
+  for (size_t j = 0; j < 4; ++j) EXPECT_TRUE(jobs[j].after.empty()) << j;
+  for (size_t j = 4; j < 12; ++j) EXPECT_FALSE(jobs[j].after.empty()) << j;
+  // Three slots: 12 x 8 = 96 = 3 x 32 workers fit at once, three jobs per host,
+  // each job in one rack (the least-loaded hosts first, racks kept whole).
+  spec.slots_per_host = 3;
+  jobs = PanamaJobSet::PlaceCluster(t, spec, pool, 10, 1);
+  std::vector<uint32_t> per_host(32, 0);
+  for (const auto& j : jobs) {
+    EXPECT_TRUE(j.after.empty());
+    EXPECT_EQ(j.racks, 1u);
+    for (uint32_t h : j.hosts) ++per_host[h];
+  }
+  for (uint32_t h = 0; h < 32; ++h) EXPECT_EQ(per_host[h], 3u) << h;
+  // And the run: every job exact, hosts shared by concurrent jobs.
+  json doc = Cluster(6, 1e6);
+  doc["workload"]["panama"]["cluster"]["slots_per_host"] = 4;
+  doc["workload"]["panama"]["cluster"]["min_workers"] = 16;
+  doc["workload"]["panama"]["cluster"]["max_workers"] = 24;
+  const RunResult r = RunPanama(doc);
+  ASSERT_TRUE(r.correct) << r.summary;
+  EXPECT_EQ(r.json["workload"]["cluster"]["finished_jobs"].get<uint32_t>(), 6u);
+  EXPECT_DOUBLE_EQ(r.json["workload"]["cluster"]["mean_wait_s"].get<double>(), 0.0);
+}
+
+TEST_F(PanamaScenario, QuorumSumsWithoutTheLastWorkersAndChecksThePartialSums) {
+  // PANAMA-<quorum> (§7): one worker's host link carries a line-rate flow, so
+  // its packets come last; at 0.75 each leaf (4 workers) sums without it and
+  // its late packets are dropped as stale. Every result is checked against
+  // the adder order replayed over the workers it holds.
+  json doc = TwoLeaves(6, 1 << 20);
+  doc["workload"]["iterations"] = 2;
+  doc["workload"]["compute_gap_us"] = 20;
+  doc["background"] = json::parse(R"({"flows":{"list":[{"src":4,"dst":0,"bytes":20000000}]}})");
+  const RunResult full = RunPanama(doc);
+  const RunResult partial = RunPanama(doc, {"workload.panama.quorum=0.75"});
+  ASSERT_TRUE(full.correct) << full.summary;
+  ASSERT_TRUE(partial.correct) << partial.summary;
+  const json& w = partial.json["workload"];
+  EXPECT_EQ(full.json["workload"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);  // the late packets
+  EXPECT_EQ(w["mismatches"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 2u * 8u * (1u << 18));  // every worker every result
+  EXPECT_EQ(w["workers"]["timeouts"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["workers"]["unexpected_results"].get<uint64_t>(), 0u);
+  // Not waiting for the slow worker is faster.
+  EXPECT_LT(w["mean_duration_s"].get<double>(), full.json["workload"]["mean_duration_s"].get<double>());
+  // Uniform fp32 too: the partial sums bit for bit in the FPGA adder's order.
+  doc["workload"]["data"] = "uniform";
+  const RunResult uni = RunPanama(doc, {"workload.panama.quorum=0.75"});
+  ASSERT_TRUE(uni.correct) << uni.summary;
+  EXPECT_GT(uni.json["workload"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
+}
+
+TEST_F(PanamaScenario, ClusterKeysBadInputNamesTheField) {
+  auto err = [](const json& doc) {
+    try {
+      RunPanama(doc);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  json doc = Cluster(3, 100);
+  doc["workload"]["panama"]["cluster"]["load"] = 0.5;
+  EXPECT_NE(err(doc).find("workload.panama.cluster.load: give either arrival_rate_per_s or load"), std::string::npos);
+  doc = Cluster(3, 100);
+  doc["workload"]["panama"]["cluster"]["allreduce"] = "tree";
+  EXPECT_NE(err(doc).find("workload.panama.cluster.allreduce"), std::string::npos);
+  doc = Cluster(3, 100);
+  doc["workload"]["panama"]["quorum"] = 1.5;
+  EXPECT_NE(err(doc).find("workload.panama.quorum"), std::string::npos);
+  doc = Cluster(3, 100);
+  doc["workload"]["panama"]["cluster"]["allreduce"] = "ring";
+  doc["workload"]["data"] = "uniform";
+  EXPECT_NE(err(doc).find("workload.data: \"uniform\""), std::string::npos);
+}
+
 }  // namespace
 
 TEST_F(PanamaScenario, FourTreesThroughFourSpinesSumExactly) {

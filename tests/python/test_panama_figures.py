@@ -66,3 +66,44 @@ def test_fairness_small(tmp_path):
     # of the bottleneck than Fig. 5's window, which backs off on marks.
     assert float(rows["no congestion control (fixed window)"]["aggregation_gbps"]) > \
         float(rows["PANAMA congestion control"]["aggregation_gbps"])
+
+
+def test_shared_cluster_fig8_small(tmp_path):
+    """Fig. 8 reduced: every configuration at both loads, every run exact, and
+    the orderings the paper reports that this small cluster reproduces."""
+    script = SOURCE_DIR / "analysis" / "fig_panama_fig8.py"
+    r = subprocess.run([PYTHON, str(script), "--small", "--out", str(tmp_path), "--jobs", "2"],
+                       env=child_env(), capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (tmp_path / "fig_panama_fig8.png").read_bytes()[:8] == PNG_MAGIC
+    with open(tmp_path / "fig_panama_fig8_points.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    configs = ["Ideal", "Ring-AllReduce", "SwitchML*", "PANAMA", "PANAMA-0.88", "PANAMA-0.94"]
+    assert sorted({row["config"] for row in rows}) == sorted(configs)
+    assert sorted({float(row["load"]) for row in rows}) == [0.4, 0.8]
+    m = {(row["config"], float(row["load"])): row for row in rows}
+    for row in rows:
+        assert float(row["short_p99_fct_s"]) > 0 and float(row["mean_jct_s"]) > 0
+    # More jobs arrive at 80 % than at 40 % (the load sets the arrival rate).
+    assert float(m[("PANAMA", 0.8)]["jobs"]) > float(m[("PANAMA", 0.4)]["jobs"])
+    # Fig. 8a: without congestion control the aggregation takes the short
+    # flows' share (SwitchML*'s p99 FCT above PANAMA's), PANAMA stays near Ideal.
+    p99 = {c: float(m[(c, 0.8)]["short_p99_fct_s"]) for c in configs}
+    assert p99["SwitchML*"] > 1.5 * p99["PANAMA"]
+    assert p99["PANAMA"] < 1.5 * p99["Ideal"]
+    # Fig. 8c: SwitchML* ignores congestion and finishes its jobs sooner than PANAMA.
+    jct = {c: float(m[(c, 0.8)]["mean_jct_s"]) for c in configs}
+    assert jct["SwitchML*"] < jct["PANAMA"]
+    # Every run exact; ring runs are rings, quorum runs carry their quorum.
+    kinds = {}
+    for res in (tmp_path / "sweeps").rglob("results.json"):
+        doc = json.loads(res.read_text())
+        assert doc["correct"] is True
+        w = doc["workload"]
+        if "cluster" in w:
+            kinds.setdefault((w["cluster"]["allreduce"], w["cluster"]["quorum"]), 0)
+            kinds[(w["cluster"]["allreduce"], w["cluster"]["quorum"])] += 1
+            assert w["cluster"]["finished_jobs"] == len(w["cluster"]["jobs"])
+    assert kinds[("ring", 1.0)] == 2
+    assert kinds[("panama", 0.88)] == 2 and kinds[("panama", 0.94)] == 2
+    assert kinds[("panama", 1.0)] == 6  # PANAMA, SwitchML*, the jobs alone (Ideal)

@@ -176,6 +176,21 @@ Points InPackets(const Points& packets) {
   return bytes;
 }
 
+TEST(FlowSizeCdfScaled, EverySizeAndTheMeanScaleTheProbabilitiesStay) {
+  const FlowSizeCdf d = FlowSizeCdf::Builtin("data_mining");
+  const FlowSizeCdf s = d.Scaled(0.1);
+  ASSERT_EQ(s.points().size(), d.points().size());
+  for (size_t i = 0; i < d.points().size(); ++i) {
+    EXPECT_DOUBLE_EQ(s.points()[i].first, d.points()[i].first * 0.1);
+    EXPECT_EQ(s.points()[i].second, d.points()[i].second);
+  }
+  EXPECT_NEAR(s.Mean(), d.Mean() * 0.1, 1e-6 * d.Mean());
+  EXPECT_EQ(s.max_bytes(), static_cast<uint64_t>(std::llround(d.points().back().first * 0.1)));
+  EXPECT_EQ(s.Sample(0.5), static_cast<uint64_t>(std::max<long long>(1, std::llround(0.1 * d.Sample(0.5)))));
+  EXPECT_THROW(d.Scaled(0), std::invalid_argument);
+  EXPECT_THROW(d.Scaled(-1), std::invalid_argument);
+}
+
 TEST(FlowSizeCdfBuiltin, WebSearchIsTheDctcpDistributionInPackets) {
   EXPECT_EQ(FlowSizeCdf::Builtin("web_search").points(),
             InPackets({{6, 0}, {6, 0.15}, {13, 0.2}, {19, 0.3}, {33, 0.4}, {53, 0.53}, {133, 0.6}, {667, 0.7},

@@ -91,6 +91,17 @@ TEST(FctReport, BoundaryFlowsLandInTheRightBuckets) {
   ExpectBucket(r, "ge_10MB", 3, 4, 6);     // 10,000,000, 39,999,999, 40,000,000
 }
 
+TEST(FctReport, AScaledShortLongSplitMovesOnlyThoseBuckets) {
+  // A scenario scaling its flow sizes by 0.25 splits short/long at 10 MB.
+  const ordered_json r = FctReport(BoundaryFlows(), 10'000'000);
+  ExpectBucket(r, "short", 3, 1, 3);  // below 10,000,000
+  ExpectBucket(r, "long", 3, 4, 6);
+  ExpectBucket(r, "ge_10MB", 3, 4, 6);  // the fixed buckets do not move
+  EXPECT_EQ(r.at("long_flow_throughput_gbps").at("count").get<uint64_t>(), 3u);
+  EXPECT_DOUBLE_EQ(r.at("long_flow_throughput_gbps").at("min").get<double>(), 10'000'000 * 8.0 / 4 / 1e9);
+  EXPECT_DOUBLE_EQ(r.at("long_flow_throughput_gbps").at("max").get<double>(), 39'999'999 * 8.0 / 5 / 1e9);
+}
+
 TEST(FctReport, KeysInFixedOrderAndStatsFields) {
   const ordered_json r = FctReport(BoundaryFlows());
   std::vector<std::string> keys;

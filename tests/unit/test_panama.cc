@@ -1180,3 +1180,134 @@ TEST(PanamaLatency, PassThroughKeepsEachPortsOrder) {
   EXPECT_EQ(o2[0].latency, long_latency);   // same port: behind the long one
   EXPECT_EQ(o3[0].latency, short_latency);  // another port: its own
 }
+
+// ============================================================================
+// PANAMA-<quorum> (panama §7 PANAMA-0.88 / 0.94; the paper only, not the FPGA)
+// ============================================================================
+
+TEST(PanamaQuorum, InspectAggregatesOnceTheReadyPortsWeighEnough) {
+  using CL = pn::ControlLogic;
+  const std::vector<uint32_t> w = {2, 1, 1};  // workers behind each member port
+  auto verdict = [&](std::vector<uint32_t> vids, std::vector<bool> present, uint64_t need) {
+    bool p[3] = {present[0], present[1], present[2]};
+    return CL::InspectQuorum(5, vids, inasim::Span<const bool>(p, 3), w, need);
+  };
+  EXPECT_EQ(verdict({5, 0, 0}, {true, false, false}, 3), CL::Verdict::kWait);       // 2 of 3
+  EXPECT_EQ(verdict({5, 5, 0}, {true, true, false}, 3), CL::Verdict::kAggregate);   // 3 of 3 needed
+  EXPECT_EQ(verdict({0, 5, 5}, {false, true, true}, 3), CL::Verdict::kWait);        // 2: the heavy port is missing
+  EXPECT_EQ(verdict({5, 4, 0}, {true, true, false}, 3), CL::Verdict::kDropStale);   // a late packet, others absent
+  EXPECT_EQ(verdict({6, 6, 5}, {true, true, true}, 3), CL::Verdict::kSkip);         // all here, 5 lost on two ports
+  EXPECT_EQ(verdict({5, 5, 5}, {true, true, true}, 4), CL::Verdict::kAggregate);
+  // need = all workers: exactly the hardware's Inspect.
+  for (const auto& [vids, present] : std::vector<std::pair<std::vector<uint32_t>, std::vector<bool>>>{
+           {{5, 5, 0}, {true, true, false}}, {{5, 5, 5}, {true, true, true}}, {{6, 5, 5}, {true, true, true}},
+           {{4, 5, 5}, {true, true, true}}}) {
+    bool p[3] = {present[0], present[1], present[2]};
+    EXPECT_EQ(CL::InspectQuorum(5, vids, inasim::Span<const bool>(p, 3), w, 4),
+              CL::Inspect(5, vids, inasim::Span<const bool>(p, 3)));
+  }
+}
+
+TEST(PanamaQuorum, SumsTheFirstPortsExactBytesAndDropsTheLateOne) {
+  // 4 ports, one worker each, quorum 0.75: ceil(3) = 3 workers. Ports 0, 2, 3
+  // arrive; the result is (p0 + +0) + (p2 + p3) with their ECN OR and header
+  // of the lowest contributor; port 1's packet of that vector comes later,
+  // stale, and is dropped; the observer names the contributing ports.
+  pn::PanamaJob j = Job(7, {0, 1, 2, 3});
+  j.quorum = 0.75;
+  Accel a(Config({j}));
+  std::vector<uint16_t> seen;
+  uint32_t seen_vid = 99;
+  a.dp.on_partial_aggregate = [&](uint16_t jid, uint8_t tid, uint32_t vid, inasim::Span<const uint16_t> ports) {
+    EXPECT_EQ(jid, 7);
+    EXPECT_EQ(tid, 0);
+    seen_vid = vid;
+    seen.assign(ports.begin(), ports.end());
+  };
+  const std::array<std::vector<uint32_t>, 4> vals = {std::vector<uint32_t>{F(1.5f), F(-2.0f)},
+                                                     std::vector<uint32_t>{F(100.0f), F(100.0f)},
+                                                     std::vector<uint32_t>{F(0.25f), F(3.0f)},
+                                                     std::vector<uint32_t>{F(4.0f), 0x80000000}};
+  auto v = Vector(0, vals);
+  v[2].ecn = 3;
+  EXPECT_TRUE(a.Send(0, Build(v[0])).empty());
+  EXPECT_TRUE(a.Send(2, Build(v[2])).empty());
+  const auto o = a.Send(3, Build(v[3]));
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].kind, Out::kRouted);
+  const std::vector<uint32_t> sums = TreeSum(vals, 0b1101);
+  EXPECT_EQ(sums[0], F(5.75f));
+  EXPECT_EQ(sums[1], F(1.0f));
+  EXPECT_EQ(o[0].bytes, Result(v[0], 3, 10485, false, sums));
+  EXPECT_EQ(seen, (std::vector<uint16_t>{0, 2, 3}));
+  EXPECT_EQ(seen_vid, 0u);
+  EXPECT_EQ(a.dp.stats().partial_aggregations, 1u);
+  EXPECT_EQ(a.dp.ExpectedVid(7, 0), 1);
+  // The late packet of VID 0: stale, dropped at once, nothing buffered.
+  EXPECT_TRUE(a.Send(1, Build(v[1])).empty());
+  EXPECT_EQ(a.dp.stats().vid_mismatch_dropped, 1u);
+  EXPECT_EQ(a.dp.Buffered(7, 1), 0u);
+  // VID 1 from ports 1, 0, 3 (port 2 is the slow one now): partial again.
+  seen.clear();
+  auto v1 = Vector(1, Ones(1.0f));
+  EXPECT_TRUE(a.Send(1, Build(v1[1])).empty());
+  EXPECT_TRUE(a.Send(0, Build(v1[0])).empty());
+  const auto o1 = a.Send(3, Build(v1[3]));
+  ASSERT_EQ(o1.size(), 1u);
+  EXPECT_EQ(o1[0].bytes, Result(v1[0], 0, 10485, false, {F(3.0f), F(3.0f)}));
+  EXPECT_EQ(a.dp.stats().partial_aggregations, 2u);
+  EXPECT_EQ(seen, (std::vector<uint16_t>{0, 1, 3}));
+  // VID 2: ports 0 and 1 wait, port 2's packet of VID 1 is stale (dropped
+  // at once), its VID 2 completes the quorum.
+  auto v2 = Vector(2, Ones(1.0f));
+  EXPECT_TRUE(a.Send(0, Build(v2[0])).empty());
+  EXPECT_TRUE(a.Send(1, Build(v2[1])).empty());
+  EXPECT_TRUE(a.Send(2, Build(v1[2])).empty());
+  EXPECT_EQ(a.dp.stats().vid_mismatch_dropped, 2u);
+  const auto o2 = a.Send(2, Build(v2[2]));
+  ASSERT_EQ(o2.size(), 1u);
+  EXPECT_EQ(o2[0].bytes, Result(v2[0], 0, 10485, false, {F(3.0f), F(3.0f)}));
+  EXPECT_EQ(a.dp.stats().partial_aggregations, 3u);
+  EXPECT_EQ(seen, (std::vector<uint16_t>{0, 1, 2}));
+  // Two workers at 0.75 need both (ceil 1.5 = 2): every aggregation is
+  // whole and the observer is not called.
+  pn::PanamaJob two = Job(8, {0, 1});
+  two.quorum = 0.75;
+  Accel b(Config({two}));
+  bool called = false;
+  b.dp.on_partial_aggregate = [&](uint16_t, uint8_t, uint32_t, inasim::Span<const uint16_t>) { called = true; };
+  auto w = Vector(0, Ones(2.0f), 8);
+  EXPECT_TRUE(b.Send(0, Build(w[0])).empty());
+  ASSERT_EQ(b.Send(1, Build(w[1])).size(), 1u);
+  EXPECT_FALSE(called);
+  EXPECT_EQ(b.dp.stats().partial_aggregations, 0u);
+}
+
+TEST(PanamaQuorum, PortWeightsCountTheWorkersBehindEachPort) {
+  // A spine with two leaves below: 3 workers behind port 0, 1 behind port 1.
+  // Quorum 0.75 of 4 = 3: port 0 alone suffices, port 1 alone does not.
+  pn::PanamaJob j = Job(7, {0, 1});
+  j.quorum = 0.75;
+  j.port_workers = {3, 1, 0, 0};
+  Accel a(Config({j}));
+  Pkt p0, p1;
+  p0.values = {F(3.0f)};
+  p1.values = {F(1.0f)};
+  const auto o = a.Send(0, Build(p0));
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].bytes, Result(p0, 0, 10485, false, {F(3.0f)}));
+  p0.vid = p1.vid = 1;
+  EXPECT_TRUE(a.Send(1, Build(p1)).empty());  // VID 0 from port 1 never came; VID 1 waits for 3 workers
+  const auto o1 = a.Send(0, Build(p0));
+  ASSERT_EQ(o1.size(), 1u);
+  EXPECT_EQ(o1[0].bytes, Result(p0, 0, 10485, false, {F(4.0f)}));
+  // Config errors name the problem.
+  j.quorum = 0;
+  EXPECT_THROW(pn::PanamaConfig::FromJson(R"({"jobs":[{"jid":1,"ports":[0,1],"quorum":0}]})"), std::invalid_argument);
+  EXPECT_THROW(pn::PanamaConfig::FromJson(R"({"num_ports":4,"jobs":[{"jid":1,"ports":[0,1],"port_workers":[1,1]}]})"),
+               std::invalid_argument);
+  const pn::PanamaConfig c =
+      pn::PanamaConfig::FromJson(R"({"num_ports":2,"jobs":[{"jid":1,"ports":[0,1],"quorum":0.88,"port_workers":[8,9]}]})");
+  EXPECT_DOUBLE_EQ(c.jobs[0].quorum, 0.88);
+  EXPECT_EQ(c.jobs[0].port_workers, (std::vector<uint32_t>{8, 9}));
+}

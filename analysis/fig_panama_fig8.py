@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""PANAMA Fig. 8: a shared cluster, short-flow p99 FCT, long-flow throughput and job completion time vs aggregation load.
+
+    /usr/bin/python3 analysis/fig_panama_fig8.py [--small] [--out DIR] [--jobs N] [--resume]
+
+The shared cluster of panama-mlsys21 §7, scaled (scenarios/panama/
+fig8-cluster-scaled.json: a k = 8 fat tree, 128 hosts at 10 Gb/s; --small:
+fig8-cluster-small.json, 16 hosts): DNN training jobs arrive as a Poisson
+process for a fixed window at an arrival rate that offers the given
+aggregation load, next to 20 % load of DCTCP data-mining flows. Loads: 0.2,
+0.4, 0.6, 0.8 (--small: 0.4, 0.8). Configurations, as in the paper:
+
+  Ideal           every traffic class on its own network: the background
+                  flows alone (for 8a, 8b) and the PANAMA jobs alone (for 8c)
+  Ring-AllReduce  every job a host ring (workload.panama.cluster.allreduce)
+  SwitchML*       PANAMA's multi-tenant, load-balanced accelerators without
+                  congestion control (workload.panama.congestion_control false)
+  PANAMA          Fig. 5 congestion control over 4 trees
+  PANAMA-0.88/94  the same, each accelerator summing a vector once that
+                  fraction of the job's workers below it sent theirs
+                  (workload.panama.quorum)
+
+Panels: (a) 99th-percentile FCT of short flows (< 40 MB, scaled with the
+flow sizes), (b) mean throughput of long flows, (c) mean job completion time
+(arrival to the end of the last iteration, waiting for hosts included).
+
+Writes OUT/fig_panama_fig8.png and .csv, OUT/fig_panama_fig8_points.csv
+(columns load, config, short_p99_fct_s, long_throughput_gbps, mean_jct_s,
+jobs, partial_aggregations) and keeps every run under OUT/sweeps/<name>/. Every aggregation result
+is checked bit for bit by the simulator; a run that is not correct fails
+the script. Exit status: 0 ok; 1 a run failed or a result was not exact;
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (ROOT / "python", ROOT / "build" / "python"):
+    if str(p) not in sys.path:
+        sys.path.append(str(p))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figscript import num, parse_figure_args  # noqa: E402
+
+CONFIGS = {
+    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-scaled.json", "loads": [0.2, 0.4, 0.6, 0.8],
+             "out": Path("out") / "figures"},
+    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-small.json", "loads": [0.4, 0.8],
+              "out": Path("out") / "figures" / "small"},
+}
+STEM = "fig_panama_fig8"
+LABELS = ["Ideal", "Ring-AllReduce", "SwitchML*", "PANAMA", "PANAMA-0.88", "PANAMA-0.94"]
+# Runs per load: (run name, overrides). Ideal takes the background from
+# "bg_alone" and the jobs from "agg_alone".
+RUNS = [
+    ("bg_alone", {"workload": {"type": "none"}}),
+    ("agg_alone", {"background": None}),
+    ("Ring-AllReduce", {"workload.panama.cluster.allreduce": "ring"}),
+    ("SwitchML*", {"workload.panama.congestion_control": False}),
+    ("PANAMA", {}),
+    ("PANAMA-0.88", {"workload.panama.quorum": 0.88}),
+    ("PANAMA-0.94", {"workload.panama.quorum": 0.94}),
+]
+
+
+def points(loads):
+    pts, labels = [], []
+    for load in loads:
+        for name, over in RUNS:
+            pt = dict(over)
+            if name != "bg_alone":
+                pt["workload.panama.cluster.load"] = load
+            pts.append(pt)
+            labels.append((load, name))
+    return pts, labels
+
+
+def main(argv=None) -> int:
+    args = parse_figure_args("fig_panama_fig8.py", __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)",
+                             sys.argv[1:] if argv is None else argv)
+    try:
+        import inasim
+        from inasim import plot
+        from inasim.sweep import SweepError, SweepRunError, run_sweep
+    except ImportError as e:
+        print(f"fig_panama_fig8: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
+        return 2
+    cfg = CONFIGS["small" if args.small else "full"]
+    out = args.out if args.out is not None else cfg["out"]
+    try:
+        base = inasim.validate(cfg["scenario"])
+    except inasim.ScenarioError as e:
+        print(f"fig_panama_fig8: {cfg['scenario']}: {e}", file=sys.stderr)
+        return 2
+    loads = cfg["loads"]
+    pts, labels = points(loads)
+    sweep = {"name": base["name"], "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
+             "scenario": str(cfg["scenario"]), "points": pts}
+    try:
+        df = run_sweep(sweep, out=out / "sweeps" / base["name"], jobs=args.jobs, resume=args.resume)
+    except SweepError as e:
+        print(f"fig_panama_fig8: {e}", file=sys.stderr)
+        return 2
+    except SweepRunError as e:
+        print(f"fig_panama_fig8: {e}", file=sys.stderr)
+        return 1
+
+    failures = []
+    runs = {}
+    for row in df.to_dict("records"):
+        load, name = labels[int(row["point"])]
+        if row.get("correct") is not True:
+            failures.append(f"load {load} {name}: not correct")
+        runs[(load, name)] = row
+
+    def metrics(load, label):
+        bg = runs[(load, "bg_alone" if label == "Ideal" else label)]
+        agg = runs[(load, "agg_alone" if label == "Ideal" else label)]
+        return (num(bg.get("background.flows.fct.short.fct_s.p99")),
+                num(bg.get("background.flows.fct.long_flow_throughput_gbps.mean")),
+                num(agg.get("workload.cluster.mean_jct_s")),
+                num(agg.get("workload.cluster.finished_jobs")),
+                num(agg.get("workload.cluster.partial_aggregations")))
+
+    cols = {"load": [], "config": [], "short_p99_fct_s": [], "long_throughput_gbps": [], "mean_jct_s": [],
+            "jobs": [], "partial_aggregations": []}
+    xs = [round(100 * x) for x in loads]
+    panels = [plot.Figure("short flows (< 40 MB)", "aggregation load", "99th-percentile FCT", "%", "ms",
+                          legend_loc="upper left"),
+              plot.Figure("long flows (>= 40 MB)", "aggregation load", "mean throughput", "%", "Gb/s",
+                          legend_loc="lower left"),
+              plot.Figure("training jobs", "aggregation load", "mean job completion time", "%", "ms",
+                          legend_loc="upper left")]
+    for label in LABELS:
+        series = [metrics(load, label) for load in loads]
+        for load, (fct, thr, jct, jobs, partial) in zip(loads, series):
+            cols["load"].append(load)
+            cols["config"].append(label)
+            cols["short_p99_fct_s"].append(fct)
+            cols["long_throughput_gbps"].append(thr)
+            cols["mean_jct_s"].append(jct)
+            cols["jobs"].append(jobs)
+            cols["partial_aggregations"].append(partial)
+        panels[0].line(xs, [m[0] * 1e3 for m in series], label)
+        panels[1].line(xs, [m[1] for m in series], label)
+        panels[2].line(xs, [m[2] * 1e3 for m in series], label)
+        print(f"{label:15s} " + "  ".join(f"{round(100 * l)}%: p99 {m[0] * 1e3:8.3f} ms, long {m[1]:6.2f} Gb/s, "
+                                         f"JCT {m[2] * 1e3:8.3f} ms" for l, m in zip(loads, series)))
+    for f in panels:
+        f.xticks(xs)
+    png, csv_path = plot.save_panels(out / STEM, panels, title=(
+        f"PANAMA shared cluster: {base['name']}, {base['links']['host_rate_gbps']:g} Gb/s, "
+        f"background {base['background']['flows']['size_distribution']} at "
+        f"{100 * base['background']['flows']['load']:g} %"))
+    import csv
+    with open(out / f"{STEM}_points.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols.keys())
+        w.writerows(zip(*cols.values()))
+    print(f"wrote {png} and {csv_path}")
+    for msg in failures:
+        print(f"fig_panama_fig8: {msg}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
