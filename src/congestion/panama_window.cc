@@ -23,6 +23,7 @@ void PanamaWindow::OnResult(bool ecn_marked, uint16_t wnd_cap) {
     } else {
       cwnd_ = std::max(config_.min_cwnd, cwnd_ * (1 - alpha_ / 2));
       ssthresh_ = cwnd_;
+      if (config_.increase_in_marked_windows) cwnd_ += 1;  // DCTCP: the window's additive increase too
     }
     if (config_.reset_ecn_count_per_window) ecn_count_ = 0;
   }

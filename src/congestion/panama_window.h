@@ -28,6 +28,12 @@ struct PanamaWindowConfig {
   /// DCTCP does and as §4.2.2 says the mechanism "matches that of DCTCP";
   /// `false` is the literal pseudo-code.
   bool reset_ecn_count_per_window = true;
+  /// Fig. 5 grows the window only in windows without a mark. DCTCP (RFC 8257,
+  /// Linux, ns-3's TcpDctcp), which §4.2.2 says the mechanism matches, keeps
+  /// its additive increase in every window and cuts once per marked window.
+  /// `true`: that (a marked window ends at cwnd x (1 - alpha/2) + 1 above
+  /// ssthresh, 2 x cwnd x (1 - alpha/2) below it); `false` (default): Fig. 5.
+  bool increase_in_marked_windows = false;
   /// The window never falls below this (packets): cwnd * (1 - alpha/2) would
   /// otherwise approach 0 and the tree would stall (the paper does not say).
   double min_cwnd = 1;

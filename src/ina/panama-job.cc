@@ -155,6 +155,7 @@ void PanamaWorker::Setup(PanamaJob* owner, uint32_t rank) {
   wc.initial_alpha = spec_->initial_alpha;
   wc.g = spec_->g;
   wc.reset_ecn_count_per_window = spec_->reset_ecn_count_per_window;
+  wc.increase_in_marked_windows = spec_->increase_in_marked_windows;
   trees_.assign(spec_->trees, Tree{congestion::PanamaWindow(wc)});
 }
 

@@ -454,6 +454,8 @@ static void ParsePanama(Reader& w, Scenario& s) {
   ps.initial_alpha = p.Num("initial_alpha", 1, 0, 1);
   ps.g = p.Num("g", 1.0 / 16, 1e-6, 1);
   ps.reset_ecn_count_per_window = p.Enum("ecn_count", "per_window", {"per_window", "never_reset"}) == "per_window";
+  ps.increase_in_marked_windows = p.Enum("increase", "unmarked_windows", {"unmarked_windows", "every_window"}) ==
+                                  "every_window";
   ps.accelerator_buffer_bytes = p.U64("accelerator_buffer_bytes", 64ull << 20, 1, 1ull << 40);
   ps.ieee_float = p.Enum("float_mode", "fpga", {"fpga", "ieee"}) == "ieee";
   ps.latency_table1 = p.Enum("latency", "equation", {"equation", "table1"}) == "table1";

@@ -207,6 +207,7 @@ struct PanamaSpec {
   double initial_cwnd = 2, initial_ssthresh = 64, initial_alpha = 1;  ///< Fig. 5 initialisation
   double g = 1.0 / 16;                         ///< Fig. 5's weight (DCTCP's default)
   bool reset_ecn_count_per_window = true;      ///< false: Fig. 5 read literally (see panama_window.h)
+  bool increase_in_marked_windows = false;     ///< true: DCTCP's increase in marked windows too (panama_window.h)
   uint64_t accelerator_buffer_bytes = 64ull << 20;  ///< §7: 64 MB per accelerator
   bool ieee_float = false;                     ///< false: the FPGA's adder (subnormals flushed); true: IEEE
   bool latency_table1 = false;                 ///< accelerator latency from Table 1 instead of eq. (3)

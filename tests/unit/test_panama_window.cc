@@ -101,3 +101,24 @@ TEST(PanamaWindow, GWeighsTheNewestWindow) {
   EXPECT_EQ(w.cwnd(), 1.25);
   EXPECT_EQ(w.ssthresh(), 1.25);
 }
+
+TEST(PanamaWindow, EveryWindowModeKeepsTheAdditiveIncreaseInMarkedWindows) {
+  // Same start as the worked trace: windows of 2 and 4 unmarked -> cwnd 8,
+  // alpha 0.87890625; then 8 results with 2 marked.
+  PanamaWindowConfig c;
+  c.increase_in_marked_windows = true;
+  PanamaWindow w(c);
+  Results(w, 2);
+  Results(w, 4);
+  Results(w, 8, 2);
+  // cwnd = 8 * (1 - 0.839599609375/2) + 1 (DCTCP keeps growing); ssthresh the cut value.
+  EXPECT_EQ(w.alpha(), 0.839599609375);
+  EXPECT_EQ(w.ssthresh(), 4.6416015625);
+  EXPECT_EQ(w.cwnd(), 5.6416015625);
+  // Fig. 5 (default) would be at 4.6416015625; every later marked window differs by the +1.
+  PanamaWindow fig5;
+  Results(fig5, 2);
+  Results(fig5, 4);
+  Results(fig5, 8, 2);
+  EXPECT_EQ(fig5.cwnd(), 4.6416015625);
+}
