@@ -87,10 +87,12 @@ def test_shared_cluster_fig8_small(tmp_path):
     # More jobs arrive at 80 % than at 40 % (the load sets the arrival rate).
     assert float(m[("PANAMA", 0.8)]["jobs"]) > float(m[("PANAMA", 0.4)]["jobs"])
     # Fig. 8a: without congestion control the aggregation takes the short
-    # flows' share (SwitchML*'s p99 FCT above PANAMA's), PANAMA stays near Ideal.
+    # flows' share (SwitchML*'s p99 FCT well above PANAMA's); PANAMA is the
+    # closest to Ideal (below the ring too); Ideal is the lowest.
     p99 = {c: float(m[(c, 0.8)]["short_p99_fct_s"]) for c in configs}
     assert p99["SwitchML*"] > 1.5 * p99["PANAMA"]
-    assert p99["PANAMA"] < 1.5 * p99["Ideal"]
+    assert p99["PANAMA"] < p99["Ring-AllReduce"]
+    assert p99["Ideal"] == min(p99.values())
     # Fig. 8c: SwitchML* ignores congestion and finishes its jobs sooner than PANAMA.
     jct = {c: float(m[(c, 0.8)]["mean_jct_s"]) for c in configs}
     assert jct["SwitchML*"] < jct["PANAMA"]
