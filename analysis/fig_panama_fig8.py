@@ -127,9 +127,10 @@ def main(argv=None) -> int:
     cols = {"load": [], "config": [], "short_p99_fct_s": [], "long_throughput_gbps": [], "mean_jct_s": [],
             "jobs": [], "partial_aggregations": []}
     xs = [round(100 * x) for x in loads]
-    panels = [plot.Figure("short flows (< 40 MB)", "aggregation load", "99th-percentile FCT", "%", "ms",
+    split_mb = 40 * float(base["background"]["flows"].get("size_scale", 1))  # the 40 MB split, scaled
+    panels = [plot.Figure(f"short flows (< {split_mb:g} MB)", "aggregation load", "99th-percentile FCT", "%", "ms",
                           legend_loc="upper left"),
-              plot.Figure("long flows (>= 40 MB)", "aggregation load", "mean throughput", "%", "Gb/s",
+              plot.Figure(f"long flows (>= {split_mb:g} MB)", "aggregation load", "mean throughput", "%", "Gb/s",
                           legend_loc="lower left"),
               plot.Figure("training jobs", "aggregation load", "mean job completion time", "%", "ms",
                           legend_loc="upper left")]
