@@ -12,12 +12,15 @@ same invocation (these machines are noisy: compare ratios, not absolute figures)
        256-element packets, pool 512 (scenarios/switchml/fig3-ate.json); target < 20 s
        and < 500 MB; (e') the ring allreduce of the same tensor on the same rack as
        the baseline in the same invocation
+  (f) Canary Fig. 8 point (issue 6): 512 of 1,024 hosts on the 32x32x32 leaf-spine run a
+       4 MiB Canary allreduce while the other 512 send 1 MiB line-rate messages to random
+       peers, PFC (scenarios/canary/fig8-goodput.json); target < 60 s and < 1 GB
   (p) the SwitchML dataplane model alone (bench/p4model_bench: packets/s, 256 B and
        1024 B modes, 8 workers; target >= 5 M packets/s)
 
-Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock,c,d,e,p] [--out DIR]
+Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock,c,d,e,f,p] [--out DIR]
 --quick runs reduced versions (128 hosts for a/b, 16 for c, 64 for d, a 10 MB tensor
-for e) in about a minute.
+for e, scenarios/canary/fig8-goodput-small.json for f) in about a minute.
 Writes DIR/bench.json and DIR/bench.csv and prints a table. MB/s is UDP payload
 delivered to receivers per wall-second of the run phase; link MB/s counts every
 frame byte sent on every link (the work a packet simulator does).
@@ -77,7 +80,10 @@ def ours(build, scenario, sets, label):
         # ring: every element exact; permutation: every packet delivered
         "complete": r["correct"],
     }
-    if w["type"] == "allreduce" and w.get("protocol") == "switchml":
+    if w["type"] == "allreduce" and w.get("protocol") == "canary":
+        row["note"] = (f"canary {w['mean_duration_s']*1e3:.3f} ms, {w['goodput_gbps']:.1f} Gb/s goodput, "
+                       f"{'exact' if r['correct'] else 'NOT exact'}")
+    elif w["type"] == "allreduce" and w.get("protocol") == "switchml":
         row["note"] = (f"switchml TAT {w['tat_mean_s']*1e3:.3f} ms, {w['ate_per_s']:.3e} ATE/s "
                        f"({100*w['ate_bound_ratio']:.1f} % of the framing bound)")
     elif w["type"] == "allreduce":
@@ -147,7 +153,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--quick", action="store_true", help="128-host versions")
-    ap.add_argument("--only", default="a,b,stock,c,d,e,p")
+    ap.add_argument("--only", default="a,b,stock,c,d,e,f,p")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench"))
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -176,6 +182,10 @@ def main():
         rows.append(ours(args.build, scen, sets, "e_switchml"))
         print("bench: (e') ring allreduce of the same tensor ...", file=sys.stderr, flush=True)
         rows.append(ours(args.build, scen, sets + ["workload.protocol=ring", "workload.switchml=null"], "e_ring"))
+    if "f" in only:
+        name = "fig8-goodput-small.json" if args.quick else "fig8-goodput.json"
+        print("bench: (f) Canary Fig. 8 point with moving congestion ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, os.path.join(ROOT, "scenarios", "canary", name), [], "f_canary_fig8"))
     if "p" in only:
         print("bench: (p) SwitchML dataplane model alone ...", file=sys.stderr, flush=True)
         rows.extend(dataplane(args.build, 200000 if args.quick else 1000000))
@@ -197,7 +207,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     order = {"a_ring": 0, "b_permutation": 1, "b_stock": 2, "c_fct_websearch": 3, "d_congestion": 4,
-             "e_switchml": 5, "e_ring": 6}
+             "e_switchml": 5, "e_ring": 6, "f_canary_fig8": 7}
     rows.sort(key=lambda r: order.get(r["benchmark"], 9))
     rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
     doc = {"when": stamp, "revision": rev, "quick": args.quick, "rows": rows, "ratio_inasim_over_stock": ratio}
