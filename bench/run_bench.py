@@ -12,16 +12,19 @@ same invocation (these machines are noisy: compare ratios, not absolute figures)
        256-element packets, pool 512 (scenarios/switchml/fig3-ate.json); target < 20 s
        and < 500 MB; (e') the ring allreduce of the same tensor on the same rack as
        the baseline in the same invocation
-  (f) PANAMA Fig. 8 point, scaled (scenarios/panama/fig8-cluster-scaled.json): k=8 fat
+  (f) Canary Fig. 8 point (issue 6): 512 of 1,024 hosts on the 32x32x32 leaf-spine run a
+       4 MiB Canary allreduce while the other 512 send 1 MiB line-rate messages to random
+       peers, PFC (scenarios/canary/fig8-goodput.json); target < 60 s and < 1 GB
+  (g) PANAMA Fig. 8 point, scaled (scenarios/panama/fig8-cluster-scaled.json): k=8 fat
        tree, 128 hosts at 10 Gb/s, DNN jobs at 80 % aggregation load for 10 ms next to
-       20 % DCTCP data-mining flows; target < 10 min and < 4 GB; (f') the same point with
+       20 % DCTCP data-mining flows; target < 10 min and < 4 GB; (g') the same point with
        Ring-AllReduce jobs as the baseline in the same invocation
   (p) the SwitchML dataplane model alone (bench/p4model_bench: packets/s, 256 B and
        1024 B modes, 8 workers; target >= 5 M packets/s)
 
-Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock,c,d,e,f,p] [--out DIR]
+Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock,c,d,e,f,g,p] [--out DIR]
 --quick runs reduced versions (128 hosts for a/b, 16 for c, 64 for d, a 10 MB tensor
-for e, 16 hosts for f) in about a minute.
+for e, scenarios/canary/fig8-goodput-small.json for f, 16 hosts for g) in about a minute.
 Writes DIR/bench.json and DIR/bench.csv and prints a table. MB/s is UDP payload
 delivered to receivers per wall-second of the run phase; link MB/s counts every
 frame byte sent on every link (the work a packet simulator does).
@@ -81,7 +84,10 @@ def ours(build, scenario, sets, label):
         # ring: every element exact; permutation: every packet delivered
         "complete": r["correct"],
     }
-    if w["type"] == "allreduce" and "cluster" in w:
+    if w["type"] == "allreduce" and w.get("protocol") == "canary":
+        row["note"] = (f"canary {w['mean_duration_s']*1e3:.3f} ms, {w['goodput_gbps']:.1f} Gb/s goodput, "
+                       f"{'exact' if r['correct'] else 'NOT exact'}")
+    elif w["type"] == "allreduce" and "cluster" in w:
         c = w["cluster"]
         row["note"] = (f"{c['allreduce']} cluster: {c['finished_jobs']}/{len(c['jobs'])} jobs at "
                        f"{c['arrival_rate_per_s']:.0f}/s, mean JCT {c['mean_jct_s']*1e3:.3f} ms")
@@ -155,7 +161,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--quick", action="store_true", help="128-host versions")
-    ap.add_argument("--only", default="a,b,stock,c,d,e,f,p")
+    ap.add_argument("--only", default="a,b,stock,c,d,e,f,g,p")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench"))
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -185,12 +191,16 @@ def main():
         print("bench: (e') ring allreduce of the same tensor ...", file=sys.stderr, flush=True)
         rows.append(ours(args.build, scen, sets + ["workload.protocol=ring", "workload.switchml=null"], "e_ring"))
     if "f" in only:
+        name = "fig8-goodput-small.json" if args.quick else "fig8-goodput.json"
+        print("bench: (f) Canary Fig. 8 point with moving congestion ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, os.path.join(ROOT, "scenarios", "canary", name), [], "f_canary_fig8"))
+    if "g" in only:
         name = "fig8-cluster-small.json" if args.quick else "fig8-cluster-scaled.json"
         scen = os.path.join(ROOT, "scenarios", "panama", name)
-        print("bench: (f) PANAMA Fig. 8 point, 80 % aggregation load ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, scen, [], "f_panama_fig8"))
-        print("bench: (f') the same point with Ring-AllReduce jobs ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, scen, ['workload.panama.cluster.allreduce="ring"'], "f_ring_fig8"))
+        print("bench: (g) PANAMA Fig. 8 point, 80 % aggregation load ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, scen, [], "g_panama_fig8"))
+        print("bench: (g') the same point with Ring-AllReduce jobs ...", file=sys.stderr, flush=True)
+        rows.append(ours(args.build, scen, ['workload.panama.cluster.allreduce="ring"'], "g_ring_fig8"))
     if "p" in only:
         print("bench: (p) SwitchML dataplane model alone ...", file=sys.stderr, flush=True)
         rows.extend(dataplane(args.build, 200000 if args.quick else 1000000))
@@ -212,7 +222,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     order = {"a_ring": 0, "b_permutation": 1, "b_stock": 2, "c_fct_websearch": 3, "d_congestion": 4,
-             "e_switchml": 5, "e_ring": 6, "f_panama_fig8": 7, "f_ring_fig8": 8}
+             "e_switchml": 5, "e_ring": 6, "f_canary_fig8": 7, "g_panama_fig8": 8, "g_ring_fig8": 9}
     rows.sort(key=lambda r: order.get(r["benchmark"], 9))
     rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
     doc = {"when": stamp, "revision": rev, "quick": args.quick, "rows": rows, "ratio_inasim_over_stock": ratio}
@@ -240,8 +250,8 @@ def main():
         r = doc["ratio_switchml_over_ring"]
         print(f"switchml / ring on (e): {r['payload_bytes_per_wall_s']:.2f}x payload bytes per wall-second, "
               f"{r['sim_time_per_wall_s']:.2f}x simulated time per wall-second")
-    if "f_panama_fig8" in by and "f_ring_fig8" in by:
-        f_, g = by["f_panama_fig8"], by["f_ring_fig8"]
+    if "g_panama_fig8" in by and "g_ring_fig8" in by:
+        f_, g = by["g_panama_fig8"], by["g_ring_fig8"]
         doc["ratio_panama_over_ring_fig8"] = {
             "wall_s": g["wall_s"] / f_["wall_s"],
             "link_bytes_per_wall_s": f_["link_bytes_per_wall_s"] / g["link_bytes_per_wall_s"],
@@ -249,7 +259,7 @@ def main():
         with open(os.path.join(args.out, "bench.json"), "w") as f:
             json.dump(doc, f, indent=2)
         r = doc["ratio_panama_over_ring_fig8"]
-        print(f"panama / ring on (f): {r['wall_s']:.2f}x shorter wall time, "
+        print(f"panama / ring on (g): {r['wall_s']:.2f}x shorter wall time, "
               f"{r['link_bytes_per_wall_s']:.2f}x link bytes per wall-second")
     if ratio:
         print(f"inasim / stock ns-3 on (b): {ratio['payload_bytes_per_wall_s']:.2f}x delivered payload bytes per "

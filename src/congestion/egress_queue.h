@@ -67,6 +67,8 @@ class EgressQueue {
 
   /// Item at the head (valid while !empty()).
   Item& front() { return ring_[head_].item; }
+  /// The item the last successful Enqueue stored.
+  Item& back() { return ring_[(head_ + size_ - 1) & (ring_.size() - 1)].item; }
 
   /// Removes the head item; returns it with its byte count.
   std::pair<Item, uint32_t> Dequeue() {

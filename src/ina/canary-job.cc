@@ -180,7 +180,8 @@ void CanaryHost::SendBlock(uint64_t g) {
   }
   p4::StoreBe16(h + cn::kOffCounter, 1);
   uint8_t* d = h + cn::kCanaryHBytes;
-  for (uint64_t i = 0; i < k_; ++i) p4::StoreBe32(d + 4 * i, i < count ? data.Value(rank_, first + i) : 0);
+  data.FillBe32(rank_, first, count, d);
+  std::memset(d + 4 * count, 0, 4 * (k_ - count));
   const uint32_t len = static_cast<uint32_t>(cn::kCanaryHBytes + 4ull * k_);
   const uint16_t port = job_->mode() == InaTreeMode::kCanary ? cn::kCanaryUdpPort : p4::statictree::kStaticTreeUdpPort;
   SendReducePacket(ns3::Create<ns3::Packet>(h, len), dst, port);
@@ -456,7 +457,7 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
   const uint64_t first = (g % job_->blocks_per_iteration()) * k_;
   const uint64_t count = std::min<uint64_t>(k_, job_->elements() - first);
   CanaryIterationRecord& rec = job_->record(it);
-  for (uint64_t i = 0; i < count; ++i) rec.mismatches += p4::LoadBe32(be_data + 4 * i) != data.Expected(first + i);
+  rec.mismatches += data.CountMismatchesBe32(first, count, be_data);
   rec.elements_checked += count;
   if (it != iteration_ || !running_) return;  // a result for an iteration not begun: counted there when it is
   if (issued) --in_flight_;

@@ -6,9 +6,12 @@
 
 #include "ns3/ipv4-l3-protocol.h"
 #include "ns3/simulator.h"
+#include "ns3/socket.h"
 #include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
+#include <cstring>
 #include <iomanip>
 
 namespace inasim {
@@ -194,7 +197,10 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
     return true;
   }
   const bool ect = view.ipv4 && (view.ecn == 1 || view.ecn == 2);
-  switch (queue_.Enqueue(Waiting{frame, ingress}, bytes, ect)) {
+  Waiting w;
+  w.frame = frame;
+  w.ingress = ingress;
+  switch (queue_.Enqueue(std::move(w), bytes, ect)) {
     case congestion::EnqueueVerdict::kDroppedBufferFull:
       drop_trace_(frame);
       return false;
@@ -205,6 +211,7 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
     case congestion::EnqueueVerdict::kEnqueued:
       break;
   }
+  if (!switch_) Compact(queue_.back(), bytes);
   if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
   TryTransmit(now);
   return true;
@@ -217,7 +224,53 @@ void InaNetDevice::TryTransmit(uint64_t now) {
     return;
   }
   auto [w, bytes] = queue_.Dequeue();
-  Transmit(w.frame, w.ingress, bytes, now);
+  Transmit(w.frame ? std::move(w.frame) : Rebuild(w), w.ingress, bytes, now);
+}
+
+void InaNetDevice::Compact(Waiting& w, uint32_t bytes) {
+  constexpr uint32_t kMaxFrame = 16384;
+  const Packet& f = *w.frame;
+  if (bytes > kMaxFrame || bytes != f.GetSize() || f.GetNixVector() || f.GetByteTagIterator().HasNext()) return;
+  // The only packet tag a host's UDP/IPv4 leaves on a frame is the socket's
+  // don't-fragment option (Ipv4L3Protocol peeks it, nobody removes it): kept
+  // as a flag and put back on the rebuilt frame. Anything else: not compacted.
+  uint8_t df = 0;
+  for (PacketTagIterator it = f.GetPacketTagIterator(); it.HasNext();) {
+    if (it.Next().GetTypeId() != SocketSetDontFragmentTag::GetTypeId() || df) return;
+    SocketSetDontFragmentTag tag;
+    f.PeekPacketTag(tag);
+    df = tag.IsEnabled() ? 2 : 1;
+  }
+  alignas(8) uint8_t buf[kMaxFrame];
+  f.CopyData(buf, bytes);
+  // Everything after the head must be zero: OR the tail word by word.
+  uint32_t end = std::min(bytes, kCompactHeadBytes);
+  uint64_t any = 0;
+  uint32_t i = end;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t w8;
+    std::memcpy(&w8, buf + i, 8);
+    any |= w8;
+  }
+  for (; i < bytes; ++i) any |= buf[i];
+  if (any) return;
+  while (end > 0 && buf[end - 1] == 0) --end;
+  std::memcpy(w.head, buf, end);
+  w.head_bytes = static_cast<uint8_t>(end);
+  w.zero_bytes = bytes - end;
+  w.dont_fragment_tag = df;
+  w.frame = nullptr;
+}
+
+Ptr<Packet> InaNetDevice::Rebuild(const Waiting& w) {
+  Ptr<Packet> p = Create<Packet>(w.zero_bytes);
+  if (w.head_bytes) p->AddHeader(RawHeader(w.head, w.head_bytes));
+  if (w.dont_fragment_tag) {
+    SocketSetDontFragmentTag tag;
+    if (w.dont_fragment_tag == 2) tag.Enable(); else tag.Disable();
+    p->AddPacketTag(tag);
+  }
+  return p;
 }
 
 void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes, uint64_t now) {

@@ -180,10 +180,23 @@ class InaNetDevice : public ns3::NetDevice {
   void DoDispose() override;
 
  private:
+  /// A frame waiting for the wire. A host NIC's backlog can hold millions of
+  /// frames (line-rate senders paused by PFC); one whose bytes after its first
+  /// kCompactHeadBytes are all zero (ns-3's zero-filled payloads) and that
+  /// carries no tags but the socket's don't-fragment flag waits as those head bytes plus a zero count, ~70 B instead
+  /// of an ns3::Packet with its buffer (~1 KB), and is rebuilt, byte for byte,
+  /// when it reaches the wire.
+  static constexpr uint32_t kCompactHeadBytes = 48;
   struct Waiting {
-    ns3::Ptr<ns3::Packet> frame;
+    ns3::Ptr<ns3::Packet> frame;  ///< null: compact, see head / zero_bytes
+    uint32_t zero_bytes = 0;
     uint16_t ingress = kNoPort;
+    uint8_t head_bytes = 0;
+    uint8_t dont_fragment_tag = 0;  ///< compact: 0 none, 1 disabled, 2 enabled
+    uint8_t head[kCompactHeadBytes] = {};
   };
+  static void Compact(Waiting& w, uint32_t bytes);
+  static ns3::Ptr<ns3::Packet> Rebuild(const Waiting& w);
   friend class FrameArrival;
   class TxDone : public ns3::EventImpl {
    public:

@@ -161,7 +161,21 @@ void InaSwitchNode::Emit(inasim::Span<const uint8_t> bytes, uint16_t port, p4::P
 
 void InaSwitchNode::EmitMulticast(inasim::Span<const uint8_t> bytes, inasim::Span<const uint16_t> ports,
                                   p4::Picoseconds latency) {
-  for (uint16_t p : ports) Emit(bytes, p, latency);
+  if (ports.empty()) return;
+  // One packet for all the copies: each port gets a Packet::Copy (its own
+  // object sharing the bytes copy-on-write, so a CE mark on one copy does not
+  // touch the others); the original, never sent before, goes to the last port.
+  Ptr<Packet> frame = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  for (size_t i = 0; i < ports.size(); ++i) {
+    ++counters_.dataplane_out;
+    Ptr<Packet> copy = i + 1 == ports.size() ? frame : frame->Copy();
+    if (latency == 0) {
+      SendOut(ports[i], copy, current_ingress_);
+    } else {
+      Simulator::Schedule(PicoSeconds(latency), &InaSwitchNode::SendOutLater, this, ports[i], copy,
+                          current_ingress_);
+    }
+  }
 }
 
 void InaSwitchNode::EmitRouted(inasim::Span<const uint8_t> bytes, p4::Picoseconds latency) {

@@ -118,6 +118,16 @@ class TensorData {
       }
       return bad;
     }
+    if (pattern_ == DataPattern::kHashed && dtype_ == DType::kInt32) {
+      const uint64_t n = n_, half = static_cast<uint32_t>(half_n_n1_);
+      for (uint64_t i = 0; i < count; ++i) {
+        const uint64_t m = Mix(first + i);
+        uint32_t w;
+        std::memcpy(&w, in + 4 * i, 4);
+        bad += Bswap(w) != static_cast<uint32_t>(n * Lo(m) + half * Hi(m));
+      }
+      return bad;
+    }
     for (uint64_t i = 0; i < count; ++i) {
       uint32_t w;
       std::memcpy(&w, in + 4 * i, 4);
