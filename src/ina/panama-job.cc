@@ -257,38 +257,32 @@ void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
   const uint32_t t = p[pn::kOffTid];
   const uint64_t g = uint64_t{p4::LoadBe32(p + pn::kOffVid)} * n + t;
   Tree& tr = trees_[t];
-  if (!running_) {
-    // Between iterations (computing): only a PANAMA-<quorum> result of a
-    // packet of a coming iteration, summed without this worker, is expected.
-    if (spec_->quorum < 1 && tr.in_flight == 0 && g >= tr.next && g >= tr.skip_below &&
-        g < owner_->packets_per_iteration() * owner_->records_.size())
-      SkippedResult(t, g, p, len);
-    else
-      ++counters_.unexpected_results;
+  // PANAMA-<quorum>: the accelerators summed vector g without this worker (it
+  // was behind). Results come in VID order on a tree, so every earlier packet
+  // of the tree has had its result: g is the next one this worker would send,
+  // now or in an iteration it has not begun (it may be computing). It is
+  // checked like any result and never sent (it would be stale).
+  if (spec_->quorum < 1 && tr.in_flight == 0 && g >= tr.next && g >= tr.skip_below &&
+      g < owner_->packets_per_iteration() * owner_->records_.size()) {
+    CheckAndCount(g, p, len);
+    ++counters_.skipped;
+    tr.skip_below = g + n;
+    tr.last_progress_ps = NowPs();
+    if (!running_ || g != tr.next || g >= tr.end) return;  // BeginIteration skips it
+    tr.next += n;
+    TrySend(t);
+    ResultDone();
     return;
   }
   // In flight on this tree: sent (below next) and not yet acknowledged, which
   // in VID order are the last in_flight packets sent (results come back in
   // order: one path per tree).
   const uint64_t oldest = tr.next - uint64_t{tr.in_flight} * n;
-  if (tr.in_flight == 0 || g < oldest || g >= tr.next || g != oldest) {
-    if (spec_->quorum < 1 && tr.in_flight == 0 && g >= tr.next && g >= tr.skip_below) {
-      SkippedResult(t, g, p, len);
-      return;
-    }
+  if (!running_ || tr.in_flight == 0 || g != oldest) {
     ++counters_.unexpected_results;
     return;
   }
-  const uint32_t count = (len - static_cast<uint32_t>(pn::kPanamaHeaderBytes)) / 4;
-  const uint64_t bad = owner_->CheckResult(g, p + pn::kPanamaHeaderBytes, count);
-  const uint64_t first = (g % owner_->packets_per_iteration()) * owner_->k();
-  const uint64_t expected_count = std::min<uint64_t>(owner_->k(), owner_->elements() - first);
-  PanamaIterationRecord& rec = owner_->record(iteration_);
-  rec.elements_checked += count;
-  rec.mismatches += bad + (count != expected_count ? expected_count : 0);
-  counters_.elements_checked += count;
-  counters_.mismatches += bad;
-  ++counters_.results;
+  CheckAndCount(g, p, len);
   --tr.in_flight;
   tr.last_progress_ps = NowPs();
   const bool marked = (tos & 0x3) == 0x3;
@@ -301,21 +295,10 @@ void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
   counters_.cwnd_sum += tr.window.cwnd();
   window_trace_(t, static_cast<uint32_t>(g / n), tr.window.cwnd());
   TrySend(t);
-  if (--outstanding_ == 0) {
-    running_ = false;
-    Simulator::Cancel(timeout_event_);
-    owner_->WorkerIterationDone(rank_, iteration_);
-  }
+  ResultDone();
 }
 
-void PanamaWorker::SkippedResult(uint32_t t, uint64_t g, const uint8_t* p, uint32_t len) {
-  // PANAMA-<quorum>: the accelerators summed vector g without this worker
-  // (it was behind). Results come in VID order on a tree, so every earlier
-  // packet of the tree has had its result: g is the next one this worker
-  // would send, now or in an iteration it has not begun. It is checked like
-  // any result and never sent (it would be stale).
-  const uint32_t n = spec_->trees;
-  Tree& tr = trees_[t];
+void PanamaWorker::CheckAndCount(uint64_t g, const uint8_t* p, uint32_t len) {
   const uint32_t count = (len - static_cast<uint32_t>(pn::kPanamaHeaderBytes)) / 4;
   const uint64_t bad = owner_->CheckResult(g, p + pn::kPanamaHeaderBytes, count);
   const uint64_t ppi = owner_->packets_per_iteration();
@@ -327,17 +310,13 @@ void PanamaWorker::SkippedResult(uint32_t t, uint64_t g, const uint8_t* p, uint3
   counters_.elements_checked += count;
   counters_.mismatches += bad;
   ++counters_.results;
-  ++counters_.skipped;
-  tr.skip_below = g + n;
-  tr.last_progress_ps = NowPs();
-  if (!running_ || g != tr.next || g >= tr.end) return;  // BeginIteration skips it
-  tr.next += n;
-  TrySend(t);
-  if (--outstanding_ == 0) {
-    running_ = false;
-    Simulator::Cancel(timeout_event_);
-    owner_->WorkerIterationDone(rank_, iteration_);
-  }
+}
+
+void PanamaWorker::ResultDone() {
+  if (--outstanding_ != 0) return;
+  running_ = false;
+  Simulator::Cancel(timeout_event_);
+  owner_->WorkerIterationDone(rank_, iteration_);
 }
 
 void PanamaWorker::ArmTimeoutCheck() {
@@ -853,8 +832,7 @@ void PanamaJobSet::RingJobReport(const RingAllreduce& ring, uint64_t bytes, uint
     mism += c.mismatches;
     retx += c.retransmissions;
     if (c.end_ps == 0) continue;  // unfinished
-    // Every rank must end with every element exactly once: n x E checks.
-    ok &= c.mismatches == 0 && c.elements_checked == uint64_t{n} * ring.plan().elements();
+    ok &= ring.Exact(c);
     dur_sum += static_cast<double>(c.end_ps - c.start_ps) / 1e12;
     ++done;
   }

@@ -104,7 +104,10 @@ class PanamaWorker : public ns3::Application {
     uint64_t skip_below = 0;    ///< PANAMA-<quorum>: results came for every packet below this
     bool timed_out = false;
   };
-  void SkippedResult(uint32_t t, uint64_t g, const uint8_t* p, uint32_t len);
+  /// Checks result g's values and counts it (its iteration's record, the counters).
+  void CheckAndCount(uint64_t g, const uint8_t* p, uint32_t len);
+  /// One result of this iteration fewer to wait for; the iteration ends at 0.
+  void ResultDone();
   void StartApplication() override;
   void StopApplication() override;
   void OnReceive(ns3::Ptr<ns3::Socket> socket);

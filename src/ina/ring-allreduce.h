@@ -95,6 +95,11 @@ class RingAllreduce {
   void Start(uint64_t at_ps);
   bool done() const { return records_.size() == iterations_ && !running_; }
   const std::vector<CollectiveRecord>& records() const { return records_; }
+  /// A finished collective is exact when every rank ended with every element
+  /// equal to the exact sum: n x E checks, no mismatch.
+  bool Exact(const CollectiveRecord& c) const {
+    return c.end_ps != 0 && c.mismatches == 0 && c.elements_checked == uint64_t{plan_.ranks()} * plan_.elements();
+  }
   const RingPlan& plan() const { return plan_; }
   /// Fraction of the whole workload finished, for progress reports.
   double progress() const;

@@ -117,7 +117,7 @@ void ReportRingJobs(const Scenario& s, const std::vector<std::unique_ptr<RingAll
       if (c.end_ps == 0) continue;  // unfinished
       const double dur = PsToS(c.end_ps - c.start_ps);
       // Every rank must end with every element exactly once: n * E checks.
-      const bool c_ok = c.mismatches == 0 && c.elements_checked == uint64_t{n} * ring.plan().elements();
+      const bool c_ok = ring.Exact(c);
       ok &= c_ok;
       dur_sum += dur;
       ++done;

@@ -30,6 +30,16 @@ RunResult RunPanama(json doc, const std::vector<std::string>& sets = {}) {
   return RunScenario(ParseScenario(doc), o);
 }
 
+/// The ScenarioError a run of `doc` throws ("no error" if none).
+std::string ScenarioErrorOf(const json& doc) {
+  try {
+    RunPanama(doc);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 /// 2 leaves x 4 spines at 10 Gb/s, `per_leaf` hosts per leaf; the job's
 /// workers are the first 4 hosts of each leaf.
 json TwoLeaves(uint32_t per_leaf, uint64_t bytes, uint32_t trees = 4) {
@@ -131,14 +141,7 @@ TEST_F(PanamaScenario, ClusterPlacementUsesFewRacksAndTheModelTable) {
 }
 
 TEST_F(PanamaScenario, ClusterBadInputNamesTheField) {
-  auto err = [](const json& doc) {
-    try {
-      RunPanama(doc);
-    } catch (const ScenarioError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto err = ScenarioErrorOf;
   json doc = Cluster(3, 100);
   doc["workload"]["panama"]["cluster"]["models"] = {"resnet50", "gpt3"};
   EXPECT_NE(err(doc).find("workload.panama.cluster.models[1]: \"gpt3\" is not one of vgg16, alexnet"),
@@ -276,14 +279,7 @@ TEST_F(PanamaScenario, QuorumSumsWithoutTheLastWorkersAndChecksThePartialSums) {
 }
 
 TEST_F(PanamaScenario, ClusterKeysBadInputNamesTheField) {
-  auto err = [](const json& doc) {
-    try {
-      RunPanama(doc);
-    } catch (const ScenarioError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto err = ScenarioErrorOf;
   json doc = Cluster(3, 100);
   doc["workload"]["panama"]["cluster"]["load"] = 0.5;
   EXPECT_NE(err(doc).find("workload.panama.cluster.load: give either arrival_rate_per_s or load"), std::string::npos);
