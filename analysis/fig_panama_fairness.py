@@ -5,16 +5,23 @@
 
 scenarios/panama/fig10-fairness.json (--small: fig10-fairness-small.json):
 one rack at 10 Gb/s; a DCTCP flow h2 -> h0 starts at 0; a 2-worker
-aggregation job (h0, h1) starts later; the ToR's port to h0 carries the
-flow's data and the job's results. Two runs: (a) PANAMA's Fig. 5 congestion
-control, (b) a fixed window of 64 packets per tree (no congestion control).
+aggregation job (h0, h1; 1,500-byte packets, as the paper's) starts later;
+the ToR's port to h0 carries the flow's data and the job's results. Three
+runs, panels a-c: (a) PANAMA's congestion control with DCTCP's increase rule
+(additive increase in every window, `increase: "every_window"`: the
+mechanism §4.2.2 says "matches that of DCTCP"; the paper's Fig. 10a), (b)
+Fig. 5 as printed (grows only in windows without a mark, the model's
+default), (c) a fixed window of 64 packets per tree (no congestion control,
+the paper's Fig. 10b).
 
-Each flow's throughput per sampling interval is read from samples.csv: the
-DCTCP flow's on its sender's host link (h2 -> ToR), the aggregation's on the
-bottlenecked worker's host link (h0 -> ToR: h0 sends a packet per result it
-gets back, so this is the rate the job aggregates at). Both in frame bytes.
-The summary (printed, and in the CSV) is the mean rate of each while both
-run, and Jain's fairness index of the two.
+Each flow's throughput per sampling interval is read from samples.csv, in
+frame bytes on its sender's host link: the DCTCP flow's on h2 -> ToR, the
+aggregation's on h1 -> ToR (h1 sends only the job's packets, one per result
+it gets back; h0's link also carries the flow's ACKs). The summary (printed,
+and in the CSV) is the mean rate of each in the steady state: from SETTLE_S
+after the job starts (Fig. 5 starts every window at alpha = 1 and needs
+~10 ms here to converge) until the first of the two ends, with Jain's index
+and each rate's deviation from the fair share (their mean).
 
 Writes OUT/fig_panama_fairness.png and .csv (per series: time_s, gbps) and
 OUT/fig_panama_fairness_summary.csv. Exit status: 0 ok; 1 a run failed or was
@@ -24,6 +31,7 @@ not exact; 2 bad input.
 from __future__ import annotations
 
 import csv
+import json
 import sys
 from pathlib import Path
 
@@ -40,8 +48,13 @@ CONFIGS = {
               "out": Path("out") / "figures" / "small"},
 }
 STEM = "fig_panama_fairness"
-RUNS = [("PANAMA congestion control", {"workload.panama.congestion_control": True}),
+RUNS = [("PANAMA, DCTCP's increase", {"workload.panama.congestion_control": True,
+                                          "workload.panama.increase": "every_window"}),
+        ("PANAMA, Fig. 5 as printed", {"workload.panama.congestion_control": True,
+                                            "workload.panama.increase": "unmarked_windows"}),
         ("no congestion control (fixed window)", {"workload.panama.congestion_control": False})]
+# Steady state begins this long after the job starts.
+SETTLE_S = 0.010
 
 
 def host_link_rates(run_dir: Path, host: str):
@@ -65,15 +78,31 @@ def host_link_rates(run_dir: Path, host: str):
     return times, rates
 
 
-def overlap_means(t, agg, tcp, start_s):
-    """Mean of both series over the intervals where both flows are sending."""
-    both = [(a, b) for ti, a, b in zip(t, agg, tcp) if ti > start_s and a > 0.05 and b > 0.05]
+def steady_means(t, agg, tcp, from_s, to_s):
+    """Mean of both series over the intervals ending in (from_s, to_s]; Jain's
+    index; the larger deviation of either from their mean (the fair share)."""
+    both = [(a, b) for ti, a, b in zip(t, agg, tcp) if from_s < ti <= to_s]
     if not both:
-        return float("nan"), float("nan"), float("nan")
+        return float("nan"), float("nan"), float("nan"), float("nan")
     ma = sum(a for a, _ in both) / len(both)
     mb = sum(b for _, b in both) / len(both)
     jain = (ma + mb) ** 2 / (2 * (ma * ma + mb * mb))
-    return ma, mb, jain
+    fair = (ma + mb) / 2
+    return ma, mb, jain, max(abs(ma - fair), abs(mb - fair)) / fair
+
+
+def run_ends(run_dir: Path):
+    """(job end, DCTCP flow end) in seconds (inf for one that did not end)."""
+    with open(run_dir / "results.json") as f:
+        res = json.load(f)
+    ends = [c["end_s"] for c in res["workload"].get("collectives", []) if c.get("end_s") is not None]
+    job_end = max(ends) if ends else float("inf")
+    flow_end = float("inf")
+    with open(run_dir / "flows.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["end_s"]:
+                flow_end = float(r["end_s"])
+    return job_end, flow_end
 
 
 def main(argv=None) -> int:
@@ -112,14 +141,17 @@ def main(argv=None) -> int:
         if not (row.get("correct") is True and row.get("workload.correct") is True):
             failures.append(f"{label}: not correct")
         run_dir = sweep_out / "cache" / row["key"]
-        t, agg = host_link_rates(run_dir, "h0")
+        t, agg = host_link_rates(run_dir, "h1")
         _, tcp = host_link_rates(run_dir, "h2")
-        ma, mb, jain = overlap_means(t, agg, tcp, start_s)
-        summary.append({"run": label, "aggregation_gbps": ma, "dctcp_gbps": mb, "jain_index": jain})
-        print(f"{label:38s}: while both run, aggregation {ma:5.2f} Gb/s, DCTCP flow {mb:5.2f} Gb/s, "
-              f"Jain's index {jain:.3f}")
+        job_end, flow_end = run_ends(run_dir)
+        from_s, to_s = start_s + SETTLE_S, min(job_end, flow_end)
+        ma, mb, jain, dev = steady_means(t, agg, tcp, from_s, to_s)
+        summary.append({"run": label, "from_s": from_s, "to_s": to_s, "aggregation_gbps": ma, "dctcp_gbps": mb,
+                        "jain_index": jain, "max_deviation_from_fair": dev})
+        print(f"{label:38s}: steady state ({from_s * 1e3:.0f}-{to_s * 1e3:.0f} ms), aggregation {ma:5.2f} Gb/s, "
+              f"DCTCP flow {mb:5.2f} Gb/s, Jain's index {jain:.3f}, {100 * dev:.1f} % from the fair share")
         fig = plot.Figure(label, "time", "throughput", "ms", "Gb/s", legend_loc="lower right")
-        fig.line([x * 1e3 for x in t], agg, "aggregation (h0's packets)",
+        fig.line([x * 1e3 for x in t], agg, "aggregation (h1's packets)",
                  columns={"time_s": t, "gbps": agg})
         fig.line([x * 1e3 for x in t], tcp, "DCTCP flow (h2 -> h0)", columns={"time_s": t, "gbps": tcp})
         panels.append(fig)

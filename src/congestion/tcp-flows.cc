@@ -1,6 +1,9 @@
 #include "congestion/tcp-flows.h"
 
 #include "ns3/boolean.h"
+#include "ns3/object-factory.h"
+#include "ns3/rtt-estimator.h"
+#include "ns3/tcp-recovery-ops.h"
 #include "ns3/nstime.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
@@ -89,13 +92,54 @@ void TcpFlowSet::Install() {
     Simulator::Schedule(PicoSeconds(flows_[i].spec.start_ps), &TcpFlowSet::Start, this, i);
 }
 
+Ptr<Socket> TcpFlowSet::CreateSender(uint32_t host) const {
+  Ptr<Node> node = node_of_(host);
+  if (config_.small_queue_bytes == 0 || !backlog_of_ || !backlog_of_(host))
+    return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+  // TcpL4Protocol::CreateSocket() with our socket class: the node's RTT
+  // estimator, congestion control and recovery, registered with its TCP.
+  Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
+  TypeIdValue rtt, cc, recovery;
+  tcp->GetAttribute("RttEstimatorType", rtt);
+  tcp->GetAttribute("SocketType", cc);
+  tcp->GetAttribute("RecoveryType", recovery);
+  ObjectFactory factory;
+  Ptr<TsqTcpSocket> s = CreateObject<TsqTcpSocket>();
+  s->SetNode(node);
+  s->SetTcp(tcp);
+  factory.SetTypeId(rtt.Get());
+  s->SetRtt(factory.Create<RttEstimator>());
+  factory.SetTypeId(cc.Get());
+  s->SetCongestionControlAlgorithm(factory.Create<TcpCongestionOps>());
+  factory.SetTypeId(recovery.Get());
+  s->SetRecoveryAlgorithm(factory.Create<TcpRecoveryOps>());
+  tcp->AddSocket(s);
+  return s;
+}
+
+uint64_t TcpFlowSet::tsq_throttles() const {
+  uint64_t n = 0;
+  for (const auto& t : tsq_senders_) n += t->tsq_throttles();
+  return n;
+}
+
+uint64_t TcpFlowSet::cwnd_growth_withheld() const {
+  uint64_t n = 0;
+  for (const auto& t : tsq_senders_) n += t->cwnd_growth_withheld();
+  return n;
+}
+
 void TcpFlowSet::Start(size_t i) {
   const FlowSpec& f = flows_[i].spec;
-  Ptr<Socket> s = Socket::CreateSocket(node_of_(f.src), TcpSocketFactory::GetTypeId());
+  Ptr<Socket> s = CreateSender(f.src);
   ConfigureSocket(s);
   s->Bind();
   Address local;
   s->GetSockName(local);
+  if (auto t = DynamicCast<TsqTcpSocket>(s)) {
+    t->SetSmallQueue(backlog_of_(f.src), InetSocketAddress::ConvertFrom(local).GetPort(), config_.small_queue_bytes);
+    tsq_senders_.push_back(t);
+  }
   pending_[Key(address_of_(f.src), InetSocketAddress::ConvertFrom(local).GetPort())] = i;
   s->SetConnectCallback(MakeBoundCallback(&TcpFlowSet::OnConnected, this, i), MakeNullCallback<void, Ptr<Socket>>());
   s->SetSendCallback(MakeBoundCallback(&TcpFlowSet::OnTxRoom, this, i));

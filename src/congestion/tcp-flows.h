@@ -7,6 +7,7 @@
 
 #include "congestion/flow_generator.h"
 #include "congestion/tcp_config.h"
+#include "congestion/tsq-tcp-socket.h"
 
 #include "ns3/inet-socket-address.h"
 #include "ns3/node.h"
@@ -38,6 +39,13 @@ class TcpFlowSet {
              std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of,
              std::function<ns3::Ipv4Address(uint32_t)> address_of);
 
+  /// Where each host's NIC counts its TCP backlog: with it (and a non-zero
+  /// TcpConfig::small_queue_bytes) senders are TsqTcpSockets. Call before Install().
+  void SetHostBacklogs(std::function<HostTxBacklog*(uint32_t)> backlog_of) { backlog_of_ = std::move(backlog_of); }
+  /// Sender sockets' TCP Small Queues throttles and withheld window increases, summed.
+  uint64_t tsq_throttles() const;
+  uint64_t cwnd_growth_withheld() const;
+
   /// Sets the congestion control of every involved node, installs the
   /// listeners and schedules every flow's start.
   void Install();
@@ -64,6 +72,9 @@ class TcpFlowSet {
   TcpConfig config_;
   std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of_;
   std::function<ns3::Ipv4Address(uint32_t)> address_of_;
+  std::function<HostTxBacklog*(uint32_t)> backlog_of_;
+  ns3::Ptr<ns3::Socket> CreateSender(uint32_t host) const;
+  std::vector<ns3::Ptr<TsqTcpSocket>> tsq_senders_;
   std::vector<ns3::Ptr<ns3::Socket>> senders_;                 // per flow (null when done)
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;
   std::unordered_map<uint64_t, size_t> pending_;               // (src ip, src port) -> flow, until accepted

@@ -18,6 +18,12 @@ struct TcpConfig {
   uint32_t del_ack_count = 2;          ///< ACK every this many segments
   uint64_t del_ack_timeout_ps = 10'000'000;  ///< 10 us
   uint16_t port = 5001;
+  /// TCP Small Queues (Linux net.ipv4.tcp_limit_output_bytes, 1 MiB since
+  /// Linux 5.3): a sender keeps at most about this many bytes waiting in its
+  /// host's NIC queue, the rest in its socket, and its window grows only while
+  /// the window is what limits it. 0: off (ns-3's own TCP: the whole window
+  /// may wait in the NIC queue, unmarked, and inflate the RTT).
+  uint32_t small_queue_bytes = 1u << 20;
 };
 
 /// Per-segment bytes on the wire beyond the payload: IPv4 20, TCP 20 + 12 of

@@ -123,7 +123,15 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
           if (std::find(poisson_.hosts.begin(), poisson_.hosts.end(), h) == poisson_.hosts.end())
             poisson_.hosts.push_back(h);
     }
-    if (!specs_.empty()) flows_ = std::make_unique<congestion::TcpFlowSet>(specs_, b.tcp, node_of, address_of);
+    if (!specs_.empty()) {
+      flows_ = std::make_unique<congestion::TcpFlowSet>(specs_, b.tcp, node_of, address_of);
+      flows_->SetHostBacklogs([&fabric](uint32_t h) -> congestion::HostTxBacklog* {
+        const ns3::Ptr<ns3::Node> node = fabric.host(h);
+        for (uint32_t i = 0; i < node->GetNDevices(); ++i)
+          if (auto d = ns3::DynamicCast<InaNetDevice>(node->GetDevice(i))) return ns3::PeekPointer(d);
+        return nullptr;
+      });
+    }
   }
   if (s.background.congestion.enabled) {
     const CongestionSpec& c = s.background.congestion;
@@ -213,6 +221,9 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
         {"incomplete", incomplete},
         {"completed_bytes", bytes_done},
         {"tcp_variant", b.tcp.variant},
+        {"tcp_small_queue_bytes", b.tcp.small_queue_bytes},
+        {"tsq_throttles", flows_ ? flows_->tsq_throttles() : 0},
+        {"cwnd_growth_withheld", flows_ ? flows_->cwnd_growth_withheld() : 0},
         {"size_scale", b.size_scale},
         {"long_flow_bytes", LongFlowBytes(b)},
         {"fct", congestion::FctReport(done, LongFlowBytes(b))},

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "congestion/egress_queue.h"
+#include "congestion/tsq-tcp-socket.h"
 #include "p4model/common/frame.h"
 
 #include "ns3/channel.h"
@@ -29,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 
 namespace inasim {
 
@@ -100,7 +102,7 @@ class InaChannel : public ns3::Channel {
   uint64_t down_at_ps_ = UINT64_MAX;
 };
 
-class InaNetDevice : public ns3::NetDevice {
+class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
  public:
   static ns3::TypeId GetTypeId();
   InaNetDevice();
@@ -130,7 +132,13 @@ class InaNetDevice : public ns3::NetDevice {
   /// Queues a complete frame (Ethernet header on) for transmission. `ingress` is
   /// the switch port it came in on (for PFC accounting), or kNoPort.
   /// Returns false if the frame was dropped (buffer full or link down).
-  bool EnqueueFrame(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress);
+  /// `tsq_port`: a host's local TCP port counted for TCP Small Queues (0: none).
+  bool EnqueueFrame(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress,
+                    uint16_t tsq_port = 0);
+
+  // ---- TCP Small Queues (host NICs; congestion::HostTxBacklog) ----
+  void TrackTcpPort(uint16_t port, uint32_t limit_bytes, std::function<void()> wake) override;
+  uint32_t TcpPortQueuedBytes(uint16_t port) const override;
   static constexpr uint16_t kNoPort = 0xffff;
   /// PFC: the peer asked this transmitter to pause (true) or resume (false).
   void SetPaused(bool paused);
@@ -191,6 +199,7 @@ class InaNetDevice : public ns3::NetDevice {
     ns3::Ptr<ns3::Packet> frame;  ///< null: compact, see head / zero_bytes
     uint32_t zero_bytes = 0;
     uint16_t ingress = kNoPort;
+    uint16_t tsq_port = 0;  ///< host: local TCP port counted for TSQ (0: none)
     uint8_t head_bytes = 0;
     uint8_t dont_fragment_tag = 0;  ///< compact: 0 none, 1 disabled, 2 enabled
     uint8_t head[kCompactHeadBytes] = {};
@@ -237,6 +246,14 @@ class InaNetDevice : public ns3::NetDevice {
   ns3::Ptr<ns3::Node> node_;
   ns3::Mac48Address mac_;
   uint32_t host_ip_ = 0;
+  // TCP Small Queues: local port -> the frame bytes it has waiting here.
+  struct TsqPort {
+    uint32_t limit = 0;
+    uint32_t queued = 0;
+    std::function<void()> wake;
+  };
+  std::unordered_map<uint16_t, TsqPort> tsq_;
+  uint16_t TsqPortOf(const ns3::Packet& ip_packet) const;
   uint32_t if_index_ = 0;
   uint16_t mtu_ = 1500;
   ReceiveCallback rx_callback_;

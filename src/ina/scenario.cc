@@ -854,6 +854,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       tcp.del_ack_count = t.U32("del_ack_count", 2, 1, 64);
       tcp.del_ack_timeout_ps = t.TimePs("del_ack_timeout_us", 10, 0.001, 1e6, kPsPerUs);
       tcp.port = static_cast<uint16_t>(t.U32("port", 5001, 1, 65'535));
+      tcp.small_queue_bytes = t.U32("small_queue_bytes", congestion::TcpConfig{}.small_queue_bytes, 0, 1u << 30);
       t.Done();
       f.Done();
     } else {

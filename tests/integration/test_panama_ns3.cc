@@ -483,14 +483,16 @@ TEST_F(PanamaScenario, BadInputNamesTheField) {
   EXPECT_NE(error(d).find("workload.canary"), std::string::npos) << error(d);
 }
 
-TEST_F(PanamaScenario, Fig10PortTwoDctcpFlowsShareOnlyWithASmallHostNicQueue) {
+TEST_F(PanamaScenario, Fig10PortTwoDctcpFlowsShareOnlyWithTcpSmallQueues) {
   // The finding behind Fig. 10's unfairness (scenarios/panama/README.md): on
   // the ToR's port to h0, a 40 MB DCTCP flow from h2 (t = 0) and another from
-  // h1 (t = 5 ms). With the default 16 MiB host NIC queue the first flow's
-  // window sits in its own NIC queue (unmarked, a multi-ms RTT), so marks at
-  // the ToR barely slow it and it keeps ~85 % of the port: it ends near
-  // 45 ms. With a 64 KiB NIC queue DCTCP converges to fair shares and the
-  // first flow ends near 59 ms (fair: 5 ms alone, then half of 10 Gb/s).
+  // h1 (t = 5 ms). Without TCP Small Queues (`small_queue_bytes: 0`, ns-3's
+  // own TCP) the first flow's window grows into its own 16 MiB NIC queue
+  // (unmarked, a multi-ms RTT), so the ToR's marks barely slow it and it keeps
+  // ~85 % of the port: it ends near 45 ms. With Linux's TSQ (the default,
+  // 1 MiB) the backlog waits in the socket and DCTCP converges to fair
+  // shares: the first flow ends near 59 ms (5 ms alone, then half of
+  // 10 Gb/s), and no host NIC drops anything.
   json doc = json::parse(R"({"name":"f10","topology":{"type":"single_rack","hosts":3},
     "links":{"host_rate_gbps":10,"host_delay_ns":500},
     "switch":{"buffer_bytes":1048576,"ecn":{"enabled":true,"threshold":85},"pfc":{"enabled":true}},
@@ -509,8 +511,39 @@ TEST_F(PanamaScenario, Fig10PortTwoDctcpFlowsShareOnlyWithASmallHostNicQueue) {
     }
     return -1.0;
   };
-  const double deep = first_end(RunPanama(doc));
-  const double small = first_end(RunPanama(doc, {"host.nic_buffer_bytes=65536"}));
-  EXPECT_LT(deep, 0.050);
-  EXPECT_GT(small, 0.055);
+  const RunResult deep = RunPanama(doc, {"background.flows.tcp.small_queue_bytes=0"});
+  const RunResult tsq = RunPanama(doc);
+  EXPECT_LT(first_end(deep), 0.050);
+  EXPECT_GT(first_end(tsq), 0.055);
+  EXPECT_LT(first_end(tsq), 0.063);
+  const json& flows = tsq.json["background"]["flows"];
+  EXPECT_EQ(flows["tcp_small_queue_bytes"], 1u << 20);
+  EXPECT_GT(flows["tsq_throttles"].get<uint64_t>(), 0u);
+  EXPECT_GT(flows["cwnd_growth_withheld"].get<uint64_t>(), 0u);
+  EXPECT_EQ(deep.json["background"]["flows"]["tsq_throttles"], 0u);
+  EXPECT_EQ(tsq.json["network"]["drops_buffer"], 0u) << tsq.json["network"].dump();
+}
+
+TEST_F(PanamaScenario, TcpSmallQueuesKeepALoneFlowAtLineRateWithAShortNicQueue) {
+  // One 20 MB DCTCP flow h1 -> h0 alone: TSQ must not slow it (the NIC is
+  // never left idle: the limit is far above a frame), and whatever the limit,
+  // both runs move every byte at the 10 Gb/s line rate (slowdown under 1.05).
+  // A limit of a single frame still runs (the frame crossing it is sent, as in
+  // Linux) at line rate: the socket is woken as each frame leaves the queue.
+  json doc = json::parse(R"({"name":"tsq","topology":{"type":"single_rack","hosts":2},
+    "links":{"host_rate_gbps":10,"host_delay_ns":500},
+    "switch":{"buffer_bytes":1048576,"ecn":{"enabled":true,"threshold":85}},
+    "workload":{"type":"none"},
+    "background":{"flows":{"list":[{"src":1,"dst":0,"bytes":20000000}]}},
+    "stop":{"max_sim_time_ms":100}})");
+  for (const char* limit : {"0", "1048576", "1500"}) {
+    SCOPED_TRACE(limit);
+    const RunResult r = RunPanama(doc, {std::string("background.flows.tcp.small_queue_bytes=") + limit});
+    const json& f = r.json["background"]["flows"];
+    ASSERT_EQ(f["completed"], 1u) << r.summary;
+    EXPECT_LT(f["fct"]["all"]["slowdown"]["max"].get<double>(), 1.05) << f.dump();
+    if (std::string(limit) != "0") {
+      EXPECT_GT(f["tsq_throttles"].get<uint64_t>(), 0u);
+    }
+  }
 }

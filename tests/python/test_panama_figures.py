@@ -48,6 +48,10 @@ def test_load_balance_small(tmp_path):
 
 
 def test_fairness_small(tmp_path):
+    """Fig. 10 reduced: the issue's "fairness within 10 %" in the steady state
+    with the congestion control the paper describes (DCTCP's rules on results),
+    Fig. 5 as printed weaker but not starved, and no congestion control taking
+    most of the port (the paper's Fig. 10b)."""
     script = SOURCE_DIR / "analysis" / "fig_panama_fairness.py"
     r = subprocess.run([PYTHON, str(script), "--small", "--out", str(tmp_path), "--jobs", "2"],
                        env=child_env(), capture_output=True, text=True, timeout=300)
@@ -55,17 +59,24 @@ def test_fairness_small(tmp_path):
     assert (tmp_path / "fig_panama_fairness.png").read_bytes()[:8] == PNG_MAGIC
     with open(tmp_path / "fig_panama_fairness_summary.csv", newline="") as f:
         rows = {row["run"]: row for row in csv.DictReader(f)}
-    assert set(rows) == {"PANAMA congestion control", "no congestion control (fixed window)"}
-    for row in rows.values():
-        agg, tcp, jain = float(row["aggregation_gbps"]), float(row["dctcp_gbps"]), float(row["jain_index"])
-        # Both flows moved data through the one 10 Gb/s port, and not more than it carries.
-        assert agg > 0.1 and tcp > 0.1
-        assert agg + tcp < 10.5
-        assert 0.5 <= jain <= 1.0
-    # The window cap is what differs: the fixed 64-packet window takes more
-    # of the bottleneck than Fig. 5's window, which backs off on marks.
-    assert float(rows["no congestion control (fixed window)"]["aggregation_gbps"]) > \
-        float(rows["PANAMA congestion control"]["aggregation_gbps"])
+    dctcp_rule, fig5, fixed = ("PANAMA, DCTCP's increase", "PANAMA, Fig. 5 as printed",
+                               "no congestion control (fixed window)")
+    assert set(rows) == {dctcp_rule, fig5, fixed}
+    agg = {k: float(v["aggregation_gbps"]) for k, v in rows.items()}
+    tcp = {k: float(v["dctcp_gbps"]) for k, v in rows.items()}
+    for k, row in rows.items():
+        # A steady state of at least 20 ms was measured, and the two together
+        # fill the one 10 Gb/s port (frame bytes, ACKs not counted).
+        assert float(row["to_s"]) - float(row["from_s"]) > 0.020, row
+        assert 9.0 < agg[k] + tcp[k] < 10.0, row
+    assert float(rows[dctcp_rule]["max_deviation_from_fair"]) <= 0.10, rows[dctcp_rule]
+    assert float(rows[dctcp_rule]["jain_index"]) > 0.99
+    # Fig. 5 grows only in windows without a mark: less than its fair share.
+    assert agg[fig5] < agg[dctcp_rule]
+    assert 0.10 < float(rows[fig5]["max_deviation_from_fair"]) < 0.30, rows[fig5]
+    # Without congestion control the fixed window takes most of the port.
+    assert agg[fixed] > 2 * tcp[fixed]
+    assert agg[fixed] > agg[dctcp_rule]
 
 
 def test_shared_cluster_fig8_small(tmp_path):
