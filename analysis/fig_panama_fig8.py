@@ -10,8 +10,10 @@ process for a fixed window at an arrival rate that offers the given
 aggregation load, next to 20 % load of DCTCP data-mining flows. Loads: 0.2,
 0.4, 0.6, 0.8 (--small: 0.4, 0.8). Configurations, as in the paper:
 
-  Ideal           every traffic class on its own network: the background
-                  flows alone (for 8a, 8b) and the PANAMA jobs alone (for 8c)
+  Ideal           every traffic class on its own network: the short flows
+                  alone (8a), the long flows alone (8b), the PANAMA jobs
+                  alone (8c); the same draws as the shared runs
+                  (background.flows.only)
   Ring-AllReduce  every job a host ring (workload.panama.cluster.allreduce)
   SwitchML*       PANAMA's multi-tenant, load-balanced accelerators without
                   congestion control (workload.panama.congestion_control false)
@@ -52,10 +54,11 @@ CONFIGS = {
 }
 STEM = "fig_panama_fig8"
 LABELS = ["Ideal", "Ring-AllReduce", "SwitchML*", "PANAMA", "PANAMA-0.88", "PANAMA-0.94"]
-# Runs per load: (run name, overrides). Ideal takes the background from
-# "bg_alone" and the jobs from "agg_alone".
+# Runs per load: (run name, overrides). Ideal takes its short flows from
+# "short_alone", its long flows from "long_alone" and its jobs from "agg_alone".
 RUNS = [
-    ("bg_alone", {"workload": {"type": "none"}}),
+    ("short_alone", {"workload": {"type": "none"}, "background.flows.only": "short"}),
+    ("long_alone", {"workload": {"type": "none"}, "background.flows.only": "long"}),
     ("agg_alone", {"background": None}),
     ("Ring-AllReduce", {"workload.panama.cluster.allreduce": "ring"}),
     ("SwitchML*", {"workload.panama.congestion_control": False}),
@@ -70,7 +73,7 @@ def points(loads):
     for load in loads:
         for name, over in RUNS:
             pt = dict(over)
-            if name != "bg_alone":
+            if name not in ("short_alone", "long_alone"):
                 pt["workload.panama.cluster.load"] = load
             pts.append(pt)
             labels.append((load, name))
@@ -116,10 +119,12 @@ def main(argv=None) -> int:
         runs[(load, name)] = row
 
     def metrics(load, label):
-        bg = runs[(load, "bg_alone" if label == "Ideal" else label)]
-        agg = runs[(load, "agg_alone" if label == "Ideal" else label)]
-        return (num(bg.get("background.flows.fct.short.fct_s.p99")),
-                num(bg.get("background.flows.fct.long_flow_throughput_gbps.mean")),
+        ideal = label == "Ideal"
+        short = runs[(load, "short_alone" if ideal else label)]
+        long_ = runs[(load, "long_alone" if ideal else label)]
+        agg = runs[(load, "agg_alone" if ideal else label)]
+        return (num(short.get("background.flows.fct.short.fct_s.p99")),
+                num(long_.get("background.flows.fct.long_flow_throughput_gbps.mean")),
                 num(agg.get("workload.cluster.mean_jct_s")),
                 num(agg.get("workload.cluster.finished_jobs")),
                 num(agg.get("workload.cluster.partial_aggregations")))

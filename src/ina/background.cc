@@ -115,6 +115,14 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
     poisson_.seed = s.seed;
     if (b.list.empty()) {
       specs_ = congestion::GeneratePoissonFlows(poisson_, *b.sizes);
+      if (b.only != "all") {
+        // The same draws as "all" (so the classes add up to it), one class kept.
+        const uint64_t split = LongFlowBytes(b);
+        const bool keep_long = b.only == "long";
+        specs_.erase(std::remove_if(specs_.begin(), specs_.end(),
+                                    [&](const congestion::FlowSpec& f) { return (f.bytes >= split) != keep_long; }),
+                     specs_.end());
+      }
     } else {
       specs_ = b.list;
       poisson_.hosts.clear();
@@ -225,6 +233,7 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
         {"tsq_throttles", flows_ ? flows_->tsq_throttles() : 0},
         {"cwnd_growth_withheld", flows_ ? flows_->cwnd_growth_withheld() : 0},
         {"size_scale", b.size_scale},
+        {"only", b.only},
         {"long_flow_bytes", LongFlowBytes(b)},
         {"fct", congestion::FctReport(done, LongFlowBytes(b))},
     };

@@ -813,7 +813,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
         f.out()["list"] = resolved_list;
         std::stable_sort(bf.list.begin(), bf.list.end(),
                          [](const congestion::FlowSpec& a, const congestion::FlowSpec& c) { return a.start_ps < c.start_ps; });
-        for (const char* key : {"hosts", "size_distribution", "size_scale", "load", "start_us", "stop_us"}) {
+        for (const char* key : {"hosts", "size_distribution", "size_scale", "load", "only", "start_us", "stop_us"}) {
           if (f.Has(key)) f.Fail(key, "is for Poisson arrivals; not used with \"list\"");
           f.Raw(key);
         }
@@ -836,6 +836,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       bf.size_scale = f.Num("size_scale", 1, 1e-6, 1e3);
       if (bf.size_scale != 1) bf.sizes = std::make_shared<congestion::FlowSizeCdf>(bf.sizes->Scaled(bf.size_scale));
       bf.load = f.Num("load", 0.4, 1e-6, 1.0);
+      bf.only = f.Enum("only", "all", {"all", "short", "long"});
       bf.start_ps = f.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
       if (!f.Has("stop_us")) f.Fail("stop_us", "is required (when flow arrivals stop, in us)");
       bf.stop_ps = f.TimePs("stop_us", 0, 0, 1e9, kPsPerUs);

@@ -289,6 +289,9 @@ struct BackgroundFlowsSpec {
   std::shared_ptr<const congestion::FlowSizeCdf> sizes;  ///< already scaled by size_scale
   double size_scale = 1;            ///< every drawn size (and PANAMA's 40 MB short/long split) times this
   double load = 0.4;                ///< fraction of each host's link rate
+  /// "short" / "long": of the drawn flows keep only those under / from the
+  /// 40 MB x size_scale split (PANAMA's Ideal: each class on its own network).
+  std::string only = "all";
   uint64_t start_ps = 0, stop_ps = 0;
   bool wait_for_completion = true;  ///< the run ends only when every flow has finished
   congestion::TcpConfig tcp;

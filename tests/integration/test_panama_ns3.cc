@@ -483,6 +483,53 @@ TEST_F(PanamaScenario, BadInputNamesTheField) {
   EXPECT_NE(error(d).find("workload.canary"), std::string::npos) << error(d);
 }
 
+TEST_F(PanamaScenario, IdealSplitsTheSameFlowDrawsIntoShortAndLong) {
+  // Fig. 8's Ideal puts short and long flows on networks of their own:
+  // `background.flows.only` keeps one class of the very draws of "all", so the
+  // two runs' flows are exactly the shared run's, split at 40 MB x size_scale.
+  json doc = json::parse(R"({"name":"only","seed":3,"topology":{"type":"single_rack","hosts":8},
+    "links":{"host_rate_gbps":10},
+    "switch":{"ecn":{"enabled":true,"threshold":85}},
+    "workload":{"type":"none"},
+    "background":{"flows":{"size_distribution":"data_mining","size_scale":0.01,"load":0.3,
+                           "stop_us":2000}},
+    "stop":{"max_sim_time_ms":2000}})");
+  auto flows = [](const RunResult& r) {
+    std::multiset<std::string> rows;  // "src,dst,bytes,start_s" of every flow
+    for (size_t i = 0; i < r.csv_names.size(); ++i) {
+      if (r.csv_names[i] != "flows.csv") continue;
+      std::string t = r.csv_texts[i];
+      size_t p = t.find('\n') + 1;
+      while (p < t.size()) {
+        const size_t e = t.find('\n', p);
+        std::string line = t.substr(p, e - p);
+        line = line.substr(line.find(',') + 1);  // drop the index
+        size_t c = 0;
+        for (int k = 0; k < 4; ++k) c = line.find(',', c) + 1;
+        rows.insert(line.substr(0, c - 1));
+        p = e + 1;
+      }
+    }
+    return rows;
+  };
+  const RunResult all = RunPanama(doc);
+  const RunResult short_only = RunPanama(doc, {"background.flows.only=short"});
+  const RunResult long_only = RunPanama(doc, {"background.flows.only=long"});
+  const auto a = flows(all), s = flows(short_only), l = flows(long_only);
+  ASSERT_FALSE(s.empty());
+  ASSERT_FALSE(l.empty());
+  std::multiset<std::string> both = s;
+  both.insert(l.begin(), l.end());
+  EXPECT_EQ(both, a);
+  EXPECT_EQ(long_only.json["background"]["flows"]["long_flow_bytes"], 400000u);
+  EXPECT_EQ(long_only.json["background"]["flows"]["fct"]["short"]["count"], 0u);
+  EXPECT_EQ(short_only.json["background"]["flows"]["fct"]["long"]["count"], 0u);
+  EXPECT_EQ(short_only.json["background"]["flows"]["only"], "short");
+  doc["background"]["flows"]["only"] = "medium";
+  EXPECT_NE(ScenarioErrorOf(doc).find("background.flows.only: must be one of"), std::string::npos)
+      << ScenarioErrorOf(doc);
+}
+
 TEST_F(PanamaScenario, Fig10PortTwoDctcpFlowsShareOnlyWithTcpSmallQueues) {
   // The finding behind Fig. 10's unfairness (scenarios/panama/README.md): on
   // the ToR's port to h0, a 40 MB DCTCP flow from h2 (t = 0) and another from
