@@ -30,13 +30,16 @@ def start(stem: str, doc: Optional[str], small_help: str, argv, configs: Dict[st
     --small configuration with --out defaulting to the configuration's, and
     inasim's plot module; plot is None (after saying why on stderr) when
     inasim cannot be imported."""
-    args = parse_figure_args(f"{stem}.py", doc, small_help, sys.argv[1:] if argv is None else argv)
+    args = parse_figure_args(f"{stem}.py", doc, small_help, sys.argv[1:] if argv is None else argv,
+                             repetitions=True)
     try:
         from inasim import plot
     except ImportError as e:
         print(f"{stem}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
         return args, None, None
     cfg = configs["small" if args.small else "full"]
+    if args.repetitions is not None:  # fewer (or more) placements per point than the figure's own
+        cfg = dict(cfg, repetitions=args.repetitions)
     if args.out is None:
         args.out = cfg["out"]
     return args, cfg, plot

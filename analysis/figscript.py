@@ -15,8 +15,9 @@ __all__ = ["parse_figure_args", "num", "SWITCHML_FRAMING", "switchml_wire_bytes"
 
 
 def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
-                      argv: Optional[Sequence[str]]) -> argparse.Namespace:
-    """--small, --out DIR, --jobs N (>= 1), --resume: the figure scripts' options."""
+                      argv: Optional[Sequence[str]], repetitions: bool = False) -> argparse.Namespace:
+    """--small, --out DIR, --jobs N (>= 1), --resume: the figure scripts' options;
+    with `repetitions`, also --repetitions N (>= 1; None when not given)."""
     ap = argparse.ArgumentParser(prog=prog, description=(doc or "").split("\n\n")[0])
     ap.add_argument("--small", action="store_true", help=small_help)
     ap.add_argument("--out", type=Path, default=None, help="output directory (default out/figures, "
@@ -24,9 +25,15 @@ def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
     ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
     ap.add_argument("--resume", action="store_true",
                     help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
+    if repetitions:
+        ap.add_argument("--repetitions", type=int, default=None,
+                        help="runs per point, seeds seed .. seed + N - 1 (default: the figure's own, "
+                        "5 placements at full size as the paper)")
     args = ap.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         ap.error("--jobs must be >= 1")
+    if getattr(args, "repetitions", None) is not None and args.repetitions < 1:
+        ap.error("--repetitions must be >= 1")
     return args
 
 

@@ -209,3 +209,30 @@ def test_exit_1_when_a_run_is_not_correct(runs, monkeypatch, capsys):
     assert mod.main(["--small", "--out", str(out), "--resume"]) == 1
     captured = capsys.readouterr()
     assert "not correct" in captured.err
+
+
+def test_repetitions_overrides_the_placements_per_point(runs, monkeypatch):
+    """--repetitions N runs every point N times (seeds seed .. seed + N - 1)
+    instead of the figure's own count; 0 is refused with exit 2."""
+    out, p = runs["fig9"]
+    assert p.returncode == 0
+    from inasim import sweep
+
+    seen = {}
+    real = sweep.run_sweep
+
+    def spy(definition, out=None, jobs=None, resume=True, **kw):
+        seen["repetitions"] = definition["repetitions"]
+        return real(definition, out=out, jobs=jobs, resume=resume, **kw)
+
+    monkeypatch.setattr(sweep, "run_sweep", spy)
+    spec = importlib.util.spec_from_file_location("fig_canary_fig9", script("fig9"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--small", "--out", str(out), "--resume", "--repetitions", "2", "--jobs", "2"]) == 0
+    assert seen["repetitions"] == 2
+    rows = sim_rows(out, "fig9")
+    assert rows and all(int(r["runs"]) == 2 for r in rows)
+    r = subprocess.run([PYTHON, str(script("fig9")), "--small", "--repetitions", "0"],
+                       capture_output=True, text=True, env=child_env(), cwd=out, timeout=60)
+    assert r.returncode == 2 and "--repetitions must be >= 1" in r.stderr
