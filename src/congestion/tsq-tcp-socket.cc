@@ -7,6 +7,10 @@ namespace inasim::congestion {
 
 using namespace ns3;
 
+namespace {
+constexpr uint8_t kTcp = 6;
+}  // namespace
+
 TypeId TsqTcpSocket::GetTypeId() {
   static TypeId tid = TypeId("inasim::TsqTcpSocket")
                           .SetParent<TcpSocketBase>()
@@ -20,7 +24,7 @@ void TsqTcpSocket::SetSmallQueue(HostTxBacklog* nic, uint16_t local_port, uint32
   port_ = local_port;
   limit_ = limit_bytes;
   Ptr<TsqTcpSocket> self(this);
-  nic_->TrackTcpPort(port_, limit_, [self]() { self->Wake(); });
+  nic_->TrackSourcePort(kTcp, port_, limit_, limit_, [self]() { self->Wake(); });
 }
 
 uint32_t TsqTcpSocket::AvailableWindow() const {
@@ -33,7 +37,7 @@ uint32_t TsqTcpSocket::AvailableWindow() const {
   }
   // Linux tcp_small_queue_check(): throttled once the limit is reached (the
   // segment that crosses it still goes, as in Linux).
-  if (nic_->TcpPortQueuedBytes(port_) >= limit_) {
+  if (nic_->SourcePortQueuedBytes(kTcp, port_) >= limit_) {
     stopped_by_tsq_ = true;
     ++tsq_throttles_;
     return 0;

@@ -12,30 +12,19 @@
 //    window only grows on ACKs while the window, not TSQ, was what stopped the
 //    sender. Without it a TSQ-throttled flow's cwnd grows without bound.
 //
-// The NIC side is HostTxBacklog (implemented by src/ina's InaNetDevice): it
+// The NIC side is HostTxBacklog (host_tx_backlog.h): it
 // counts a port's bytes in the transmit queue and schedules Wake() when they
 // fall below the limit. Only senders need this; the receiving side's sockets
 // (forked from a listener) send ACKs only and stay plain TcpSocketBase.
 #pragma once
 
+#include "congestion/host_tx_backlog.h"
+
 #include "ns3/tcp-socket-base.h"
 
 #include <cstdint>
-#include <functional>
 
 namespace inasim::congestion {
-
-/// A host NIC's view of its transmit queue for TCP Small Queues.
-class HostTxBacklog {
- public:
-  virtual ~HostTxBacklog() = default;
-  /// Counts the queued frames of local TCP port `port` from now on; `wake`
-  /// runs as its own event (never from inside the NIC) each time their bytes
-  /// fall from >= `limit_bytes` to below it.
-  virtual void TrackTcpPort(uint16_t port, uint32_t limit_bytes, std::function<void()> wake) = 0;
-  /// Frame bytes of `port` waiting in the transmit queue (0 if untracked).
-  virtual uint32_t TcpPortQueuedBytes(uint16_t port) const = 0;
-};
 
 class TsqTcpSocket : public ns3::TcpSocketBase {
  public:

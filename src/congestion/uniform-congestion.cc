@@ -15,6 +15,7 @@ using namespace ns3;
 
 namespace {
 double Uniform01(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1.0p-53; }
+constexpr uint8_t kUdp = 17;
 uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
 }  // namespace
 
@@ -42,6 +43,13 @@ void UniformCongestion::Install() {
     h.rx->SetRecvCallback(MakeCallback(&UniformCongestion::OnReceive, this));
     h.tx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
     h.tx->Bind();
+    if (config_.socket_buffer_bytes > 0 && backlog_of_ && (h.nic = backlog_of_(h.host)) != nullptr) {
+      Address local;
+      h.tx->GetSockName(local);
+      h.tx_port = InetSocketAddress::ConvertFrom(local).GetPort();
+      h.nic->TrackSourcePort(kUdp, h.tx_port, config_.socket_buffer_bytes, config_.socket_buffer_bytes / 2,
+                             [this, i]() { Wake(i); });
+    }
     // Start within one packet time, so hosts are not in lock step.
     const double gap = (config_.payload_bytes + 28.0 + 14 + config_.wire_overhead_bytes) * 8e12 / config_.rate_bps;
     const auto offset = static_cast<uint64_t>(Uniform01(h.rng) * gap);
@@ -58,6 +66,11 @@ void UniformCongestion::SendNext(size_t i) {
   HostState& h = hosts_[i];
   const uint64_t now = NowPs();
   if (stopped_ || now >= config_.stop_ps) return;
+  if (h.nic && h.nic->SourcePortQueuedBytes(kUdp, h.tx_port) >= config_.socket_buffer_bytes) {
+    h.waiting = true;  // sendto() blocks; Wake() resumes at line rate
+    ++blocked_;
+    return;
+  }
   if (h.left == 0) {
     const auto n = static_cast<uint32_t>(config_.hosts.size());
     uint32_t j = static_cast<uint32_t>(Uniform01(h.rng) * (n - 1));
@@ -75,6 +88,13 @@ void UniformCongestion::SendNext(size_t i) {
   const auto gap = static_cast<uint64_t>(
       std::ceil((len + 28.0 + 14 + config_.wire_overhead_bytes) * 8e12 / config_.rate_bps));
   h.next = Simulator::Schedule(PicoSeconds(gap), &UniformCongestion::SendNext, this, i);
+}
+
+void UniformCongestion::Wake(size_t i) {
+  HostState& h = hosts_[i];
+  if (!h.waiting) return;
+  h.waiting = false;
+  SendNext(i);
 }
 
 void UniformCongestion::OnReceive(Ptr<Socket> socket) {

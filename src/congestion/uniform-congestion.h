@@ -1,8 +1,14 @@
 // Canary's congestion pattern (Canary, FGCS 2024, Sec. 5.2): each chosen host
 // sends a message to a uniformly random other host of the set at line rate,
 // then picks a new random peer, so hot spots move over time. Like Canary's SST
-// hosts it injects UDP at line rate with no congestion control.
+// hosts it injects UDP at line rate with no congestion control. Each sender
+// is a blocking UDP socket: it waits while `socket_buffer_bytes` of its own
+// frames are queued in its NIC (PFC-paused, or behind other traffic) and
+// resumes when half of that has left, as Linux's sock_writeable() does;
+// without that, a paused sender would pile up megabytes it never gets to send.
 #pragma once
+
+#include "congestion/host_tx_backlog.h"
 
 #include "ns3/event-id.h"
 #include "ns3/ipv4-address.h"
@@ -27,6 +33,9 @@ struct UniformCongestionConfig {
   uint64_t stop_ps = UINT64_MAX;    ///< no packet starts at or after this
   uint64_t seed = 1;
   uint16_t port = 7;
+  /// SO_SNDBUF: frame bytes a sender may have queued in its NIC (0: no
+  /// limit, the NIC queue's own). Linux's net.core.wmem_default.
+  uint32_t socket_buffer_bytes = 212992;
 };
 
 class UniformCongestion {
@@ -34,6 +43,9 @@ class UniformCongestion {
   UniformCongestion(const UniformCongestionConfig& config,
                     std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of,
                     std::function<ns3::Ipv4Address(uint32_t)> address_of);
+  /// Where each host's NIC counts a socket's queued frames; without it (or
+  /// with socket_buffer_bytes 0) senders never block. Call before Install().
+  void SetHostBacklogs(std::function<HostTxBacklog*(uint32_t)> backlog_of) { backlog_of_ = std::move(backlog_of); }
   void Install();
   /// Stops every sender now (e.g. when the measured workload has finished).
   void Stop();
@@ -43,6 +55,8 @@ class UniformCongestion {
   uint64_t bytes_sent() const { return bytes_sent_; }
   uint64_t bytes_received() const { return bytes_received_; }
   uint64_t last_send_ps() const { return last_send_ps_; }
+  /// Times a sender found its send buffer full and waited.
+  uint64_t blocked() const { return blocked_; }
 
  private:
   struct HostState {
@@ -53,14 +67,20 @@ class UniformCongestion {
     ns3::Ipv4Address peer;
     uint64_t left = 0;   ///< bytes of the current message still to send
     ns3::EventId next;
+    HostTxBacklog* nic = nullptr;  ///< null: never blocks
+    uint16_t tx_port = 0;
+    bool waiting = false;          ///< blocked on a full send buffer
   };
   void SendNext(size_t i);
+  void Wake(size_t i);
   void OnReceive(ns3::Ptr<ns3::Socket> socket);
 
   UniformCongestionConfig config_;
   std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of_;
   std::function<ns3::Ipv4Address(uint32_t)> address_of_;
+  std::function<HostTxBacklog*(uint32_t)> backlog_of_;
   std::vector<HostState> hosts_;
+  uint64_t blocked_ = 0;
   bool stopped_ = false;
   uint64_t messages_started_ = 0, messages_sent_ = 0, bytes_sent_ = 0, bytes_received_ = 0, last_send_ps_ = 0;
 };

@@ -105,6 +105,12 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
   const uint32_t nh = fabric.topology().num_hosts();
   auto node_of = [&fabric](uint32_t h) { return fabric.host(h); };
   auto address_of = [&fabric](uint32_t h) { return fabric.host_address(h); };
+  auto backlog_of = [&fabric](uint32_t h) -> congestion::HostTxBacklog* {
+    const ns3::Ptr<ns3::Node> node = fabric.host(h);
+    for (uint32_t i = 0; i < node->GetNDevices(); ++i)
+      if (auto d = ns3::DynamicCast<InaNetDevice>(node->GetDevice(i))) return ns3::PeekPointer(d);
+    return nullptr;
+  };
   if (s.background.flows.enabled) {
     const BackgroundFlowsSpec& b = s.background.flows;
     poisson_.hosts = SelectHosts(b.hosts, nh, s.seed + 0xb6f1, workload_hosts);
@@ -133,12 +139,7 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
     }
     if (!specs_.empty()) {
       flows_ = std::make_unique<congestion::TcpFlowSet>(specs_, b.tcp, node_of, address_of);
-      flows_->SetHostBacklogs([&fabric](uint32_t h) -> congestion::HostTxBacklog* {
-        const ns3::Ptr<ns3::Node> node = fabric.host(h);
-        for (uint32_t i = 0; i < node->GetNDevices(); ++i)
-          if (auto d = ns3::DynamicCast<InaNetDevice>(node->GetDevice(i))) return ns3::PeekPointer(d);
-        return nullptr;
-      });
+      flows_->SetHostBacklogs(backlog_of);
     }
   }
   if (s.background.congestion.enabled) {
@@ -154,7 +155,9 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
     cc.stop_ps = c.stop_ps ? c.stop_ps : UINT64_MAX;
     cc.seed = s.seed;
     cc.port = c.udp_port;
+    cc.socket_buffer_bytes = c.socket_buffer_bytes;
     congestion_ = std::make_unique<congestion::UniformCongestion>(cc, node_of, address_of);
+    congestion_->SetHostBacklogs(backlog_of);
   }
 }
 
@@ -262,6 +265,8 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
         {"payload_bytes_received", congestion_->bytes_received()},
         {"delivered_fraction", sent > 0 ? static_cast<double>(congestion_->bytes_received()) / sent : 0.0},
         {"last_send_s", congestion_->last_send_ps() * 1e-12},
+        {"socket_buffer_bytes", c.socket_buffer_bytes},
+        {"sender_blocked", congestion_->blocked()},
     };
     summary += fmt::format("congestion: {} hosts, {} messages of {} B started, {:.1f} % of {} payload bytes delivered\n",
                            congestion_hosts_.size(), congestion_->messages_started(), c.message_bytes,

@@ -171,31 +171,33 @@ bool InaNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protoc
   MacForIpv4(p4::LoadBe32(ip + 16)).CopyTo(e);
   mac_.CopyTo(e + 6);
   p4::StoreBe16(e + 12, p4::kEtherTypeIpv4);
-  const uint16_t tsq_port = tsq_.empty() || ip[9] != 6 ? 0 : TsqPortOf(*packet);
+  const uint32_t source = sources_.empty() || (ip[9] != 6 && ip[9] != 17) ? 0 : SourceOf(*packet, ip[9]);
   packet->AddHeader(eth);
   p4::FrameView view;  // hosts never mark, so only the size matters here
   view.frame_bytes = packet->GetSize();
-  return EnqueueFrame(packet, view, kNoPort, tsq_port);
+  return EnqueueFrame(packet, view, kNoPort, source);
 }
 
-uint16_t InaNetDevice::TsqPortOf(const Packet& ip_packet) const {
-  uint8_t b[64];
-  if (ip_packet.CopyData(b, sizeof b) < p4::kIpv4MinBytes) return 0;
+uint32_t InaNetDevice::SourceOf(const Packet& ip_packet, uint8_t protocol) const {
+  uint8_t b[64];  // IPv4 header (up to 60 bytes) + the source port
+  const uint32_t n = ip_packet.CopyData(b, sizeof b);
   const uint32_t ihl = (b[0] & 0x0fu) * 4u;
-  if (ihl + 2 > sizeof b || ip_packet.GetSize() < ihl + 2) return 0;
-  const uint16_t port = p4::LoadBe16(b + ihl);
-  return tsq_.count(port) ? port : 0;
+  if (n < p4::kIpv4MinBytes || ihl + 2 > n) return 0;
+  const uint32_t key = uint32_t{protocol} << 16 | p4::LoadBe16(b + ihl);
+  return sources_.count(key) ? key : 0;
 }
 
-void InaNetDevice::TrackTcpPort(uint16_t port, uint32_t limit_bytes, std::function<void()> wake) {
-  TsqPort& t = tsq_[port];
+void InaNetDevice::TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes,
+                                   uint32_t wake_below_bytes, std::function<void()> wake) {
+  SourceBacklog& t = sources_[uint32_t{ip_protocol} << 16 | port];
   t.limit = limit_bytes;
+  t.wake_below = std::min(wake_below_bytes, limit_bytes);
   t.wake = std::move(wake);
 }
 
-uint32_t InaNetDevice::TcpPortQueuedBytes(uint16_t port) const {
-  const auto it = tsq_.find(port);
-  return it == tsq_.end() ? 0 : it->second.queued;
+uint32_t InaNetDevice::SourcePortQueuedBytes(uint8_t ip_protocol, uint16_t port) const {
+  const auto it = sources_.find(uint32_t{ip_protocol} << 16 | port);
+  return it == sources_.end() ? 0 : it->second.queued;
 }
 
 bool InaNetDevice::SendFrom(Ptr<Packet> packet, const Address&, const Address& dest,
@@ -204,7 +206,7 @@ bool InaNetDevice::SendFrom(Ptr<Packet> packet, const Address&, const Address& d
 }
 
 bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, uint16_t ingress,
-                                uint16_t tsq_port) {
+                                uint32_t source) {
   const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
   const uint32_t bytes = view.frame_bytes;
   if (!channel_->IsUp(now)) {
@@ -222,7 +224,7 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
   Waiting w;
   w.frame = frame;
   w.ingress = ingress;
-  w.tsq_port = tsq_port;
+  w.source = source;
   switch (queue_.Enqueue(std::move(w), bytes, ect)) {
     case congestion::EnqueueVerdict::kDroppedBufferFull:
       drop_trace_(frame);
@@ -234,7 +236,11 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
     case congestion::EnqueueVerdict::kEnqueued:
       break;
   }
-  if (tsq_port) tsq_[tsq_port].queued += bytes;
+  if (source) {
+    SourceBacklog& t = sources_[source];
+    t.queued += bytes;
+    if (t.queued >= t.limit) t.armed = true;
+  }
   if (!switch_) Compact(queue_.back(), bytes);
   if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
   TryTransmit(now);
@@ -248,13 +254,15 @@ void InaNetDevice::TryTransmit(uint64_t now) {
     return;
   }
   auto [w, bytes] = queue_.Dequeue();
-  if (w.tsq_port) {
-    // The socket's frame left the queue: wake it (as its own event, the
-    // socket's sends must not re-enter this transmit) once it is under its limit.
-    TsqPort& t = tsq_[w.tsq_port];
-    const bool was_full = t.queued >= t.limit;
+  if (w.source) {
+    // The socket's frame left the queue: wake it (as its own event: its sends
+    // must not re-enter this transmit) once it is back under its threshold.
+    SourceBacklog& t = sources_[w.source];
     t.queued -= bytes;
-    if (was_full && t.queued < t.limit && t.wake) Simulator::ScheduleNow(t.wake);
+    if (t.armed && t.queued < t.wake_below) {
+      t.armed = false;
+      if (t.wake) Simulator::ScheduleNow(t.wake);
+    }
   }
   Transmit(w.frame ? std::move(w.frame) : Rebuild(w), w.ingress, bytes, now);
 }

@@ -14,7 +14,7 @@
 #pragma once
 
 #include "congestion/egress_queue.h"
-#include "congestion/tsq-tcp-socket.h"
+#include "congestion/host_tx_backlog.h"
 #include "p4model/common/frame.h"
 
 #include "ns3/channel.h"
@@ -132,13 +132,15 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   /// Queues a complete frame (Ethernet header on) for transmission. `ingress` is
   /// the switch port it came in on (for PFC accounting), or kNoPort.
   /// Returns false if the frame was dropped (buffer full or link down).
-  /// `tsq_port`: a host's local TCP port counted for TCP Small Queues (0: none).
+  /// `source`: a host socket's (protocol << 16 | port) whose queued bytes
+  /// are counted (congestion::HostTxBacklog; 0: none).
   bool EnqueueFrame(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress,
-                    uint16_t tsq_port = 0);
+                    uint32_t source = 0);
 
-  // ---- TCP Small Queues (host NICs; congestion::HostTxBacklog) ----
-  void TrackTcpPort(uint16_t port, uint32_t limit_bytes, std::function<void()> wake) override;
-  uint32_t TcpPortQueuedBytes(uint16_t port) const override;
+  // ---- per-socket backlogs (host NICs): TCP Small Queues, UDP send buffers ----
+  void TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes, uint32_t wake_below_bytes,
+                       std::function<void()> wake) override;
+  uint32_t SourcePortQueuedBytes(uint8_t ip_protocol, uint16_t port) const override;
   static constexpr uint16_t kNoPort = 0xffff;
   /// PFC: the peer asked this transmitter to pause (true) or resume (false).
   void SetPaused(bool paused);
@@ -199,7 +201,7 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
     ns3::Ptr<ns3::Packet> frame;  ///< null: compact, see head / zero_bytes
     uint32_t zero_bytes = 0;
     uint16_t ingress = kNoPort;
-    uint16_t tsq_port = 0;  ///< host: local TCP port counted for TSQ (0: none)
+    uint32_t source = 0;  ///< host: tracked socket, protocol << 16 | port (0: none)
     uint8_t head_bytes = 0;
     uint8_t dont_fragment_tag = 0;  ///< compact: 0 none, 1 disabled, 2 enabled
     uint8_t head[kCompactHeadBytes] = {};
@@ -246,14 +248,16 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   ns3::Ptr<ns3::Node> node_;
   ns3::Mac48Address mac_;
   uint32_t host_ip_ = 0;
-  // TCP Small Queues: local port -> the frame bytes it has waiting here.
-  struct TsqPort {
+  // Tracked sockets: protocol << 16 | local port -> their bytes waiting here.
+  struct SourceBacklog {
     uint32_t limit = 0;
+    uint32_t wake_below = 0;
     uint32_t queued = 0;
+    bool armed = false;  ///< reached the limit since the last wake
     std::function<void()> wake;
   };
-  std::unordered_map<uint16_t, TsqPort> tsq_;
-  uint16_t TsqPortOf(const ns3::Packet& ip_packet) const;
+  std::unordered_map<uint32_t, SourceBacklog> sources_;
+  uint32_t SourceOf(const ns3::Packet& ip_packet, uint8_t protocol) const;
   uint32_t if_index_ = 0;
   uint16_t mtu_ = 1500;
   ReceiveCallback rx_callback_;

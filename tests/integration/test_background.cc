@@ -15,6 +15,9 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 using namespace inasim;
 using namespace inasim::testing;
@@ -276,6 +279,58 @@ TEST(BackgroundScenario, CongestionAloneEndsAtItsStopAndLoadsTheLinks) {
   const json& util = r.json["network"]["utilization"]["all_links"];
   EXPECT_EQ(util["count"].get<uint64_t>(), 2 * 12u);
   EXPECT_GT(util["mean"].get<double>(), 0.5);
+}
+
+TEST(BackgroundScenario, CongestionSendersBlockOnTheirSendBufferNotTheWire) {
+  // Four hosts of a rack send line-rate UDP messages to each other: a
+  // receiver's port often takes two senders' line rate, so PFC pauses them. A
+  // blocking socket (SO_SNDBUF 64 KiB) then waits instead of piling its
+  // messages up in the NIC: its host link's queue stays within the buffer and
+  // a frame, it sends far fewer bytes into the stack, and the wire carries the
+  // same frames as with no limit (the NIC never runs dry: the sender refills
+  // it from half-empty at line rate).
+  json doc = json::parse(R"({
+    "name": "sndbuf",
+    "topology": {"type": "single_rack", "hosts": 4},
+    "switch": {"buffer_bytes": 1048576, "pfc": {"enabled": true}},
+    "workload": {"type": "none"},
+    "background": {"congestion": {"hosts": "all", "message_bytes": 200000, "stop_us": 200}}
+  })");
+  const RunResult open = RunBg(doc, {"background.congestion.socket_buffer_bytes=0"});
+  const RunResult blocking = RunBg(doc, {"background.congestion.socket_buffer_bytes=65536"});
+  const json& co = open.json["background"]["congestion"];
+  const json& cb = blocking.json["background"]["congestion"];
+  EXPECT_EQ(co["sender_blocked"], 0u);
+  EXPECT_GT(cb["sender_blocked"].get<uint64_t>(), 0u);
+  EXPECT_LT(cb["payload_bytes_sent"].get<double>(), 0.9 * co["payload_bytes_sent"].get<double>());
+  EXPECT_GT(cb["delivered_fraction"].get<double>(), co["delivered_fraction"].get<double>());
+  EXPECT_GT(open.json["network"]["pfc_pause_frames"].get<uint64_t>(), 0u);
+  // Host links (a = hN): bounded queue, and the same frames on the wire.
+  const std::string lo = Table(open, "links.csv"), lb = Table(blocking, "links.csv");
+  auto rows = [](const std::string& csv) {
+    std::vector<std::vector<std::string>> out;
+    std::istringstream in(csv);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::istringstream ls(line);
+      for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+      out.push_back(f);
+    }
+    return out;
+  };
+  const auto ro = rows(lo), rb = rows(lb);
+  ASSERT_EQ(ro.size(), rb.size());
+  size_t host_links = 0;
+  for (size_t i = 0; i < ro.size(); ++i) {
+    if (ro[i][1][0] != 'h' || ro[i][3] != "a->b") continue;
+    ++host_links;
+    EXPECT_EQ(ro[i][5], rb[i][5]) << "tx_frames of " << ro[i][1];
+    EXPECT_GT(std::stoull(ro[i][15]), 300000u) << ro[i][1];  // unlimited: hundreds of KB wait
+    EXPECT_LE(std::stoull(rb[i][15]), 65536u + 1600u) << rb[i][1];
+  }
+  EXPECT_EQ(host_links, 4u);
 }
 
 TEST(BackgroundScenario, FlowsNotWaitedForEndTheRunWhenArrivalsStop) {
