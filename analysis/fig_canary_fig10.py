@@ -123,7 +123,7 @@ def main(argv=None) -> int:
         args.out / STEM, [fa, fb],
         title=f"concurrent {int(base['workload']['bytes']) // 1024} KiB allreduces on "
               f"{int(base['topology']['leaves']) * int(base['topology']['hosts_per_leaf'])} hosts "
-              f"(mean of {cfg['repetitions']} placements)")
+              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
     print(f"wrote {png} and {csv_path}")
     for msg in failures:
         print(f"{STEM}: {msg}", file=sys.stderr)

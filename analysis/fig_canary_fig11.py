@@ -96,7 +96,7 @@ def main(argv=None) -> int:
         args.out / STEM, panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts, {int(base['workload']['bytes']) // 1024} KiB, "
               f"packets held back {float(base['workload']['send_noise']['delay_us']):g} us with probability p "
-              f"(mean of {cfg['repetitions']} placements)")
+              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
     print(f"wrote {png} and {csv_path}")
     failures = failures_of(runs)
     for msg in failures:

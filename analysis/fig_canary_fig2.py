@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     png, csv_path = plot.save_panels(
         args.out / STEM, panels,
         title=f"{int(base['workload']['bytes']) // 1024} KiB allreduce; congestion: the other hosts "
-              f"(mean of {cfg['repetitions']} placements)")
+              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
     print(f"wrote {png} and {csv_path}")
     failures = failures_of(runs)
     for msg in failures:

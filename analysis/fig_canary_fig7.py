@@ -115,7 +115,7 @@ def main(argv=None) -> int:
     png, csv_path = plot.save_panels(
         args.out / STEM, [fa] + panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts allreduce {int(base['workload']['bytes']) // 1024} KiB, "
-              f"the other hosts congest (mean of {cfg['repetitions']} placements)")
+              f"the other hosts congest (mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
     print(f"wrote {png} and {csv_path}")
     for msg in failures:
         print(f"{STEM}: {msg}", file=sys.stderr)

@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     png, csv_path = plot.save_panels(
         args.out / STEM, [fig],
         title=f"{int(base['workload']['bytes']) // 1024} KiB allreduce, {total} hosts, the others congesting "
-              f"(mean of {cfg['repetitions']} placements)")
+              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
     print(f"wrote {png} and {csv_path}")
     failures = failures_of(runs)
     for msg in failures:

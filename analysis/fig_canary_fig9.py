@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     png, csv_path = plot.save_panels(
         args.out / STEM, panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts (20 %) allreduce, the others congest "
-              f"(mean of {cfg['repetitions']} placements)")
+              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
     print(f"wrote {png} and {csv_path}")
     failures = failures_of(runs)
     for msg in failures:
