@@ -118,6 +118,7 @@ void InaNetDevice::DoDispose() {
   peer_ = nullptr;
   switch_ = nullptr;
   rx_callback_ = ReceiveCallback();
+  sources_.clear();  // their wake callbacks hold the sockets (which hold the node)
   if (tx_done_) tx_done_->device = nullptr;
   NetDevice::DoDispose();
 }
