@@ -19,11 +19,11 @@ class HostTxBacklog {
   /// Counts the queued frames sent from local port `port` of IP protocol
   /// `ip_protocol` (6 TCP, 17 UDP) from now on. Once their bytes have reached
   /// `limit_bytes`, `wake` runs (as its own event, never from inside the NIC)
-  /// when they fall below `wake_below_bytes` (<= limit_bytes).
-  virtual void TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes, uint32_t wake_below_bytes,
-                               std::function<void()> wake) = 0;
-  /// Frame bytes from that port waiting in the transmit queue (0 if untracked).
-  virtual uint32_t SourcePortQueuedBytes(uint8_t ip_protocol, uint16_t port) const = 0;
+  /// when they fall below `wake_below_bytes` (<= limit_bytes). Returns the live
+  /// count of those frame bytes, valid as long as the NIC: the sender reads it
+  /// before each send, with no lookup.
+  virtual const uint32_t* TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes,
+                                          uint32_t wake_below_bytes, std::function<void()> wake) = 0;
 };
 
 }  // namespace inasim::congestion

@@ -92,10 +92,7 @@ void TcpFlowSet::Install() {
     Simulator::Schedule(PicoSeconds(flows_[i].spec.start_ps), &TcpFlowSet::Start, this, i);
 }
 
-Ptr<Socket> TcpFlowSet::CreateSender(uint32_t host) const {
-  Ptr<Node> node = node_of_(host);
-  if (config_.small_queue_bytes == 0 || !backlog_of_ || !backlog_of_(host))
-    return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+Ptr<Socket> TcpFlowSet::CreateTsqSender(Ptr<Node> node) const {
   // TcpL4Protocol::CreateSocket() with our socket class: the node's RTT
   // estimator, congestion control and recovery, registered with its TCP.
   Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
@@ -131,13 +128,15 @@ uint64_t TcpFlowSet::cwnd_growth_withheld() const {
 
 void TcpFlowSet::Start(size_t i) {
   const FlowSpec& f = flows_[i].spec;
-  Ptr<Socket> s = CreateSender(f.src);
+  HostTxBacklog* nic = config_.small_queue_bytes > 0 && backlog_of_ ? backlog_of_(f.src) : nullptr;
+  Ptr<Socket> s = nic ? CreateTsqSender(node_of_(f.src)) : Socket::CreateSocket(node_of_(f.src), TcpSocketFactory::GetTypeId());
   ConfigureSocket(s);
   s->Bind();
   Address local;
   s->GetSockName(local);
-  if (auto t = DynamicCast<TsqTcpSocket>(s)) {
-    t->SetSmallQueue(backlog_of_(f.src), InetSocketAddress::ConvertFrom(local).GetPort(), config_.small_queue_bytes);
+  if (nic) {
+    auto t = DynamicCast<TsqTcpSocket>(s);
+    t->SetSmallQueue(nic, InetSocketAddress::ConvertFrom(local).GetPort(), config_.small_queue_bytes);
     tsq_senders_.push_back(t);
   }
   pending_[Key(address_of_(f.src), InetSocketAddress::ConvertFrom(local).GetPort())] = i;

@@ -73,7 +73,7 @@ class TcpFlowSet {
   std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of_;
   std::function<ns3::Ipv4Address(uint32_t)> address_of_;
   std::function<HostTxBacklog*(uint32_t)> backlog_of_;
-  ns3::Ptr<ns3::Socket> CreateSender(uint32_t host) const;
+  ns3::Ptr<ns3::Socket> CreateTsqSender(ns3::Ptr<ns3::Node> node) const;
   std::vector<ns3::Ptr<TsqTcpSocket>> tsq_senders_;
   std::vector<ns3::Ptr<ns3::Socket>> senders_;                 // per flow (null when done)
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;

@@ -20,16 +20,14 @@ TypeId TsqTcpSocket::GetTypeId() {
 }
 
 void TsqTcpSocket::SetSmallQueue(HostTxBacklog* nic, uint16_t local_port, uint32_t limit_bytes) {
-  nic_ = nic;
-  port_ = local_port;
   limit_ = limit_bytes;
   Ptr<TsqTcpSocket> self(this);
-  nic_->TrackSourcePort(kTcp, port_, limit_, limit_, [self]() { self->Wake(); });
+  nic_queued_ = nic->TrackSourcePort(kTcp, local_port, limit_, limit_, [self]() { self->Wake(); });
 }
 
 uint32_t TsqTcpSocket::AvailableWindow() const {
   const uint32_t window = TcpSocketBase::AvailableWindow();
-  if (!nic_) return window;
+  if (!nic_queued_) return window;
   if (window < m_tcb->m_segmentSize) {
     // SendPendingData stops here unless what is left fits: the window binds.
     if (m_txBuffer->SizeFromSequence(m_tcb->m_nextTxSequence) > window) stopped_by_cwnd_ = true;
@@ -37,7 +35,7 @@ uint32_t TsqTcpSocket::AvailableWindow() const {
   }
   // Linux tcp_small_queue_check(): throttled once the limit is reached (the
   // segment that crosses it still goes, as in Linux).
-  if (nic_->SourcePortQueuedBytes(kTcp, port_) >= limit_) {
+  if (*nic_queued_ >= limit_) {
     stopped_by_tsq_ = true;
     ++tsq_throttles_;
     return 0;
@@ -46,7 +44,7 @@ uint32_t TsqTcpSocket::AvailableWindow() const {
 }
 
 void TsqTcpSocket::ReceivedAck(Ptr<Packet> packet, const TcpHeader& header) {
-  if (!nic_) {
+  if (!nic_queued_) {
     TcpSocketBase::ReceivedAck(packet, header);
     return;
   }

@@ -48,8 +48,7 @@ class TsqTcpSocket : public ns3::TcpSocketBase {
  private:
   void Wake();
 
-  HostTxBacklog* nic_ = nullptr;
-  uint16_t port_ = 0;
+  const uint32_t* nic_queued_ = nullptr;  ///< this socket's frame bytes in the NIC queue (null: off)
   uint32_t limit_ = 0;
   // What stopped the last send attempt since the last ACK (AvailableWindow is
   // const in ns-3; these are observations, not state of the connection).

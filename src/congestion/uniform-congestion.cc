@@ -43,12 +43,13 @@ void UniformCongestion::Install() {
     h.rx->SetRecvCallback(MakeCallback(&UniformCongestion::OnReceive, this));
     h.tx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
     h.tx->Bind();
-    if (config_.socket_buffer_bytes > 0 && backlog_of_ && (h.nic = backlog_of_(h.host)) != nullptr) {
+    HostTxBacklog* nic = config_.socket_buffer_bytes > 0 && backlog_of_ ? backlog_of_(h.host) : nullptr;
+    if (nic) {
       Address local;
       h.tx->GetSockName(local);
-      h.tx_port = InetSocketAddress::ConvertFrom(local).GetPort();
-      h.nic->TrackSourcePort(kUdp, h.tx_port, config_.socket_buffer_bytes, config_.socket_buffer_bytes / 2,
-                             [this, i]() { Wake(i); });
+      h.nic_queued = nic->TrackSourcePort(kUdp, InetSocketAddress::ConvertFrom(local).GetPort(),
+                                          config_.socket_buffer_bytes, config_.socket_buffer_bytes / 2,
+                                          [this, i]() { Wake(i); });
     }
     // Start within one packet time, so hosts are not in lock step.
     const double gap = (config_.payload_bytes + 28.0 + 14 + config_.wire_overhead_bytes) * 8e12 / config_.rate_bps;
@@ -66,7 +67,7 @@ void UniformCongestion::SendNext(size_t i) {
   HostState& h = hosts_[i];
   const uint64_t now = NowPs();
   if (stopped_ || now >= config_.stop_ps) return;
-  if (h.nic && h.nic->SourcePortQueuedBytes(kUdp, h.tx_port) >= config_.socket_buffer_bytes) {
+  if (h.nic_queued && *h.nic_queued >= config_.socket_buffer_bytes) {
     h.waiting = true;  // sendto() blocks; Wake() resumes at line rate
     ++blocked_;
     return;

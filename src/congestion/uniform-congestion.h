@@ -67,8 +67,7 @@ class UniformCongestion {
     ns3::Ipv4Address peer;
     uint64_t left = 0;   ///< bytes of the current message still to send
     ns3::EventId next;
-    HostTxBacklog* nic = nullptr;  ///< null: never blocks
-    uint16_t tx_port = 0;
+    const uint32_t* nic_queued = nullptr;  ///< its frame bytes in the NIC queue (null: never blocks)
     bool waiting = false;          ///< blocked on a full send buffer
   };
   void SendNext(size_t i);

@@ -105,12 +105,8 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
   const uint32_t nh = fabric.topology().num_hosts();
   auto node_of = [&fabric](uint32_t h) { return fabric.host(h); };
   auto address_of = [&fabric](uint32_t h) { return fabric.host_address(h); };
-  auto backlog_of = [&fabric](uint32_t h) -> congestion::HostTxBacklog* {
-    const ns3::Ptr<ns3::Node> node = fabric.host(h);
-    for (uint32_t i = 0; i < node->GetNDevices(); ++i)
-      if (auto d = ns3::DynamicCast<InaNetDevice>(node->GetDevice(i))) return ns3::PeekPointer(d);
-    return nullptr;
-  };
+  // A host is vertex h with exactly one link: its NIC is port 0.
+  auto backlog_of = [&fabric](uint32_t h) -> congestion::HostTxBacklog* { return &fabric.device(h, 0); };
   if (s.background.flows.enabled) {
     const BackgroundFlowsSpec& b = s.background.flows;
     poisson_.hosts = SelectHosts(b.hosts, nh, s.seed + 0xb6f1, workload_hosts);

@@ -165,40 +165,47 @@ uint64_t InaNetDevice::SerializationPs(uint32_t frame_bytes) const {
 // Host side: ns-3's IPv4 hands us a packet starting at its IP header.
 bool InaNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocol) {
   if (protocol != Ipv4L3Protocol::PROT_NUMBER) return false;
-  uint8_t ip[p4::kIpv4MinBytes];
-  if (packet->CopyData(ip, sizeof ip) != sizeof ip) return false;
+  uint8_t ip[p4::kIpv4MinBytes + 2];  // + the L4 source port (without IP options)
+  const uint32_t got = packet->CopyData(ip, sizeof ip);
+  if (got < p4::kIpv4MinBytes) return false;
   RawHeader eth(p4::kEthernetBytes);
   uint8_t* e = eth.data();
   MacForIpv4(p4::LoadBe32(ip + 16)).CopyTo(e);
   mac_.CopyTo(e + 6);
   p4::StoreBe16(e + 12, p4::kEtherTypeIpv4);
-  const uint32_t source = sources_.empty() || (ip[9] != 6 && ip[9] != 17) ? 0 : SourceOf(*packet, ip[9]);
+  SourceBacklog* source = sources_.empty() ? nullptr : SourceOf(*packet, ip, got);
   packet->AddHeader(eth);
   p4::FrameView view;  // hosts never mark, so only the size matters here
   view.frame_bytes = packet->GetSize();
   return EnqueueFrame(packet, view, kNoPort, source);
 }
 
-uint32_t InaNetDevice::SourceOf(const Packet& ip_packet, uint8_t protocol) const {
-  uint8_t b[64];  // IPv4 header (up to 60 bytes) + the source port
-  const uint32_t n = ip_packet.CopyData(b, sizeof b);
-  const uint32_t ihl = (b[0] & 0x0fu) * 4u;
-  if (n < p4::kIpv4MinBytes || ihl + 2 > n) return 0;
-  const uint32_t key = uint32_t{protocol} << 16 | p4::LoadBe16(b + ihl);
-  return sources_.count(key) ? key : 0;
+InaNetDevice::SourceBacklog* InaNetDevice::SourceOf(const Packet& ip_packet, const uint8_t* head,
+                                                   uint32_t head_bytes) {
+  const uint8_t protocol = head[9];
+  if (protocol != 6 && protocol != 17) return nullptr;
+  const uint32_t ihl = (head[0] & 0x0fu) * 4u;
+  uint8_t port[2];
+  if (ihl + 2 <= head_bytes) {
+    std::memcpy(port, head + ihl, 2);
+  } else if (ip_packet.GetSize() < ihl + 2) {
+    return nullptr;
+  } else {  // IP options: the port lies further in
+    uint8_t b[64];
+    ip_packet.CopyData(b, ihl + 2);
+    std::memcpy(port, b + ihl, 2);
+  }
+  const auto it = sources_.find(uint32_t{protocol} << 16 | p4::LoadBe16(port));
+  return it == sources_.end() ? nullptr : &it->second;
 }
 
-void InaNetDevice::TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes,
-                                   uint32_t wake_below_bytes, std::function<void()> wake) {
+const uint32_t* InaNetDevice::TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes,
+                                              uint32_t wake_below_bytes, std::function<void()> wake) {
   SourceBacklog& t = sources_[uint32_t{ip_protocol} << 16 | port];
   t.limit = limit_bytes;
   t.wake_below = std::min(wake_below_bytes, limit_bytes);
   t.wake = std::move(wake);
-}
-
-uint32_t InaNetDevice::SourcePortQueuedBytes(uint8_t ip_protocol, uint16_t port) const {
-  const auto it = sources_.find(uint32_t{ip_protocol} << 16 | port);
-  return it == sources_.end() ? 0 : it->second.queued;
+  return &t.queued;
 }
 
 bool InaNetDevice::SendFrom(Ptr<Packet> packet, const Address&, const Address& dest,
@@ -207,7 +214,7 @@ bool InaNetDevice::SendFrom(Ptr<Packet> packet, const Address&, const Address& d
 }
 
 bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, uint16_t ingress,
-                                uint32_t source) {
+                                SourceBacklog* source) {
   const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
   const uint32_t bytes = view.frame_bytes;
   if (!channel_->IsUp(now)) {
@@ -238,9 +245,8 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
       break;
   }
   if (source) {
-    SourceBacklog& t = sources_[source];
-    t.queued += bytes;
-    if (t.queued >= t.limit) t.armed = true;
+    source->queued += bytes;
+    if (source->queued >= source->limit) source->armed = true;
   }
   if (!switch_) Compact(queue_.back(), bytes);
   if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
@@ -258,7 +264,7 @@ void InaNetDevice::TryTransmit(uint64_t now) {
   if (w.source) {
     // The socket's frame left the queue: wake it (as its own event: its sends
     // must not re-enter this transmit) once it is back under its threshold.
-    SourceBacklog& t = sources_[w.source];
+    SourceBacklog& t = *w.source;
     t.queued -= bytes;
     if (t.armed && t.queued < t.wake_below) {
       t.armed = false;

@@ -132,15 +132,22 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   /// Queues a complete frame (Ethernet header on) for transmission. `ingress` is
   /// the switch port it came in on (for PFC accounting), or kNoPort.
   /// Returns false if the frame was dropped (buffer full or link down).
-  /// `source`: a host socket's (protocol << 16 | port) whose queued bytes
-  /// are counted (congestion::HostTxBacklog; 0: none).
+  /// A tracked host socket's frame bytes in this NIC's queue (HostTxBacklog).
+  struct SourceBacklog {
+    uint32_t limit = 0;
+    uint32_t wake_below = 0;
+    uint32_t queued = 0;
+    bool armed = false;  ///< reached the limit since the last wake
+    std::function<void()> wake;
+  };
+  /// `source`: the host socket whose queued bytes this frame counts towards
+  /// (congestion::HostTxBacklog; null: none).
   bool EnqueueFrame(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress,
-                    uint32_t source = 0);
+                    SourceBacklog* source = nullptr);
 
   // ---- per-socket backlogs (host NICs): TCP Small Queues, UDP send buffers ----
-  void TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes, uint32_t wake_below_bytes,
-                       std::function<void()> wake) override;
-  uint32_t SourcePortQueuedBytes(uint8_t ip_protocol, uint16_t port) const override;
+  const uint32_t* TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes,
+                                  uint32_t wake_below_bytes, std::function<void()> wake) override;
   static constexpr uint16_t kNoPort = 0xffff;
   /// PFC: the peer asked this transmitter to pause (true) or resume (false).
   void SetPaused(bool paused);
@@ -201,7 +208,7 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
     ns3::Ptr<ns3::Packet> frame;  ///< null: compact, see head / zero_bytes
     uint32_t zero_bytes = 0;
     uint16_t ingress = kNoPort;
-    uint32_t source = 0;  ///< host: tracked socket, protocol << 16 | port (0: none)
+    SourceBacklog* source = nullptr;  ///< host: the tracked socket it counts towards
     uint8_t head_bytes = 0;
     uint8_t dont_fragment_tag = 0;  ///< compact: 0 none, 1 disabled, 2 enabled
     uint8_t head[kCompactHeadBytes] = {};
@@ -248,16 +255,10 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   ns3::Ptr<ns3::Node> node_;
   ns3::Mac48Address mac_;
   uint32_t host_ip_ = 0;
-  // Tracked sockets: protocol << 16 | local port -> their bytes waiting here.
-  struct SourceBacklog {
-    uint32_t limit = 0;
-    uint32_t wake_below = 0;
-    uint32_t queued = 0;
-    bool armed = false;  ///< reached the limit since the last wake
-    std::function<void()> wake;
-  };
+  // Tracked sockets: protocol << 16 | local port -> their bytes waiting here
+  // (unordered_map: its entries, which queue slots point to, never move).
   std::unordered_map<uint32_t, SourceBacklog> sources_;
-  uint32_t SourceOf(const ns3::Packet& ip_packet, uint8_t protocol) const;
+  SourceBacklog* SourceOf(const ns3::Packet& ip_packet, const uint8_t* head, uint32_t head_bytes);
   uint32_t if_index_ = 0;
   uint16_t mtu_ = 1500;
   ReceiveCallback rx_callback_;

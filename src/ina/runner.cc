@@ -116,7 +116,6 @@ void ReportRingJobs(const Scenario& s, const std::vector<std::unique_ptr<RingAll
       job_mism += c.mismatches;
       if (c.end_ps == 0) continue;  // unfinished
       const double dur = PsToS(c.end_ps - c.start_ps);
-      // Every rank must end with every element exactly once: n * E checks.
       const bool c_ok = ring.Exact(c);
       ok &= c_ok;
       dur_sum += dur;
