@@ -87,6 +87,12 @@ void CanaryHost::Setup(CanaryJob* job, uint32_t rank) {
     throw std::runtime_error(fmt::format("canary host {}: cannot bind UDP port {}", rank, port));
   data_socket_->SetAllowBroadcast(true);
   data_socket_->SetRecvCallback(ns3::MakeCallback(&CanaryHost::OnData, this));
+  nic_limit_ = job->mode() == InaTreeMode::kCanary ? job->canary().nic_queue_bytes : job->static_tree().nic_queue_bytes;
+  if (nic_limit_ > 0) {
+    queued_.assign(total, 0);
+    nic_queued_ = job->fabric().device(job->host_id(rank), 0).TrackSourcePort(17, port, nic_limit_, nic_limit_,
+                                                                               [this] { Pump(); });
+  }
   if (job->mode() == InaTreeMode::kCanary) {
     control_socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
     if (control_socket_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kControlPort)) != 0)
@@ -144,8 +150,26 @@ void CanaryHost::Issue(uint64_t g) {
     }
     return;
   }
+  if (nic_queued_) {
+    queued_[g] = 1;
+    pending_.push_back(g);
+    Pump();
+    c_.nic_held += queued_[g];
+    return;
+  }
   SendBlock(g);
   if (job_->mode() == InaTreeMode::kCanary) ArmTimer(g);
+}
+
+void CanaryHost::Pump() {
+  while (!pending_.empty() && *nic_queued_ < nic_limit_) {
+    const uint64_t g = pending_.front();
+    pending_.pop_front();
+    if (!queued_[g]) continue;  // finished (a unicast result) while it waited
+    queued_[g] = 0;
+    SendBlock(g);  // with the block's current attempt: a failure while it waited needs no resend
+    if (job_->mode() == InaTreeMode::kCanary) ArmTimer(g);
+  }
 }
 
 void CanaryHost::SendBlock(uint64_t g) {
@@ -205,6 +229,8 @@ void CanaryHost::SendReducePacket(Ptr<ns3::Packet> p, uint32_t dst, uint16_t por
     return;
   }
   ++c_.noise_delayed;
+  // It reaches the NIC when due, whatever nic_queue_bytes says (as a
+  // broadcast does); the blocks after it do not wait for it.
   Ptr<ns3::Socket> s = data_socket_;
   Simulator::Schedule(PicoSeconds(job_->send_noise().delay_ps), [s, p, to] { s->SendTo(p, 0, to); });
 }
@@ -411,7 +437,7 @@ void CanaryHost::HandleControl(const uint8_t* b, uint32_t len) {
       if (state_[g] == kDone || attempt <= attempt_[g]) return;
       attempt_[g] = attempt;
       ++c_.reissues;
-      if (state_[g] == kIssued) {
+      if (state_[g] == kIssued && !(nic_queued_ && queued_[g])) {
         SendBlock(g);
         ArmTimer(g);
       }
@@ -449,6 +475,7 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
   const uint32_t it = static_cast<uint32_t>(g / job_->blocks_per_iteration());
   const bool issued = state_[g] == kIssued;
   state_[g] = kDone;
+  if (nic_queued_) queued_[g] = 0;
   ++c_.results_received;
   ++blocks_done_total_;
   if (job_->mode() == InaTreeMode::kCanary) ++generation_[g];  // its timer is stale

@@ -15,6 +15,11 @@
 //     re-issued block takes a different id);
 //   - at most `window_blocks` blocks outstanding per host; a block occupies
 //     the window from its issue until the host holds its final sum;
+//   - issued blocks reach the NIC only while at most `nic_queue_bytes` of
+//     this host's Canary packets wait in its NIC queue; the rest wait in the
+//     host, so a leader's broadcast queues behind a few packets, not behind
+//     its whole window (the paper's leader turns a block around in ~1 us,
+//     §3.2.2 r; a FIFO of 256 blocks would take 23 us at 100 Gb/s);
 //   - non-leaders send their data towards the leader with a per-block
 //     retransmission timer (§3.3); the leader sends nothing, sums what arrives
 //     (aggregates, stragglers, collided packets), adds its own data when the
@@ -38,6 +43,7 @@
 #include "ns3/socket.h"
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <queue>
 #include <string>
@@ -54,6 +60,7 @@ enum class InaTreeMode : uint8_t { kCanary, kStaticTree };
 struct CanaryHostCounters {
   uint64_t packets_sent = 0;          ///< reduce packets (incl. re-issues)
   uint64_t noise_delayed = 0;         ///< ... of which workload.send_noise held back (§5.2.5)
+  uint64_t nic_held = 0;              ///< blocks that waited in the host for room in the NIC queue
   uint64_t retransmit_requests = 0;   ///< §3.3 timer expired: request sent to the leader
   uint64_t reissues = 0;              ///< §3.3 failure received: block sent again with a new id
   uint64_t fallback_sends = 0;        ///< host-based reduction: data sent to the leader
@@ -120,6 +127,8 @@ class CanaryHost : public ns3::Application {
   void IssueMore();
   void Issue(uint64_t g);
   void SendBlock(uint64_t g);
+  /// Hands queued blocks to the NIC while its queue holds under nic_queue_bytes of ours.
+  void Pump();
   /// Hands a reduce packet to the socket, now or after the send-noise delay.
   void SendReducePacket(ns3::Ptr<ns3::Packet> p, uint32_t dst, uint16_t port);
   bool DrawSendNoise();
@@ -149,6 +158,10 @@ class CanaryHost : public ns3::Application {
   std::vector<uint8_t> attempt_;
   std::vector<uint8_t> state_;  ///< 0 not issued, 1 issued, 2 done
   std::vector<uint32_t> generation_;
+  std::vector<uint8_t> queued_;  ///< issued, waiting in the host for room in the NIC queue
+  std::deque<uint64_t> pending_;  ///< those blocks, in issue order (finished ones are skipped)
+  const uint32_t* nic_queued_ = nullptr;  ///< live bytes of our data socket's frames in the NIC queue
+  uint32_t nic_limit_ = 0;
   std::vector<LeadBlock> lead_;  ///< blocks g with g mod n == my leader slot, at g / n
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   ns3::EventId timer_event_;

@@ -64,6 +64,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
     const CanaryHostCounters& c = a->counters();
     h.packets_sent += c.packets_sent;
     h.noise_delayed += c.noise_delayed;
+    h.nic_held += c.nic_held;
     h.retransmit_requests += c.retransmit_requests;
     h.reissues += c.reissues;
     h.fallback_sends += c.fallback_sends;
@@ -166,6 +167,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
        {"elements_per_packet", k_},
        {"blocks_per_iteration", blocks_},
        {"window_blocks", window_},
+       {"nic_queue_bytes", canary_mode ? spec_.canary.nic_queue_bytes : spec_.static_tree.nic_queue_bytes},
        {"packet_wire_bytes", wire},
        {"goodput_fraction_from_framing", goodput_fraction},
        {"iterations_requested", records_.size()},
@@ -180,6 +182,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
                        {"delay_s", PsToS(spec_.send_noise.delay_ps)}}},
        {"hosts", {{"packets_sent", h.packets_sent},
                   {"noise_delayed_packets", h.noise_delayed},
+                  {"nic_held_blocks", h.nic_held},
                   {"results_received", h.results_received},
                   {"duplicate_results", h.duplicate_results}}},
        {"switches", switches_total},

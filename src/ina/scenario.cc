@@ -334,7 +334,8 @@ static void ParseCanary(Reader& w, Scenario& s) {
   cs.direct_index = c.Enum("index_hash", "crc32", {"crc32", "direct"}) == "direct";
   cs.multicast_shard_ports = c.U32("multicast_shard_ports", 16, 1, 31);
   cs.pass_latency_ps = c.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
-  cs.window_blocks = c.U32("window_blocks", 256, 1, 1u << 20);
+  cs.window_blocks = c.U32("window_blocks", 1024, 1, 1u << 20);
+  cs.nic_queue_bytes = c.U32("nic_queue_bytes", 8192, 0, 1u << 30);
   cs.retransmit_timeout_ps = c.TimePs("retransmit_timeout_us", 500, 0.001, 1e9, kPsPerUs);
   cs.max_failures = c.U32("max_failures", 3, 0, 100);
   cs.application_id = c.U32("application_id", 1, 0, 255);
@@ -369,6 +370,7 @@ static void ParseStaticTree(Reader& w, Scenario& s) {
   st.random_roots = t.Enum("roots", "spread", {"spread", "random"}) == "random";
   st.elements_per_packet = t.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
   st.window_blocks = t.U32("window_blocks", 256, 1, 1u << 20);
+  st.nic_queue_bytes = t.U32("nic_queue_bytes", 8192, 0, 1u << 30);
   st.slots_per_tree = t.U32("slots_per_tree", 4096, 1, 1u << 20);
   if (st.slots_per_tree & (st.slots_per_tree - 1))
     t.Fail("slots_per_tree", fmt::format("must be a power of two, got {}", st.slots_per_tree));

@@ -108,7 +108,8 @@ struct CanarySpec {
   bool direct_index = false;                   ///< id -> entry without hashing (§3.2.1)
   uint32_t multicast_shard_ports = 16;         ///< §4.2
   uint64_t pass_latency_ps = 520'000;          ///< per switch pipeline pass
-  uint32_t window_blocks = 256;                ///< outstanding blocks per host
+  uint32_t window_blocks = 1024;               ///< outstanding blocks per host (above the BDP with timeouts)
+  uint32_t nic_queue_bytes = 8192;             ///< host's reduce packets queued in its NIC at most (0: no limit)
   uint64_t retransmit_timeout_ps = 500'000'000;  ///< host per-block timer (§3.3)
   uint32_t max_failures = 3;                   ///< re-issues before host-based reduction (§3.3)
   uint32_t application_id = 1;                 ///< high 8 bits of every block id (§3.4)
@@ -157,6 +158,7 @@ struct StaticTreeSpec {
   bool random_roots = false;                   ///< roots drawn at random (seeded), not spread evenly
   uint32_t elements_per_packet = 256;
   uint32_t window_blocks = 256;
+  uint32_t nic_queue_bytes = 8192;             ///< as CanarySpec::nic_queue_bytes
   uint32_t slots_per_tree = 4096;              ///< power of two, >= window_blocks
   uint64_t pass_latency_ps = 520'000;
 };

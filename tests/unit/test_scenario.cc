@@ -742,7 +742,8 @@ TEST(Scenario, CanaryAndStaticTreeSectionsParseWithDefaults) {
   EXPECT_EQ(c.workload.canary.timeout_mode, CanaryTimeoutMode::kClockScan);
   EXPECT_EQ(c.workload.canary.elements_per_packet, 256u);
   EXPECT_EQ(c.workload.canary.table_size, 32768u);
-  EXPECT_EQ(c.resolved["workload"]["canary"]["window_blocks"], 256);
+  EXPECT_EQ(c.resolved["workload"]["canary"]["window_blocks"], 1024);
+  EXPECT_EQ(c.resolved["workload"]["canary"]["nic_queue_bytes"], 8192);
   EXPECT_EQ(c.resolved["workload"]["canary"]["retransmit_timeout_us"], 500);
   const Scenario t = ParseScenario(With({"workload.protocol=static_tree", "workload.static_tree.trees=4"}));
   EXPECT_EQ(t.workload.static_tree.trees, 4u);
@@ -765,6 +766,10 @@ TEST(BadInput, CanaryKeys) {
             "workload.canary.window: unknown key");
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.windows_blocks=8"}),
             "workload.canary.windows_blocks: unknown key (did you mean \"window_blocks\"?)");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.nic_queue_bytes=-1"}),
+            "workload.canary.nic_queue_bytes: must be between 0 and 1073741824, got -1");
+  EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.static_tree.nic_queue_bytes=2e9"}),
+            "workload.static_tree.nic_queue_bytes: must be between 0 and 1073741824, got 2000000000");
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.application_id=256"}),
             "workload.canary.application_id: must be between 0 and 255, got 256");
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.dtype=float32"}),
