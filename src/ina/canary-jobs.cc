@@ -48,12 +48,12 @@ std::string WithJobColumn(const std::string& csv, uint32_t j, bool header) {
 }  // namespace
 
 std::vector<std::vector<uint32_t>> CanaryJobSet::SplitHosts(const std::vector<uint32_t>& hosts, uint32_t jobs,
-                                                            uint64_t seed) {
+                                                            uint64_t seed, bool contiguous) {
   if (jobs == 0 || hosts.size() < 2ull * jobs)
     throw std::invalid_argument(fmt::format("{} jobs need at least 2 hosts each; {} hosts are selected", jobs,
                                             hosts.size()));
   std::vector<uint32_t> order = hosts;
-  if (jobs > 1) {
+  if (jobs > 1 && !contiguous) {
     // Fisher-Yates with SplitMix64: the same on every platform.
     uint64_t state = congestion::Mix64(seed ^ 0x73706c6974ull);
     for (size_t i = order.size() - 1; i > 0; --i) {
@@ -75,11 +75,12 @@ std::vector<std::vector<uint32_t>> CanaryJobSet::SplitHosts(const std::vector<ui
 }
 
 CanaryJobSet::CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
-                           uint64_t seed, const WorkloadSpec& spec, uint32_t jobs) {
+                           uint64_t seed, const WorkloadSpec& spec, uint32_t jobs)
+    : spec_contiguous_(spec.jobs_contiguous) {
   if (jobs == 1) {
     jobs_.push_back(std::make_unique<CanaryJob>(fabric, hosts, mode, pattern, seed, spec));
   } else {
-    const auto groups = SplitHosts(hosts, jobs, seed);
+    const auto groups = SplitHosts(hosts, jobs, seed, spec.jobs_contiguous);
     for (uint32_t j = 0; j < jobs; ++j) {
       WorkloadSpec js = spec;
       js.canary.application_id = spec.canary.application_id + j;  // §3.4: each application its own ids
@@ -169,7 +170,8 @@ void CanaryJobSet::ReportSeveral(const Scenario& s, bool finished, json& w, std:
   }
   const double n = static_cast<double>(jobs_.size());
   w["jobs"] = jobs_.size();
-  w["host_split"] = "seeded shuffle of the selected hosts, dealt into equal groups";
+  w["host_split"] = spec_contiguous_ ? "the selected hosts in id order, cut into equal consecutive groups"
+                                     : "seeded shuffle of the selected hosts, dealt into equal groups";
   w["ranks"] = ranks;
   w["mean_duration_s"] = duration_sum / n;
   w["goodput_gbps"] = goodput_sum / n;  // canary-fgcs24 Fig. 10a: the average over the concurrent allreduces

@@ -22,10 +22,11 @@ class CanaryJobSet {
   CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
                uint64_t seed, const WorkloadSpec& spec, uint32_t jobs);
 
-  /// The hosts of each job: a seeded shuffle of `hosts` dealt into `jobs`
-  /// contiguous groups (sizes differ by at most one), each sorted by id.
+  /// The hosts of each job: `jobs` consecutive groups (sizes differ by at
+  /// most one), each sorted by id, of a seeded shuffle of `hosts` or, with
+  /// `contiguous`, of `hosts` in their order (job j on a range of racks).
   static std::vector<std::vector<uint32_t>> SplitHosts(const std::vector<uint32_t>& hosts, uint32_t jobs,
-                                                       uint64_t seed);
+                                                       uint64_t seed, bool contiguous = false);
 
   void Start(uint64_t at_ps);
   double progress() const;
@@ -48,6 +49,7 @@ class CanaryJobSet {
                      uint64_t& payload_delivered) const;
   std::vector<std::unique_ptr<CanaryJob>> jobs_;
   size_t jobs_done_ = 0;
+  bool spec_contiguous_ = false;
 };
 
 }  // namespace inasim

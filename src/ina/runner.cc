@@ -76,7 +76,7 @@ std::vector<std::unique_ptr<RingAllreduce>> MakeRingJobs(const Scenario& s, Fabr
                                                          const std::vector<uint32_t>& hosts) {
   std::vector<std::unique_ptr<RingAllreduce>> rings;
   try {
-    const auto groups = CanaryJobSet::SplitHosts(hosts, s.workload.jobs, s.seed);
+    const auto groups = CanaryJobSet::SplitHosts(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous);
     for (uint32_t j = 0; j < groups.size(); ++j) {
       NodeContainer nodes;
       std::vector<Ipv4Address> addrs;

@@ -718,6 +718,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
       // canary-fgcs24 §5.2.4 (Fig. 10): concurrent allreduces, the hosts split between them.
       s.workload.jobs = w.U32("jobs", 1, 1, 256);
+      s.workload.jobs_contiguous = w.Enum("job_split", "shuffled", {"shuffled", "contiguous"}) == "contiguous";
       if (s.workload.jobs > 1 && s.workload.protocol == "switchml")
         w.Fail("jobs", "only protocols \"canary\", \"static_tree\" and \"ring\" run concurrent jobs; this "
                        "workload's protocol is \"switchml\"");

@@ -253,6 +253,7 @@ struct WorkloadSpec {
   P4SGDSpec p4sgd;
   SendNoiseSpec send_noise;
   uint32_t jobs = 1;  ///< concurrent allreduces over disjoint host groups (canary, static_tree)
+  bool jobs_contiguous = false;  ///< job_split "contiguous": groups are id ranges, not a seeded shuffle
   // permutation
   uint64_t flow_bytes = 2'000'000;
   uint32_t payload_bytes = 1472;

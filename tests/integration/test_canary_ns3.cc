@@ -400,6 +400,27 @@ TEST_F(CanaryScenario, HostsAreDealtIntoDisjointSortedGroups) {
   EXPECT_EQ(groups, CanaryJobSet::SplitHosts(hosts, 4, 7));  // seeded: the same split again
   EXPECT_NE(groups, CanaryJobSet::SplitHosts(hosts, 4, 8));
   EXPECT_THROW(CanaryJobSet::SplitHosts(hosts, 9, 7), std::invalid_argument);  // 17 hosts: not 2 per job
+  // Contiguous: consecutive ranges of the hosts as given, whatever the seed.
+  const auto ranges = CanaryJobSet::SplitHosts(hosts, 4, 7, true);
+  EXPECT_EQ(ranges, CanaryJobSet::SplitHosts(hosts, 4, 8, true));
+  EXPECT_EQ(ranges[0], (std::vector<uint32_t>{0, 2, 4, 6, 8}));
+  EXPECT_EQ(ranges[3], (std::vector<uint32_t>{26, 28, 30, 32}));
+}
+
+// workload.job_split "contiguous": four jobs on the fixture's 4 x 4 leaf-spine
+// each get one rack, so every block is aggregated whole in its ToR (the root)
+// and every leader receives exactly one packet per block; shuffled jobs span
+// racks and their leaders receive more.
+TEST_F(CanaryScenario, ContiguousJobsAggregateWholeInTheirRack) {
+  const RunResult racks = Run(R"("protocol":"canary","jobs":4,"job_split":"contiguous")");
+  const RunResult shuffled = Run(R"("protocol":"canary","jobs":4)");
+  ASSERT_TRUE(racks.correct && shuffled.correct);
+  const json& r = racks.json["workload"];
+  EXPECT_EQ(r["host_split"], "the selected hosts in id order, cut into equal consecutive groups");
+  EXPECT_EQ(r["leaders"]["packets_received"], r["leaders"]["broadcasts"]);
+  EXPECT_EQ(r["switches"]["stragglers"].get<uint64_t>(), 0u);
+  const json& s = shuffled.json["workload"];
+  EXPECT_GT(s["leaders"]["packets_received"].get<uint64_t>(), s["leaders"]["broadcasts"].get<uint64_t>());
 }
 
 TEST_F(CanaryScenario, StaticTreeBaselineRunsExact) {

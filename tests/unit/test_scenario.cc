@@ -766,6 +766,8 @@ TEST(BadInput, CanaryKeys) {
             "workload.canary.window: unknown key");
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.windows_blocks=8"}),
             "workload.canary.windows_blocks: unknown key (did you mean \"window_blocks\"?)");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.jobs=2", "workload.job_split=racks"}),
+            "workload.job_split: must be one of \"shuffled\", \"contiguous\", got \"racks\"");
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.nic_queue_bytes=-1"}),
             "workload.canary.nic_queue_bytes: must be between 0 and 1073741824, got -1");
   EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.static_tree.nic_queue_bytes=2e9"}),
