@@ -45,23 +45,18 @@ def start(stem: str, doc: Optional[str], small_help: str, argv, configs: Dict[st
     return args, cfg, plot
 
 
+def _static_trees(n: int) -> Tuple[str, Dict[str, object]]:
+    return (f"{n} static tree" + ("s" if n > 1 else ""),
+            {"workload.protocol": "static_tree", "workload.canary": None, "workload.static_tree.trees": n,
+             "workload.static_tree.roots": "random"})
+
+
 #: The allreduce algorithms of canary-fgcs24 Sec. 5.2, as overrides of a
 #: Canary base scenario: label and overrides. Static trees are rooted at
 #: random spines, seeded per run and job ("we also randomly pick the roots").
 PROTOCOLS: Dict[str, Tuple[str, Dict[str, object]]] = {
     "canary": ("Canary", {}),
-    "st1": ("1 static tree", {"workload.protocol": "static_tree", "workload.canary": None,
-                              "workload.static_tree.trees": 1,
-                              "workload.static_tree.roots": "random"}),
-    "st2": ("2 static trees", {"workload.protocol": "static_tree", "workload.canary": None,
-                               "workload.static_tree.trees": 2,
-                               "workload.static_tree.roots": "random"}),
-    "st4": ("4 static trees", {"workload.protocol": "static_tree", "workload.canary": None,
-                               "workload.static_tree.trees": 4,
-                               "workload.static_tree.roots": "random"}),
-    "st8": ("8 static trees", {"workload.protocol": "static_tree", "workload.canary": None,
-                               "workload.static_tree.trees": 8,
-                               "workload.static_tree.roots": "random"}),
+    **{f"st{n}": _static_trees(n) for n in (1, 2, 4, 8)},
     "ring": ("ring allreduce", {"workload.protocol": "ring", "workload.canary": None}),
 }
 

@@ -87,11 +87,10 @@ void CanaryHost::Setup(CanaryJob* job, uint32_t rank) {
     throw std::runtime_error(fmt::format("canary host {}: cannot bind UDP port {}", rank, port));
   data_socket_->SetAllowBroadcast(true);
   data_socket_->SetRecvCallback(ns3::MakeCallback(&CanaryHost::OnData, this));
-  nic_limit_ = job->mode() == InaTreeMode::kCanary ? job->canary().nic_queue_bytes : job->static_tree().nic_queue_bytes;
-  if (nic_limit_ > 0) {
+  if (job->nic_queue_bytes() > 0) {
     queued_.assign(total, 0);
-    nic_queued_ = job->fabric().device(job->host_id(rank), 0).TrackSourcePort(17, port, nic_limit_, nic_limit_,
-                                                                               [this] { Pump(); });
+    nic_queued_ = job->fabric().device(job->host_id(rank), 0).TrackSourcePort(
+        p4::kIpProtoUdp, port, job->nic_queue_bytes(), job->nic_queue_bytes(), [this] { Pump(); });
   }
   if (job->mode() == InaTreeMode::kCanary) {
     control_socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
@@ -162,11 +161,11 @@ void CanaryHost::Issue(uint64_t g) {
 }
 
 void CanaryHost::Pump() {
-  while (!pending_.empty() && *nic_queued_ < nic_limit_) {
+  while (!pending_.empty() && *nic_queued_ < job_->nic_queue_bytes()) {
     const uint64_t g = pending_.front();
     pending_.pop_front();
-    if (!queued_[g]) continue;  // finished (a unicast result) while it waited
     queued_[g] = 0;
+    if (state_[g] != kIssued) continue;  // finished (a unicast result) while it waited
     SendBlock(g);  // with the block's current attempt: a failure while it waited needs no resend
     if (job_->mode() == InaTreeMode::kCanary) ArmTimer(g);
   }
@@ -475,7 +474,6 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
   const uint32_t it = static_cast<uint32_t>(g / job_->blocks_per_iteration());
   const bool issued = state_[g] == kIssued;
   state_[g] = kDone;
-  if (nic_queued_) queued_[g] = 0;
   ++c_.results_received;
   ++blocks_done_total_;
   if (job_->mode() == InaTreeMode::kCanary) ++generation_[g];  // its timer is stale
@@ -554,6 +552,7 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
   if (spec.dtype != DType::kInt32) throw std::invalid_argument(fmt::format("{} aggregates int32 only", name));
   k_ = mode == InaTreeMode::kCanary ? spec.canary.elements_per_packet : spec.static_tree.elements_per_packet;
   window_ = mode == InaTreeMode::kCanary ? spec.canary.window_blocks : spec.static_tree.window_blocks;
+  nic_queue_bytes_ = mode == InaTreeMode::kCanary ? spec.canary.nic_queue_bytes : spec.static_tree.nic_queue_bytes;
   num_trees_ = mode == InaTreeMode::kCanary ? 1 : spec.static_tree.trees;
   tree_offset_ = job_index * num_trees_;
   elements_ = spec.bytes / 4;

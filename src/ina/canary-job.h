@@ -158,10 +158,9 @@ class CanaryHost : public ns3::Application {
   std::vector<uint8_t> attempt_;
   std::vector<uint8_t> state_;  ///< 0 not issued, 1 issued, 2 done
   std::vector<uint32_t> generation_;
-  std::vector<uint8_t> queued_;  ///< issued, waiting in the host for room in the NIC queue
+  std::vector<uint8_t> queued_;  ///< issued, not yet handed to the NIC (set while in pending_)
   std::deque<uint64_t> pending_;  ///< those blocks, in issue order (finished ones are skipped)
   const uint32_t* nic_queued_ = nullptr;  ///< live bytes of our data socket's frames in the NIC queue
-  uint32_t nic_limit_ = 0;
   std::vector<LeadBlock> lead_;  ///< blocks g with g mod n == my leader slot, at g / n
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   ns3::EventId timer_event_;
@@ -213,6 +212,7 @@ class CanaryJob {
   const SendNoiseSpec& send_noise() const { return spec_.send_noise; }
   uint64_t seed() const { return seed_; }
   uint32_t window() const { return window_; }
+  uint32_t nic_queue_bytes() const { return nic_queue_bytes_; }  ///< 0: no host-side limit
   const TensorData& data(uint32_t iteration) const { return data_[iteration]; }
   uint64_t elements() const { return elements_; }
   CanaryIterationRecord& record(uint32_t it) { return records_[it]; }
@@ -235,7 +235,7 @@ class CanaryJob {
   std::vector<uint32_t> hosts_;
   InaTreeMode mode_;
   WorkloadSpec spec_;
-  uint32_t k_ = 0, window_ = 0, num_trees_ = 1;
+  uint32_t k_ = 0, window_ = 0, nic_queue_bytes_ = 0, num_trees_ = 1;
   uint32_t tree_offset_ = 0;  ///< static trees: this job's first tree id (job index x trees)
   uint64_t elements_ = 0, blocks_ = 0;
   std::vector<uint32_t> leader_order_, leader_slot_, tor_ip_;

@@ -75,8 +75,7 @@ std::vector<std::vector<uint32_t>> CanaryJobSet::SplitHosts(const std::vector<ui
 }
 
 CanaryJobSet::CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
-                           uint64_t seed, const WorkloadSpec& spec, uint32_t jobs)
-    : spec_contiguous_(spec.jobs_contiguous) {
+                           uint64_t seed, const WorkloadSpec& spec, uint32_t jobs) {
   if (jobs == 1) {
     jobs_.push_back(std::make_unique<CanaryJob>(fabric, hosts, mode, pattern, seed, spec));
   } else {
@@ -170,7 +169,7 @@ void CanaryJobSet::ReportSeveral(const Scenario& s, bool finished, json& w, std:
   }
   const double n = static_cast<double>(jobs_.size());
   w["jobs"] = jobs_.size();
-  w["host_split"] = spec_contiguous_ ? "the selected hosts in id order, cut into equal consecutive groups"
+  w["host_split"] = s.workload.jobs_contiguous ? "the selected hosts in id order, cut into equal consecutive groups"
                                      : "seeded shuffle of the selected hosts, dealt into equal groups";
   w["ranks"] = ranks;
   w["mean_duration_s"] = duration_sum / n;

@@ -49,7 +49,6 @@ class CanaryJobSet {
                      uint64_t& payload_delivered) const;
   std::vector<std::unique_ptr<CanaryJob>> jobs_;
   size_t jobs_done_ = 0;
-  bool spec_contiguous_ = false;
 };
 
 }  // namespace inasim

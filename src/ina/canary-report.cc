@@ -167,7 +167,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
        {"elements_per_packet", k_},
        {"blocks_per_iteration", blocks_},
        {"window_blocks", window_},
-       {"nic_queue_bytes", canary_mode ? spec_.canary.nic_queue_bytes : spec_.static_tree.nic_queue_bytes},
+       {"nic_queue_bytes", nic_queue_bytes_},
        {"packet_wire_bytes", wire},
        {"goodput_fraction_from_framing", goodput_fraction},
        {"iterations_requested", records_.size()},

@@ -129,9 +129,6 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   void SetArrivalPool(ArrivalPool* pool) { pool_ = pool; }
 
   // ---- data path ----
-  /// Queues a complete frame (Ethernet header on) for transmission. `ingress` is
-  /// the switch port it came in on (for PFC accounting), or kNoPort.
-  /// Returns false if the frame was dropped (buffer full or link down).
   /// A tracked host socket's frame bytes in this NIC's queue (HostTxBacklog).
   struct SourceBacklog {
     uint32_t limit = 0;
@@ -140,6 +137,9 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
     bool armed = false;  ///< reached the limit since the last wake
     std::function<void()> wake;
   };
+  /// Queues a complete frame (Ethernet header on) for transmission. `ingress` is
+  /// the switch port it came in on (for PFC accounting), or kNoPort.
+  /// Returns false if the frame was dropped (buffer full or link down).
   /// `source`: the host socket whose queued bytes this frame counts towards
   /// (congestion::HostTxBacklog; null: none).
   bool EnqueueFrame(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress,

@@ -16,11 +16,35 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace inasim::testing {
 
 inline constexpr uint64_t kUs = 1'000'000;  // ps
+
+/// The text of the CSV `name` a run produced ("" if it produced none).
+inline std::string Table(const RunResult& r, const std::string& name) {
+  for (size_t i = 0; i < r.csv_names.size(); ++i)
+    if (r.csv_names[i] == name) return r.csv_texts[i];
+  return {};
+}
+
+/// A CSV's data rows (header dropped), each split at its commas.
+inline std::vector<std::vector<std::string>> CsvRows(const std::string& csv) {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::istringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
 
 /// Records every datagram a host receives on one UDP port.
 class UdpSink {

@@ -213,12 +213,6 @@ RunResult RunBg(json doc, std::initializer_list<std::string> sets = {}) {
   return RunScenario(ParseScenario(doc), o);
 }
 
-std::string Table(const RunResult& r, const std::string& name) {
-  for (size_t i = 0; i < r.csv_names.size(); ++i)
-    if (r.csv_names[i] == name) return r.csv_texts[i];
-  return {};
-}
-
 TEST(BackgroundScenario, PoissonFlowsAllCompleteAndTheReportAddsUp) {
   const RunResult r = RunBg(Scenario());
   const json& f = r.json["background"]["flows"];
@@ -307,20 +301,7 @@ TEST(BackgroundScenario, CongestionSendersBlockOnTheirSendBufferNotTheWire) {
   EXPECT_GT(open.json["network"]["pfc_pause_frames"].get<uint64_t>(), 0u);
   // Host links (a = hN): bounded queue, and the same frames on the wire.
   const std::string lo = Table(open, "links.csv"), lb = Table(blocking, "links.csv");
-  auto rows = [](const std::string& csv) {
-    std::vector<std::vector<std::string>> out;
-    std::istringstream in(csv);
-    std::string line;
-    std::getline(in, line);  // header
-    while (std::getline(in, line)) {
-      std::vector<std::string> f;
-      std::istringstream ls(line);
-      for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
-      out.push_back(f);
-    }
-    return out;
-  };
-  const auto ro = rows(lo), rb = rows(lb);
+  const auto ro = CsvRows(lo), rb = CsvRows(lb);
   ASSERT_EQ(ro.size(), rb.size());
   size_t host_links = 0;
   for (size_t i = 0; i < ro.size(); ++i) {

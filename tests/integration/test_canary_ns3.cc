@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 
 using namespace inasim;
@@ -454,18 +453,11 @@ TEST_F(CanaryScenario, StaticTreesRootedAtRandomSpinesAreSeededAndExact) {
 
 // Deepest queue a host's uplink held (links.csv, host -> switch rows).
 static uint64_t MaxHostUplinkQueue(const RunResult& r) {
-  const auto it = std::find(r.csv_names.begin(), r.csv_names.end(), "links.csv");
-  if (it == r.csv_names.end()) return UINT64_MAX;
-  std::istringstream in(r.csv_texts[it - r.csv_names.begin()]);
-  std::string line;
-  std::getline(in, line);  // header; max_queue_bytes is the last column
-  uint64_t deepest = 0;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+  const std::string links = Table(r, "links.csv");
+  if (links.empty()) return UINT64_MAX;
+  uint64_t deepest = 0;  // max_queue_bytes is the last column
+  for (const auto& f : CsvRows(links))
     if (f.size() > 3 && f[1].rfind('h', 0) == 0 && f[3] == "a->b") deepest = std::max<uint64_t>(deepest, std::stoull(f.back()));
-  }
   return deepest;
 }
 
