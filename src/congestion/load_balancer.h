@@ -42,4 +42,13 @@ inline uint64_t FlowHash(const p4::FrameView& f, uint64_t salt) {
   return h;
 }
 
+/// d-mod-k up/down routing (the fat-tree default): a switch of `tier` (1 =
+/// leaf/edge) with `n` equal-cost up ports sends destination host `host` on
+/// port (host / n^(tier-1)) mod n. Every switch of a tier makes the same choice
+/// for a destination, and a leaf's n hosts get n different spines.
+inline uint32_t DestinationModK(uint32_t host, uint16_t tier, uint32_t n) {
+  for (uint16_t t = 1; t < tier && host != 0; ++t) host /= n;
+  return host % n;
+}
+
 }  // namespace inasim::congestion

@@ -32,7 +32,8 @@ Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
   for (uint32_t s = 0; s < topo.num_switches(); ++s) {
     auto sw = CreateObject<InaSwitchNode>();
     // An RngStream costs ~0.5 M instructions to position: only spraying needs one.
-    sw->Configure(topo.switch_vertex(s), routing_.get(), nh, config.forwarding,
+    sw->Configure(topo.switch_vertex(s), topo.node(topo.switch_vertex(s)).tier, routing_.get(), nh,
+                  config.forwarding,
                   config.forwarding.policy == congestion::ForwardingPolicy::kSpray
                       ? StreamRng(kSprayStreamBase + s)
                       : nullptr);

@@ -28,14 +28,16 @@ void InaSwitchNode::DoDispose() {
   Node::DoDispose();
 }
 
-void InaSwitchNode::Configure(uint32_t vertex, const topo::RoutingTable* routing, uint32_t num_hosts,
-                              const ForwardingConfig& config, Ptr<UniformRandomVariable> spray_rng) {
+void InaSwitchNode::Configure(uint32_t vertex, uint16_t tier, const topo::RoutingTable* routing,
+                              uint32_t num_hosts, const ForwardingConfig& config,
+                              Ptr<UniformRandomVariable> spray_rng) {
   vertex_ = vertex;
   routing_ = routing;
   num_hosts_ = num_hosts;
   cfg_ = config;
   pfc_ = config.pfc_enabled;
   salt_ = congestion::Mix64(config.hash_seed ^ (uint64_t{vertex} * 0x9e3779b97f4a7c15ULL));
+  tier_ = tier;
   spray_rng_ = spray_rng;
 }
 
@@ -85,12 +87,12 @@ void InaSwitchNode::Forward(Ptr<Packet> frame, const p4::FrameView& view, uint16
     ++counters_.dropped_no_route;
     return;
   }
-  const uint16_t out = hops.size() == 1 ? hops[0] : ChoosePort(hops, view);
+  const uint16_t out = hops.size() == 1 ? hops[0] : ChoosePort(hops, view, host);
   ++counters_.forwarded;
   ports_[out]->EnqueueFrame(frame, view, ingress);
 }
 
-uint16_t InaSwitchNode::ChoosePort(inasim::Span<const uint16_t> hops, const p4::FrameView& view) {
+uint16_t InaSwitchNode::ChoosePort(inasim::Span<const uint16_t> hops, const p4::FrameView& view, uint32_t host) {
   const auto n = static_cast<uint32_t>(hops.size());
   uint32_t pick = 0;
   switch (cfg_.policy) {
@@ -101,7 +103,10 @@ uint16_t InaSwitchNode::ChoosePort(inasim::Span<const uint16_t> hops, const p4::
       pick = spray_rng_->GetInteger(0, n - 1);
       break;
     case congestion::ForwardingPolicy::kAdaptive: {
-      pick = static_cast<uint32_t>(congestion::FlowHash(view, salt_) % n);
+      // canary-fgcs24 §5.2 "By default, each switch sends packets on a default
+      // up port (selected depending on the packet destination)".
+      pick = cfg_.adaptive_by_destination ? congestion::DestinationModK(host, tier_, n)
+                                          : static_cast<uint32_t>(congestion::FlowHash(view, salt_) % n);
       const InaNetDevice* d = ports_[hops[pick]];
       if (static_cast<double>(d->queued_bytes()) > cfg_.adaptive_threshold * static_cast<double>(d->buffer_bytes())) {
         uint64_t best = UINT64_MAX;

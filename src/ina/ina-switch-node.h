@@ -29,6 +29,9 @@ struct SwitchCounters {
 struct ForwardingConfig {
   congestion::ForwardingPolicy policy = congestion::ForwardingPolicy::kEcmp;
   double adaptive_threshold = 0.5;  ///< fraction of the port buffer
+  /// Where `adaptive` starts: the flow-hashed port (false) or the port chosen
+  /// by the destination host alone, d-mod-k (true).
+  bool adaptive_by_destination = false;
   uint64_t hash_seed = 0;
   bool pfc_enabled = false;
   uint64_t pfc_xoff_bytes = 0;
@@ -41,7 +44,8 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   InaSwitchNode();
   ~InaSwitchNode() override;
 
-  void Configure(uint32_t vertex, const topo::RoutingTable* routing, uint32_t num_hosts,
+  /// tier: the topology's tier of this switch (1 = ToR/leaf/edge).
+  void Configure(uint32_t vertex, uint16_t tier, const topo::RoutingTable* routing, uint32_t num_hosts,
                  const ForwardingConfig& config, ns3::Ptr<ns3::UniformRandomVariable> spray_rng);
   /// Swaps in a recomputed table (after a failure); the caller keeps it alive.
   void SetRouting(const topo::RoutingTable* routing) { routing_ = routing; }
@@ -72,7 +76,7 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
 
  private:
   void Forward(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress);
-  uint16_t ChoosePort(inasim::Span<const uint16_t> hops, const p4::FrameView& view);
+  uint16_t ChoosePort(inasim::Span<const uint16_t> hops, const p4::FrameView& view, uint32_t host);
   void SendOut(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
   void SendOutLater(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
   void ForwardLater(ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
@@ -92,6 +96,7 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   uint32_t vertex_ = 0;
   uint32_t num_hosts_ = 0;
   uint64_t salt_ = 0;
+  uint16_t tier_ = 1;
   ForwardingConfig cfg_;
   bool pfc_ = false;
   ns3::Ptr<ns3::UniformRandomVariable> spray_rng_;

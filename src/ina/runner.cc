@@ -195,6 +195,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   fc.forwarding_latency_ps = s.sw.forwarding_latency_ps;
   fc.forwarding.policy = s.sw.forwarding;
   fc.forwarding.adaptive_threshold = s.sw.adaptive_threshold;
+  fc.forwarding.adaptive_by_destination = s.sw.adaptive_by_destination;
   fc.forwarding.hash_seed = s.sw.hash_seed;
   fc.forwarding.pfc_enabled = s.sw.port.pfc_enabled;
   fc.forwarding.pfc_xoff_bytes = s.sw.port.pfc_xoff_bytes;

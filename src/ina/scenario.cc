@@ -676,6 +676,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
                     : f == "spray" ? congestion::ForwardingPolicy::kSpray
                                    : congestion::ForwardingPolicy::kAdaptive;
     s.sw.adaptive_threshold = w.Num("adaptive_threshold", 0.5, 0.0, 1.0);
+    s.sw.adaptive_by_destination = w.Enum("adaptive_default", "flow", {"flow", "destination"}) == "destination";
     s.sw.hash_seed = w.U64("hash_seed", 0, 0, UINT64_MAX);
     s.sw.forwarding_latency_ps = w.TimePs("forwarding_latency_ns", 0, 0, 1e6, kPsPerNs);
     Reader pfc = w.Obj("pfc");

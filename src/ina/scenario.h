@@ -54,6 +54,7 @@ struct SwitchSpec {
   std::vector<std::pair<uint64_t, uint64_t>> ecn_threshold_by_rate;  ///< (bit/s, K)
   congestion::ForwardingPolicy forwarding = congestion::ForwardingPolicy::kEcmp;
   double adaptive_threshold = 0.5;
+  bool adaptive_by_destination = false;  ///< `adaptive_default: "destination"`
   uint64_t hash_seed = 0;
   uint64_t forwarding_latency_ps = 0;
 };

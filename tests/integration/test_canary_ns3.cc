@@ -422,6 +422,32 @@ TEST_F(CanaryScenario, ContiguousJobsAggregateWholeInTheirRack) {
   EXPECT_GT(s["leaders"]["packets_received"].get<uint64_t>(), s["leaders"]["broadcasts"].get<uint64_t>());
 }
 
+// switch.adaptive_default "destination" (canary-fgcs24 §5.2, "a default up
+// port (selected depending on the packet destination)"): the remote ToRs'
+// aggregates of a block all go up the same spine and are aggregated there, so
+// the leader gets its ToR's partial and one spine aggregate: two packets per
+// block. Hashing the flow (source ToR, leader) spreads them over both spines,
+// and the leader gets more. On the fixture's 4 x 2 x 4 leaf-spine, 16 hosts.
+TEST_F(CanaryScenario, ByDestinationRemoteAggregatesMeetAtOneSpine) {
+  const std::vector<std::string> sets = {"workload.bytes=1048576"};
+  const RunResult dest = Run(R"("protocol":"canary","canary":{"window_blocks":1024})",
+                             {"workload.bytes=1048576", "switch.adaptive_default=\"destination\""});
+  const RunResult flow = Run(R"("protocol":"canary","canary":{"window_blocks":1024})", sets);
+  ASSERT_TRUE(dest.correct && flow.correct);
+  auto per_block = [](const RunResult& r) {
+    const json& l = r.json["workload"]["leaders"];
+    return l["packets_received"].get<double>() / l["broadcasts"].get<double>();
+  };
+  const double d = per_block(dest), f = per_block(flow);
+  const double gd = dest.json["workload"]["goodput_gbps"].get<double>();
+  const double gf = flow.json["workload"]["goodput_gbps"].get<double>();
+  std::printf("leader packets per block: by destination %.3f, by flow %.3f; goodput %.2f vs %.2f Gb/s\n", d, f,
+              gd, gf);
+  EXPECT_LE(d, 2.01);
+  EXPECT_GT(f, d + 0.3);
+  EXPECT_GT(gd, gf);
+}
+
 TEST_F(CanaryScenario, StaticTreeBaselineRunsExact) {
   for (const char* trees : {"1", "2"}) {
     const RunResult r = Run(fmt::format(R"("protocol":"static_tree","static_tree":{{"trees":{}}})", trees));

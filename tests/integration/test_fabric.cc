@@ -2,6 +2,8 @@
 // ECN, PFC, seeded loss, link failure, and the three forwarding policies.
 #include "net_harness.h"
 
+#include "congestion/load_balancer.h"
+
 #include <numeric>
 
 using namespace inasim;
@@ -253,3 +255,49 @@ TEST_F(PolicyTest, AdaptiveLeavesACongestedDefaultPort) {
   EXPECT_EQ(std::accumulate(adaptive.begin(), adaptive.end(), uint64_t{0}), 300u);  // nothing dropped
 }
 
+
+TEST(DestinationModK, PicksTheUpPortByTheDestinationsDigitAtEachTier) {
+  // Leaf-spine, 32 spines: host 70 (rack 2, index 6) goes up on spine 6.
+  EXPECT_EQ(congestion::DestinationModK(70, 1, 32), 6u);
+  // k = 4 fat tree (2 up ports per switch): host 13 = 0b1101 leaves its source
+  // edge on aggregation port 1 and the aggregation switch on core port 0
+  // ((13 / 2) % 2), the classic d-mod-k digits.
+  EXPECT_EQ(congestion::DestinationModK(13, 1, 2), 1u);
+  EXPECT_EQ(congestion::DestinationModK(13, 2, 2), 0u);
+  EXPECT_EQ(congestion::DestinationModK(14, 2, 2), 1u);
+  EXPECT_EQ(congestion::DestinationModK(0, 3, 4), 0u);
+}
+
+TEST_F(PolicyTest, AdaptiveByDestinationSendsEveryLeafsPacketsForAHostUpOneSpine) {
+  // canary-fgcs24 §5.2: "each switch sends packets on a default up port
+  // (selected depending on the packet destination)". 3 leaves x 4 spines x 4
+  // hosts: the 8 hosts of leaf0 and leaf1 each send 5 packets to host 9 and 5
+  // to host 10 (both on leaf2). By destination, every leaf sends host 9's
+  // packets up spine 1 (9 mod 4) and host 10's up spine 2, so packets bound for
+  // one host meet at one spine; hashing the 5-tuple spreads the 16 flows.
+  auto uplinks = [&](bool by_destination) {
+    FabricConfig c;
+    c.forwarding.policy = congestion::ForwardingPolicy::kAdaptive;
+    c.forwarding.adaptive_by_destination = by_destination;
+    Build(topo::BuildLeafSpine(3, 4, 4, Link(100, 500'000), Link(100, 500'000)), c);
+    UdpSink& a = Sink(9, 7000);
+    UdpSink& b = Sink(10, 7000);
+    for (uint32_t h = 0; h < 8; ++h) {
+      Sender(h).SendAt(h * 10 * kUs, 9, 7000, 1000, 5);
+      Sender(h).SendAt(h * 10 * kUs + 5 * kUs, 10, 7000, 1000, 5);
+    }
+    RunFor(1000 * kUs);
+    EXPECT_EQ(a.times_ps.size(), 40u);
+    EXPECT_EQ(b.times_ps.size(), 40u);
+    std::vector<uint64_t> up;
+    for (const char* leaf : {"leaf0", "leaf1"})
+      for (int s = 0; s < 4; ++s) up.push_back(UplinkPackets(*fabric_, leaf, "spine" + std::to_string(s)));
+    TearDown();
+    SetUp();
+    return up;
+  };
+  EXPECT_EQ(uplinks(true), (std::vector<uint64_t>{0, 20, 20, 0, 0, 20, 20, 0}));
+  const auto hashed = uplinks(false);
+  EXPECT_EQ(std::accumulate(hashed.begin(), hashed.end(), uint64_t{0}), 80u);
+  EXPECT_GT(hashed[0] + hashed[3] + hashed[4] + hashed[7], 0u);
+}

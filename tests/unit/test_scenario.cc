@@ -167,6 +167,12 @@ TEST(Scenario, ResolvedParsesToTheSameScenario) {
   EXPECT_EQ(a.resolved, b.resolved);
 }
 
+TEST(Scenario, AdaptiveStartsFromTheFlowHashUnlessTheDestinationIsAsked) {
+  EXPECT_FALSE(ParseScenario(With({"switch.forwarding=\"adaptive\""})).sw.adaptive_by_destination);
+  EXPECT_TRUE(ParseScenario(With({"switch.forwarding=\"adaptive\"", "switch.adaptive_default=\"destination\""}))
+                  .sw.adaptive_by_destination);
+}
+
 TEST(Scenario, TimesAreConvertedToPicoseconds) {
   const Scenario s = ParseScenario(With({
       "links.host_delay_ns=500",
@@ -436,6 +442,8 @@ TEST(BadInput, OutOfRange) {
   EXPECT_THAT(ErrorOf({"workload.ring.udp_port=70000"}),
               AllOf(AtPath("workload.ring.udp_port"), HasSubstr("between 1 and 65535"), HasSubstr("70000")));
   EXPECT_THAT(ErrorOf({"workload.ring.rto_us=0"}), AllOf(AtPath("workload.ring.rto_us"), HasSubstr("must be between")));
+  EXPECT_THAT(ErrorOf({"switch.adaptive_default=\"source\""}),
+              AllOf(AtPath("switch.adaptive_default"), HasSubstr(R"(must be one of "flow", "destination", got "source")")));
   EXPECT_THAT(ErrorOf({"switch.adaptive_threshold=2"}),
               AllOf(AtPath("switch.adaptive_threshold"), HasSubstr("between 0 and 1")));
   EXPECT_THAT(ErrorOf({"switch.buffer_bytes=100"}), AllOf(AtPath("switch.buffer_bytes"), HasSubstr("must be between 1500")));
