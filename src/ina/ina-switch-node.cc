@@ -23,6 +23,8 @@ InaSwitchNode::~InaSwitchNode() = default;
 
 void InaSwitchNode::DoDispose() {
   dataplane_.reset();
+  free_batches_.clear();
+  batches_.clear();
   ports_.clear();
   spray_rng_ = nullptr;
   Node::DoDispose();
@@ -167,20 +169,37 @@ void InaSwitchNode::Emit(inasim::Span<const uint8_t> bytes, uint16_t port, p4::P
 void InaSwitchNode::EmitMulticast(inasim::Span<const uint8_t> bytes, inasim::Span<const uint16_t> ports,
                                   p4::Picoseconds latency) {
   if (ports.empty()) return;
+  counters_.dataplane_out += ports.size();
   // One packet for all the copies: each port gets a Packet::Copy (its own
   // object sharing the bytes copy-on-write, so a CE mark on one copy does not
   // touch the others); the original, never sent before, goes to the last port.
   Ptr<Packet> frame = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
-  for (size_t i = 0; i < ports.size(); ++i) {
-    ++counters_.dataplane_out;
-    Ptr<Packet> copy = i + 1 == ports.size() ? frame : frame->Copy();
-    if (latency == 0) {
-      SendOut(ports[i], copy, current_ingress_);
-    } else {
-      Simulator::Schedule(PicoSeconds(latency), &InaSwitchNode::SendOutLater, this, ports[i], copy,
-                          current_ingress_);
-    }
+  if (latency == 0) {
+    for (size_t i = 0; i < ports.size(); ++i) SendOut(ports[i], i + 1 == ports.size() ? frame : frame->Copy(),
+                                                      current_ingress_);
+    return;
   }
+  // One event for the whole group, not one per port: the copies were
+  // consecutive events at one time, so nothing could run between them, and
+  // an event they schedule for that time ran after all of them either way.
+  if (free_batches_.empty()) {
+    batches_.push_back(std::make_unique<MulticastBatch>());
+    free_batches_.push_back(batches_.back().get());
+  }
+  MulticastBatch* b = free_batches_.back();
+  free_batches_.pop_back();
+  b->frame = frame;
+  b->ports.assign(ports.begin(), ports.end());
+  b->ingress = current_ingress_;
+  Simulator::Schedule(PicoSeconds(latency), &InaSwitchNode::SendMulticastLater, this, b);
+}
+
+void InaSwitchNode::SendMulticastLater(MulticastBatch* b) {
+  Ptr<Packet> frame = std::move(b->frame);
+  b->frame = nullptr;
+  const size_t n = b->ports.size();
+  for (size_t i = 0; i < n; ++i) SendOut(b->ports[i], i + 1 == n ? frame : frame->Copy(), b->ingress);
+  free_batches_.push_back(b);
 }
 
 void InaSwitchNode::EmitRouted(inasim::Span<const uint8_t> bytes, p4::Picoseconds latency) {

@@ -79,6 +79,13 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   uint16_t ChoosePort(inasim::Span<const uint16_t> hops, const p4::FrameView& view, uint32_t host);
   void SendOut(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
   void SendOutLater(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
+  /// The copies of one multicast, sent after the pipeline latency.
+  struct MulticastBatch {
+    ns3::Ptr<ns3::Packet> frame;
+    std::vector<uint16_t> ports;
+    uint16_t ingress = 0;
+  };
+  void SendMulticastLater(MulticastBatch* batch);
   void ForwardLater(ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
   void FireTimer(uint64_t cookie);
 
@@ -92,6 +99,8 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
 
   std::vector<InaNetDevice*> ports_;
   std::vector<uint64_t> ingress_bytes_;
+  std::vector<std::unique_ptr<MulticastBatch>> batches_;  ///< owned, in flight or free
+  std::vector<MulticastBatch*> free_batches_;
   const topo::RoutingTable* routing_ = nullptr;
   uint32_t vertex_ = 0;
   uint32_t num_hosts_ = 0;
