@@ -122,6 +122,7 @@ void CanaryHost::BeginIteration(uint32_t iteration) {
   first_ = uint64_t{iteration} * b;
   end_ = first_ + b;
   next_issue_ = first_;
+  oldest_open_ = first_;
   in_flight_ = 0;
   done_in_iteration_ = 0;
   job_->record(iteration).start_ps[rank_] = NowPs();
@@ -132,7 +133,19 @@ void CanaryHost::BeginIteration(uint32_t iteration) {
 // the descriptors a host's blocks hold in the switches (canary-fgcs24 §3.2.2:
 // in-flight blocks are bounded by the bandwidth-delay product).
 void CanaryHost::IssueMore() {
-  while (running_ && in_flight_ < job_->window() && next_issue_ < end_) Issue(next_issue_++);
+  const uint32_t window = job_->window();
+  while (running_ && in_flight_ < window && next_issue_ < end_) {
+    if (job_->mode() == InaTreeMode::kStaticTree) {
+      // A static tree's switch holds block id's sum in slot id mod
+      // slots_per_tree (>= the window), and a block of another id in that slot
+      // is dropped. Blocks on different trees finish out of order, so a count
+      // of blocks in flight is not enough: a block may go only when every block
+      // `window` ids before it has its result (SwitchML's pool discipline).
+      while (oldest_open_ < next_issue_ && state_[oldest_open_] == kDone) ++oldest_open_;
+      if (next_issue_ >= oldest_open_ + window) break;
+    }
+    Issue(next_issue_++);
+  }
 }
 
 void CanaryHost::Issue(uint64_t g) {

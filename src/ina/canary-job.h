@@ -151,6 +151,7 @@ class CanaryHost : public ns3::Application {
   bool running_ = false;
   uint64_t first_ = 0, end_ = 0;  ///< global blocks of the current iteration
   uint64_t next_issue_ = 0;
+  uint64_t oldest_open_ = 0;  ///< static trees: no block before it lacks its result
   uint32_t in_flight_ = 0;
   uint64_t done_in_iteration_ = 0;
   uint64_t blocks_done_total_ = 0;
