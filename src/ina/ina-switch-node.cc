@@ -170,13 +170,12 @@ void InaSwitchNode::EmitMulticast(inasim::Span<const uint8_t> bytes, inasim::Spa
                                   p4::Picoseconds latency) {
   if (ports.empty()) return;
   counters_.dataplane_out += ports.size();
-  // One packet for all the copies: each port gets a Packet::Copy (its own
-  // object sharing the bytes copy-on-write, so a CE mark on one copy does not
-  // touch the others); the original, never sent before, goes to the last port.
-  Ptr<Packet> frame = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  const auto size = static_cast<uint32_t>(bytes.size());
+  Ptr<Packet> frame = Create<Packet>(bytes.data(), size);
+  // Every copy has these bytes: parse them once for the whole group.
+  const p4::FrameView view = p4::ParseFrame(bytes.data(), std::min<size_t>(size, p4::kParseBytes), size);
   if (latency == 0) {
-    for (size_t i = 0; i < ports.size(); ++i) SendOut(ports[i], i + 1 == ports.size() ? frame : frame->Copy(),
-                                                      current_ingress_);
+    SendCopies(frame, view, ports, current_ingress_);
     return;
   }
   // One event for the whole group, not one per port: the copies were
@@ -189,6 +188,7 @@ void InaSwitchNode::EmitMulticast(inasim::Span<const uint8_t> bytes, inasim::Spa
   MulticastBatch* b = free_batches_.back();
   free_batches_.pop_back();
   b->frame = frame;
+  b->view = view;
   b->ports.assign(ports.begin(), ports.end());
   b->ingress = current_ingress_;
   Simulator::Schedule(PicoSeconds(latency), &InaSwitchNode::SendMulticastLater, this, b);
@@ -197,9 +197,23 @@ void InaSwitchNode::EmitMulticast(inasim::Span<const uint8_t> bytes, inasim::Spa
 void InaSwitchNode::SendMulticastLater(MulticastBatch* b) {
   Ptr<Packet> frame = std::move(b->frame);
   b->frame = nullptr;
-  const size_t n = b->ports.size();
-  for (size_t i = 0; i < n; ++i) SendOut(b->ports[i], i + 1 == n ? frame : frame->Copy(), b->ingress);
+  SendCopies(frame, b->view, b->ports, b->ingress);
   free_batches_.push_back(b);
+}
+
+void InaSwitchNode::SendCopies(Ptr<Packet> frame, const p4::FrameView& view, inasim::Span<const uint16_t> ports,
+                               uint16_t ingress) {
+  // Each port gets a Packet::Copy (its own object sharing the bytes
+  // copy-on-write, so a CE mark on one copy does not touch the others); the
+  // original, never sent before, goes to the last port.
+  const size_t n = ports.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (ports[i] >= ports_.size()) {
+      ++counters_.dropped_no_route;
+      continue;
+    }
+    ports_[ports[i]]->EnqueueFrame(i + 1 == n ? frame : frame->Copy(), view, ingress);
+  }
 }
 
 void InaSwitchNode::EmitRouted(inasim::Span<const uint8_t> bytes, p4::Picoseconds latency) {

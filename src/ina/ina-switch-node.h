@@ -82,10 +82,13 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   /// The copies of one multicast, sent after the pipeline latency.
   struct MulticastBatch {
     ns3::Ptr<ns3::Packet> frame;
+    p4::FrameView view;  ///< parsed once for every copy
     std::vector<uint16_t> ports;
     uint16_t ingress = 0;
   };
   void SendMulticastLater(MulticastBatch* batch);
+  void SendCopies(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, inasim::Span<const uint16_t> ports,
+                  uint16_t ingress);
   void ForwardLater(ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
   void FireTimer(uint64_t cookie);
 
