@@ -53,11 +53,20 @@ std::string Ipv4Text(uint32_t a) {
 
 CanaryDataplane::CanaryDataplane(CanaryConfig config)
     : config_((config.Validate(), std::move(config))),
-      hash_(config_.index_hash, config_.table_size),
+      hash_(config_.index_hash),
+      partition_(config_.table_size),
       port_to_one_hot_(config_.num_ports),
       table_(config_.table_size, config_.num_elements),
       timeout_(config_),
-      shards_(config_.num_ports, config_.multicast_shard_ports) {}
+      shards_(config_.num_ports, config_.multicast_shard_ports) {
+  for (const TablePartition& p : config_.partitions) partition_.set_partition(p);
+}
+
+void CanaryDataplane::AddPartition(const TablePartition& p) {
+  config_.ValidatePartition(p);
+  config_.partitions.push_back(p);
+  partition_.set_partition(p);
+}
 
 bool CanaryDataplane::Claims(const FrameView& f) const {
   return f.ipv4 && f.protocol == kIpProtoUdp && f.l4 && f.dst_port == config_.udp_port;
@@ -136,7 +145,7 @@ void CanaryDataplane::Reduce(uint16_t ingress_port, inasim::Span<const uint8_t> 
   }
   const uint8_t* data = frame.data() + p.canary_at + kCanaryHBytes;
   const uint32_t k = config_.num_elements;
-  const uint32_t index = hash_.Index(p.hdr.id);
+  const uint32_t index = IndexOf(p.hdr.id);
   switch (table_.apply(index, p.hdr.id)) {
     case DescriptorTable::Lookup::kEmpty: {
       // canary-fgcs24 §3.1.1: allocate, store the data, start the timer, drop.
@@ -215,7 +224,7 @@ void CanaryDataplane::RouteToLeader(inasim::Span<const uint8_t> frame, const Pac
 }
 
 void CanaryDataplane::Broadcast(inasim::Span<const uint8_t> frame, const Packet& p, Emitter& out) {
-  const uint32_t index = hash_.Index(p.hdr.id);
+  const uint32_t index = IndexOf(p.hdr.id);
   if (table_.apply(index, p.hdr.id) != DescriptorTable::Lookup::kHit) {
     // canary-fgcs24 §3.5 "If the switch does not have a descriptor for that id
     // (because it could not store it due to a collision), it drops the packet."
@@ -332,7 +341,7 @@ void CanaryDataplane::SendAggregate(uint32_t index, Emitter& out) {
 }
 
 const Descriptor* CanaryDataplane::Find(uint32_t id) const {
-  const Descriptor& d = table_.Peek(hash_.Index(id));
+  const Descriptor& d = table_.Peek(IndexOf(id));
   return d.valid && d.id == id ? &d : nullptr;
 }
 
@@ -362,6 +371,12 @@ std::string CanaryDataplane::DumpState() const {
                  {"multicast_shard_ports", config_.multicast_shard_ports},
                  {"multicast_shards", shards_.shards()},
                  {"multicast_group_entries", shards_.group_entries()}};
+  if (!config_.partitions.empty()) {  // only when installed: older dumps stay as they were
+    json parts = json::array();
+    for (const TablePartition& p : config_.partitions)
+      parts.push_back({{"application_id", p.application_id}, {"base", p.base}, {"size", p.size}});
+    j["config"]["partitions"] = parts;
+  }
   j["stats"] = {{"processed", stats_.processed},
                 {"malformed_dropped", stats_.malformed_dropped},
                 {"not_canary", stats_.not_canary},

@@ -55,8 +55,15 @@ class CanaryDataplane : public Dataplane {
   uint32_t descriptors_in_use() const { return table_.occupied(); }
   uint32_t peak_descriptors_in_use() const { return table_.peak_occupied(); }
   const MulticastShards& multicast() const { return shards_; }
-  /// Descriptor index of block `id`.
-  uint32_t IndexOf(uint32_t id) const { return hash_.Index(id); }
+  /// Descriptor index of block `id`: its tenant's base + (hash & mask).
+  uint32_t IndexOf(uint32_t id) const {
+    const TenantPartition::Share s = partition_.apply(id);
+    return s.base + (hash_.Hash(id) & s.mask);
+  }
+  /// Control plane: gives application `p.application_id` its own share of the
+  /// descriptor table from now on (§5.2.4). Throws std::invalid_argument if
+  /// the share is malformed or overlaps one already installed.
+  void AddPartition(const TablePartition& p);
   /// The descriptor at `index` (no side effects; an all-zero one when unused).
   const Descriptor& DescriptorAt(uint32_t index) const { return table_.Peek(index); }
   /// The valid descriptor of block `id`, or nullptr.
@@ -93,6 +100,7 @@ class CanaryDataplane : public Dataplane {
 
   CanaryConfig config_;
   IdHash hash_;
+  TenantPartition partition_;
   PortToOneHot port_to_one_hot_;
   DescriptorTable table_;
   TimeoutUnit timeout_;

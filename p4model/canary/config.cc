@@ -48,6 +48,25 @@ void CanaryConfig::Validate() const {
   if (multicast_shard_ports + BitsFor(shards) > 32)
     Fail("multicast_shard_ports plus the shard index bits must fit 32 bits");
   if (multicast_groups_per_pass == 0) Fail("multicast_groups_per_pass must be > 0");
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    CanaryConfig earlier = *this;
+    earlier.partitions.resize(i);
+    earlier.ValidatePartition(partitions[i]);
+  }
+}
+
+void CanaryConfig::ValidatePartition(const TablePartition& p) const {
+  const std::string who = "partitions: application " + std::to_string(p.application_id);
+  if (p.size == 0 || (p.size & (p.size - 1)) != 0)
+    Fail(who + ": size must be a power of two, got " + std::to_string(p.size));
+  if (uint64_t{p.base} + p.size > table_size)
+    Fail(who + ": descriptors " + std::to_string(p.base) + ".." + std::to_string(uint64_t{p.base} + p.size - 1) +
+         " are outside the table (" + std::to_string(table_size) + ")");
+  for (const TablePartition& q : partitions) {
+    if (q.application_id == p.application_id) Fail(who + ": has a share already");
+    if (p.base < uint64_t{q.base} + q.size && q.base < uint64_t{p.base} + p.size)
+      Fail(who + ": overlaps application " + std::to_string(q.application_id) + "'s share");
+  }
 }
 
 CanaryConfig CanaryConfig::FromJson(const std::string& text) {
@@ -62,7 +81,7 @@ CanaryConfig CanaryConfig::FromJson(const std::string& text) {
   if (!j.is_object()) Fail("not a JSON object");
   static const std::set<std::string> kKeys = {
       "switch_address",  "switch_ip",       "switch_mac",   "num_ports",
-      "udp_port",        "num_elements",    "table_size",   "index_hash",
+      "udp_port",        "num_elements",    "table_size",   "index_hash",      "partitions",
       "timeout_ns",      "timeout_mode",    "clock_period_ns", "scan_entries_per_clock",
       "multicast_shard_ports", "multicast_groups_per_pass", "pass_latency_ns"};
   for (const auto& [k, v] : j.items())
@@ -79,6 +98,20 @@ CanaryConfig CanaryConfig::FromJson(const std::string& text) {
     if (hash == "crc32") c.index_hash = IndexHash::kCrc32;
     else if (hash == "direct") c.index_hash = IndexHash::kDirect;
     else Fail("index_hash must be \"crc32\" or \"direct\"");
+    if (j.contains("partitions")) {
+      const json& parts = j.at("partitions");
+      if (!parts.is_array()) Fail("partitions must be an array");
+      for (const json& e : parts) {
+        if (!e.is_object()) Fail("partitions: each entry must be an object");
+        for (const auto& [k, v] : e.items())
+          if (k != "application_id" && k != "base" && k != "size") Fail("partitions: unknown key \"" + k + "\"");
+        if (!e.contains("application_id") || !e.contains("size"))
+          Fail("partitions: each entry needs application_id and size");
+        const auto app = e.at("application_id").get<uint32_t>();
+        if (app > 255) Fail("partitions: application_id must be in 0..255, got " + std::to_string(app));
+        c.partitions.push_back({static_cast<uint8_t>(app), e.value("base", 0u), e.at("size").get<uint32_t>()});
+      }
+    }
     if (j.contains("timeout_ns")) c.timeout_ps = j.at("timeout_ns").get<uint64_t>() * 1000;
     const std::string mode = j.value("timeout_mode", std::string("exact"));
     if (mode == "exact") c.timeout_mode = TimeoutMode::kExactTimer;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace inasim::p4::canary {
 
@@ -29,6 +30,17 @@ enum class TimeoutMode : uint8_t {
   kClockScan,
 };
 
+/// One tenant's share of the descriptor table: the application id's blocks
+/// index only descriptors base .. base+size-1. canary-fgcs24 §5.2.4: "because
+/// most existing in-network allreduce algorithms statically partition the
+/// switch resources across the tenants [4,16,34], to have a fair comparison,
+/// we adopt a similar approach also in CANARY".
+struct TablePartition {
+  uint8_t application_id = 0;  ///< the id's high 8 bits (§3.4, our id layout)
+  uint32_t base = 0;           ///< first descriptor of the share
+  uint32_t size = 0;           ///< descriptors; a power of two (hash low bits)
+};
+
 struct CanaryConfig {
   /// This switch's address, written into collided packets and matched by
   /// restoration packets (canary-fgcs24 §3.2.1, §4.1 "Switch Address").
@@ -51,6 +63,9 @@ struct CanaryConfig {
   /// index is the low log2(size) bits of the hash). canary-fgcs24 §5.1: 32K.
   uint32_t table_size = kPrototypeDescriptors;
   IndexHash index_hash = IndexHash::kCrc32;
+  /// Static per-tenant shares (§5.2.4); an application id without one
+  /// indexes the whole table. Shares may not overlap.
+  std::vector<TablePartition> partitions;
 
   /// canary-fgcs24 §3.1.1 timeout t; §3.2.2 and §5.2.5 use 1..3 us.
   uint64_t timeout_ps = 1'000'000;
@@ -74,11 +89,15 @@ struct CanaryConfig {
 
   /// Throws std::invalid_argument naming the problem.
   void Validate() const;
+  /// Throws std::invalid_argument if `p` is malformed or collides with a share
+  /// already in `partitions` (same application id, or overlapping descriptors).
+  void ValidatePartition(const TablePartition& p) const;
 
   /// Parses JSON like:
   /// {"switch_address":7,"switch_ip":"10.255.0.7","switch_mac":"02:00:00:00:ff:07",
   ///  "num_ports":64,"udp_port":45501,"num_elements":256,"table_size":32768,
-  ///  "index_hash":"crc32"|"direct","timeout_ns":1000,
+  ///  "index_hash":"crc32"|"direct",
+  ///  "partitions":[{"application_id":1,"base":0,"size":1024}],"timeout_ns":1000,
   ///  "timeout_mode":"exact"|"clock_scan","clock_period_ns":10,
   ///  "scan_entries_per_clock":1,"multicast_shard_ports":16,
   ///  "multicast_groups_per_pass":2,"pass_latency_ns":520}

@@ -50,14 +50,40 @@ class IdHash {
     const uint8_t b[4] = {uint8_t(id >> 24), uint8_t(id >> 16), uint8_t(id >> 8), uint8_t(id)};
     return Crc32(b, 4);
   }
-  IdHash(IndexHash kind, uint32_t table_size) : kind_(kind), mask_(table_size - 1) {}
-  /// The index: low log2(table_size) bits of the hash (or of the id).
-  uint32_t Index(uint32_t id) const { return (kind_ == IndexHash::kCrc32 ? Crc32OfId(id) : id) & mask_; }
+  explicit IdHash(IndexHash kind) : kind_(kind) {}
+  /// The hash unit's 32-bit output (or the id itself for "direct").
+  uint32_t Hash(uint32_t id) const { return kind_ == IndexHash::kCrc32 ? Crc32OfId(id) : id; }
 
  private:
   static constexpr std::array<uint32_t, 256> kTable = MakeCrc32Table();
   IndexHash kind_;
-  uint32_t mask_;
+};
+
+// ============================================================================
+// Tenant partition: application id -> the descriptors its blocks may use
+// ============================================================================
+
+/// canary-fgcs24 §5.2.4 "statically partition the switch resources across the
+/// tenants ... we adopt a similar approach also in CANARY": an exact-match
+/// table on the id's application byte (§3.4) whose action sets the share's
+/// base and mask; the index is base + (hash & mask). The default action is
+/// the whole table (base 0, mask table_size - 1), so without entries the
+/// index is the hash's low log2(table_size) bits.
+//   table tenant_partition { key = { hdr.canary.id[31:24] : exact; }
+//     actions = { set_partition; } default_action = set_partition(0, TABLE_SIZE - 1); }
+class TenantPartition {
+ public:
+  struct Share {
+    uint32_t base = 0;
+    uint32_t mask = 0;
+  };
+  explicit TenantPartition(uint32_t table_size) { shares_.fill(Share{0, table_size - 1}); }
+  /// Control plane: installs one entry (validated by CanaryConfig).
+  void set_partition(const TablePartition& p) { shares_[p.application_id] = Share{p.base, p.size - 1}; }
+  Share apply(uint32_t id) const { return shares_[id >> 24]; }
+
+ private:
+  std::array<Share, 256> shares_{};
 };
 
 // ============================================================================

@@ -135,12 +135,15 @@ void CanaryHost::BeginIteration(uint32_t iteration) {
 void CanaryHost::IssueMore() {
   const uint32_t window = job_->window();
   while (running_ && in_flight_ < window && next_issue_ < end_) {
-    if (job_->mode() == InaTreeMode::kStaticTree) {
+    if (job_->sliding_window()) {
       // A static tree's switch holds block id's sum in slot id mod
       // slots_per_tree (>= the window), and a block of another id in that slot
-      // is dropped. Blocks on different trees finish out of order, so a count
-      // of blocks in flight is not enough: a block may go only when every block
-      // `window` ids before it has its result (SwitchML's pool discipline).
+      // is dropped; a Canary switch with ids mapped directly (into a job's
+      // share, §5.2.4) holds it in descriptor id mod its size and bypasses the
+      // other to the leader. Blocks finish out of order (several trees, Canary
+      // stragglers), so a count of blocks in flight is not enough: a block may
+      // go only when every block `window` ids before it has its result
+      // (SwitchML's pool discipline).
       while (oldest_open_ < next_issue_ && state_[oldest_open_] == kDone) ++oldest_open_;
       if (next_issue_ >= oldest_open_ + window) break;
     }
@@ -651,7 +654,8 @@ void CanaryJob::InstallCanary() {
     const uint32_t v = nh + sw;
     // An earlier concurrent job installed the program: one Canary program per
     // switch serves every application id (canary-fgcs24 §3.4).
-    if (dynamic_cast<const cn::CanaryDataplane*>(fabric_->switch_node(sw).dataplane())) {
+    if (auto* installed = dynamic_cast<cn::CanaryDataplane*>(fabric_->switch_node(sw).dataplane())) {
+      AddPartition(*installed);
       switch_vertices_.push_back(v);
       continue;
     }
@@ -679,9 +683,17 @@ void CanaryJob::InstallCanary() {
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("canary program on {}: {}", t.node(v).name, e.what()));
     }
-    fabric_->switch_node(sw).SetDataplane(std::make_unique<p4::canary::CanaryDataplane>(c));
+    auto dp = std::make_unique<p4::canary::CanaryDataplane>(c);
+    AddPartition(*dp);
+    fabric_->switch_node(sw).SetDataplane(std::move(dp));
     switch_vertices_.push_back(v);
   }
+}
+
+void CanaryJob::AddPartition(p4::canary::CanaryDataplane& dp) const {
+  const CanarySpec& cs = spec_.canary;
+  if (cs.partition_size == 0) return;
+  dp.AddPartition({static_cast<uint8_t>(cs.application_id), cs.partition_base, cs.partition_size});
 }
 
 void CanaryJob::InstallStaticTrees() {

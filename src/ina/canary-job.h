@@ -49,6 +49,10 @@
 #include <string>
 #include <vector>
 
+namespace inasim::p4::canary {
+class CanaryDataplane;
+}  // namespace inasim::p4::canary
+
 namespace inasim {
 
 class Fabric;
@@ -151,7 +155,7 @@ class CanaryHost : public ns3::Application {
   bool running_ = false;
   uint64_t first_ = 0, end_ = 0;  ///< global blocks of the current iteration
   uint64_t next_issue_ = 0;
-  uint64_t oldest_open_ = 0;  ///< static trees: no block before it lacks its result
+  uint64_t oldest_open_ = 0;  ///< sliding window: no block before it lacks its result
   uint32_t in_flight_ = 0;
   uint64_t done_in_iteration_ = 0;
   uint64_t blocks_done_total_ = 0;
@@ -213,6 +217,13 @@ class CanaryJob {
   const SendNoiseSpec& send_noise() const { return spec_.send_noise; }
   uint64_t seed() const { return seed_; }
   uint32_t window() const { return window_; }
+  /// Hosts keep the blocks in flight within window() consecutive ids (not
+  /// just window() of them): static trees (slot = id mod slots_per_tree) and
+  /// Canary with ids mapped directly to descriptors (§3.2.1), where a block
+  /// window ids on would take the slot its predecessor still holds.
+  bool sliding_window() const {
+    return mode_ == InaTreeMode::kStaticTree || spec_.canary.direct_index;
+  }
   uint32_t nic_queue_bytes() const { return nic_queue_bytes_; }  ///< 0: no host-side limit
   const TensorData& data(uint32_t iteration) const { return data_[iteration]; }
   uint64_t elements() const { return elements_; }
@@ -231,6 +242,8 @@ class CanaryJob {
 
  private:
   void InstallCanary();
+  /// table_partition "per_job": installs this job's share on a switch's program.
+  void AddPartition(p4::canary::CanaryDataplane& dp) const;
   void InstallStaticTrees();
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;

@@ -86,6 +86,14 @@ CanaryJobSet::CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, I
       if (js.canary.application_id > 255)
         throw std::invalid_argument(fmt::format("job {}: application id {} does not fit 8 bits", j,
                                                 js.canary.application_id));
+      if (spec.canary.partition_per_job) {
+        // §5.2.4: the table split equally between the jobs (a power of two
+        // each, as the index is base + the hash's low bits).
+        uint32_t share = 1;
+        while (share * 2 <= spec.canary.table_size / jobs) share *= 2;
+        js.canary.partition_base = j * share;
+        js.canary.partition_size = share;
+      }
       jobs_.push_back(std::make_unique<CanaryJob>(fabric, groups[j], mode, pattern, JobSeed(seed, j), js, j));
     }
   }
@@ -159,6 +167,8 @@ void CanaryJobSet::ReportSeveral(const Scenario& s, bool finished, json& w, std:
            {"iterations_requested", wj["iterations_requested"]}};
       if (canary_mode) {
         w["timeout_s"] = wj["timeout_s"];
+        w["table_partition"] = wj["table_partition"];
+        w["table_share"] = wj["table_share"];  // each job's, equal
         w["switches"] = wj["switches"];  // fabric-wide: every job's blocks
         w["peak_descriptors"] = wj["peak_descriptors"];
       } else {

@@ -332,6 +332,10 @@ static void ParseCanary(Reader& w, Scenario& s) {
     c.Fail("scan_entries_per_clock", fmt::format("must divide table_size ({}), got {}", cs.table_size,
                                                  cs.scan_entries_per_clock));
   cs.direct_index = c.Enum("index_hash", "crc32", {"crc32", "direct"}) == "direct";
+  cs.partition_per_job = c.Enum("table_partition", "shared", {"shared", "per_job"}) == "per_job";
+  if (cs.partition_per_job && s.workload.jobs > cs.table_size)
+    c.Fail("table_partition", fmt::format("per_job needs a descriptor per job: {} jobs, table_size {}",
+                                          s.workload.jobs, cs.table_size));
   cs.multicast_shard_ports = c.U32("multicast_shard_ports", 16, 1, 31);
   cs.pass_latency_ps = c.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
   cs.window_blocks = c.U32("window_blocks", 1024, 1, 1u << 20);

@@ -91,3 +91,64 @@ def test_other_packets_are_not_claimed_and_bad_input_names_the_line(tmp_path):
     bad.write_text('{"switch_mac": "02:00:00:00:00:fe"}')
     p = subprocess.run([str(P4), "replay", "switchml", "--config", str(bad)], capture_output=True, text=True, input="")
     assert p.returncode == 2 and "bad.json" in p.stderr
+
+
+# --- Canary (canary-fgcs24): tenant shares of the descriptor table (§5.2.4) ---
+
+CANARY_LEADER = bytes([10, 0, 0, 9])
+
+
+def canary_packet(block_id: int, values, port_host: int) -> bytes:
+    """Ethernet / IPv4 / UDP 45501 / canary_h (19 B) / int32 elements, as a host sends a reduce packet."""
+    data = struct.pack(f"!{len(values)}i", *values)
+    # destination, id, counter 1, hosts 4, children 0, switch address 0, flags 0
+    hdr = CANARY_LEADER + struct.pack("!IHHIHB", block_id, 1, 4, 0, 0, 0)
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(hdr) + len(data), 1, 0x4000, 64, 17, 0,
+                               bytes([10, 0, 0, port_host]), CANARY_LEADER))
+    ip[10:12] = struct.pack("!H", checksum(bytes(ip)))
+    udp = struct.pack("!HHHH", 40000, 45501, 8 + len(hdr) + len(data), 0)
+    eth = bytes([2, 0, 0, 0, 0, 0xfe]) + bytes([2, 0, 0, 0, 0, port_host]) + b"\x08\x00"
+    return eth + bytes(ip) + udp + hdr + data
+
+
+def packet_lines(stdout):
+    """The replay's per-packet lines (the timers it fires after the input have none)."""
+    return [r for r in map(json.loads, stdout.splitlines()) if "line" in r]
+
+
+def canary_replay(tmp_path, config, lines):
+    cfg = tmp_path / "canary.json"
+    cfg.write_text(json.dumps(config))
+    return subprocess.run([str(P4), "replay", "canary", "--config", str(cfg), "--dump"],
+                          input="".join(json.dumps(l) + "\n" for l in lines), capture_output=True, text=True)
+
+
+def test_canary_tenant_shares_keep_two_applications_block_apart(tmp_path):
+    config = {"num_ports": 8, "num_elements": 4, "table_size": 1024, "index_hash": "direct"}
+    app1, app2 = 1 << 24 | 5, 2 << 24 | 5  # both block 5: the same direct index in one shared table
+    lines = [{"port": 1, "hex": canary_packet(app1, [1, 2, 3, 4], 1).hex()},
+             {"port": 2, "hex": canary_packet(app2, [10, 20, 30, 40], 2).hex()}]
+    shared = canary_replay(tmp_path, config, lines)
+    assert shared.returncode == 0, shared.stderr
+    first, second = packet_lines(shared.stdout)
+    assert first["claimed"] and first["out"] == []  # allocated, stored, dropped (§3.1.1)
+    assert len(second["out"]) == 1  # collision: bypassed towards the leader (§3.2.1)
+    frame = bytes.fromhex(second["out"][0]["hex"])
+    assert frame[42 + 18] & 0x80 == 0x80 and frame[42 + 12:42 + 16] == struct.pack("!I", 2)
+    assert second["state"]["stats"]["collisions"] == 1
+
+    config["partitions"] = [{"application_id": 1, "base": 0, "size": 512},
+                            {"application_id": 2, "base": 512, "size": 512}]
+    split = canary_replay(tmp_path, config, lines)
+    assert split.returncode == 0, split.stderr
+    first, second = packet_lines(split.stdout)
+    assert first["out"] == [] and second["out"] == []  # each allocates in its own share
+    state = second["state"]
+    assert [(d["id"], d["index"], d["accumulator"]) for d in state["descriptors"]] == [
+        (app1, 5, [1, 2, 3, 4]), (app2, 512 + 5, [10, 20, 30, 40])]
+    assert state["stats"]["collisions"] == 0 and state["stats"]["allocated"] == 2
+    assert state["config"]["partitions"][1] == {"application_id": 2, "base": 512, "size": 512}
+
+    config["partitions"][1]["base"] = 256  # overlaps application 1's share
+    bad = canary_replay(tmp_path, config, [])
+    assert bad.returncode == 2 and "application 2" in bad.stderr and "overlaps" in bad.stderr

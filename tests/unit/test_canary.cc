@@ -470,6 +470,65 @@ TEST(CanaryCollision, Crc32SlotCollisionIsDetected) {
   EXPECT_EQ(sw.dp.stats().collisions, 1u);
 }
 
+// canary-fgcs24 §5.2.4: tenants statically partitioned. Application 1 holds
+// descriptors 1024..2047 and application 2 holds 0..1023 (direct index), so
+// their block 5s live side by side; without the shares they collide.
+TEST(CanaryPartition, TenantSharesKeepApplicationsApart) {
+  cn::CanaryConfig c = Config();
+  c.table_size = 4096;
+  c.index_hash = cn::IndexHash::kDirect;
+  const uint32_t app1 = 1u << 24 | 5, app2 = 2u << 24 | 5, app3 = 3u << 24 | 4097;
+  {
+    Switch shared(c);
+    EXPECT_EQ(shared.dp.IndexOf(app1), 5u);
+    EXPECT_EQ(shared.dp.IndexOf(app2), 5u);
+    Pkt a, b;
+    a.id = app1, b.id = app2;
+    a.data = Values(0, 32), b.data = Values(1, 32);
+    shared.Send(0, HostPacket(a), 0);
+    shared.Send(1, HostPacket(b), 0);
+    ASSERT_EQ(shared.rec.out.size(), 1u) << "one table: application 2's block bypasses to its leader";
+    EXPECT_EQ(shared.rec.out[0].bytes[kC + 18] & 0x80, 0x80);
+    EXPECT_EQ(shared.dp.stats().collisions, 1u);
+  }
+  c.partitions = {{1, 1024, 1024}, {2, 0, 1024}};
+  Switch sw(c);
+  EXPECT_EQ(sw.dp.IndexOf(app1), 1024u + 5);
+  EXPECT_EQ(sw.dp.IndexOf(app2), 5u);
+  EXPECT_EQ(sw.dp.IndexOf(app3), 4097u & 4095) << "no share: the whole table";
+  EXPECT_EQ(sw.dp.IndexOf(1u << 24 | 1029), 1024u + 5) << "a share wraps at its size";
+  Pkt a, b;
+  a.id = app1, b.id = app2;
+  a.data = Values(0, 32), b.data = Values(1, 32);
+  sw.Send(0, HostPacket(a), 0);
+  sw.Send(1, HostPacket(b), 0);
+  EXPECT_TRUE(sw.rec.out.empty()) << "both allocate";
+  EXPECT_EQ(sw.dp.stats().collisions, 0u);
+  ASSERT_NE(sw.dp.Find(app1), nullptr);
+  ASSERT_NE(sw.dp.Find(app2), nullptr);
+  EXPECT_EQ(sw.dp.Accumulator(1024 + 5), a.data);
+  EXPECT_EQ(sw.dp.Accumulator(5), b.data);
+  // The control plane adds a share at run time; overlaps and bad sizes are refused.
+  sw.dp.AddPartition({3, 2048, 2048});
+  EXPECT_EQ(sw.dp.IndexOf(app3), 2048u + (4097u & 2047));
+  EXPECT_THROW(sw.dp.AddPartition({4, 1536, 512}), std::invalid_argument);  // inside application 1's
+  EXPECT_THROW(sw.dp.AddPartition({1, 3072, 1024}), std::invalid_argument);  // application 1 has one
+  EXPECT_THROW(sw.dp.AddPartition({5, 0, 3}), std::invalid_argument);        // not a power of two
+  const auto dump = State(sw.dp);
+  ASSERT_EQ(dump["config"]["partitions"].size(), 3u);
+  EXPECT_EQ(dump["config"]["partitions"][0]["base"], 1024);
+  EXPECT_FALSE(State(cn::CanaryDataplane(Config()))["config"].contains("partitions"));
+}
+
+TEST(CanaryPartition, Crc32WithinAShareUsesItsLowBits) {
+  cn::CanaryConfig c = Config();
+  c.partitions = {{1, 512, 256}};
+  cn::CanaryDataplane dp(c);
+  for (uint32_t id : {1u << 24 | 0, 1u << 24 | 77, 1u << 24 | 0xffffff})
+    EXPECT_EQ(dp.IndexOf(id), 512u + (RefCrc32OfId(id) & 255)) << id;
+  EXPECT_EQ(dp.IndexOf(2u << 24 | 77), RefCrc32OfId(2u << 24 | 77) & 1023);
+}
+
 TEST(CanaryBypass, BypassedPacketsPassUntouched) {
   Switch sw(Config());
   Pkt p;
@@ -802,7 +861,8 @@ TEST(CanaryConfig, FromJsonReadsEveryKeyAndRejectsBadInput) {
       R"({"switch_address":7,"switch_ip":"10.255.0.7","switch_mac":"02:00:00:00:ff:07","num_ports":32,
           "udp_port":45000,"num_elements":32,"table_size":4096,"index_hash":"direct","timeout_ns":3000,
           "timeout_mode":"clock_scan","clock_period_ns":5,"scan_entries_per_clock":4,
-          "multicast_shard_ports":8,"multicast_groups_per_pass":1,"pass_latency_ns":400})");
+          "multicast_shard_ports":8,"multicast_groups_per_pass":1,"pass_latency_ns":400,
+          "partitions":[{"application_id":3,"base":1024,"size":512},{"application_id":4,"size":1024}]})");
   EXPECT_EQ(c.switch_address, 7);
   EXPECT_EQ(c.switch_ip, kSwitchIp);
   EXPECT_EQ(c.switch_mac, kSwitchMac);
@@ -818,6 +878,12 @@ TEST(CanaryConfig, FromJsonReadsEveryKeyAndRejectsBadInput) {
   EXPECT_EQ(c.multicast_shard_ports, 8u);
   EXPECT_EQ(c.multicast_groups_per_pass, 1u);
   EXPECT_EQ(c.pass_latency_ps, 400 * kNs);
+  ASSERT_EQ(c.partitions.size(), 2u);
+  EXPECT_EQ(c.partitions[0].application_id, 3);
+  EXPECT_EQ(c.partitions[0].base, 1024u);
+  EXPECT_EQ(c.partitions[0].size, 512u);
+  EXPECT_EQ(c.partitions[1].base, 0u);
+  EXPECT_EQ(c.partitions[1].size, 1024u);
   const cn::CanaryConfig d = cn::CanaryConfig::FromJson("{}");
   EXPECT_EQ(d.num_elements, 256u);
   EXPECT_EQ(d.table_size, 32768u);
@@ -825,7 +891,14 @@ TEST(CanaryConfig, FromJsonReadsEveryKeyAndRejectsBadInput) {
   for (const char* bad : {"[]", "{", R"({"table_size":1000})", R"({"timeout_mode":"fast"})", R"({"num_ports":65})",
                           R"({"num_ports":64,"multicast_shard_ports":32})", R"({"tabel_size":8})",
                           R"({"switch_ip":"10.0.0"})", R"({"timeout_ns":0})",
-                          R"({"table_size":8,"timeout_mode":"clock_scan","scan_entries_per_clock":3})"}) {
+                          R"({"table_size":8,"timeout_mode":"clock_scan","scan_entries_per_clock":3})",
+                          R"({"partitions":{}})", R"({"partitions":[{"application_id":1}]})",
+                          R"({"partitions":[{"application_id":256,"size":8}]})",
+                          R"({"partitions":[{"application_id":1,"size":8,"bsae":0}]})",
+                          R"({"partitions":[{"application_id":1,"size":6}]})",
+                          R"({"table_size":1024,"partitions":[{"application_id":1,"base":768,"size":512}]})",
+                          R"({"partitions":[{"application_id":1,"size":512},{"application_id":2,"base":256,"size":256}]})",
+                          R"({"partitions":[{"application_id":1,"size":8},{"application_id":1,"base":8,"size":8}]})"}) {
     EXPECT_THROW(cn::CanaryConfig::FromJson(bad), std::invalid_argument) << bad;
   }
 }

@@ -753,6 +753,10 @@ TEST(Scenario, CanaryAndStaticTreeSectionsParseWithDefaults) {
   EXPECT_EQ(c.resolved["workload"]["canary"]["window_blocks"], 1024);
   EXPECT_EQ(c.resolved["workload"]["canary"]["nic_queue_bytes"], 8192);
   EXPECT_EQ(c.resolved["workload"]["canary"]["retransmit_timeout_us"], 500);
+  EXPECT_EQ(c.resolved["workload"]["canary"]["table_partition"], "shared");
+  EXPECT_FALSE(c.workload.canary.partition_per_job);
+  EXPECT_TRUE(ParseScenario(With({"workload.protocol=canary", "workload.canary.table_partition=per_job"}))
+                  .workload.canary.partition_per_job);
   const Scenario t = ParseScenario(With({"workload.protocol=static_tree", "workload.static_tree.trees=4"}));
   EXPECT_EQ(t.workload.static_tree.trees, 4u);
   EXPECT_EQ(t.resolved["workload"]["static_tree"]["slots_per_tree"], 4096);
@@ -770,6 +774,11 @@ TEST(BadInput, CanaryKeys) {
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.table_size=64",
                      "workload.canary.scan_entries_per_clock=3"}),
             "workload.canary.scan_entries_per_clock: must divide table_size (64), got 3");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.table_partition=tenant"}),
+            "workload.canary.table_partition: must be one of \"shared\", \"per_job\", got \"tenant\"");
+  EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.jobs=20", "workload.canary.table_size=16",
+                     "workload.canary.table_partition=per_job"}),
+            "workload.canary.table_partition: per_job needs a descriptor per job: 20 jobs, table_size 16");
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.window=8"}),
             "workload.canary.window: unknown key");
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.canary.windows_blocks=8"}),
