@@ -214,7 +214,7 @@ bool InaNetDevice::SendFrom(Ptr<Packet> packet, const Address&, const Address& d
 }
 
 bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, uint16_t ingress,
-                                SourceBacklog* source) {
+                                SourceBacklog* source, SharedIngressCharge* shared) {
   const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
   const uint32_t bytes = view.frame_bytes;
   if (!channel_->IsUp(now)) {
@@ -224,6 +224,10 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
   }
   // Fast path: wire idle and nobody waiting: straight onto the wire.
   if (queue_.empty() && !paused_ && !tx_event_pending_ && busy_until_ps_ <= now) {
+    if (shared) {  // a copy that never waits holds nothing of the ingress's buffer
+      Transmit(frame, kNoPort, bytes, now);
+      return true;
+    }
     if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
     Transmit(frame, ingress, bytes, now);
     return true;
@@ -233,6 +237,7 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
   w.frame = frame;
   w.ingress = ingress;
   w.source = source;
+  w.shared = shared;
   switch (queue_.Enqueue(std::move(w), bytes, ect)) {
     case congestion::EnqueueVerdict::kDroppedBufferFull:
       drop_trace_(frame);
@@ -249,7 +254,11 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
     if (source->queued >= source->limit) source->armed = true;
   }
   if (!switch_) Compact(queue_.back(), bytes);
-  if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
+  if (shared) {
+    switch_->ChargeShared(shared);
+  } else if (switch_ && ingress != kNoPort) {
+    switch_->OnEnqueue(ingress, bytes);
+  }
   TryTransmit(now);
   return true;
 }
@@ -270,6 +279,10 @@ void InaNetDevice::TryTransmit(uint64_t now) {
       t.armed = false;
       if (t.wake) Simulator::ScheduleNow(t.wake);
     }
+  }
+  if (w.shared) {
+    switch_->ReleaseShared(w.shared);
+    w.ingress = kNoPort;  // released above
   }
   Transmit(w.frame ? std::move(w.frame) : Rebuild(w), w.ingress, bytes, now);
 }

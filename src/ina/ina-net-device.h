@@ -71,6 +71,19 @@ class ArrivalPool {
   std::vector<FrameArrival*> free_;
 };
 
+/// One multicast packet's claim on its ingress port's PFC account. A
+/// shared-buffer switch (Tofino's traffic manager) stores a replicated packet
+/// once, however many ports it leaves by, so the ingress is charged its bytes
+/// once while any copy still waits, not once per waiting copy: a 32-way
+/// broadcast of a 1,109 B packet into busy ports would otherwise count 35 KB
+/// against a 32 KiB XOFF and pause the sender of every broadcast.
+struct SharedIngressCharge {
+  uint16_t ingress = 0;
+  uint32_t bytes = 0;
+  uint32_t waiting = 0;  ///< copies in egress queues
+  uint32_t refs = 0;     ///< waiting copies + the switch while it enqueues them
+};
+
 /// Counters of one direction of one link, as seen by its transmitting device.
 struct PortCounters {
   uint64_t tx_packets = 0;
@@ -142,8 +155,9 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   /// Returns false if the frame was dropped (buffer full or link down).
   /// `source`: the host socket whose queued bytes this frame counts towards
   /// (congestion::HostTxBacklog; null: none).
+  /// `shared` (switch multicast with PFC): the copies' one ingress charge.
   bool EnqueueFrame(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress,
-                    SourceBacklog* source = nullptr);
+                    SourceBacklog* source = nullptr, SharedIngressCharge* shared = nullptr);
 
   // ---- per-socket backlogs (host NICs): TCP Small Queues, UDP send buffers ----
   const uint32_t* TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes,
@@ -209,6 +223,7 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
     uint32_t zero_bytes = 0;
     uint16_t ingress = kNoPort;
     SourceBacklog* source = nullptr;  ///< host: the tracked socket it counts towards
+    SharedIngressCharge* shared = nullptr;  ///< switch multicast copy: charged through this
     uint8_t head_bytes = 0;
     uint8_t dont_fragment_tag = 0;  ///< compact: 0 none, 1 disabled, 2 enabled
     uint8_t head[kCompactHeadBytes] = {};

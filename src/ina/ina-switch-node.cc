@@ -207,13 +207,26 @@ void InaSwitchNode::SendCopies(Ptr<Packet> frame, const p4::FrameView& view, ina
   // copy-on-write, so a CE mark on one copy does not touch the others); the
   // original, never sent before, goes to the last port.
   const size_t n = ports.size();
+  // With PFC the copies waiting in egress queues charge their ingress once
+  // between them (SharedIngressCharge); without PFC nothing reads the charge.
+  SharedIngressCharge* shared = nullptr;
+  if (pfc_ && n > 1 && ingress != InaNetDevice::kNoPort) {
+    if (free_charges_.empty()) {
+      charges_.push_back(std::make_unique<SharedIngressCharge>());
+      free_charges_.push_back(charges_.back().get());
+    }
+    shared = free_charges_.back();
+    free_charges_.pop_back();
+    *shared = SharedIngressCharge{ingress, view.frame_bytes, 0, 1};  // our reference while enqueueing
+  }
   for (size_t i = 0; i < n; ++i) {
     if (ports[i] >= ports_.size()) {
       ++counters_.dropped_no_route;
       continue;
     }
-    ports_[ports[i]]->EnqueueFrame(i + 1 == n ? frame : frame->Copy(), view, ingress);
+    ports_[ports[i]]->EnqueueFrame(i + 1 == n ? frame : frame->Copy(), view, ingress, nullptr, shared);
   }
+  if (shared) DropCharge(shared);
 }
 
 void InaSwitchNode::EmitRouted(inasim::Span<const uint8_t> bytes, p4::Picoseconds latency) {

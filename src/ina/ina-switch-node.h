@@ -65,6 +65,16 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
     ingress_bytes_[ingress] -= bytes;
     if (pfc_ && ingress_bytes_[ingress] < cfg_.pfc_xon_bytes) ports_[ingress]->SendPfc(false);
   }
+  /// A multicast copy starts / stops waiting: the ingress holds the packet's
+  /// bytes while at least one copy waits (SharedIngressCharge).
+  void ChargeShared(SharedIngressCharge* c) {
+    ++c->refs;
+    if (c->waiting++ == 0) OnEnqueue(c->ingress, c->bytes);
+  }
+  void ReleaseShared(SharedIngressCharge* c) {
+    if (--c->waiting == 0) OnDequeue(c->ingress, c->bytes);
+    DropCharge(c);
+  }
 
   uint32_t vertex() const { return vertex_; }
   uint32_t num_ports() const { return static_cast<uint32_t>(ports_.size()); }
@@ -104,6 +114,11 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   std::vector<uint64_t> ingress_bytes_;
   std::vector<std::unique_ptr<MulticastBatch>> batches_;  ///< owned, in flight or free
   std::vector<MulticastBatch*> free_batches_;
+  void DropCharge(SharedIngressCharge* c) {
+    if (--c->refs == 0) free_charges_.push_back(c);
+  }
+  std::vector<std::unique_ptr<SharedIngressCharge>> charges_;  ///< owned, in use or free
+  std::vector<SharedIngressCharge*> free_charges_;
   const topo::RoutingTable* routing_ = nullptr;
   uint32_t vertex_ = 0;
   uint32_t num_hosts_ = 0;

@@ -160,3 +160,68 @@ TEST_F(SeamTest, FramesTheDataplaneDoesNotClaimAreForwardedUntouched) {
   EXPECT_EQ(fabric_->switch_node(0).counters().dataplane_in, 0u);
   EXPECT_EQ(fabric_->switch_node(0).counters().forwarded, 1u);
 }
+
+// --- PFC accounting of a multicast ------------------------------------------
+
+namespace {
+/// Sends every claimed frame out of every other port at once, to the rack's
+/// broadcast address (hosts forward what is not theirs: a unicast copy would loop).
+class ToyBroadcaster : public p4::Dataplane {
+ public:
+  explicit ToyBroadcaster(uint16_t ports) : ports_(ports) {}
+  std::string Name() const override { return "toy-broadcaster"; }
+  bool Claims(const p4::FrameView& f) const override {
+    return f.l4 && f.protocol == p4::kIpProtoUdp && f.dst_port == kAggPort;
+  }
+  void Process(uint16_t port, inasim::Span<const uint8_t> frame, p4::Picoseconds, p4::Emitter& out) override {
+    std::vector<uint16_t> others;
+    for (uint16_t p = 0; p < ports_; ++p)
+      if (p != port) others.push_back(p);
+    std::vector<uint8_t> f(frame.begin(), frame.end());
+    p4::StoreBe32(&f[14 + 16], 0x0AFFFFFFu);
+    p4::StoreBe16(&f[14 + 10], 0);
+    p4::StoreBe16(&f[14 + 10], p4::Ipv4HeaderChecksum(&f[14], 20));
+    out.EmitMulticast(inasim::Span<const uint8_t>(f.data(), f.size()), others, 0);
+  }
+  void OnTimer(uint64_t, p4::Picoseconds, p4::Emitter&) override {}
+  std::string DumpState() const override { return "{}"; }
+
+ private:
+  uint16_t ports_;
+};
+}  // namespace
+
+// A shared-buffer switch stores a replicated packet once, so its ingress port
+// is charged its bytes once while any copy waits. Host 0 sends n 1,042 B
+// frames at 100 Gb/s; the switch copies each to hosts 1-3, whose ports drain
+// at 10 Gb/s. Each port sends packet 1's copy at once (never charged), so
+// packets 2..n wait: (n - 1) x 1,042 B against XOFF 8,000 B pauses host 0 at
+// n = 9, not at n = 4 as three charges per packet would.
+class MulticastPfcTest : public NetTest {
+ protected:
+  uint64_t PausesFor(uint32_t n) {
+    FabricConfig c;
+    c.forwarding.pfc_enabled = true;
+    c.forwarding.pfc_xoff_bytes = 8000;
+    c.forwarding.pfc_xon_bytes = 4000;
+    Build(topo::BuildSingleRack(4, Link(100, 500'000)), c);
+    fabric_->switch_node(0).SetDataplane(std::make_unique<ToyBroadcaster>(4));
+    for (uint16_t p = 1; p < 4; ++p) fabric_->switch_node(0).port(p)->SetRate(10'000'000'000ULL);
+    std::vector<UdpSink*> sinks;
+    for (uint32_t h = 1; h < 4; ++h) sinks.push_back(&Sink(h, kAggPort));
+    Sender(0).SendAt(0, 3, kAggPort, 1000, n);
+    RunFor(100 * kUs);
+    for (UdpSink* s : sinks) EXPECT_EQ(s->payloads.size(), n) << "every copy delivered";
+    const uint64_t pauses = fabric_->switch_node(0).port(0)->counters().pause_sent;
+    EXPECT_EQ(fabric_->device(0, 0).counters().pause_received, pauses);
+    ns3::Simulator::Destroy();
+    fabric_.reset();
+    return pauses;
+  }
+};
+
+TEST_F(MulticastPfcTest, ACopiedPacketChargesItsIngressOnce) {
+  EXPECT_EQ(PausesFor(4), 0u);
+  EXPECT_EQ(PausesFor(8), 0u);
+  EXPECT_EQ(PausesFor(9), 1u);
+}
