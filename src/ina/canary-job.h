@@ -238,6 +238,9 @@ class CanaryJob {
   void HostIterationDone(uint32_t rank, uint32_t iteration);
   /// Switch vertices with a program, in vertex order.
   const std::vector<uint32_t>& switch_vertices() const { return switch_vertices_; }
+  /// Several jobs share each switch's one program: the switches whose
+  /// counters this job's report sums and lists (default: its own).
+  void SetReportedSwitches(std::vector<uint32_t> v) { reported_switches_ = std::move(v); }
   Fabric& fabric() const { return *fabric_; }
 
  private:
@@ -257,6 +260,7 @@ class CanaryJob {
   std::vector<CanaryIterationRecord> records_;
   std::vector<ns3::Ptr<CanaryHost>> agents_;
   std::vector<uint32_t> switch_vertices_;
+  std::vector<uint32_t> reported_switches_;  ///< empty: switch_vertices_
   std::vector<std::string> tree_roots_;
   uint32_t hosts_done_ = 0;
   uint64_t seed_ = 0;

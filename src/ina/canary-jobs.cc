@@ -97,6 +97,15 @@ CanaryJobSet::CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, I
       jobs_.push_back(std::make_unique<CanaryJob>(fabric, groups[j], mode, pattern, JobSeed(seed, j), js, j));
     }
   }
+  if (jobs_.size() > 1 && mode == InaTreeMode::kStaticTree) {
+    // Each job's trees cover some switches; the last program on a switch holds
+    // every job's trees, so job 0 reports the counters of all of them.
+    std::vector<uint32_t> all;
+    for (const auto& job : jobs_) all.insert(all.end(), job->switch_vertices().begin(), job->switch_vertices().end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    jobs_[0]->SetReportedSwitches(std::move(all));
+  }
   for (auto& job : jobs_)
     job->on_finished = [this] {
       if (++jobs_done_ == jobs_.size() && on_finished) on_finished();
@@ -155,8 +164,8 @@ void CanaryJobSet::ReportSeveral(const Scenario& s, bool finished, json& w, std:
                        {"mismatches", wj["mismatches"]}});
     for (size_t i = 0; i < names.size(); ++i) {
       if (names[i] == "collectives.csv") collectives += WithJobColumn(texts[i], j, j == 0);
-      // One Canary program per switch serves every job: job 0's table is the whole fabric's.
-      if (j == 0 && names[i] == "canary_switches.csv") {
+      // One program per switch serves every job: job 0's table is the whole fabric's.
+      if (j == 0 && (names[i] == "canary_switches.csv" || names[i] == "static_tree_switches.csv")) {
         csv_names.push_back(names[i]);
         csv_texts.push_back(texts[i]);
       }
@@ -173,6 +182,8 @@ void CanaryJobSet::ReportSeveral(const Scenario& s, bool finished, json& w, std:
         w["peak_descriptors"] = wj["peak_descriptors"];
       } else {
         w["trees_per_job"] = wj["trees"];
+        w["switches"] = wj["switches"];  // fabric-wide: every job's trees
+        w["peak_descriptors"] = wj["peak_descriptors"];
       }
       w["send_noise"] = wj["send_noise"];
     }

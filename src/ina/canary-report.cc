@@ -90,11 +90,12 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
   uint64_t peak_max = 0;
   std::string peak_switch;
   json switches_total;
+  const std::vector<uint32_t>& reported = reported_switches_.empty() ? switch_vertices_ : reported_switches_;
   if (canary_mode) {
     sw_csv = "switch,tier,allocated,aggregated,completed,timeouts,stragglers,collisions,bypassed,broadcasts,"
              "broadcast_misses,restorations,peak_descriptors,descriptors_left\n";
     p4::canary::CanaryDataplane::Stats tot;
-    for (uint32_t v : switch_vertices_) {
+    for (uint32_t v : reported) {
       const auto* prog = dynamic_cast<const p4::canary::CanaryDataplane*>(fabric_->switch_node(v - nh).dataplane());
       if (!prog) continue;
       const auto& st = prog->stats();
@@ -127,7 +128,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
   } else {
     sw_csv = "switch,tier,allocated,aggregated,sent_up,results,broadcasts,duplicates,slot_conflicts,peak_slots\n";
     uint64_t conflicts = 0, dups = 0;
-    for (uint32_t v : switch_vertices_) {
+    for (uint32_t v : reported) {
       const auto* prog =
           dynamic_cast<const p4::statictree::StaticTreeDataplane*>(fabric_->switch_node(v - nh).dataplane());
       if (!prog) continue;

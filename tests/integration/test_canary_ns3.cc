@@ -469,6 +469,15 @@ TEST_F(CanaryScenario, StaticTreeHostsNeverReuseASlotBeforeItsResult) {
   EXPECT_TRUE(r.correct);
   EXPECT_EQ(r.json["sim"]["stopped_by"], "workload_done");
   EXPECT_EQ(w["hosts"]["results_received"], w["hosts"]["packets_sent"]);
+  // The jobs share each switch's program: the report sums every switch any tree uses.
+  EXPECT_EQ(w["switches"]["slot_conflicts"], 0);
+  EXPECT_EQ(w["switches"]["duplicates"], 0);
+  EXPECT_GT(w["peak_descriptors"]["max_per_switch"].get<uint64_t>(), 0u);
+  const auto rows = CsvRows(Table(r, "static_tree_switches.csv"));
+  ASSERT_EQ(rows.size(), 8u + 16) << "every leaf and spine";
+  uint64_t results = 0;
+  for (const auto& row : rows) results += std::stoull(row[5]);
+  EXPECT_EQ(results, 16u * 512) << "every job's 512 blocks completed once, at its tree's root";
 }
 
 // canary-fgcs24 §5.2.4: concurrent jobs each get a static share of the
