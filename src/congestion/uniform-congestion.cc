@@ -74,8 +74,13 @@ void UniformCongestion::SendNext(size_t i) {
   }
   if (h.left == 0) {
     const auto n = static_cast<uint32_t>(config_.hosts.size());
-    uint32_t j = static_cast<uint32_t>(Uniform01(h.rng) * (n - 1));
-    if (j >= h.index) ++j;  // any host but itself
+    uint32_t j;
+    if (config_.permutation) {
+      j = PermutationPeer(config_.seed, n, h.round++, h.index, rounds_);
+    } else {
+      j = static_cast<uint32_t>(Uniform01(h.rng) * (n - 1));
+      if (j >= h.index) ++j;  // any host but itself
+    }
     h.peer = address_of_(config_.hosts[j]);
     h.left = config_.message_bytes;
     ++messages_started_;
@@ -89,6 +94,28 @@ void UniformCongestion::SendNext(size_t i) {
   const auto gap = static_cast<uint64_t>(
       std::ceil((len + 28.0 + 14 + config_.wire_overhead_bytes) * 8e12 / config_.rate_bps));
   h.next = Simulator::Schedule(PicoSeconds(gap), &UniformCongestion::SendNext, this, i);
+}
+
+uint32_t UniformCongestion::PermutationPeer(uint64_t seed, uint32_t n, uint64_t round, uint32_t i,
+                                           std::vector<std::vector<uint32_t>>& rounds) {
+  while (rounds.size() <= round) {
+    // A random order of the hosts (Fisher-Yates), closed into a cycle: host
+    // order[k] sends to order[k + 1]. Every n-cycle is equally likely (n
+    // rotations of each), nobody sends to itself and everybody receives from
+    // exactly one host.
+    const uint64_t r = rounds.size();
+    std::mt19937_64 g(seed * 0x9e3779b97f4a7c15ULL + r * 0xd1342543de82ef95ULL + 0x7065726dULL);
+    std::vector<uint32_t> order(n);
+    for (uint32_t k = 0; k < n; ++k) order[k] = k;
+    for (uint32_t k = n - 1; k > 0; --k) {
+      const auto j = std::min(k, static_cast<uint32_t>(Uniform01(g) * (k + 1)));  // 0 .. k
+      std::swap(order[k], order[j]);
+    }
+    std::vector<uint32_t> peer(n);
+    for (uint32_t k = 0; k < n; ++k) peer[order[k]] = order[(k + 1) % n];
+    rounds.push_back(std::move(peer));
+  }
+  return rounds[round][i];
 }
 
 void UniformCongestion::Wake(size_t i) {

@@ -1,6 +1,7 @@
 // Canary's congestion pattern (Canary, FGCS 2024, Sec. 5.2): each chosen host
-// sends a message to a uniformly random other host of the set at line rate,
-// then picks a new random peer, so hot spots move over time. Like Canary's SST
+// sends a message to a random other host of the set at line rate, then picks
+// a new random peer, so hot spots move over time. Peers are drawn either
+// independently per message or as one random permutation per message round. Like Canary's SST
 // hosts it injects UDP at line rate with no congestion control. Each sender
 // is a blocking UDP socket: it waits while `socket_buffer_bytes` of its own
 // frames are queued in its NIC (PFC-paused, or behind other traffic) and
@@ -36,6 +37,13 @@ struct UniformCongestionConfig {
   /// SO_SNDBUF: frame bytes a sender may have queued in its NIC (0: no
   /// limit, the NIC queue's own). Linux's net.core.wmem_default.
   uint32_t socket_buffer_bytes = 212992;
+  /// false: each message goes to an independently drawn random other host
+  /// (a host may get several at once). true: message round r of every host
+  /// follows one random derangement of the hosts (a random n-cycle), so each
+  /// host sends one message and receives one per round (canary-fgcs24 §5.2:
+  /// "each host sends a message to a randomly selected host and receives a
+  /// message from another randomly selected host").
+  bool permutation = false;
 };
 
 class UniformCongestion {
@@ -57,6 +65,10 @@ class UniformCongestion {
   uint64_t last_send_ps() const { return last_send_ps_; }
   /// Times a sender found its send buffer full and waited.
   uint64_t blocked() const { return blocked_; }
+  /// permutation: the index (in config.hosts) host index `i` sends its
+  /// message of round `round` to. Depends only on the seed, n and the round.
+  static uint32_t PermutationPeer(uint64_t seed, uint32_t n, uint64_t round, uint32_t i,
+                                  std::vector<std::vector<uint32_t>>& rounds);
 
  private:
   struct HostState {
@@ -66,6 +78,7 @@ class UniformCongestion {
     std::mt19937_64 rng;
     ns3::Ipv4Address peer;
     uint64_t left = 0;   ///< bytes of the current message still to send
+    uint64_t round = 0;  ///< permutation: messages started so far
     ns3::EventId next;
     const uint32_t* nic_queued = nullptr;  ///< its frame bytes in the NIC queue (null: never blocks)
     bool waiting = false;          ///< blocked on a full send buffer
@@ -79,6 +92,7 @@ class UniformCongestion {
   std::function<ns3::Ipv4Address(uint32_t)> address_of_;
   std::function<HostTxBacklog*(uint32_t)> backlog_of_;
   std::vector<HostState> hosts_;
+  std::vector<std::vector<uint32_t>> rounds_;  ///< permutation: round r's peer of each host index
   uint64_t blocked_ = 0;
   bool stopped_ = false;
   uint64_t messages_started_ = 0, messages_sent_ = 0, bytes_sent_ = 0, bytes_received_ = 0, last_send_ps_ = 0;

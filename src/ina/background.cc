@@ -152,6 +152,7 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
     cc.seed = s.seed;
     cc.port = c.udp_port;
     cc.socket_buffer_bytes = c.socket_buffer_bytes;
+    cc.permutation = c.permutation;
     congestion_ = std::make_unique<congestion::UniformCongestion>(cc, node_of, address_of);
     congestion_->SetHostBacklogs(backlog_of);
   }
@@ -262,6 +263,7 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
         {"delivered_fraction", sent > 0 ? static_cast<double>(congestion_->bytes_received()) / sent : 0.0},
         {"last_send_s", congestion_->last_send_ps() * 1e-12},
         {"socket_buffer_bytes", c.socket_buffer_bytes},
+        {"peers", c.permutation ? "permutation" : "uniform"},
         {"sender_blocked", congestion_->blocked()},
     };
     summary += fmt::format("congestion: {} hosts, {} messages of {} B started, {:.1f} % of {} payload bytes delivered\n",

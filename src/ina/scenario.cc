@@ -882,6 +882,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       if (c.stop_ps != 0 && c.stop_ps <= c.start_ps) g.Fail("stop_us", "must be after start_us (or 0: until the workload ends)");
       c.udp_port = static_cast<uint16_t>(g.U32("udp_port", 7, 1, 65'535));
       c.socket_buffer_bytes = g.U32("socket_buffer_bytes", CongestionSpec{}.socket_buffer_bytes, 0, 1u << 30);
+      c.permutation = g.Enum("peers", "uniform", {"uniform", "permutation"}) == "permutation";
       if (s.workload.type == WorkloadType::kAllreduce && c.udp_port == s.workload.ring.udp_port)
         g.Fail("udp_port", fmt::format("collides with workload.ring.udp_port ({})", c.udp_port));
       if (s.workload.type == WorkloadType::kPermutation && c.udp_port == 9)

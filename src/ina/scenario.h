@@ -318,6 +318,7 @@ struct CongestionSpec {
   uint64_t stop_ps = 0;   ///< 0 = until the workload (and background flows) finish
   uint16_t udp_port = 7;
   uint32_t socket_buffer_bytes = 212992;  ///< SO_SNDBUF of each sender (0: unlimited)
+  bool permutation = false;  ///< peers: "permutation" (one random cycle per message round) or "uniform"
 };
 
 struct BackgroundSpec {

@@ -161,6 +161,61 @@ TEST_F(TcpTest, UniformCongestionSendsAtLineRateAndMovesBetweenPeers) {
   EXPECT_LE(u.bytes_received(), u.bytes_sent());
 }
 
+TEST(UniformCongestionPeers, PermutationRoundsAreSeededRandomCycles) {
+  std::vector<std::vector<uint32_t>> rounds, again, other;
+  const uint32_t n = 97;
+  std::set<std::vector<uint32_t>> distinct;
+  for (uint64_t r = 0; r < 20; ++r) {
+    std::vector<uint32_t> peer(n), received(n, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+      peer[i] = congestion::UniformCongestion::PermutationPeer(7, n, r, i, rounds);
+      ASSERT_LT(peer[i], n);
+      EXPECT_NE(peer[i], i) << "round " << r;
+      ++received[peer[i]];
+      EXPECT_EQ(congestion::UniformCongestion::PermutationPeer(7, n, r, i, again), peer[i]) << "seeded";
+    }
+    for (uint32_t c : received) EXPECT_EQ(c, 1u) << "everybody receives exactly one message per round";
+    uint32_t len = 1;  // one cycle through all n hosts
+    for (uint32_t at = peer[0]; at != 0; at = peer[at]) ++len;
+    EXPECT_EQ(len, n);
+    distinct.insert(peer);
+    if (r == 0) {
+      EXPECT_NE(congestion::UniformCongestion::PermutationPeer(8, n, 0, 0, other) * n +
+                              congestion::UniformCongestion::PermutationPeer(8, n, 0, 1, other),
+                          peer[0] * n + peer[1]) << "another seed, another cycle";
+    }
+  }
+  EXPECT_EQ(distinct.size(), 20u) << "peers change every round";
+}
+
+TEST_F(TcpTest, PermutationCongestionGivesEveryHostOneSenderAtATime) {
+  Rack(8, 100, 65);
+  auto run = [this](bool permutation) {
+    congestion::UniformCongestionConfig c;
+    c.hosts = {0, 1, 2, 3, 4, 5, 6, 7};
+    c.message_bytes = 50'000;
+    c.stop_ps = 100 * kUs;
+    c.permutation = permutation;
+    Fabric* f = fabric_.get();
+    congestion::UniformCongestion u(c, [f](uint32_t h) { return f->host(h); },
+                                    [f](uint32_t h) { return f->host_address(h); });
+    u.Install();
+    RunFor(1000 * kUs);
+    // The ToR's deepest host port: one sender at a time never builds a queue.
+    uint64_t deepest = 0;
+    for (uint16_t p = 0; p < 8; ++p)
+      deepest = std::max(deepest, fabric_->switch_node(0).port(p)->queue_counters().max_bytes);
+    EXPECT_EQ(u.bytes_received(), u.bytes_sent());
+    return deepest;
+  };
+  const uint64_t uniform = run(false);
+  ns3::Simulator::Destroy();
+  Rack(8, 100, 65);
+  const uint64_t permutation = run(true);
+  EXPECT_GT(uniform, 100'000u) << "independent peers collide: two senders into one port";
+  EXPECT_LT(permutation, 4'000u) << "a frame or two of jitter at most";
+}
+
 TEST_F(TcpTest, EcnThresholdFollowsTheLinkSpeed) {
   // Two leaves, 10 Gb/s hosts, 100 Gb/s fabric; two flows into host 2 queue at
   // its 10 Gb/s port only. K for 10 Gb/s ports comes from the per-rate table.

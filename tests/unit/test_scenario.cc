@@ -687,6 +687,9 @@ TEST(BadInput, Background) {
               AllOf(AtPath("background.congestion.hosts[1]"), HasSubstr("does not exist")));
   EXPECT_THAT(ErrorOf({"background.congestion={\"udp_port\":4791}"}),
               AllOf(AtPath("background.congestion.udp_port"), HasSubstr("collides")));
+  EXPECT_THAT(ErrorOf({"background.congestion={\"peers\":\"random\"}"}),
+              AllOf(AtPath("background.congestion.peers"),
+                    HasSubstr(R"(must be one of "uniform", "permutation", got "random")")));
   EXPECT_THAT(ErrorOf({"switch.ecn.threshold_by_rate_gbps={\"fast\":10}"}),
               AllOf(AtPath("switch.ecn.threshold_by_rate_gbps.fast"), HasSubstr("link rate in Gb/s")));
   EXPECT_THAT(ErrorOf({"switch.ecn.threshold_by_rate_gbps={\"100\":-1}"}),
