@@ -112,7 +112,8 @@ def test_fig7(runs):
         assert a[(proto, False)] == pytest.approx(a[("st1", False)], rel=0.01)
     assert a[("canary", True)] > a[("st1", True)]
     # canary-fgcs24 Sec. 5.2.1: comparable without congestion; with it up to 2x one tree and +40 % over
-    # several. With d-mod-k default up-ports (switch.adaptive_default) the reduced run shows 0.87x, 1.9x, +40 %.
+    # several. With d-mod-k default up-ports (switch.adaptive_default) the reduced run shows 0.87x idle, and
+    # 1.53x one tree and +28 % over four under congestion.
     assert a[("canary", False)] > 0.85 * a[("st1", False)]
     assert a[("canary", True)] > 1.5 * a[("st1", True)]
     assert a[("canary", True)] > 1.25 * a[("st4", True)]
@@ -201,7 +202,8 @@ def test_fig10(runs):
     # beats both static-tree baselines (the paper's Fig. 10a: Canary flat, static trees lose 40 %).
     for j in (1, 4, 16):
         assert float(a[("canary", j)]["goodput_gbps"]) > float(a[("ring", j)]["goodput_gbps"])
-    assert float(a[("canary", 16)]["goodput_gbps"]) > 0.8 * float(a[("canary", 1)]["goodput_gbps"])
+    # 95 % since a multicast charges its ingress's PFC account once (86 % when every copy counted).
+    assert float(a[("canary", 16)]["goodput_gbps"]) > 0.9 * float(a[("canary", 1)]["goodput_gbps"])
     assert float(a[("canary", 16)]["goodput_gbps"]) > float(a[("st4", 16)]["goodput_gbps"])
     # A 128-host ring is latency-bound at 512 KiB: 32-host rings do better.
     assert float(a[("ring", 4)]["goodput_gbps"]) > float(a[("ring", 1)]["goodput_gbps"])
