@@ -18,6 +18,24 @@ uint32_t BitsFor(uint32_t n) {  // bits needed to hold 0..n-1
   while ((uint64_t{1} << b) < n) ++b;
   return b;
 }
+
+// `p` against a table of `table_size` descriptors and the shares in parts[0 .. earlier).
+void CheckPartition(const TablePartition& p, uint32_t table_size, const std::vector<TablePartition>& parts,
+                    size_t earlier) {
+  const std::string who = "partitions: application " + std::to_string(p.application_id);
+  if (p.size == 0 || (p.size & (p.size - 1)) != 0)
+    Fail(who + ": size must be a power of two, got " + std::to_string(p.size));
+  if (uint64_t{p.base} + p.size > table_size)
+    Fail(who + ": descriptors " + std::to_string(p.base) + ".." + std::to_string(uint64_t{p.base} + p.size - 1) +
+         " are outside the table (" + std::to_string(table_size) + ")");
+  for (size_t i = 0; i < earlier; ++i) {
+    const TablePartition& q = parts[i];
+    if (q.application_id == p.application_id) Fail(who + ": has a share already");
+    if (p.base < uint64_t{q.base} + q.size && q.base < uint64_t{p.base} + p.size)
+      Fail(who + ": overlaps application " + std::to_string(q.application_id) + "'s share");
+  }
+}
+
 }  // namespace
 
 mac_addr_t ParseMac(const std::string& s) {
@@ -48,26 +66,13 @@ void CanaryConfig::Validate() const {
   if (multicast_shard_ports + BitsFor(shards) > 32)
     Fail("multicast_shard_ports plus the shard index bits must fit 32 bits");
   if (multicast_groups_per_pass == 0) Fail("multicast_groups_per_pass must be > 0");
-  for (size_t i = 0; i < partitions.size(); ++i) {
-    CanaryConfig earlier = *this;
-    earlier.partitions.resize(i);
-    earlier.ValidatePartition(partitions[i]);
-  }
+  for (size_t i = 0; i < partitions.size(); ++i) CheckPartition(partitions[i], table_size, partitions, i);
 }
 
 void CanaryConfig::ValidatePartition(const TablePartition& p) const {
-  const std::string who = "partitions: application " + std::to_string(p.application_id);
-  if (p.size == 0 || (p.size & (p.size - 1)) != 0)
-    Fail(who + ": size must be a power of two, got " + std::to_string(p.size));
-  if (uint64_t{p.base} + p.size > table_size)
-    Fail(who + ": descriptors " + std::to_string(p.base) + ".." + std::to_string(uint64_t{p.base} + p.size - 1) +
-         " are outside the table (" + std::to_string(table_size) + ")");
-  for (const TablePartition& q : partitions) {
-    if (q.application_id == p.application_id) Fail(who + ": has a share already");
-    if (p.base < uint64_t{q.base} + q.size && q.base < uint64_t{p.base} + p.size)
-      Fail(who + ": overlaps application " + std::to_string(q.application_id) + "'s share");
-  }
+  CheckPartition(p, table_size, partitions, partitions.size());
 }
+
 
 CanaryConfig CanaryConfig::FromJson(const std::string& text) {
   using nlohmann::json;

@@ -571,6 +571,7 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
   nic_queue_bytes_ = mode == InaTreeMode::kCanary ? spec.canary.nic_queue_bytes : spec.static_tree.nic_queue_bytes;
   num_trees_ = mode == InaTreeMode::kCanary ? 1 : spec.static_tree.trees;
   tree_offset_ = job_index * num_trees_;
+  job_index_ = job_index;
   elements_ = spec.bytes / 4;
   blocks_ = (elements_ + k_ - 1) / k_;
   if (mode == InaTreeMode::kCanary &&
@@ -690,10 +691,20 @@ void CanaryJob::InstallCanary() {
   }
 }
 
-void CanaryJob::AddPartition(p4::canary::CanaryDataplane& dp) const {
+uint32_t CanaryJob::table_share() const {
   const CanarySpec& cs = spec_.canary;
-  if (cs.partition_size == 0) return;
-  dp.AddPartition({static_cast<uint8_t>(cs.application_id), cs.partition_base, cs.partition_size});
+  if (!cs.partition_per_job || spec_.jobs <= 1) return cs.table_size;
+  // §5.2.4: the table split equally between the jobs, a power of two each
+  // (the index is base + the hash's low bits).
+  uint32_t share = 1;
+  while (share * 2 <= cs.table_size / spec_.jobs) share *= 2;
+  return share;
+}
+
+void CanaryJob::AddPartition(p4::canary::CanaryDataplane& dp) const {
+  const uint32_t share = table_share();
+  if (share == spec_.canary.table_size) return;  // the whole table: the default action
+  dp.AddPartition({static_cast<uint8_t>(spec_.canary.application_id), job_index_ * share, share});
 }
 
 void CanaryJob::InstallStaticTrees() {

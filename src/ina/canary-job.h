@@ -247,6 +247,8 @@ class CanaryJob {
   void InstallCanary();
   /// table_partition "per_job": installs this job's share on a switch's program.
   void AddPartition(p4::canary::CanaryDataplane& dp) const;
+  /// Descriptors this job's ids may use on each switch (table_size unless shared out per job).
+  uint32_t table_share() const;
   void InstallStaticTrees();
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;
@@ -254,6 +256,7 @@ class CanaryJob {
   WorkloadSpec spec_;
   uint32_t k_ = 0, window_ = 0, nic_queue_bytes_ = 0, num_trees_ = 1;
   uint32_t tree_offset_ = 0;  ///< static trees: this job's first tree id (job index x trees)
+  uint32_t job_index_ = 0;    ///< position among the concurrent jobs (CanaryJobSet)
   uint64_t elements_ = 0, blocks_ = 0;
   std::vector<uint32_t> leader_order_, leader_slot_, tor_ip_;
   std::vector<TensorData> data_;

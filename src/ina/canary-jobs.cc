@@ -86,14 +86,6 @@ CanaryJobSet::CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, I
       if (js.canary.application_id > 255)
         throw std::invalid_argument(fmt::format("job {}: application id {} does not fit 8 bits", j,
                                                 js.canary.application_id));
-      if (spec.canary.partition_per_job) {
-        // §5.2.4: the table split equally between the jobs (a power of two
-        // each, as the index is base + the hash's low bits).
-        uint32_t share = 1;
-        while (share * 2 <= spec.canary.table_size / jobs) share *= 2;
-        js.canary.partition_base = j * share;
-        js.canary.partition_size = share;
-      }
       jobs_.push_back(std::make_unique<CanaryJob>(fabric, groups[j], mode, pattern, JobSeed(seed, j), js, j));
     }
   }

@@ -196,7 +196,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
     w["table_size"] = c.table_size;
     // §5.2.4: with "per_job" each job's blocks index only its own share.
     w["table_partition"] = c.partition_per_job ? "per_job" : "shared";
-    w["table_share"] = c.partition_size ? c.partition_size : c.table_size;
+    w["table_share"] = table_share();
     w["hosts"]["retransmit_requests"] = h.retransmit_requests;
     w["hosts"]["reissues"] = h.reissues;
     w["hosts"]["fallback_sends"] = h.fallback_sends;

@@ -222,12 +222,14 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
     ns3::Ptr<ns3::Packet> frame;  ///< null: compact, see head / zero_bytes
     uint32_t zero_bytes = 0;
     uint16_t ingress = kNoPort;
-    SourceBacklog* source = nullptr;  ///< host: the tracked socket it counts towards
-    SharedIngressCharge* shared = nullptr;  ///< switch multicast copy: charged through this
     uint8_t head_bytes = 0;
     uint8_t dont_fragment_tag = 0;  ///< compact: 0 none, 1 disabled, 2 enabled
+    SourceBacklog* source = nullptr;  ///< host: the tracked socket it counts towards
+    SharedIngressCharge* shared = nullptr;  ///< switch multicast copy: charged through this
     uint8_t head[kCompactHeadBytes] = {};
   };
+  // Millions of these wait in paused NICs: the pointers after the small fields keep it at 80 B.
+  static_assert(sizeof(Waiting) == 80, "a waiting frame's slot grew");
   static void Compact(Waiting& w, uint32_t bytes);
   static ns3::Ptr<ns3::Packet> Rebuild(const Waiting& w);
   friend class FrameArrival;

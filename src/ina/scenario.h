@@ -110,9 +110,6 @@ struct CanarySpec {
   /// table_partition "per_job": each job's application id gets its own
   /// 1/jobs of the table (a power of two), as §5.2.4 runs concurrent jobs.
   bool partition_per_job = false;
-  /// Set by CanaryJobSet for each job (not scenario keys): this job's share
-  /// (size 0: the whole table, no entry installed).
-  uint32_t partition_base = 0, partition_size = 0;
   uint32_t multicast_shard_ports = 16;         ///< §4.2
   uint64_t pass_latency_ps = 520'000;          ///< per switch pipeline pass
   uint32_t window_blocks = 1024;               ///< outstanding blocks per host (above the BDP with timeouts)
