@@ -44,7 +44,6 @@ StaticTreeDataplane::StaticTreeDataplane(StaticTreeConfig config) : config_((con
     t.entry = e;
     std::sort(t.entry.child_ports.begin(), t.entry.child_ports.end());
     for (uint16_t p : e.child_ports) t.child_mask |= uint64_t{1} << p;
-    t.slots.assign(config_.slots_per_tree, Slot{});
     trees_.push_back(std::move(t));
   }
 }
@@ -103,13 +102,13 @@ void StaticTreeDataplane::Process(uint16_t ingress_port, inasim::Span<const uint
     return;
   }
   const uint32_t index = id & (config_.slots_per_tree - 1);
+  if (t->slots.empty()) t->slots.assign(config_.slots_per_tree, Slot{});
   Slot& s = t->slots[index];
-  uint32_t* acc = nullptr;
-  if (t->acc.empty()) t->acc.assign(size_t{config_.slots_per_tree} * k, 0);
-  acc = t->acc.data() + size_t{index} * k;
   const uint8_t* data = h + kCanaryHBytes;
   if (!s.valid) {
     s.valid = true;
+    s.cells = TakeCells();
+    uint32_t* acc = Cells(s.cells);
     s.id = id;
     s.counter = LoadBe16(h + canary::kOffCounter);
     s.hosts = LoadBe16(h + canary::kOffHosts);
@@ -129,11 +128,23 @@ void StaticTreeDataplane::Process(uint16_t ingress_port, inasim::Span<const uint
     s.seen_ports |= uint64_t{1} << ingress_port;
     ++s.arrivals;
     s.counter = static_cast<uint16_t>(s.counter + LoadBe16(h + canary::kOffCounter));
+    uint32_t* acc = Cells(s.cells);
     for (uint32_t i = 0; i < k; ++i) acc[i] += LoadBe32(data + 4 * i);  // int32 wraps modulo 2^32
     ++stats_.aggregated;
   }
   // The switch knows its children count: the block is complete when each has sent.
   if (s.arrivals == t->entry.child_ports.size()) Complete(*t, index, out);
+}
+
+uint32_t StaticTreeDataplane::TakeCells() {
+  if (!free_cells_.empty()) {
+    const uint32_t c = free_cells_.back();
+    free_cells_.pop_back();
+    return c;
+  }
+  const uint32_t c = static_cast<uint32_t>(pool_.size() / config_.num_elements);
+  pool_.resize(pool_.size() + config_.num_elements);
+  return c;
 }
 
 void StaticTreeDataplane::Complete(Tree& t, uint32_t index, Emitter& out) {
@@ -164,8 +175,9 @@ void StaticTreeDataplane::Complete(Tree& t, uint32_t index, Emitter& out) {
   StoreBe16(h + canary::kOffHosts, s.hosts);
   StoreBe32(h + canary::kOffChildren, t.entry.tree_id);
   h[canary::kOffFlags] = root ? canary::kMulticastBit : 0;
-  const uint32_t* acc = t.acc.data() + size_t{index} * k;
+  const uint32_t* acc = Cells(s.cells);
   for (uint32_t i = 0; i < k; ++i) StoreBe32(h + kCanaryHBytes + 4 * i, acc[i]);
+  free_cells_.push_back(s.cells);
   s = Slot{};
   --in_use_;
   if (root) {

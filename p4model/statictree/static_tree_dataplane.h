@@ -82,6 +82,9 @@ class StaticTreeDataplane : public Dataplane {
   const StaticTreeConfig& config() const { return config_; }
   const Stats& stats() const { return stats_; }
   uint64_t slots_in_use() const { return in_use_; }
+  /// Accumulator cells the model holds: k per slot ever in use at once (a
+  /// pool shared by the trees), not slots_per_tree x k per tree.
+  uint64_t accumulator_cells() const { return pool_.size(); }
 
  private:
   struct Slot {
@@ -91,20 +94,30 @@ class StaticTreeDataplane : public Dataplane {
     uint16_t hosts = 0;
     uint64_t seen_ports = 0;
     uint32_t arrivals = 0;
+    uint32_t cells = 0;  ///< while valid: its k accumulator cells in pool_ (in units of k)
   };
   struct Tree {
     TreeEntry entry;
     uint64_t child_mask = 0;
-    std::vector<Slot> slots;
-    std::vector<uint32_t> acc;  ///< slots_per_tree x k
+    std::vector<Slot> slots;  ///< slots_per_tree, allocated by the tree's first packet
   };
   Tree* FindTree(uint32_t tree_id);
   void Complete(Tree& t, uint32_t slot_index, Emitter& out);
+  /// The k cells of a slot being allocated: a freed slot's, else new ones.
+  uint32_t TakeCells();
+  uint32_t* Cells(uint32_t cells) { return pool_.data() + size_t{cells} * config_.num_elements; }
 
   StaticTreeConfig config_;
   std::vector<Tree> trees_;
   Stats stats_;
   uint64_t in_use_ = 0;
+  // Switch memory holds slots_per_tree x k cells per tree; the model keeps
+  // cells only for the slots in use, so N jobs x M trees on a 64-switch
+  // fabric cost their in-flight blocks, not 4 MiB per tree per switch
+  // (32 jobs x 4 trees at 1,024 hosts: ~11 GB). Nothing reads a free
+  // slot's cells and an allocation writes all k, so results do not change.
+  std::vector<uint32_t> pool_;
+  std::vector<uint32_t> free_cells_;
   std::vector<uint8_t> out_;
 };
 

@@ -135,6 +135,31 @@ TEST(StaticTree, RootMulticastsTheResultWithTheMulticastBit) {
   EXPECT_EQ(dp.stats().results, 1u);
 }
 
+TEST(StaticTree, AccumulatorCellsFollowTheSlotsInUseAndAreReusedClean) {
+  st::StaticTreeDataplane dp(Config());
+  Recorder r;
+  EXPECT_EQ(dp.accumulator_cells(), 0u);
+  dp.Process(0, Packet(9, 1, 3, 0, false, {1, 2, 3, 4}), 0, r);   // tree 0, block 9: 1 of 3
+  dp.Process(6, Packet(4, 1, 2, 3, false, {5, 6, 7, 8}), 0, r);   // tree 3, block 4: 1 of 2
+  EXPECT_EQ(dp.accumulator_cells(), 2 * kK);                     // two slots in use, not 2 x 16
+  dp.Process(0, Packet(4, 1, 2, 3, false, {1, 1, 1, 1}), 0, r);   // tree 3 done: its cells are freed
+  ASSERT_EQ(r.out.size(), 1u);
+  EXPECT_EQ(r.out[0].bytes, Built(4, 2, 2, 3, true, {6, 7, 8, 9}));
+  // Block 10 of tree 0 takes the freed cells: its sum holds none of block 4's values.
+  dp.Process(1, Packet(10, 1, 3, 0, false, {100, 0, 0, 0}), 0, r);
+  dp.Process(0, Packet(10, 1, 3, 0, false, {0, 200, 0, 0}), 0, r);
+  dp.Process(2, Packet(10, 1, 3, 0, false, {0, 0, 300, 0}), 0, r);
+  ASSERT_EQ(r.out.size(), 2u);
+  EXPECT_EQ(r.out[1].bytes, Built(10, 3, 3, 0, false, {100, 200, 300, 0}));
+  dp.Process(1, Packet(9, 1, 3, 0, false, {10, 20, 30, 40}), 0, r);
+  dp.Process(2, Packet(9, 1, 3, 0, false, {100, 200, 300, 400}), 0, r);
+  ASSERT_EQ(r.out.size(), 3u);
+  EXPECT_EQ(r.out[2].bytes, Built(9, 3, 3, 0, false, {111, 222, 333, 444}));
+  EXPECT_EQ(dp.accumulator_cells(), 2 * kK);  // the peak, two slots at once
+  EXPECT_EQ(dp.stats().peak_slots, 2u);
+  EXPECT_EQ(dp.slots_in_use(), 0u);
+}
+
 TEST(StaticTree, DropsWhatItCannotTakeAndCountsIt) {
   st::StaticTreeDataplane dp(Config());
   Recorder r;
