@@ -194,7 +194,7 @@ void CanaryHost::SendBlock(uint64_t g) {
   if (job_->mode() == InaTreeMode::kCanary && attempt_[g] > job_->canary().max_failures) {
     // canary-fgcs24 §3.3 "the hosts fall back to a host-based reduction": the
     // data goes to the leader directly, as a control message.
-    for (uint64_t i = 0; i < k_; ++i) scratch_[i] = i < count ? data.Value(rank_, first + i) : 0;
+    for (uint64_t i = 0; i < k_; ++i) scratch_[i] = i < count ? data.Contribution(rank_, first + i) : 0;
     ++c_.fallback_sends;
     SendControl(job_->LeaderOf(g), kFallbackData, g, attempt_[g], scratch_.data());
     return;
@@ -343,7 +343,7 @@ void CanaryHost::Finalize(uint64_t g) {
   const TensorData& data = job_->data(static_cast<uint32_t>(g / job_->blocks_per_iteration()));
   const uint64_t first = (g % job_->blocks_per_iteration()) * k_;
   const uint64_t count = std::min<uint64_t>(k_, job_->elements() - first);
-  for (uint64_t i = 0; i < count; ++i) L.acc[i] += data.Value(rank_, first + i);
+  for (uint64_t i = 0; i < count; ++i) L.acc[i] += data.Contribution(rank_, first + i);
   L.final = true;
   if (L.fallback) {
     // Host-based reduction: the result goes to every host directly.
@@ -611,8 +611,9 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
     if (ports.empty()) throw std::invalid_argument(fmt::format("{}: host {} has no link", name, hosts[r]));
     tor_ip_.push_back(SwitchIpv4(ports[0].peer - t.num_hosts()));
   }
+  const TensorData job_data(DType::kInt32, pattern, seed, n);
   for (uint32_t it = 0; it < spec.iterations; ++it) {
-    data_.emplace_back(DType::kInt32, pattern, it == 0 ? seed : seed ^ congestion::Mix64(it), n);
+    data_.push_back(job_data.ForIteration(it));
     CanaryIterationRecord rec;
     rec.iteration = it;
     rec.start_ps.assign(n, 0);

@@ -205,7 +205,7 @@ void CanaryJobSet::ReportSeveral(const Scenario& s, bool finished, json& w, std:
                          jobs_.size(), canary_mode ? "canary" : "static_tree", HumanBytes(s.workload.bytes), ranks,
                          goodput_sum / n, goodput_min, goodput_max);
   summary += fmt::format("  result: {} - {} elements checked against the exact sums, {} mismatches\n",
-                         correct ? "CORRECT" : "WRONG", checked, mism);
+                         VerdictWord(correct, s.workload.data), checked, mism);
 }
 
 }  // namespace inasim

@@ -254,7 +254,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
                            peak_max, peak_switch, model_descriptors, HumanBytes(static_cast<uint64_t>(model_bytes)));
   }
   summary += fmt::format("  result: {} - {} elements checked against the exact sum, {} mismatches{}\n",
-                         correct ? "CORRECT" : "WRONG", checked, mism,
+                         VerdictWord(correct, s.workload.data), checked, mism,
                          finished ? "" : fmt::format(" (only {} of {} iterations finished by the time limit)",
                                                      done_its, records_.size()));
 }

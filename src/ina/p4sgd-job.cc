@@ -119,7 +119,12 @@ void P4SGDWorker::Begin() {
 
 // --- protocol (Algorithm 3) ---------------------------------------------------
 
-void P4SGDWorker::Issue(uint64_t op, const std::array<int32_t, glm::kMicroBatch>& values) {
+void P4SGDWorker::Issue(uint64_t op, std::array<int32_t, glm::kMicroBatch> values) {
+  if (testing_hooks::InjectedFault() != testing_hooks::ContributionFault::kNone) {
+    const auto honest = values;
+    values = owner_->InjectFault(rank_, op, values, last_issued_);
+    last_issued_ = honest;
+  }
   const uint32_t index = static_cast<uint32_t>(op) & slot_mask_;
   Slot& s = slots_[index];
   if (s.state != SlotState::kIdle || !waiting_.empty()) {
@@ -533,13 +538,43 @@ void P4SGDJob::Contribute(uint64_t op, const std::array<int32_t, glm::kMicroBatc
     l.op = op;
     l.open = true;
     ++ledger_open_;
+    if (hashed_values())  // the oracle: every rank's values, whatever the workers sent
+      for (uint32_t r = 0; r < num_workers(); ++r) {
+        const auto v = HashedValues(r, op);
+        for (uint32_t k = 0; k < glm::kMicroBatch; ++k) l.sum[k] += static_cast<uint32_t>(v[k]);
+      }
   } else if (l.op != op) {  // never: the slot discipline frees an entry first
     ++unmatched_;
     ++mismatches_;
     return;
   }
-  for (uint32_t k = 0; k < glm::kMicroBatch; ++k) l.sum[k] += static_cast<uint32_t>(values[k]);
+  if (!hashed_values())
+    for (uint32_t k = 0; k < glm::kMicroBatch; ++k) l.sum[k] += static_cast<uint32_t>(values[k]);
   ++l.contributions;
+}
+
+std::array<int32_t, glm::kMicroBatch> P4SGDJob::InjectFault(uint32_t rank, uint64_t op,
+                                                            std::array<int32_t, glm::kMicroBatch> values,
+                                                            const std::array<int32_t, glm::kMicroBatch>& previous) const {
+  using F = testing_hooks::ContributionFault;
+  const uint32_t n = num_workers_planned();
+  switch (testing_hooks::InjectedFault()) {
+    case F::kOtherRank:  // another rank's values exist only as hashed values
+      if (hashed_values() && rank == 0 && n > 1) return HashedValues(1, op);
+      if (hashed_values() && rank == n - 1 && n > 2) return HashedValues(n - 2, op);
+      break;
+    case F::kStaleIteration:
+      if (op > 0) return previous;
+      break;
+    case F::kShiftedElement:
+      if (rank == 0) values[1] = values[2];
+      break;
+    case F::kLostContribution:
+      if (rank == 0) values.fill(0);
+      break;
+    case F::kNone: break;
+  }
+  return values;
 }
 
 void P4SGDJob::Check(uint32_t /*rank*/, uint64_t op, const std::array<int32_t, glm::kMicroBatch>& values) {

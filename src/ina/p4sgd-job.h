@@ -22,6 +22,7 @@
 
 #include "ina/p4sgd-glm.h"
 #include "ina/scenario.h"
+#include "ina/tensor-data.h"
 
 #include "ns3/application.h"
 #include "ns3/event-id.h"
@@ -91,7 +92,7 @@ class P4SGDWorker : public ns3::Application {
   void OnReceive(ns3::Ptr<ns3::Socket> socket);
   void Handle(ns3::Ptr<ns3::Packet> p);
   /// Op `op` with these values: sent now if its slot is free, else queued.
-  void Issue(uint64_t op, const std::array<int32_t, glm::kMicroBatch>& values);
+  void Issue(uint64_t op, std::array<int32_t, glm::kMicroBatch> values);
   void SendAgg(Slot& s, uint32_t index, bool retransmission);
   void SendAck(Slot& s, uint32_t index, bool retransmission);
   void Transmit(uint8_t flags, uint32_t index, const std::array<int32_t, glm::kMicroBatch>* values);
@@ -138,6 +139,7 @@ class P4SGDWorker : public ns3::Application {
   uint64_t bench_next_ = 0;
 
   uint64_t packets_sent_ = 0, agg_retx_ = 0, ack_retx_ = 0, duplicates_ = 0, slot_stalls_ = 0;
+  std::array<int32_t, glm::kMicroBatch> last_issued_{};  ///< test hook only: the previous op's values
   std::map<uint64_t, uint64_t> latency_hist_;  ///< as many entries as distinct latencies
   uint64_t results_ = 0;
   std::array<uint8_t, 64> tx_{};
@@ -184,6 +186,13 @@ class P4SGDJob {
   // For the workers.
   std::vector<int32_t>& model(uint32_t rank) { return spec_.data_parallel ? dp_models_[rank] : model_; }
   std::array<int32_t, glm::kMicroBatch> HashedValues(uint32_t rank, uint64_t op) const;
+  /// Workers send HashedValues (the allreduce benchmark, or arithmetic "hashed").
+  bool hashed_values() const { return spec_.hashed || spec_.task == P4SGDTask::kAllreduce; }
+  /// Test hook (tensor-data.h testing_hooks): rank's values of op, faulted;
+  /// `previous` is the values the rank issued before (for a stale op).
+  std::array<int32_t, glm::kMicroBatch> InjectFault(uint32_t rank, uint64_t op,
+                                                    std::array<int32_t, glm::kMicroBatch> values,
+                                                    const std::array<int32_t, glm::kMicroBatch>& previous) const;
   /// A worker sent op's values for the first time (the exact-sum ledger).
   void Contribute(uint64_t op, const std::array<int32_t, glm::kMicroBatch>& values);
   /// A worker received op's result: checked against the ledger.
@@ -192,7 +201,10 @@ class P4SGDJob {
   void WorkerDone();
 
  private:
-  /// The exact sum of one op's contributions, until every worker checked its result.
+  /// The exact sum of one op's contributions, until every worker checked its
+  /// result. Hashed values: the closed form over every rank's HashedValues,
+  /// not what the workers sent; real training: what they computed (the final
+  /// model is then checked against the networkless run).
   struct Ledger {
     uint64_t op = 0;
     std::array<uint32_t, glm::kMicroBatch> sum{};

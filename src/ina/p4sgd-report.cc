@@ -142,6 +142,10 @@ void P4SGDJob::Report(const Scenario& s, bool finished, json& w, std::vector<std
   csv_names.push_back("p4sgd_latency.csv");
   csv_texts.push_back(lat_csv);
   w["correct"] = ok;
+  w["check"] = hashed_values()
+                   ? "values: every op's sum against the closed form over every rank's hashed values"
+                   : "values: every op's sum against what the workers computed, and the trained model against the "
+                     "networkless run, bit for bit";
   correct = ok;
   payload_delivered = checked_ * 4 * glm::kMicroBatch;
 

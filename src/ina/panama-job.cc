@@ -229,7 +229,7 @@ void PanamaWorker::SendPacket(uint64_t g) {
   h[pn::kOffFlags] = g + n >= total ? pn::kFinFlag : 0;  // the tree's last packet of the run
   p4::StoreBe32(h + pn::kOffVid, static_cast<uint32_t>(g / n));
   p4::StoreBe16(h + pn::kOffWndCap, 0xffff);  // the accelerators lower it to their share
-  owner_->data().FillBe32(rank_, first, count, h + pn::kPanamaHeaderBytes);
+  owner_->data(static_cast<uint32_t>(g / p)).FillBe32(rank_, first, count, h + pn::kPanamaHeaderBytes);
   Ptr<Packet> pkt = Create<Packet>(tx_.data(), static_cast<uint32_t>(tx_.size()));
   InetSocketAddress to(Ipv4Address(PanamaGroupIpv4(spec_->jid, static_cast<uint32_t>(g % n))), spec_->udp_port);
   to.SetTos(kAggregationTos);  // ns-3.37's UDP socket takes the TOS of a datagram from its address
@@ -341,7 +341,6 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
                      const PanamaSpec& spec, uint16_t jid, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps)
     : spec_(spec),
       hosts_(hosts),
-      data_(DType::kFloat32, pattern, seed, static_cast<uint32_t>(hosts.size())),
       compute_gap_ps_(compute_gap_ps),
       fabric_(&fabric) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
@@ -377,7 +376,10 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
   }
   rank_of_vertex_.assign(topology.num_vertices(), ~0u);
   for (uint32_t r = 0; r < n; ++r) rank_of_vertex_[hosts[r]] = r;
+  // Each iteration its own values (same rank weights): a stale result is wrong data.
+  const TensorData job_data(DType::kFloat32, pattern, seed, n);
   for (uint32_t it = 0; it < iterations; ++it) {
+    data_.push_back(job_data.ForIteration(it));
     PanamaIterationRecord rec;
     rec.iteration = it;
     rec.start_ps.assign(n, 0);
@@ -522,9 +524,10 @@ void PanamaJob::RecordPartial(uint8_t tid, uint32_t vid, uint32_t v, inasim::Spa
   ++partial_aggregations_;
 }
 
-uint32_t PanamaJob::ReduceAt(uint32_t tree, uint32_t v, uint64_t element, const PartialSums* partial) {
+uint32_t PanamaJob::ReduceAt(const TensorData& data, uint32_t tree, uint32_t v, uint64_t element,
+                             const PartialSums* partial) {
   const topo::Topology& topology = fabric_->topology();
-  if (topology.is_host(v)) return data_.Value(rank_of_vertex_[v], element);
+  if (topology.is_host(v)) return data.Value(rank_of_vertex_[v], element);
   const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
   std::vector<uint32_t> leaves(ports, 0);  // +0 outside the bitmap (fp_datapath.v:278-285)
   // PANAMA-<quorum>: the ports this switch summed (the others added +0).
@@ -534,7 +537,7 @@ uint32_t PanamaJob::ReduceAt(uint32_t tree, uint32_t v, uint64_t element, const 
       if (sw == v) only = &ps;
   for (uint16_t p : trees_[tree].child_ports[v]) {
     if (only && std::find(only->begin(), only->end(), p) == only->end()) continue;
-    leaves[p] = ReduceAt(tree, topology.ports(v)[p].peer, element, partial);
+    leaves[p] = ReduceAt(data, tree, topology.ports(v)[p].peer, element, partial);
   }
   const pn::AdderTree adder(ports, spec_.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga);
   return adder.Reduce(inasim::Span<const uint32_t>(leaves.data(), leaves.size()));
@@ -549,7 +552,8 @@ const std::vector<uint32_t>& PanamaJob::TreeOrderSum(uint64_t g) {
   Expected e{std::vector<uint32_t>(count), num_workers()};
   const auto pit = partial_.find(g);
   const PartialSums* partial = pit == partial_.end() ? nullptr : &pit->second;
-  for (uint64_t i = 0; i < count; ++i) e.values[i] = ReduceAt(t, trees_[t].root, first + i, partial);
+  const TensorData& data = data_[g / packets_per_iteration_];
+  for (uint64_t i = 0; i < count; ++i) e.values[i] = ReduceAt(data, t, trees_[t].root, first + i, partial);
   return expected_.emplace(g, std::move(e)).first->second.values;
 }
 
@@ -558,7 +562,8 @@ uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t coun
   const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
   // A partial sum (PANAMA-<quorum>) is checked against the adder order
   // replayed over the workers it holds.
-  if (data_.exact_in_float() && !partial_.count(g)) return data_.CountMismatchesBe32(first, count, values);
+  const TensorData& data = data_[g / packets_per_iteration_];
+  if (data.exact_in_float() && !partial_.count(g)) return data.CountMismatchesBe32(first, count, values);
   const std::vector<uint32_t>& want = TreeOrderSum(g);
   uint64_t bad = 0;
   for (uint32_t i = 0; i < count && i < want.size(); ++i) bad += p4::LoadBe32(values + 4 * i) != want[i];
@@ -955,7 +960,7 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, s
   summary += fmt::format("  job completion time mean {:.6f} s, p50 {:.6f}, p99 {:.6f}; mean wait for hosts {:.6f} s\n",
                          mean_jct, pct(0.5), pct(0.99),
                          jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size()));
-  summary += fmt::format("  result: {} - every job's values checked bit for bit\n", all_correct ? "CORRECT" : "WRONG");
+  summary += fmt::format("  result: {} - every job's values checked bit for bit\n", VerdictWord(all_correct, s.workload.data));
 }
 
 }  // namespace inasim

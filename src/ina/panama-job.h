@@ -168,7 +168,7 @@ class PanamaJob {
   uint64_t packets_per_iteration() const { return packets_per_iteration_; }
   uint64_t elements() const { return elements_; }
   uint32_t host(uint32_t rank) const { return hosts_[rank]; }
-  const TensorData& data() const { return data_; }
+  const TensorData& data(uint32_t iteration) const { return data_[iteration]; }
   /// Mismatching values among `count` big-endian fp32 results of packet g.
   uint64_t CheckResult(uint64_t g, const uint8_t* values, uint32_t count);
   void WorkerIterationDone(uint32_t rank, uint32_t iteration);
@@ -185,13 +185,13 @@ class PanamaJob {
   using PartialSums = std::vector<std::pair<uint32_t, std::vector<uint16_t>>>;
   /// Values of packet g as the accelerators add them (uniform data, partial sums).
   const std::vector<uint32_t>& TreeOrderSum(uint64_t g);
-  uint32_t ReduceAt(uint32_t tree, uint32_t v, uint64_t element, const PartialSums* partial);
+  uint32_t ReduceAt(const TensorData& data, uint32_t tree, uint32_t v, uint64_t element, const PartialSums* partial);
   std::unordered_map<uint64_t, PartialSums> partial_;
   uint64_t partial_aggregations_ = 0;
 
   PanamaSpec spec_;
   std::vector<uint32_t> hosts_;
-  TensorData data_;
+  std::vector<TensorData> data_;  ///< per iteration
   uint64_t elements_ = 0, packets_per_iteration_ = 0;
   uint64_t compute_gap_ps_ = 0;
   std::vector<topo::AggregationTree> trees_;

@@ -76,7 +76,8 @@ RingAllreduce::RingAllreduce(const NodeContainer& hosts, const std::vector<Ipv4A
     : plan_(static_cast<uint32_t>(hosts.GetN()), bytes / 4,
             config.elements_per_packet ? config.elements_per_packet
                                        : (mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4),
-      data_(dtype, pattern, data_seed, static_cast<uint32_t>(hosts.GetN())),
+      job_data_(dtype, pattern, data_seed, static_cast<uint32_t>(hosts.GetN())),
+      data_(job_data_),
       config_(config),
       iterations_(iterations),
       compute_gap_ps_(compute_gap_ps) {
@@ -103,6 +104,7 @@ void RingAllreduce::BeginIteration() {
   rec.iteration = iteration_;
   rec.start_ps = NowPs();
   records_.push_back(rec);
+  data_ = job_data_.ForIteration(iteration_);  // fresh values: a stale result is wrong data
   ranks_done_ = 0;
   for (auto& r : ranks_) r->BeginIteration(iteration_);
 }
@@ -255,7 +257,7 @@ void RingRank::TrySend() {
       const uint64_t g = plan_->chunk_first(plan_->chunk_sent(rank_, 0)) + snd_next_;
       uint32_t* slot = Slot(snd_next_);
       const uint32_t count = plan_->packet_elements(g);
-      for (uint32_t k = 0; k < count; ++k) slot[k] = data.Value(rank_, g * plan_->epp() + k);
+      for (uint32_t k = 0; k < count; ++k) slot[k] = data.Contribution(rank_, g * plan_->epp() + k);
       ready_[snd_next_] = 1;
     }
     if (!ready_[snd_next_]) break;
@@ -338,7 +340,7 @@ void RingRank::OnData(const uint8_t* p, uint32_t len) {
   const uint64_t e0 = g * plan_->epp();
   for (uint32_t k = 0; k < count; ++k) {
     uint32_t v = LoadBe32(p + RingWire::kDataHeader + 4 * k);
-    if (reduce) v = AddElements(data.dtype(), v, data.Value(rank_, e0 + k));
+    if (reduce) v = AddElements(data.dtype(), v, data.Contribution(rank_, e0 + k));
     if (final) {
       ++checked_;
       if (v != data.Expected(e0 + k)) ++mismatches_;

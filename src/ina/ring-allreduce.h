@@ -116,6 +116,7 @@ class RingAllreduce {
  private:
   void BeginIteration();
   RingPlan plan_;
+  TensorData job_data_;  // iteration 0; data_ is the running iteration's
   TensorData data_;
   RingConfig config_;
   uint32_t iterations_;

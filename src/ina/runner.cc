@@ -159,7 +159,7 @@ void ReportRingJobs(const Scenario& s, const std::vector<std::unique_ptr<RingAll
                          "(min {:.2f}, max {:.2f})\n  result: {} - {} elements checked against the exact sums, {} "
                          "mismatches\n",
                          rings.size(), HumanBytes(s.workload.bytes), ranks, goodput_sum / jobs, goodput_min,
-                         goodput_max, correct ? "CORRECT" : "WRONG", checked, mism);
+                         goodput_max, VerdictWord(correct, s.workload.data), checked, mism);
 }
 
 }  // namespace
@@ -573,7 +573,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
                              100.0 * framing_bound / mean);
     }
     summary += fmt::format("  result: {} - {} elements checked against the exact sum, {} mismatches{}\n",
-                           out.correct ? "CORRECT" : "WRONG", checked, mism,
+                           VerdictWord(out.correct, s.workload.data), checked, mism,
                            finished ? "" : fmt::format(" (only {} of {} iterations finished by the time limit)",
                                                        done_count, s.workload.iterations));
   } else if (!ring_jobs.empty()) {
@@ -614,6 +614,11 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     payload_delivered += background->payload_delivered();
   }
   r["correct"] = out.correct;
+  if (s.workload.type == WorkloadType::kAllreduce) {
+    // A verdict says what it checked (ones data: counts only).
+    if (!w.contains("check")) w["check"] = DataCheckDescription(s.workload.data);
+    r["check"] = w["check"];
+  }
   summary += fmt::format("  network: {} frames, {} buffer drops, {} random losses, {} link-down drops, {} ECN marks, "
                          "{} PFC pauses\n",
                          frames, drops_buf, drops_loss, drops_down, marks, pauses);

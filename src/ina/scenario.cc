@@ -1002,8 +1002,9 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
     if (n < min_hosts)
       throw ScenarioError(fmt::format("workload.hosts: needs at least {} hosts, got {}", min_hosts, n));
     if (s.workload.type == WorkloadType::kAllreduce && s.workload.dtype == DType::kFloat32 &&
-        s.workload.data == DataPattern::kHashed && n > 5792)
-      throw ScenarioError("workload.dtype: float32 hashed data is exact up to 5,792 ranks; use int32 or data \"ones\"");
+        s.workload.data == DataPattern::kHashed && n > TensorData::kMaxFloatHashedRanks)
+      throw ScenarioError(fmt::format("workload.dtype: float32 hashed data is exact up to {} ranks; use int32",
+                                      TensorData::kMaxFloatHashedRanks));
   }
   auto check_background_hosts = [&](const char* path, const HostSelection& sel) {
     for (size_t i = 0; i < sel.list.size(); ++i)

@@ -196,7 +196,7 @@ void SwitchMLWorker::Preprocess(uint64_t ltu_id, uint8_t* b) {
     const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(k, numel_ - first));
     const float f = scaling_factors_[d];
     for (uint32_t i = 0; i < count; ++i) {
-      const float x = AsFloat(data_->Value(rank_, first + i));
+      const float x = AsFloat(data_->Contribution(rank_, first + i));
       p4::StoreBe32(out + 4 * i, switchml_host::Quantize(x, f, i, count, spec_->vcl));
     }
   }
@@ -204,7 +204,7 @@ void SwitchMLWorker::Preprocess(uint64_t ltu_id, uint8_t* b) {
   if (ltu_id < total_main_) {
     const uint64_t first = ltu_id * k;
     const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(k, numel_ - first));
-    for (uint32_t i = 0; i < count; ++i) block_[i] = AsFloat(data_->Value(rank_, first + i));
+    for (uint32_t i = 0; i < count; ++i) block_[i] = AsFloat(data_->Contribution(rank_, first + i));
     b[8] = static_cast<uint8_t>(switchml_host::BlockExponent(block_.data(), count));
   }
 }
@@ -378,6 +378,7 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
   InstallPrograms(fabric);
 
   const uint32_t k = spec_.elements_per_packet;
+  const TensorData run_data(dtype, pattern, seed, n);
   for (uint32_t it = 0; it < iterations; ++it) {
     for (uint32_t t = 0; t < tensor_bytes.size(); ++t) {
       const uint32_t job = static_cast<uint32_t>(records_.size());
@@ -392,8 +393,9 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
       r.start_ps.assign(n, 0);
       r.end_ps.assign(n, 0);
       records_.push_back(std::move(r));
-      // Each tensor its own values; job 0 uses the scenario seed as is.
-      data_.emplace_back(dtype, pattern, job == 0 ? seed : seed ^ congestion::Mix64(job), n);
+      // Each tensor of each iteration (a SwitchML job) its own values: the
+      // rank weights are the run's, the element values fresh per job.
+      data_.push_back(run_data.ForIteration(job));
       expected_packets_ += records_.back().packets_per_worker * n;
     }
   }

@@ -224,7 +224,7 @@ void SwitchMLJob::Report(const Scenario& s, bool finished, json& w, std::vector<
                            "the library arithmetic's bound\n",
                            max_err, max_paper, max_impl);
   summary += fmt::format("  result: {} - {} elements checked against the exact sum, {} mismatches{}\n",
-                         correct ? "CORRECT" : "WRONG", checked, mism,
+                         VerdictWord(correct, s.workload.data), checked, mism,
                          finished ? "" : fmt::format(" (only {} of {} tensors finished by the time limit)",
                                                      finished_jobs, records_.size()));
 }

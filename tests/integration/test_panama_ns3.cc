@@ -320,7 +320,7 @@ TEST_F(PanamaScenario, UniformGradientsMatchTheAcceleratorsAdderOrderBitForBit) 
   for (const char* mode : {"fpga", "ieee"}) {
     const RunResult r = RunPanama(TwoLeaves(4, 1 << 18), {"workload.data=uniform", std::string("workload.panama.float_mode=") + mode});
     EXPECT_TRUE(r.correct) << mode << ": " << r.summary;
-    EXPECT_EQ(r.json["workload"]["check"], "accelerators' adder order, bit for bit");
+    EXPECT_EQ(r.json["workload"]["check"].get<std::string>().rfind("values: against the accelerators' adder order", 0), 0u);
   }
   // The check can fail: for these gradients the adder order matters, i.e. a
   // sequential sum of the 8 workers' values differs from the tree's for some
