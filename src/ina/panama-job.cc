@@ -230,6 +230,7 @@ void PanamaWorker::SendPacket(uint64_t g) {
   p4::StoreBe32(h + pn::kOffVid, static_cast<uint32_t>(g / n));
   p4::StoreBe16(h + pn::kOffWndCap, 0xffff);  // the accelerators lower it to their share
   owner_->data(static_cast<uint32_t>(g / p)).FillBe32(rank_, first, count, h + pn::kPanamaHeaderBytes);
+  owner_->NoteSent(g, rank_);
   Ptr<Packet> pkt = Create<Packet>(tx_.data(), static_cast<uint32_t>(tx_.size()));
   InetSocketAddress to(Ipv4Address(PanamaGroupIpv4(spec_->jid, static_cast<uint32_t>(g % n))), spec_->udp_port);
   to.SetTos(kAggregationTos);  // ns-3.37's UDP socket takes the TOS of a datagram from its address
@@ -518,59 +519,123 @@ uint32_t PanamaJob::SubtreeWorkers(uint32_t tree, uint32_t v) const {
   return n;
 }
 
-void PanamaJob::RecordPartial(uint8_t tid, uint32_t vid, uint32_t v, inasim::Span<const uint16_t> ports) {
-  const uint64_t g = uint64_t{vid} * trees_.size() + tid;
-  partial_[g].emplace_back(v, std::vector<uint16_t>(ports.begin(), ports.end()));
-  ++partial_aggregations_;
+void PanamaJob::RecordPartial(uint8_t /*tid*/, uint32_t /*vid*/, uint32_t /*v*/, inasim::Span<const uint16_t>) {
+  ++partial_aggregations_;  // a statistic only: the oracle never reads the switch's record
+}
+
+void PanamaJob::NoteSent(uint64_t g, uint32_t rank) {
+  if (spec_.quorum >= 1) return;
+  std::vector<uint8_t>& sent = senders_[g];
+  if (sent.empty()) sent.assign(num_workers(), 0);
+  sent[rank] = 1;
 }
 
 uint32_t PanamaJob::ReduceAt(const TensorData& data, uint32_t tree, uint32_t v, uint64_t element,
-                             const PartialSums* partial) {
+                             const std::vector<uint8_t>* in) {
   const topo::Topology& topology = fabric_->topology();
-  if (topology.is_host(v)) return data.Value(rank_of_vertex_[v], element);
+  if (topology.is_host(v)) {
+    const uint32_t rank = rank_of_vertex_[v];
+    return !in || (*in)[rank] ? data.Value(rank, element) : 0;  // a worker left out adds +0
+  }
   const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
   std::vector<uint32_t> leaves(ports, 0);  // +0 outside the bitmap (fp_datapath.v:278-285)
-  // PANAMA-<quorum>: the ports this switch summed (the others added +0).
-  const std::vector<uint16_t>* only = nullptr;
-  if (partial)
-    for (const auto& [sw, ps] : *partial)
-      if (sw == v) only = &ps;
-  for (uint16_t p : trees_[tree].child_ports[v]) {
-    if (only && std::find(only->begin(), only->end(), p) == only->end()) continue;
-    leaves[p] = ReduceAt(data, tree, topology.ports(v)[p].peer, element, partial);
-  }
+  for (uint16_t p : trees_[tree].child_ports[v]) leaves[p] = ReduceAt(data, tree, topology.ports(v)[p].peer, element, in);
   const pn::AdderTree adder(ports, spec_.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga);
   return adder.Reduce(inasim::Span<const uint32_t>(leaves.data(), leaves.size()));
 }
 
-const std::vector<uint32_t>& PanamaJob::TreeOrderSum(uint64_t g) {
-  auto it = expected_.find(g);
-  if (it != expected_.end()) return it->second.values;
+std::vector<uint32_t> PanamaJob::TreeOrderSum(uint64_t g, uint64_t count, const std::vector<uint8_t>* in) {
   const uint32_t t = static_cast<uint32_t>(g % trees_.size());
   const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
-  const uint64_t count = std::min<uint64_t>(spec_.elements_per_packet, elements_ - first);
-  Expected e{std::vector<uint32_t>(count), num_workers()};
-  const auto pit = partial_.find(g);
-  const PartialSums* partial = pit == partial_.end() ? nullptr : &pit->second;
   const TensorData& data = data_[g / packets_per_iteration_];
-  for (uint64_t i = 0; i < count; ++i) e.values[i] = ReduceAt(data, t, trees_[t].root, first + i, partial);
+  std::vector<uint32_t> values(count);
+  for (uint64_t i = 0; i < count; ++i) values[i] = ReduceAt(data, t, trees_[t].root, first + i, in);
+  return values;
+}
+
+PanamaJob::QuorumWalk PanamaJob::QuorumHolds(uint32_t tree, uint32_t v, const std::vector<uint8_t>& in) const {
+  const topo::Topology& topology = fabric_->topology();
+  if (topology.is_host(v)) return {true, in[rank_of_vertex_[v]] != 0, 1};
+  QuorumWalk w{true, false, 0};
+  uint32_t have = 0;
+  for (uint16_t p : trees_[tree].child_ports[v]) {
+    const QuorumWalk c = QuorumHolds(tree, topology.ports(v)[p].peer, in);
+    w.ok = w.ok && c.ok;
+    w.workers += c.workers;
+    if (c.any) have += c.workers, w.any = true;
+  }
+  // As the accelerator weighs its ports (panama_dataplane.cc: need = ceil(quorum x workers)).
+  const auto need = static_cast<uint32_t>(std::ceil(spec_.quorum * static_cast<double>(w.workers) - 1e-9));
+  w.ok = w.ok && (!w.any || have >= need);
+  return w;
+}
+
+bool PanamaJob::ResolveContributors(uint64_t g, const uint8_t* values, uint32_t count, std::vector<uint32_t>& want) {
+  // The result header names no contributors. Workers that had not sent g when
+  // its result came are out; among the senders, search the smallest sets left
+  // out (k = 0, 1, ...) that keep the quorum at every switch of the tree and
+  // whose adder-order sum is the result, bit for bit. With per-rank weighted
+  // data two different sets give different sums.
+  const uint32_t t = static_cast<uint32_t>(g % trees_.size());
+  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
+  const TensorData& data = data_[g / packets_per_iteration_];
+  const auto sit = senders_.find(g);
+  if (sit == senders_.end()) return false;
+  std::vector<uint32_t> senders;
+  for (uint32_t r = 0; r < sit->second.size(); ++r)
+    if (sit->second[r]) senders.push_back(r);
+  const uint32_t head = p4::LoadBe32(values);
+  uint64_t candidates = 0;
+  for (uint32_t k = 0; k <= senders.size(); ++k) {
+    std::vector<uint32_t> pick(k);  // indices into senders, increasing
+    for (uint32_t i = 0; i < k; ++i) pick[i] = i;
+    while (true) {
+      if (++candidates > kMaxQuorumCandidates) return false;
+      std::vector<uint8_t> in = sit->second;
+      for (uint32_t i : pick) in[senders[i]] = 0;
+      if (QuorumHolds(t, trees_[t].root, in).ok && ReduceAt(data, t, trees_[t].root, first, &in) == head) {
+        want = TreeOrderSum(g, count, &in);
+        bool all = true;
+        for (uint32_t i = 0; i < count && all; ++i) all = p4::LoadBe32(values + 4 * i) == want[i];
+        if (all) return true;
+      }
+      // Next k-combination of senders.
+      int i = static_cast<int>(k) - 1;
+      while (i >= 0 && pick[i] == senders.size() - k + i) --i;
+      if (i < 0) break;
+      ++pick[i];
+      for (uint32_t j = i + 1; j < k; ++j) pick[j] = pick[j - 1] + 1;
+    }
+  }
+  return false;
+}
+
+const std::vector<uint32_t>& PanamaJob::ExpectedValues(uint64_t g, const uint8_t* values, uint32_t count) {
+  auto it = expected_.find(g);
+  if (it != expected_.end()) return it->second.values;
+  Expected e{{}, num_workers()};
+  if (spec_.quorum >= 1) {
+    e.values = TreeOrderSum(g, count, nullptr);
+  } else if (!ResolveContributors(g, values, count, e.values)) {
+    ++quorum_unresolved_;  // no set of senders the quorum allows sums to this: every value counts as wrong
+    e.values.assign(count, ~p4::LoadBe32(values));
+  }
   return expected_.emplace(g, std::move(e)).first->second.values;
 }
 
 uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t count) {
   ++results_total_;
   const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
-  // A partial sum (PANAMA-<quorum>) is checked against the adder order
-  // replayed over the workers it holds.
   const TensorData& data = data_[g / packets_per_iteration_];
-  if (data.exact_in_float() && !partial_.count(g)) return data.CountMismatchesBe32(first, count, values);
-  const std::vector<uint32_t>& want = TreeOrderSum(g);
+  if (data.exact_in_float() && spec_.quorum >= 1) return data.CountMismatchesBe32(first, count, values);
+  // Uniform data (the adder order matters) or PANAMA-<quorum> (a partial sum).
+  const std::vector<uint32_t>& want = ExpectedValues(g, values, count);
   uint64_t bad = 0;
-  for (uint32_t i = 0; i < count && i < want.size(); ++i) bad += p4::LoadBe32(values + 4 * i) != want[i];
+  for (uint32_t i = 0; i < count; ++i) bad += i >= want.size() || p4::LoadBe32(values + 4 * i) != want[i];
   auto it = expected_.find(g);
   if (--it->second.checks_left == 0) {
     expected_.erase(it);
-    partial_.erase(g);
+    senders_.erase(g);
   }
   return bad;
 }

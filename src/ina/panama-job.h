@@ -174,20 +174,34 @@ class PanamaJob {
   void WorkerIterationDone(uint32_t rank, uint32_t iteration);
   PanamaIterationRecord& record(uint32_t it) { return records_[it]; }
   uint64_t compute_gap_ps() const { return compute_gap_ps_; }
-  /// PANAMA-<quorum>: a partial aggregation of packet g at switch v, from these child ports.
+  /// PANAMA-<quorum>: an accelerator summed packet g without some children (counted only).
   void RecordPartial(uint8_t tid, uint32_t vid, uint32_t v, inasim::Span<const uint16_t> ports);
   uint64_t partial_aggregations() const { return partial_aggregations_; }
+  /// PANAMA-<quorum>: results whose contributors no allowed set of senders explains.
+  uint64_t quorum_unresolved() const { return quorum_unresolved_; }
+  /// Rank `rank` sent packet g (PANAMA-<quorum>'s oracle: who can be in its sum).
+  void NoteSent(uint64_t g, uint32_t rank);
   /// Workers of this job below vertex v in tree `tree`.
   uint32_t SubtreeWorkers(uint32_t tree, uint32_t v) const;
 
  private:
-  /// Per packet, the switches that summed only some children: (vertex, ports).
-  using PartialSums = std::vector<std::pair<uint32_t, std::vector<uint16_t>>>;
-  /// Values of packet g as the accelerators add them (uniform data, partial sums).
-  const std::vector<uint32_t>& TreeOrderSum(uint64_t g);
-  uint32_t ReduceAt(const TensorData& data, uint32_t tree, uint32_t v, uint64_t element, const PartialSums* partial);
-  std::unordered_map<uint64_t, PartialSums> partial_;
-  uint64_t partial_aggregations_ = 0;
+  /// Candidate sets of contributors tried per partial result before it counts as wrong.
+  static constexpr uint64_t kMaxQuorumCandidates = 1u << 14;
+  struct QuorumWalk {
+    bool ok;           ///< every switch below has its quorum
+    bool any;          ///< some worker below is in the set
+    uint32_t workers;  ///< workers below
+  };
+  /// Values of packet g's first `count` elements as the accelerators add them
+  /// over the workers in `in` (rank-indexed; null: all).
+  std::vector<uint32_t> TreeOrderSum(uint64_t g, uint64_t count, const std::vector<uint8_t>* in);
+  uint32_t ReduceAt(const TensorData& data, uint32_t tree, uint32_t v, uint64_t element,
+                    const std::vector<uint8_t>* in);
+  QuorumWalk QuorumHolds(uint32_t tree, uint32_t v, const std::vector<uint8_t>& in) const;
+  bool ResolveContributors(uint64_t g, const uint8_t* values, uint32_t count, std::vector<uint32_t>& want);
+  const std::vector<uint32_t>& ExpectedValues(uint64_t g, const uint8_t* values, uint32_t count);
+  std::unordered_map<uint64_t, std::vector<uint8_t>> senders_;  ///< PANAMA-<quorum>: per packet, rank sent it
+  uint64_t partial_aggregations_ = 0, quorum_unresolved_ = 0;
 
   PanamaSpec spec_;
   std::vector<uint32_t> hosts_;
@@ -203,8 +217,9 @@ class PanamaJob {
   Fabric* fabric_;
   uint32_t workers_done_ = 0;
   uint64_t results_total_ = 0;
-  // Uniform data: the expected values of packets some worker has not checked
-  // yet, computed once (adder order replayed) and dropped after the n-th check.
+  // Uniform data and PANAMA-<quorum>: the expected values of packets some
+  // worker has not checked yet, computed once (adder order replayed over the
+  // contributors) and dropped after the n-th check.
   struct Expected {
     std::vector<uint32_t> values;
     uint32_t checks_left;

@@ -118,7 +118,11 @@ void PanamaJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
        {"tree_roots", roots},
        {"congestion_control", spec_.congestion_control},
        {"float_mode", spec_.ieee_float ? "ieee" : "fpga"},
-       {"check", data_.front().exact_in_float() ? DataCheckDescription(data_.front().pattern()) : "values: against the accelerators' adder order over per-rank random float32 data, bit for bit"},
+       {"check", spec_.quorum < 1 ? "values: each partial sum against the adder order over a set of senders the quorum "
+                                    "allows, found from the hosts' sends, not the switches' record"
+                 : data_.front().exact_in_float() ? DataCheckDescription(data_.front().pattern())
+                                                  : "values: against the accelerators' adder order over per-rank random "
+                                                    "float32 data, bit for bit"},
        {"packet_wire_bytes", wire},
        {"goodput_fraction_from_framing", static_cast<double>(k) * 4 / static_cast<double>(wire)},
        {"iterations_requested", records_.size()},
@@ -143,6 +147,7 @@ void PanamaJob::Report(const Scenario& s, bool finished, json& w, std::vector<st
                          {"buffered", tot.buffered},
                          {"aggregations", tot.aggregations},
                          {"quorum", spec_.quorum},
+                         {"quorum_unresolved_results", quorum_unresolved_},
                          {"partial_aggregations", tot.partial_aggregations},
                          {"result_packets", tot.result_packets},
                          {"forwarded", tot.forwarded},

@@ -144,3 +144,49 @@ TEST(ExactnessOnesData, SaysCountOnlyAndCannotSeeASubstitution) {
 }
 
 }  // namespace
+
+namespace {
+
+// PANAMA-<quorum> (§7): worker 0's host link carries a line-rate flow, so at
+// quorum 0.75 the leaves sum without it. The oracle finds each partial sum's
+// contributors from the hosts' sends, not from the switches' record.
+json PanamaQuorum() {
+  return json::parse(R"({
+    "name": "exactness-quorum", "seed": 3,
+    "topology": {"type": "leaf_spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 6},
+    "links": {"host_rate_gbps": 10},
+    "switch": {"ecn": {"enabled": true, "threshold": 20}, "pfc": {"enabled": true}},
+    "workload": {"type": "allreduce", "protocol": "panama", "dtype": "float32", "bytes": 262144,
+                 "hosts": [0, 1, 2, 3, 6, 7, 8, 9], "iterations": 2, "compute_gap_us": 20,
+                 "panama": {"trees": 4, "quorum": 0.75}},
+    "background": {"flows": {"list": [{"src": 4, "dst": 0, "bytes": 20000000}]}},
+    "stop": {"max_sim_time_ms": 100}
+  })");
+}
+
+TEST(ExactnessPanamaQuorum, PartialSumsAreCheckedFromTheHostsSends) {
+  for (const char* data : {"hashed", "uniform"}) {
+    json doc = PanamaQuorum();
+    doc["workload"]["data"] = data;
+    const RunResult r = RunWithFault(doc, ContributionFault::kNone);
+    const json& w = r.json["workload"];
+    EXPECT_TRUE(r.correct) << data << "\n" << r.summary;
+    EXPECT_GT(w["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u) << data;
+    EXPECT_EQ(w["accelerators"]["quorum_unresolved_results"].get<uint64_t>(), 0u) << data;
+    EXPECT_EQ(w["check"].get<std::string>().rfind("values: each partial sum", 0), 0u);
+    // A lost contribution looks like a worker the quorum left out; here it is
+    // still caught, in the results where leaf 0's accelerator also left out
+    // another worker: explaining them takes two of its four workers out,
+    // below its quorum of three. Where the quorum could have left worker 0
+    // out, no host-side oracle can tell the two apart.
+    for (ContributionFault f : {ContributionFault::kOtherRank, ContributionFault::kStaleIteration,
+                                ContributionFault::kShiftedElement, ContributionFault::kLostContribution}) {
+      const RunResult bad = RunWithFault(doc, f);
+      if (std::getenv("SHOW"))
+        std::cout << data << " " << static_cast<int>(f) << ": " << bad.json["workload"]["accelerators"].dump() << bad.summary;
+      EXPECT_FALSE(bad.correct) << data << " fault " << static_cast<int>(f) << "\n" << bad.summary;
+    }
+  }
+}
+
+}  // namespace
