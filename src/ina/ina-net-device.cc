@@ -1,6 +1,7 @@
 #include "ina/ina-net-device.h"
 
 #include "ina/addressing.h"
+#include "ina/frame-fingerprint.h"
 #include "ina/ina-switch-node.h"
 #include "ina/raw-header.h"
 
@@ -341,6 +342,12 @@ void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes,
   counters_.tx_bytes += bytes;
   counters_.tx_wire_bytes += bytes + wire_overhead_;
   counters_.busy_ps += ser;
+  // The run's fingerprint covers every frame that starts on the wire (lost
+  // ones too: their loss is part of the trajectory). 64 bytes onto the stack,
+  // no allocation, no virtual call.
+  uint8_t head[kFingerprintBytes];
+  const uint32_t n = frame->CopyData(head, std::min(bytes, kFingerprintBytes));
+  fingerprint_ = FingerprintFrame(fingerprint_, now, bytes, head, n);
   if (!tx_trace_.IsEmpty()) tx_trace_(frame, ser);
   if ((loss_rate_ > 0.0 && loss_rng_->GetValue() < loss_rate_) || (loss_filter_ && loss_filter_(*frame))) {
     ++counters_.drops_loss;

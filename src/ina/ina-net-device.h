@@ -174,6 +174,9 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   uint64_t buffer_bytes() const { return queue_.config().buffer_bytes; }
   uint64_t rate_bps() const { return rate_bps_; }
   const PortCounters& counters() const { return counters_; }
+  /// Rolling hash of every frame this device started transmitting (time,
+  /// length, leading bytes; frame-fingerprint.h), in its own order.
+  uint64_t fingerprint() const { return fingerprint_; }
   const congestion::QueueCounters& queue_counters() const { return queue_.counters(); }
   bool link_up() const;
   uint16_t port() const { return port_; }
@@ -265,6 +268,7 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   std::function<bool(const ns3::Packet&)> loss_filter_;
   ns3::Ptr<ns3::UniformRandomVariable> loss_rng_;
   PortCounters counters_;
+  uint64_t fingerprint_ = 0;
   ArrivalPool* pool_ = nullptr;
   ns3::Ptr<TxDone> tx_done_;
 

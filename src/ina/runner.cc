@@ -8,6 +8,7 @@
 #include "ina/p4sgd-job.h"
 #include "ina/canary-jobs.h"
 #include "ina/fabric.h"
+#include "ina/frame-fingerprint.h"
 #include "ina/progress.h"
 #include "ina/ring-allreduce.h"
 #include "ina/switchml-job.h"
@@ -438,6 +439,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   // Network counters.
   uint64_t frames = 0, bytes = 0, wire = 0, drops_buf = 0, drops_loss = 0, drops_down = 0, marks = 0, pauses = 0;
   uint64_t host_tx_bytes = 0;
+  uint64_t fingerprint = 0;  // every device's frames, folded in port order (2 x link + direction)
   uint64_t host_link_wire = 0;  // both directions of host links: what hosts send plus receive
   std::vector<double> util_all, util_fabric;  // per link direction, over [0, end]
   std::string links_csv =
@@ -449,6 +451,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
       const InaNetDevice& dev = fabric->link_tx(i, d);
       const PortCounters& c = dev.counters();
       const congestion::QueueCounters& q = dev.queue_counters();
+      fingerprint = FingerprintCombine(fingerprint, 2 * uint64_t{i} + d, dev.fingerprint(), c.tx_packets);
       frames += c.tx_packets;
       bytes += c.tx_bytes;
       wire += c.tx_wire_bytes;
@@ -472,6 +475,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
       }
     }
   }
+  r["sim"]["fingerprint"] = fmt::format("{:016x}", FingerprintFinish(fingerprint));
   uint64_t no_route = 0, not_ipv4 = 0;
   for (uint32_t i = 0; i < fabric->num_switches(); ++i) {
     no_route += fabric->switch_node(i).counters().dropped_no_route;

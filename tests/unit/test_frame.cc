@@ -1,7 +1,9 @@
 #include "p4model/common/frame.h"
+#include "ina/frame-fingerprint.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 using namespace inasim::p4;
@@ -66,4 +68,50 @@ TEST(Frame, Ipv4ChecksumMatchesRfc1071Example) {
   EXPECT_EQ(Ipv4HeaderChecksum(ip, 20), 0xb861);
   StoreBe16(ip + 10, 0xb861);
   EXPECT_EQ(Ipv4HeaderChecksum(ip, 20), 0);  // verifying a correct header gives 0
+}
+
+// ------------------------------------------------------------ fingerprint
+
+namespace {
+uint64_t HashOf(const std::vector<uint8_t>& f, uint64_t time_ps, uint32_t n = 64) {
+  const uint32_t len = static_cast<uint32_t>(f.size());
+  return inasim::FingerprintFrame(0, time_ps, len, f.data(), std::min(n, len));
+}
+}  // namespace
+
+TEST(Fingerprint, EveryHashedFieldMatters) {
+  const auto f = UdpFrame();
+  const uint64_t base = HashOf(f, 1000);
+  EXPECT_NE(base, HashOf(f, 1001));  // time
+  for (size_t i = 0; i < f.size(); ++i) {  // each leading byte, also a last partial word's
+    auto g = f;
+    g[i] ^= 0x01;
+    EXPECT_NE(base, HashOf(g, 1000)) << "byte " << i;
+  }
+  auto longer = f;
+  longer.push_back(0);  // same leading bytes, zero padding looks alike: the length tells them apart
+  EXPECT_NE(base, HashOf(longer, 1000));
+}
+
+TEST(Fingerprint, BytesBeyondTheHeadAreNotHashed) {
+  std::vector<uint8_t> a(100, 7), b(100, 7);
+  b[80] = 8;
+  EXPECT_EQ(HashOf(a, 5), HashOf(b, 5));
+  b[63] = 8;
+  EXPECT_NE(HashOf(a, 5), HashOf(b, 5));
+}
+
+TEST(Fingerprint, OrderOfFramesAndOfDevicesMatters) {
+  const auto f = UdpFrame();
+  auto g = f;
+  g[40] = 0x11;
+  const auto len = static_cast<uint32_t>(f.size());
+  using inasim::FingerprintFrame;
+  const uint64_t fg = FingerprintFrame(FingerprintFrame(0, 7, len, f.data(), len), 7, len, g.data(), len);
+  const uint64_t gf = FingerprintFrame(FingerprintFrame(0, 7, len, g.data(), len), 7, len, f.data(), len);
+  EXPECT_NE(fg, gf);
+  using inasim::FingerprintCombine;
+  EXPECT_NE(FingerprintCombine(FingerprintCombine(0, 0, fg, 2), 1, gf, 2),
+            FingerprintCombine(FingerprintCombine(0, 0, gf, 2), 1, fg, 2));
+  EXPECT_NE(FingerprintCombine(0, 0, fg, 2), FingerprintCombine(0, 0, fg, 3));
 }
