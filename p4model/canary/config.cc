@@ -2,6 +2,8 @@
 
 #include "p4model/common/address_text.h"
 
+#include "common/json_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -74,61 +76,90 @@ void CanaryConfig::ValidatePartition(const TablePartition& p) const {
 }
 
 
+namespace {
+
+const std::set<std::string> kConfigKeys = {
+    "switch_address",  "switch_ip",       "switch_mac",   "num_ports",
+    "udp_port",        "num_elements",    "table_size",   "index_hash",      "partitions",
+    "timeout_ns",      "timeout_mode",    "clock_period_ns", "scan_entries_per_clock",
+    "multicast_shard_ports", "multicast_groups_per_pass", "pass_latency_ns"};
+const std::set<std::string> kPartitionKeys = {"application_id", "base", "size"};
+// Times in ns become picoseconds: at most 1e9 ns (1 s), far from overflowing.
+constexpr uint64_t kMaxNs = 1'000'000'000;
+
+std::string StringField(const nlohmann::json& j, const std::string& key, const std::string& def) {
+  if (!j.contains(key)) return def;
+  if (!j.at(key).is_string()) Fail(key + ": must be a string");
+  return j.at(key).get<std::string>();
+}
+
+std::vector<TablePartition> PartitionsFromJson(const nlohmann::json& parts) {
+  if (!parts.is_array()) Fail("partitions must be an array");
+  std::vector<TablePartition> out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const nlohmann::json& e = parts[i];
+    const std::string path = "partitions[" + std::to_string(i) + "]";
+    if (!e.is_object()) Fail("partitions: each entry must be an object");
+    util::CheckKnownKeys(e, kPartitionKeys, path);
+    if (!e.contains("application_id") || !e.contains("size"))
+      Fail("partitions: each entry needs application_id and size");
+    out.push_back({util::UnsignedField<uint8_t>(e, "application_id", path, 0),
+                   util::UnsignedField<uint32_t>(e, "base", path, 0),
+                   util::UnsignedField<uint32_t>(e, "size", path, 0)});
+  }
+  return out;
+}
+
+void ReadConfigKeys(const nlohmann::json& j, CanaryConfig& c) {
+  using util::UnsignedField;
+  util::CheckKnownKeys(j, kConfigKeys, "");
+  c.switch_address = UnsignedField<uint16_t>(j, "switch_address", "", c.switch_address);
+  if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(StringField(j, "switch_ip", ""));
+  if (j.contains("switch_mac")) c.switch_mac = ParseMac(StringField(j, "switch_mac", ""));
+  c.num_ports = UnsignedField<uint32_t>(j, "num_ports", "", c.num_ports);
+  c.udp_port = UnsignedField<uint16_t>(j, "udp_port", "", c.udp_port);
+  c.num_elements = UnsignedField<uint32_t>(j, "num_elements", "", c.num_elements);
+  c.table_size = UnsignedField<uint32_t>(j, "table_size", "", c.table_size);
+  const std::string hash = StringField(j, "index_hash", "crc32");
+  if (hash == "crc32") c.index_hash = IndexHash::kCrc32;
+  else if (hash == "direct") c.index_hash = IndexHash::kDirect;
+  else Fail("index_hash must be \"crc32\" or \"direct\"");
+  if (j.contains("partitions")) c.partitions = PartitionsFromJson(j.at("partitions"));
+  c.timeout_ps = UnsignedField<uint64_t>(j, "timeout_ns", "", c.timeout_ps / 1000, 0, kMaxNs) * 1000;
+  const std::string mode = StringField(j, "timeout_mode", "exact");
+  if (mode == "exact") c.timeout_mode = TimeoutMode::kExactTimer;
+  else if (mode == "clock_scan") c.timeout_mode = TimeoutMode::kClockScan;
+  else Fail("timeout_mode must be \"exact\" or \"clock_scan\"");
+  c.clock_period_ps = UnsignedField<uint64_t>(j, "clock_period_ns", "", c.clock_period_ps / 1000, 0, kMaxNs) * 1000;
+  c.scan_entries_per_clock = UnsignedField<uint32_t>(j, "scan_entries_per_clock", "", c.scan_entries_per_clock);
+  c.multicast_shard_ports = UnsignedField<uint32_t>(j, "multicast_shard_ports", "", c.multicast_shard_ports);
+  c.multicast_groups_per_pass =
+      UnsignedField<uint32_t>(j, "multicast_groups_per_pass", "", c.multicast_groups_per_pass);
+  c.pass_latency_ps = UnsignedField<uint64_t>(j, "pass_latency_ns", "", c.pass_latency_ps / 1000, 0, kMaxNs) * 1000;
+}
+
+}  // namespace
+
 CanaryConfig CanaryConfig::FromJson(const std::string& text) {
   using nlohmann::json;
   CanaryConfig c;
   json j;
   try {
-    j = json::parse(text);
+    j = util::ParseStrictJson(text, "");
   } catch (const json::exception& e) {
     Fail(std::string("bad JSON: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    Fail(e.what());
   }
   if (!j.is_object()) Fail("not a JSON object");
-  static const std::set<std::string> kKeys = {
-      "switch_address",  "switch_ip",       "switch_mac",   "num_ports",
-      "udp_port",        "num_elements",    "table_size",   "index_hash",      "partitions",
-      "timeout_ns",      "timeout_mode",    "clock_period_ns", "scan_entries_per_clock",
-      "multicast_shard_ports", "multicast_groups_per_pass", "pass_latency_ns"};
-  for (const auto& [k, v] : j.items())
-    if (!kKeys.count(k)) Fail("unknown key \"" + k + "\"");
   try {
-    c.switch_address = j.value("switch_address", c.switch_address);
-    if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(j.at("switch_ip").get<std::string>());
-    if (j.contains("switch_mac")) c.switch_mac = ParseMac(j.at("switch_mac").get<std::string>());
-    c.num_ports = j.value("num_ports", c.num_ports);
-    c.udp_port = j.value("udp_port", c.udp_port);
-    c.num_elements = j.value("num_elements", c.num_elements);
-    c.table_size = j.value("table_size", c.table_size);
-    const std::string hash = j.value("index_hash", std::string("crc32"));
-    if (hash == "crc32") c.index_hash = IndexHash::kCrc32;
-    else if (hash == "direct") c.index_hash = IndexHash::kDirect;
-    else Fail("index_hash must be \"crc32\" or \"direct\"");
-    if (j.contains("partitions")) {
-      const json& parts = j.at("partitions");
-      if (!parts.is_array()) Fail("partitions must be an array");
-      for (const json& e : parts) {
-        if (!e.is_object()) Fail("partitions: each entry must be an object");
-        for (const auto& [k, v] : e.items())
-          if (k != "application_id" && k != "base" && k != "size") Fail("partitions: unknown key \"" + k + "\"");
-        if (!e.contains("application_id") || !e.contains("size"))
-          Fail("partitions: each entry needs application_id and size");
-        const auto app = e.at("application_id").get<uint32_t>();
-        if (app > 255) Fail("partitions: application_id must be in 0..255, got " + std::to_string(app));
-        c.partitions.push_back({static_cast<uint8_t>(app), e.value("base", 0u), e.at("size").get<uint32_t>()});
-      }
-    }
-    if (j.contains("timeout_ns")) c.timeout_ps = j.at("timeout_ns").get<uint64_t>() * 1000;
-    const std::string mode = j.value("timeout_mode", std::string("exact"));
-    if (mode == "exact") c.timeout_mode = TimeoutMode::kExactTimer;
-    else if (mode == "clock_scan") c.timeout_mode = TimeoutMode::kClockScan;
-    else Fail("timeout_mode must be \"exact\" or \"clock_scan\"");
-    if (j.contains("clock_period_ns")) c.clock_period_ps = j.at("clock_period_ns").get<uint64_t>() * 1000;
-    c.scan_entries_per_clock = j.value("scan_entries_per_clock", c.scan_entries_per_clock);
-    c.multicast_shard_ports = j.value("multicast_shard_ports", c.multicast_shard_ports);
-    c.multicast_groups_per_pass = j.value("multicast_groups_per_pass", c.multicast_groups_per_pass);
-    if (j.contains("pass_latency_ns")) c.pass_latency_ps = j.at("pass_latency_ns").get<uint64_t>() * 1000;
+    ReadConfigKeys(j, c);
   } catch (const json::exception& e) {
     Fail(e.what());
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    if (m.rfind("canary config: ", 0) == 0) throw;
+    Fail(m);
   }
   c.Validate();
   return c;

@@ -2,6 +2,8 @@
 
 #include "p4model/common/address_text.h"
 
+#include "common/json_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -76,73 +78,110 @@ void P4SGDConfig::Validate() const {
   }
 }
 
+namespace {
+
+const std::set<std::string> kConfigKeys = {"mode",  "num_workers", "workers",   "multicast_ports",
+                                           "slots", "node_size",   "dev_ports", "pass_latency_ns",
+                                           "encap", "udp_port",    "switch_mac", "switch_ip"};
+const std::set<std::string> kWorkerKeys = {"id", "port", "mac", "ip"};
+constexpr uint64_t kMaxPassLatencyNs = 1'000'000'000;  // becomes ps: far from overflowing
+
+std::string StringField(const nlohmann::json& j, const std::string& key, const std::string& path,
+                        const std::string& def) {
+  if (!j.contains(key)) return def;
+  if (!j.at(key).is_string()) Fail(path + key + ": must be a string");
+  return j.at(key).get<std::string>();
+}
+
+/// A list of 16-bit port numbers, each range-checked (70000 is an error, not 4464).
+std::vector<uint16_t> PortList(const nlohmann::json& v, const std::string& path) {
+  if (!v.is_array()) Fail(path + ": must be an array of port numbers");
+  std::vector<uint16_t> out;
+  for (size_t i = 0; i < v.size(); ++i)
+    out.push_back(static_cast<uint16_t>(util::CheckedUnsigned(v[i], path + "[" + std::to_string(i) + "]", 0, 65535)));
+  return out;
+}
+
+std::vector<P4SGDWorker> WorkersFromJson(const nlohmann::json& list) {
+  if (!list.is_array()) Fail("workers must be an array");
+  std::vector<P4SGDWorker> out;
+  uint16_t next_id = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& w = list[i];
+    const std::string path = "workers[" + std::to_string(i) + "]";
+    if (!w.is_object()) Fail("each worker must be an object");
+    util::CheckKnownKeys(w, kWorkerKeys, path);
+    if (!w.contains("port")) Fail("each worker needs a \"port\"");
+    P4SGDWorker x;
+    x.id = util::UnsignedField<uint16_t>(w, "id", path, next_id);
+    x.port = util::UnsignedField<uint16_t>(w, "port", path, 0);
+    if (w.contains("mac")) x.mac = ParseMac(StringField(w, "mac", path + ".", ""));
+    if (w.contains("ip")) x.ip = ParseIpv4(StringField(w, "ip", path + ".", ""));
+    next_id = static_cast<uint16_t>(x.id + 1);
+    out.push_back(x);
+  }
+  return out;
+}
+
+void ReadDevPorts(const nlohmann::json& j, P4SGDConfig& c) {
+  if (!j.contains("dev_ports")) return;
+  if (j["dev_ports"].is_string()) {
+    if (j["dev_ports"].get<std::string>() != "identity") Fail("dev_ports must be an array or \"identity\"");
+    for (uint16_t p = 0; p < 512; ++p) c.dev_ports.push_back(p);
+  } else {
+    c.dev_ports = PortList(j.at("dev_ports"), "dev_ports");
+    if (c.dev_ports.empty()) Fail("dev_ports must not be empty");
+  }
+}
+
+void ReadConfigKeys(const nlohmann::json& j, P4SGDConfig& c) {
+  using util::UnsignedField;
+  util::CheckKnownKeys(j, kConfigKeys, "");
+  const std::string mode = StringField(j, "mode", "", "paper");
+  if (mode == "paper") c.mode = Mode::kPaper;
+  else if (mode == "public-p4") c.mode = Mode::kPublicP4;
+  else Fail("mode must be \"paper\" or \"public-p4\"");
+  if (c.mode == Mode::kPaper && (j.contains("node_size") || j.contains("dev_ports")))
+    Fail("node_size and dev_ports are public-p4 settings");
+  c.num_workers = UnsignedField<uint32_t>(j, "num_workers", "", c.num_workers);
+  if (j.contains("workers")) c.workers = WorkersFromJson(j.at("workers"));
+  if (j.contains("multicast_ports")) c.multicast_ports = PortList(j.at("multicast_ports"), "multicast_ports");
+  c.slots = UnsignedField<uint32_t>(j, "slots", "", c.mode == Mode::kPaper ? kPaperSlots : kIndexSize);
+  c.node_size = UnsignedField<uint32_t>(j, "node_size", "", c.node_size);
+  ReadDevPorts(j, c);
+  c.pass_latency_ps =
+      UnsignedField<uint64_t>(j, "pass_latency_ns", "", c.pass_latency_ps / 1000, 0, kMaxPassLatencyNs) * 1000;
+  const std::string encap = StringField(j, "encap", "", "raw");
+  if (encap == "raw") c.encap = Encap::kRaw;
+  else if (encap == "udp") c.encap = Encap::kUdp;
+  else Fail("encap must be \"raw\" or \"udp\"");
+  c.udp_port = UnsignedField<uint16_t>(j, "udp_port", "", c.udp_port, 1, 65535);
+  if (j.contains("switch_mac")) c.switch_mac = ParseMac(StringField(j, "switch_mac", "", ""));
+  if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(StringField(j, "switch_ip", "", ""));
+}
+
+}  // namespace
+
 P4SGDConfig P4SGDConfig::FromJson(const std::string& text) {
   using nlohmann::json;
   P4SGDConfig c;
   json j;
   try {
-    j = json::parse(text);
+    j = util::ParseStrictJson(text, "");
   } catch (const json::exception& e) {
     Fail(std::string("bad JSON: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    Fail(e.what());
   }
   if (!j.is_object()) Fail("not a JSON object");
-  static const std::set<std::string> kKeys = {"mode",  "num_workers", "workers",   "multicast_ports",
-                                              "slots", "node_size",   "dev_ports", "pass_latency_ns",
-                                              "encap", "udp_port",    "switch_mac", "switch_ip"};
-  for (const auto& [k, v] : j.items())
-    if (!kKeys.count(k)) Fail("unknown key \"" + k + "\"");
   try {
-    const std::string mode = j.value("mode", std::string("paper"));
-    if (mode == "paper") c.mode = Mode::kPaper;
-    else if (mode == "public-p4") c.mode = Mode::kPublicP4;
-    else Fail("mode must be \"paper\" or \"public-p4\"");
-    if (c.mode == Mode::kPaper && (j.contains("node_size") || j.contains("dev_ports")))
-      Fail("node_size and dev_ports are public-p4 settings");
-    c.num_workers = j.value("num_workers", c.num_workers);
-    if (j.contains("workers")) {
-      if (!j["workers"].is_array()) Fail("workers must be an array");
-      static const std::set<std::string> kWorkerKeys = {"id", "port", "mac", "ip"};
-      uint16_t next_id = 0;
-      for (const json& w : j["workers"]) {
-        if (!w.is_object()) Fail("each worker must be an object");
-        for (const auto& [k, v] : w.items())
-          if (!kWorkerKeys.count(k)) Fail("unknown worker key \"" + k + "\"");
-        if (!w.contains("port")) Fail("each worker needs a \"port\"");
-        P4SGDWorker x;
-        x.id = w.value("id", next_id);
-        x.port = w.at("port").get<uint16_t>();
-        if (w.contains("mac")) x.mac = ParseMac(w.at("mac").get<std::string>());
-        if (w.contains("ip")) x.ip = ParseIpv4(w.at("ip").get<std::string>());
-        next_id = static_cast<uint16_t>(x.id + 1);
-        c.workers.push_back(x);
-      }
-    }
-    if (j.contains("multicast_ports")) c.multicast_ports = j.at("multicast_ports").get<std::vector<uint16_t>>();
-    c.slots = j.value("slots", c.mode == Mode::kPaper ? kPaperSlots : kIndexSize);
-    c.node_size = j.value("node_size", c.node_size);
-    if (j.contains("dev_ports")) {
-      if (j["dev_ports"].is_string()) {
-        if (j["dev_ports"].get<std::string>() != "identity") Fail("dev_ports must be an array or \"identity\"");
-        for (uint16_t p = 0; p < 512; ++p) c.dev_ports.push_back(p);
-      } else {
-        c.dev_ports = j.at("dev_ports").get<std::vector<uint16_t>>();
-        if (c.dev_ports.empty()) Fail("dev_ports must not be empty");
-      }
-    }
-    if (j.contains("pass_latency_ns")) c.pass_latency_ps = j.at("pass_latency_ns").get<uint64_t>() * 1000;
-    const std::string encap = j.value("encap", std::string("raw"));
-    if (encap == "raw") c.encap = Encap::kRaw;
-    else if (encap == "udp") c.encap = Encap::kUdp;
-    else Fail("encap must be \"raw\" or \"udp\"");
-    if (j.contains("udp_port")) {
-      const int64_t port = j.at("udp_port").get<int64_t>();
-      if (port < 1 || port > 65535) Fail("udp_port must be 1..65535");
-      c.udp_port = static_cast<uint16_t>(port);
-    }
-    if (j.contains("switch_mac")) c.switch_mac = ParseMac(j.at("switch_mac").get<std::string>());
-    if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(j.at("switch_ip").get<std::string>());
+    ReadConfigKeys(j, c);
   } catch (const json::exception& e) {
     Fail(e.what());
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    if (m.rfind("p4sgd config: ", 0) == 0) throw;
+    Fail(m);
   }
   c.Finalize();
   return c;

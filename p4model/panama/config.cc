@@ -1,5 +1,7 @@
 #include "p4model/panama/config.h"
 
+#include "common/json_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -43,80 +45,122 @@ void PanamaConfig::Validate() const {
   }
 }
 
+namespace {
+
+const std::set<std::string> kConfigKeys = {"num_ports", "float_mode", "claim_all_traffic", "buffer_bytes",
+                                           "slot_bytes", "latency",   "jobs"};
+const std::set<std::string> kLatencyKeys = {"mode", "bus_bits", "clock_mhz", "adder_ns", "fixed_ns", "agg_fixed_ns"};
+const std::set<std::string> kJobKeys = {"jid", "ports", "trees", "result", "quorum", "port_workers"};
+constexpr double kMaxClockMhz = 1e6;  // 1 THz: anything beyond is a typo (and would overflow the Hz count)
+
+std::string StringField(const nlohmann::json& j, const std::string& key, const std::string& path,
+                        const std::string& def) {
+  if (!j.contains(key)) return def;
+  if (!j.at(key).is_string()) Fail(path + key + ": must be a string");
+  return j.at(key).get<std::string>();
+}
+
+template <class T>
+std::vector<T> UnsignedList(const nlohmann::json& v, const std::string& path, uint64_t hi) {
+  if (!v.is_array()) Fail(path + ": must be an array of integers");
+  std::vector<T> out;
+  for (size_t i = 0; i < v.size(); ++i)
+    out.push_back(static_cast<T>(util::CheckedUnsigned(v[i], path + "[" + std::to_string(i) + "]", 0, hi)));
+  return out;
+}
+
+PanamaLatency LatencyFromJson(const nlohmann::json& l, PanamaLatency lat) {
+  if (!l.is_object()) Fail("latency must be an object");
+  util::CheckKnownKeys(l, kLatencyKeys, "latency");
+  const std::string mode = StringField(l, "mode", "latency.", "equation");
+  if (mode == "equation") lat.mode = LatencyMode::kEquation;
+  else if (mode == "table1") lat.mode = LatencyMode::kTable1;
+  else Fail("latency.mode must be \"equation\" or \"table1\"");
+  lat.bus_bits = util::UnsignedField<uint32_t>(l, "bus_bits", "latency", lat.bus_bits);
+  if (l.contains("clock_mhz")) {
+    const nlohmann::json& v = l["clock_mhz"];
+    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > kMaxClockMhz)
+      Fail("latency.clock_mhz must be > 0 and at most 1e6");
+    lat.clock_hz = static_cast<uint64_t>(std::llround(v.get<double>() * 1e6));
+  }
+  if (l.contains("adder_ns")) lat.adder_ps = NsToPs(l["adder_ns"], "latency.adder_ns");
+  if (l.contains("fixed_ns")) lat.fixed_ps = NsToPs(l["fixed_ns"], "latency.fixed_ns");
+  if (l.contains("agg_fixed_ns")) lat.agg_fixed_ps = NsToPs(l["agg_fixed_ns"], "latency.agg_fixed_ns");
+  return lat;
+}
+
+PanamaJob JobFromJson(const nlohmann::json& x, const std::string& path) {
+  if (!x.is_object()) Fail("each job must be an object");
+  util::CheckKnownKeys(x, kJobKeys, path);
+  if (!x.contains("jid") || !x.contains("ports")) Fail("each job needs \"jid\" and \"ports\"");
+  PanamaJob job;
+  job.jid = util::UnsignedField<uint16_t>(x, "jid", path, 0);
+  for (uint32_t p : UnsignedList<uint32_t>(x.at("ports"), path + ".ports", UINT32_MAX)) {
+    if (p >= kMaxPorts) Fail("job " + std::to_string(job.jid) + ": port " + std::to_string(p) + " >= 64");
+    job.ports_bitmap |= uint64_t{1} << p;
+  }
+  job.num_trees = util::UnsignedField<uint32_t>(x, "trees", path, job.num_trees);
+  if (x.contains("quorum")) {
+    if (!x["quorum"].is_number()) Fail(path + ".quorum: must be a number in (0, 1]");
+    job.quorum = x["quorum"].get<double>();
+  }
+  if (x.contains("port_workers"))
+    job.port_workers = UnsignedList<uint32_t>(x["port_workers"], path + ".port_workers", UINT32_MAX);
+  if (x.contains("result")) {
+    const nlohmann::json& r = x["result"];
+    if (r.is_string() && r.get<std::string>() == "routed") job.result = ResultRoute::kRouted;
+    else if (r.is_string() && r.get<std::string>() == "echo") job.result = ResultRoute::kEcho;
+    else if (r.is_array()) {
+      job.result = ResultRoute::kPorts;
+      job.result_ports = UnsignedList<uint16_t>(r, path + ".result", 65535);
+    } else Fail("job result must be \"routed\", \"echo\" or a list of ports");
+  }
+  return job;
+}
+
+void ReadConfigKeys(const nlohmann::json& j, PanamaConfig& c) {
+  util::CheckKnownKeys(j, kConfigKeys, "");
+  c.num_ports = util::UnsignedField<uint32_t>(j, "num_ports", "", c.num_ports);
+  const std::string fm = StringField(j, "float_mode", "", "fpga");
+  if (fm == "fpga") c.float_mode = FloatMode::kFpga;
+  else if (fm == "ieee") c.float_mode = FloatMode::kIeee;
+  else Fail("float_mode must be \"fpga\" or \"ieee\"");
+  if (j.contains("claim_all_traffic")) {
+    if (!j["claim_all_traffic"].is_boolean()) Fail("claim_all_traffic: must be true or false");
+    c.claim_all_traffic = j["claim_all_traffic"].get<bool>();
+  }
+  c.buffer_bytes = util::UnsignedField<uint64_t>(j, "buffer_bytes", "", c.buffer_bytes);
+  c.slot_bytes = util::UnsignedField<uint32_t>(j, "slot_bytes", "", c.slot_bytes);
+  if (j.contains("latency")) c.latency = LatencyFromJson(j["latency"], c.latency);
+  if (j.contains("jobs")) {
+    if (!j["jobs"].is_array()) Fail("jobs must be an array");
+    for (size_t i = 0; i < j["jobs"].size(); ++i)
+      c.jobs.push_back(JobFromJson(j["jobs"][i], "jobs[" + std::to_string(i) + "]"));
+  }
+}
+
+}  // namespace
+
 PanamaConfig PanamaConfig::FromJson(const std::string& text) {
   using nlohmann::json;
   PanamaConfig c;
   json j;
   try {
-    j = json::parse(text);
+    j = util::ParseStrictJson(text, "");
   } catch (const json::exception& e) {
     Fail(std::string("bad JSON: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    Fail(e.what());
   }
   if (!j.is_object()) Fail("not a JSON object");
-  static const std::set<std::string> kKeys = {"num_ports",    "float_mode", "claim_all_traffic", "buffer_bytes",
-                                              "slot_bytes",   "latency",    "jobs"};
-  for (const auto& [k, v] : j.items())
-    if (!kKeys.count(k)) Fail("unknown key \"" + k + "\"");
   try {
-    c.num_ports = j.value("num_ports", c.num_ports);
-    const std::string fm = j.value("float_mode", std::string("fpga"));
-    if (fm == "fpga") c.float_mode = FloatMode::kFpga;
-    else if (fm == "ieee") c.float_mode = FloatMode::kIeee;
-    else Fail("float_mode must be \"fpga\" or \"ieee\"");
-    c.claim_all_traffic = j.value("claim_all_traffic", c.claim_all_traffic);
-    c.buffer_bytes = j.value("buffer_bytes", c.buffer_bytes);
-    c.slot_bytes = j.value("slot_bytes", c.slot_bytes);
-    if (j.contains("latency")) {
-      const json& l = j["latency"];
-      if (!l.is_object()) Fail("latency must be an object");
-      static const std::set<std::string> kLat = {"mode", "bus_bits", "clock_mhz", "adder_ns", "fixed_ns",
-                                                 "agg_fixed_ns"};
-      for (const auto& [k, v] : l.items())
-        if (!kLat.count(k)) Fail("unknown latency key \"" + k + "\"");
-      const std::string mode = l.value("mode", std::string("equation"));
-      if (mode == "equation") c.latency.mode = LatencyMode::kEquation;
-      else if (mode == "table1") c.latency.mode = LatencyMode::kTable1;
-      else Fail("latency.mode must be \"equation\" or \"table1\"");
-      c.latency.bus_bits = l.value("bus_bits", c.latency.bus_bits);
-      if (l.contains("clock_mhz")) {
-        if (!l["clock_mhz"].is_number() || !(l["clock_mhz"].get<double>() > 0)) Fail("latency.clock_mhz must be > 0");
-        c.latency.clock_hz = static_cast<uint64_t>(std::llround(l["clock_mhz"].get<double>() * 1e6));
-      }
-      if (l.contains("adder_ns")) c.latency.adder_ps = NsToPs(l["adder_ns"], "latency.adder_ns");
-      if (l.contains("fixed_ns")) c.latency.fixed_ps = NsToPs(l["fixed_ns"], "latency.fixed_ns");
-      if (l.contains("agg_fixed_ns")) c.latency.agg_fixed_ps = NsToPs(l["agg_fixed_ns"], "latency.agg_fixed_ns");
-    }
-    if (j.contains("jobs")) {
-      if (!j["jobs"].is_array()) Fail("jobs must be an array");
-      static const std::set<std::string> kJobKeys = {"jid", "ports", "trees", "result", "quorum", "port_workers"};
-      for (const json& x : j["jobs"]) {
-        if (!x.is_object()) Fail("each job must be an object");
-        for (const auto& [k, v] : x.items())
-          if (!kJobKeys.count(k)) Fail("unknown job key \"" + k + "\"");
-        if (!x.contains("jid") || !x.contains("ports")) Fail("each job needs \"jid\" and \"ports\"");
-        PanamaJob job;
-        job.jid = x.at("jid").get<uint16_t>();
-        for (uint32_t p : x.at("ports").get<std::vector<uint32_t>>()) {
-          if (p >= kMaxPorts) Fail("job " + std::to_string(job.jid) + ": port " + std::to_string(p) + " >= 64");
-          job.ports_bitmap |= uint64_t{1} << p;
-        }
-        job.num_trees = x.value("trees", job.num_trees);
-        job.quorum = x.value("quorum", job.quorum);
-        if (x.contains("port_workers")) job.port_workers = x["port_workers"].get<std::vector<uint32_t>>();
-        if (x.contains("result")) {
-          const json& r = x["result"];
-          if (r.is_string() && r.get<std::string>() == "routed") job.result = ResultRoute::kRouted;
-          else if (r.is_string() && r.get<std::string>() == "echo") job.result = ResultRoute::kEcho;
-          else if (r.is_array()) {
-            job.result = ResultRoute::kPorts;
-            job.result_ports = r.get<std::vector<uint16_t>>();
-          } else Fail("job result must be \"routed\", \"echo\" or a list of ports");
-        }
-        c.jobs.push_back(job);
-      }
-    }
+    ReadConfigKeys(j, c);
   } catch (const json::exception& e) {
     Fail(e.what());
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    if (m.rfind("panama config: ", 0) == 0) throw;
+    Fail(m);
   }
   c.Validate();
   return c;

@@ -2,6 +2,8 @@
 #include "p4model/tools/p4check.h"
 #include "p4model/tools/p4diff.h"
 
+#include "common/bounded_file.h"
+
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -22,12 +24,21 @@ struct Options {
   uint64_t seed = 1;
 };
 
+constexpr const char* kCheckUsage =
+    "usage: inasim-p4 check PROGRAM [--p4-src DIR] [--manifest FILE] [--inputs N] [--seed S] [--verbose]\n"
+    "       inasim-p4 manifest PROGRAM --p4-src DIR [--out FILE]\n"
+    "PROGRAM: switchml | p4sgd; DIR: the upstream checkout (see p4model/tools/README.md)\n";
+
 int Usage(const std::string& msg) {
-  std::cerr << "inasim-p4: " << msg << "\n"
-            << "usage: inasim-p4 check PROGRAM [--p4-src DIR] [--manifest FILE] [--inputs N] [--seed S] [--verbose]\n"
-            << "       inasim-p4 manifest PROGRAM --p4-src DIR [--out FILE]\n"
-            << "PROGRAM: switchml | p4sgd; DIR: the upstream checkout (see p4model/tools/README.md)\n";
+  std::cerr << "inasim-p4: " << msg << "\n" << kCheckUsage;
   return 2;
+}
+
+/// --inputs / --seed: digits only (std::stoull would take "-1" as 2^64 - 1).
+bool ParseCount(const std::string& v, uint64_t& out) {
+  if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos) return false;
+  out = std::stoull(v);
+  return true;
 }
 
 std::string DefaultManifest(const std::string& program) {
@@ -59,10 +70,8 @@ bool ParseOptions(const std::vector<std::string>& args, Options& o, std::string&
       if (!value(o.out)) return false;
     } else if (a == "--inputs" || a == "--seed") {
       if (!value(v)) return false;
-      try {
-        (a == "--inputs" ? o.inputs : o.seed) = std::stoull(v);
-      } catch (const std::exception&) {
-        err = a + " needs a number, got \"" + v + "\"";
+      if (!ParseCount(v, a == "--inputs" ? o.inputs : o.seed)) {
+        err = a + " needs a non-negative integer, got \"" + v + "\"";
         return false;
       }
     } else if (a == "--verbose") {
@@ -82,6 +91,12 @@ json Extract(const describe::ModelDescription& model, const std::string& p4_src,
 }
 
 }  // namespace
+
+int CommandHelp(const std::string& command) {
+  (void)command;  // check and manifest share one usage text
+  std::cout << kCheckUsage;
+  return 0;
+}
 
 int ManifestCommand(const std::vector<std::string>& args) {
   Options o;
@@ -115,14 +130,12 @@ int CheckCommand(const std::vector<std::string>& args) {
   if (!ParseOptions(args, o, err)) return Usage(err);
   try {
     const describe::ModelDescription model = ModelFor(o.program);
-    std::ifstream in(o.manifest);
-    if (!in) {
-      std::cerr << "inasim-p4: cannot open manifest " << o.manifest << "\n";
-      return 2;
-    }
     json manifest;
     try {
-      manifest = json::parse(in);
+      manifest = json::parse(util::ReadBoundedFile(o.manifest, util::kMaxJsonFileBytes, "manifest"));
+    } catch (const util::FileReadError& e) {
+      std::cerr << "inasim-p4: " << e.what() << "\n";
+      return 2;
     } catch (const json::exception& e) {
       std::cerr << "inasim-p4: " << o.manifest << ": not JSON: " << e.what() << "\n";
       return 2;

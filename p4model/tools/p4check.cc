@@ -4,6 +4,7 @@
 
 #include "p4model/p4sgd/describe.h"
 #include "p4model/switchml/describe.h"
+#include "common/bounded_file.h"
 
 #include <algorithm>
 #include <array>
@@ -45,11 +46,11 @@ json ElementFields(const p4src::Program& prog, const p4src::TypeRef& t) {
 }
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw p4src::ReadError("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return util::ReadBoundedFile(path, util::kMaxSourceFileBytes, "source file");
+  } catch (const util::FileReadError& e) {
+    throw p4src::ReadError(e.what());
+  }
 }
 
 std::vector<std::string> Lines(const std::string& text) {

@@ -62,6 +62,8 @@ namespace inasim::p4tools {
 /// `inasim-p4 check ...` and `inasim-p4 manifest ...` (args[0] is the subcommand).
 /// Returns the exit code: 0 no mismatch, 1 mismatches, 2 bad usage or unreadable input.
 int CheckCommand(const std::vector<std::string>& args);
+/// `inasim-p4 check|manifest --help`: the usage on stdout, exit code 0.
+int CommandHelp(const std::string& command);
 int ManifestCommand(const std::vector<std::string>& args);
 
 }  // namespace inasim::p4tools

@@ -1,4 +1,5 @@
 #include "p4model/tools/p4reader.h"
+#include "common/bounded_file.h"
 
 #include <cctype>
 #include <fstream>
@@ -99,12 +100,14 @@ class Preprocessor {
     if (depth_ >= kMaxIncludeDepth)
       throw ReadError((from ? from->str() + ": " : std::string()) + "#include nested more than " +
                       std::to_string(kMaxIncludeDepth) + " deep (an include cycle?)");
-    std::ifstream in(root_ + "/" + path);
-    if (!in) throw ReadError((from ? from->str() + ": " : std::string()) + "cannot open " + root_ + "/" + path);
-    std::stringstream ss;
-    ss << in.rdbuf();
+    std::string text;
+    try {
+      text = util::ReadBoundedFile(root_ + "/" + path, util::kMaxSourceFileBytes, "P4 source file");
+    } catch (const util::FileReadError& e) {
+      throw ReadError((from ? from->str() + ": " : std::string()) + e.what());
+    }
     ++depth_;
-    Text(ss.str(), path);
+    Text(text, path);
     --depth_;
   }
 

@@ -106,7 +106,8 @@ class Result:
 
     def write(self, directory: Union[str, os.PathLike]) -> Path:
         """Writes results.json, the CSVs and summary.txt into `directory`,
-        atomically (as `inasim run --out`)."""
+        atomically (as `inasim run --out`). Like the CLI, it replaces only an
+        earlier results directory, never anything else (ScenarioError)."""
         self._raw.write(str(directory))
         return Path(directory)
 

@@ -1,11 +1,10 @@
 #include "congestion/flow_size_cdf.h"
 
+#include "common/bounded_file.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace inasim::congestion {
@@ -176,18 +175,9 @@ FlowSizeCdf FlowSizeCdf::Parse(std::string_view text, std::string_view origin) {
 }
 
 FlowSizeCdf FlowSizeCdf::Load(const std::string& path) {
-  // An ifstream "opens" a directory on Linux and then reads nothing, which
-  // would surface as a misleading "no points" error.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw std::invalid_argument("flow-size CDF file '" + path + "' is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("cannot open flow-size CDF file '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw std::invalid_argument("cannot read flow-size CDF file '" + path + "'");
-  return Parse(text.str(), path);
+  // Capped, and regular files only: a directory "opens" and reads nothing, a
+  // FIFO blocks, /dev/zero never ends (util::ReadBoundedFile).
+  return Parse(util::ReadBoundedFile(path, util::kMaxCdfFileBytes, "flow-size CDF file"), path);
 }
 
 FlowSizeCdf FlowSizeCdf::Builtin(std::string_view name) {

@@ -34,7 +34,8 @@ class FlowSizeCdf {
   /// every error message.
   static FlowSizeCdf Parse(std::string_view text, std::string_view origin);
   /// Reads and parses a file; std::invalid_argument naming `path` if it cannot
-  /// be read.
+  /// be read, is not a regular file or is larger than 64 MiB
+  /// (util::kMaxCdfFileBytes).
   static FlowSizeCdf Load(const std::string& path);
   /// One of BuiltinFlowSizeNames(); std::invalid_argument listing them if not.
   static FlowSizeCdf Builtin(std::string_view name);

@@ -661,35 +661,73 @@ void CanaryJob::InstallCanary() {
       switch_vertices_.push_back(v);
       continue;
     }
-    cn::CanaryConfig c;
-    c.switch_address = static_cast<uint16_t>(sw + 1);
-    c.switch_ip = SwitchIpv4(sw);
-    c.switch_mac = MacBytesOfIpv4(c.switch_ip);
-    c.num_ports = static_cast<uint32_t>(t.ports(v).size());
-    if (c.num_ports > cn::kMaxPorts)
-      throw std::invalid_argument(fmt::format("canary: switch {} has {} ports; the children bitmap holds {}",
-                                              t.node(v).name, c.num_ports, cn::kMaxPorts));
-    if (sw + 1 > 0xffff) throw std::invalid_argument("canary: switch addresses are 16 bits");
-    c.num_elements = k_;
-    c.table_size = cs.table_size;
-    c.index_hash = cs.direct_index ? cn::IndexHash::kDirect : cn::IndexHash::kCrc32;
-    c.timeout_ps = cs.timeout_ps;
-    c.timeout_mode = cs.timeout_mode == CanaryTimeoutMode::kExact ? cn::TimeoutMode::kExactTimer
-                                                                  : cn::TimeoutMode::kClockScan;
-    c.clock_period_ps = cs.clock_period_ps;
-    c.scan_entries_per_clock = cs.scan_entries_per_clock;
-    c.multicast_shard_ports = cs.multicast_shard_ports;
-    c.pass_latency_ps = cs.pass_latency_ps;
-    try {
-      c.Validate();
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("canary program on {}: {}", t.node(v).name, e.what()));
-    }
+    const cn::CanaryConfig c = SwitchConfig(t, v, cs, k_);
     auto dp = std::make_unique<p4::canary::CanaryDataplane>(c);
     AddPartition(*dp);
     fabric_->switch_node(sw).SetDataplane(std::move(dp));
     switch_vertices_.push_back(v);
   }
+}
+
+cn::CanaryConfig CanaryJob::SwitchConfig(const topo::Topology& t, uint32_t v, const CanarySpec& cs, uint32_t k) {
+  const uint32_t sw = v - t.num_hosts();
+  cn::CanaryConfig c;
+  c.switch_address = static_cast<uint16_t>(sw + 1);
+  c.switch_ip = SwitchIpv4(sw);
+  c.switch_mac = MacBytesOfIpv4(c.switch_ip);
+  c.num_ports = static_cast<uint32_t>(t.ports(v).size());
+  if (c.num_ports > cn::kMaxPorts)
+    throw ScenarioError(fmt::format("workload.protocol: \"canary\" runs on every switch, and {} has {} ports; the "
+                                    "children bitmap holds {} (a topology with smaller switches)",
+                                    t.node(v).name, c.num_ports, cn::kMaxPorts));
+  if (sw + 1 > 0xffff) throw ScenarioError("topology: canary switch addresses are 16 bits (at most 65,535 switches)");
+  c.num_elements = k;
+  c.table_size = cs.table_size;
+  c.index_hash = cs.direct_index ? cn::IndexHash::kDirect : cn::IndexHash::kCrc32;
+  c.timeout_ps = cs.timeout_ps;
+  c.timeout_mode =
+      cs.timeout_mode == CanaryTimeoutMode::kExact ? cn::TimeoutMode::kExactTimer : cn::TimeoutMode::kClockScan;
+  c.clock_period_ps = cs.clock_period_ps;
+  c.scan_entries_per_clock = cs.scan_entries_per_clock;
+  c.multicast_shard_ports = cs.multicast_shard_ports;
+  c.pass_latency_ps = cs.pass_latency_ps;
+  try {
+    c.Validate();
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("workload.canary: the program on {} ({} ports): {}", t.node(v).name,
+                                    c.num_ports, e.what()));
+  }
+  return c;
+}
+
+std::vector<topo::AggregationTree> CanaryJob::StaticTrees(const topo::Topology& t, const std::vector<uint32_t>& hosts,
+                                                          const StaticTreeSpec& st, uint64_t seed, uint32_t job_index) {
+  std::vector<topo::AggregationTree> trees;
+  try {
+    // The paper roots its static trees at random switches (§5.2); "spread" is
+    // the deterministic even spread over the candidate tier.
+    trees = st.random_roots ? topo::BuildRandomTrees(t, hosts, st.trees, seed ^ (0x100u + job_index))
+                            : topo::BuildTrees(t, hosts, st.trees);
+  } catch (const std::exception& e) {
+    throw ScenarioError(fmt::format("workload.static_tree.trees: {} trees: {}", st.trees, e.what()));
+  }
+  for (const topo::AggregationTree& tree : trees)
+    for (uint32_t v : tree.vertices())
+      if (!t.is_host(v) && t.ports(v).size() > 64)
+        throw ScenarioError(fmt::format("workload.protocol: \"static_tree\" needs switches of at most 64 ports (the "
+                                        "duplicate bitmap), and {} in a tree has {}", t.node(v).name,
+                                        t.ports(v).size()));
+  return trees;
+}
+
+void CanaryJob::CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts, InaTreeMode mode,
+                               uint64_t seed, const WorkloadSpec& spec, uint32_t job_index) {
+  if (mode == InaTreeMode::kStaticTree) {
+    (void)StaticTrees(t, hosts, spec.static_tree, seed, job_index);
+    return;
+  }
+  for (uint32_t v = t.num_hosts(); v < t.num_vertices(); ++v)
+    (void)SwitchConfig(t, v, spec.canary, spec.canary.elements_per_packet);
 }
 
 uint32_t CanaryJob::table_share() const {
@@ -712,16 +750,7 @@ void CanaryJob::InstallStaticTrees() {
   namespace st = p4::statictree;
   const topo::Topology& t = fabric_->topology();
   const uint32_t nh = t.num_hosts();
-  std::vector<topo::AggregationTree> trees;
-  try {
-    // The paper roots its static trees at random switches (§5.2); "spread" is
-    // the deterministic even spread over the candidate tier.
-    trees = spec_.static_tree.random_roots
-                ? topo::BuildRandomTrees(t, hosts_, num_trees_, seed_ ^ (0x100u + tree_offset_ / num_trees_))
-                : topo::BuildTrees(t, hosts_, num_trees_);
-  } catch (const std::exception& e) {
-    throw std::invalid_argument(fmt::format("static_tree: {} trees: {}", num_trees_, e.what()));
-  }
+  const std::vector<topo::AggregationTree> trees = StaticTrees(t, hosts_, spec_.static_tree, seed_, job_index_);
   std::vector<std::vector<st::TreeEntry>> per_switch(fabric_->num_switches());
   for (uint32_t i = 0; i < trees.size(); ++i) {
     tree_roots_.push_back(t.node(trees[i].root).name);

@@ -36,6 +36,7 @@
 
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
+#include "p4model/canary/config.h"
 #include "topology/topology.h"
 
 #include "ns3/application.h"
@@ -185,6 +186,19 @@ class CanaryJob {
   CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
             uint64_t seed, const WorkloadSpec& spec, uint32_t job_index = 0);
   ~CanaryJob();
+
+  // What a job installs, built and checked without ns-3: the constructor
+  // uses these, and ParseScenario runs CheckPlacement so that `validate`
+  // rejects what `run` would. They throw ScenarioError naming the key.
+  /// The Canary program of switch vertex `v` (every switch runs one).
+  static p4::canary::CanaryConfig SwitchConfig(const topo::Topology& t, uint32_t v, const CanarySpec& cs,
+                                               uint32_t elements_per_packet);
+  /// Job `job_index`'s static trees over `hosts` (`seed`: the job's).
+  static std::vector<topo::AggregationTree> StaticTrees(const topo::Topology& t, const std::vector<uint32_t>& hosts,
+                                                        const StaticTreeSpec& st, uint64_t seed, uint32_t job_index);
+  /// Every switch program the job would install, checked.
+  static void CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts, InaTreeMode mode,
+                             uint64_t seed, const WorkloadSpec& spec, uint32_t job_index);
 
   void Start(uint64_t at_ps);
   double progress() const;

@@ -74,6 +74,16 @@ std::vector<std::vector<uint32_t>> CanaryJobSet::SplitHosts(const std::vector<ui
   return groups;
 }
 
+void CanaryJobSet::CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts, InaTreeMode mode,
+                                  uint64_t seed, const WorkloadSpec& spec, uint32_t jobs) {
+  if (jobs == 1) {
+    CanaryJob::CheckPlacement(t, hosts, mode, seed, spec, 0);
+    return;
+  }
+  const auto groups = SplitHosts(hosts, jobs, seed, spec.jobs_contiguous);
+  for (uint32_t j = 0; j < jobs; ++j) CanaryJob::CheckPlacement(t, groups[j], mode, JobSeed(seed, j), spec, j);
+}
+
 CanaryJobSet::CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
                            uint64_t seed, const WorkloadSpec& spec, uint32_t jobs) {
   if (jobs == 1) {

@@ -27,6 +27,10 @@ class CanaryJobSet {
   /// `contiguous`, of `hosts` in their order (job j on a range of racks).
   static std::vector<std::vector<uint32_t>> SplitHosts(const std::vector<uint32_t>& hosts, uint32_t jobs,
                                                        uint64_t seed, bool contiguous = false);
+  /// The constructor's checks without ns-3 (CanaryJob::CheckPlacement per
+  /// job), for ParseScenario; throws ScenarioError naming the key.
+  static void CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts, InaTreeMode mode,
+                             uint64_t seed, const WorkloadSpec& spec, uint32_t jobs);
 
   void Start(uint64_t at_ps);
   double progress() const;

@@ -3,9 +3,12 @@
 //   inasim validate SCENARIO.json [--set PATH=VALUE]...
 //   inasim sweep SWEEP.json [...] | inasim compare SCENARIO.json --protocols ring[,...] [...]
 //     (both run the Python package: /usr/bin/python3 -m inasim ...)
+//   inasim --help, inasim run --help, inasim validate --help
 // Exit codes: 0 ran and every aggregate was exact; 1 ran but a check failed or
-// the workload did not finish; 2 bad input (nothing written); 3 internal error.
+// the workload did not finish; 2 bad input (nothing written: --out is checked
+// and prepared before the run); 3 internal error.
 #include "ina/runner.h"
+#include "ina/scenario-checks.h"
 #include "ina/scenario.h"
 
 #include <fmt/format.h>
@@ -19,6 +22,7 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -29,8 +33,26 @@ constexpr const char* kUsage =
     "       inasim validate SCENARIO.json [--set PATH=VALUE]...\n"
     "       inasim sweep SWEEP.json [--out DIR] [--jobs N] [--scheduler tcp://HOST:PORT] [--no-resume]\n"
     "       inasim compare SCENARIO.json --protocols ring[,...] [--set PATH=VALUE]... [--out DIR]\n"
-    "       inasim --version\n"
+    "       inasim --version | --help | COMMAND --help\n"
     "Scenario keys, units and defaults: docs/SCENARIO.md\n";
+
+constexpr const char* kRunUsage =
+    "usage: inasim run SCENARIO.json [--set PATH=VALUE]... [--out DIR] [--seed N] [--progress auto|on|off] [--quiet]\n"
+    "Runs a scenario and writes its results into DIR (default out/<name>): results.json, CSV tables,\n"
+    "summary.txt. DIR must be new or the results directory of an earlier run; nothing else is replaced.\n"
+    "  --set PATH=VALUE   override a scenario key (VALUE as JSON, else a string); repeatable\n"
+    "  --out DIR          the results directory\n"
+    "  --seed N           the scenario's seed (a positive integer)\n"
+    "  --progress MODE    simulated time, % done and ETA on stderr: auto (when a terminal), on, off\n"
+    "  --quiet            no summary on stdout\n"
+    "Exit codes: 0 every aggregate exact; 1 a check failed or the workload did not finish;\n"
+    "2 bad input (nothing written); 3 internal error. Keys: docs/SCENARIO.md\n";
+
+constexpr const char* kValidateUsage =
+    "usage: inasim validate SCENARIO.json [--set PATH=VALUE]...\n"
+    "Checks a scenario as `inasim run` would (keys, ranges, the workload's placement on the topology,\n"
+    "memory) without running it; prints warnings for settings that could run for hours.\n"
+    "Exit codes: 0 valid; 2 not (the message names the JSON path). Keys: docs/SCENARIO.md\n";
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -60,6 +82,81 @@ int ExecPython(const std::vector<std::string>& args) {
   return 3;
 }
 
+/// The command line of `run` / `validate`.
+struct Command {
+  std::string name;  ///< "run" or "validate"
+  std::string file, out, seed_text;
+  bool out_given = false, quiet = false, help = false;
+  std::vector<std::string> sets;
+  inasim::RunOptions run;
+};
+
+inasim::ProgressMode ParseProgress(const std::string& v) {
+  if (v == "auto") return inasim::ProgressMode::kAuto;
+  if (v == "on") return inasim::ProgressMode::kOn;
+  if (v == "off") return inasim::ProgressMode::kOff;
+  throw UsageError(fmt::format("--progress: must be auto, on or off, got \"{}\"", v));
+}
+
+Command ParseCommand(const std::vector<std::string>& args) {
+  Command c;
+  c.name = args[0];
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* flag) -> std::string {
+      if (i + 1 >= args.size()) throw UsageError(fmt::format("{}: needs a value", flag));
+      return args[++i];
+    };
+    if (a == "--help" || a == "-h") c.help = true;
+    else if (a == "--set") c.sets.push_back(value("--set"));
+    else if (a.rfind("--set=", 0) == 0) c.sets.push_back(a.substr(6));
+    else if (a == "--out") {
+      c.out = value("--out");
+      c.out_given = true;
+    } else if (a == "--seed") c.seed_text = value("--seed");
+    else if (a == "--quiet") c.quiet = true;
+    else if (a == "--progress") c.run.progress = ParseProgress(value("--progress"));
+    else if (!a.empty() && a[0] == '-') throw UsageError(fmt::format("unknown option \"{}\"", a));
+    else if (c.file.empty()) c.file = a;
+    else throw UsageError(fmt::format("unexpected argument \"{}\" (one scenario file per run)", a));
+  }
+  if (c.help) return c;
+  if (c.file.empty()) throw UsageError("missing SCENARIO.json");
+  if (c.name == "validate" && (c.out_given || !c.seed_text.empty()))
+    throw UsageError("validate takes only a scenario and --set");
+  return c;
+}
+
+inasim::Scenario LoadScenario(const Command& c) {
+  nlohmann::json doc = inasim::LoadScenarioJson(c.file);
+  for (const auto& s : c.sets) inasim::ApplyOverride(doc, s);
+  if (!c.seed_text.empty()) inasim::ApplyOverride(doc, "seed=" + std::to_string(ParseSeed(c.seed_text)));
+  // Files a scenario names (flow-size CDFs) are relative to the scenario file.
+  return inasim::ParseScenario(doc, std::filesystem::path(c.file).parent_path().string());
+}
+
+/// Before anything runs, also when stderr is not a terminal (a batch job's log).
+void PrintWarnings(const inasim::Scenario& s) {
+  for (const std::string& w : inasim::SlowRunWarnings(s, inasim::BuildTopology(s)))
+    std::fprintf(stderr, "inasim: warning: %s\n", w.c_str());
+}
+
+int RunCommand(const Command& c, const inasim::Scenario& scenario) {
+  const std::string out = c.out_given ? c.out : "out/" + scenario.name;
+  // A bad --out (a file, a foreign directory, read-only) fails now, not after the run.
+  const std::vector<std::string> created = inasim::PrepareResultsDir(out);
+  PrintWarnings(scenario);
+  try {
+    const inasim::RunResult result = inasim::RunScenario(scenario, c.run);
+    inasim::WriteResults(result, out);
+    if (!c.quiet) std::fputs((result.summary + fmt::format("  results: {}/results.json\n", out)).c_str(), stdout);
+    return result.correct ? 0 : 1;
+  } catch (...) {
+    inasim::RemoveCreatedDirs(created);  // nothing written: not even the parents
+    throw;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,66 +170,27 @@ int main(int argc, char** argv) {
       std::printf("inasim %s\n", INASIM_VERSION);
       return 0;
     }
-    const std::string cmd = args[0];
-    if (cmd == "sweep" || cmd == "compare") return ExecPython(args);
-    if (cmd != "run" && cmd != "validate") throw UsageError(fmt::format("unknown command \"{}\"", cmd));
-    std::string file, out;
-    std::vector<std::string> sets;
-    std::string seed_text;
-    inasim::RunOptions opts;
-    bool quiet = false;
-    for (size_t i = 1; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      auto value = [&](const char* flag) -> std::string {
-        if (i + 1 >= args.size()) throw UsageError(fmt::format("{}: needs a value", flag));
-        return args[++i];
-      };
-      if (a == "--set") sets.push_back(value("--set"));
-      else if (a.rfind("--set=", 0) == 0) sets.push_back(a.substr(6));
-      else if (a == "--out") out = value("--out");
-      else if (a == "--seed") seed_text = value("--seed");
-      else if (a == "--quiet") quiet = true;
-      else if (a == "--progress") {
-        const std::string v = value("--progress");
-        if (v == "auto") opts.progress = inasim::ProgressMode::kAuto;
-        else if (v == "on") opts.progress = inasim::ProgressMode::kOn;
-        else if (v == "off") opts.progress = inasim::ProgressMode::kOff;
-        else throw UsageError(fmt::format("--progress: must be auto, on or off, got \"{}\"", v));
-      } else if (!a.empty() && a[0] == '-') throw UsageError(fmt::format("unknown option \"{}\"", a));
-      else if (file.empty()) file = a;
-      else throw UsageError(fmt::format("unexpected argument \"{}\" (one scenario file per run)", a));
-    }
-    if (file.empty()) throw UsageError("missing SCENARIO.json");
-    if (cmd == "validate" && (!out.empty() || !seed_text.empty()))
-      throw UsageError("validate takes only a scenario and --set");
-
-    nlohmann::json doc = inasim::LoadScenarioJson(file);
-    for (const auto& s : sets) inasim::ApplyOverride(doc, s);
-    if (!seed_text.empty()) inasim::ApplyOverride(doc, "seed=" + std::to_string(ParseSeed(seed_text)));
-    // Files a scenario names (flow-size CDFs) are relative to the scenario file.
-    const inasim::Scenario scenario =
-        inasim::ParseScenario(doc, std::filesystem::path(file).parent_path().string());
-    if (cmd == "validate") {
-      std::printf("%s: valid scenario \"%s\"\n", file.c_str(), scenario.name.c_str());
+    if (args[0] == "sweep" || args[0] == "compare") return ExecPython(args);  // their --help is Python's
+    if (args[0] != "run" && args[0] != "validate") throw UsageError(fmt::format("unknown command \"{}\"", args[0]));
+    const Command c = ParseCommand(args);
+    if (c.help) {
+      std::fputs(c.name == "run" ? kRunUsage : kValidateUsage, stdout);
       return 0;
     }
-    if (out.empty()) out = "out/" + scenario.name;
-    {  // reject an unusable --out before spending the run
-      const std::filesystem::path p = std::filesystem::path(out).lexically_normal();
-      const std::string leaf = (p.has_filename() ? p : p.parent_path()).filename().string();
-      if (leaf.empty() || leaf == "." || leaf == "..")
-        throw UsageError(fmt::format("--out {}: must name a directory to create or replace", out));
-    }
-    const inasim::RunResult result = inasim::RunScenario(scenario, opts);
-    inasim::WriteResults(result, out);
-    if (!quiet) std::fputs((result.summary + fmt::format("  results: {}/results.json\n", out)).c_str(), stdout);
-    return result.correct ? 0 : 1;
+    const inasim::Scenario scenario = LoadScenario(c);
+    if (c.name == "run") return RunCommand(c, scenario);
+    PrintWarnings(scenario);
+    std::printf("%s: valid scenario \"%s\"\n", c.file.c_str(), scenario.name.c_str());
+    return 0;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "inasim: %s\n%s", e.what(), kUsage);
     return 2;
   } catch (const inasim::ScenarioError& e) {
     std::fprintf(stderr, "inasim: %s\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "inasim: internal error: out of memory (the scenario's memory estimate missed it)\n");
+    return 3;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "inasim: internal error: %s\n", e.what());
     return 3;

@@ -2,6 +2,8 @@
 
 #include "topology/split_mix64.h"
 
+#include "common/bounded_file.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -79,6 +81,9 @@ Dataset Dataset::Synthetic(uint32_t samples, uint32_t features, uint32_t bits, L
 }
 
 Dataset Dataset::FromLibsvm(const std::string& path, uint32_t bits, Loss loss, uint32_t max_samples) {
+  // A regular file of at most 4 GiB (util::kMaxDatasetFileBytes): /dev/zero or
+  // a FIFO would otherwise be read (or waited for) without end.
+  util::CheckRegularFile(path, util::kMaxDatasetFileBytes, "LIBSVM dataset");
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(path + ": cannot open");
   return FromLibsvmStream(in, path, bits, loss, max_samples);

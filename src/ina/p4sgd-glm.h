@@ -53,7 +53,8 @@ struct Dataset {
   /// LIBSVM text ("label idx:value ..."), features min-max scaled per column
   /// to [0, 1) and quantized to `bits`; labels: linear as is, logistic
   /// (> 0 -> 1, else 0), hinge (> 0 -> +1, else -1). `max_samples` 0 = all.
-  /// Throws std::invalid_argument naming the file, line and problem.
+  /// Throws std::invalid_argument naming the file, line and problem; the file
+  /// must be a regular file of at most 4 GiB (util::kMaxDatasetFileBytes).
   static Dataset FromLibsvm(const std::string& path, uint32_t bits, Loss loss, uint32_t max_samples = 0);
   /// The same from a stream; `name` is used in messages. `max_matrix_bytes`
   /// bounds samples x features (one byte each) before anything is allocated.

@@ -408,11 +408,53 @@ void P4SGDWorker::IssueBenchOp() {
 
 // --- job ------------------------------------------------------------------------
 
+void P4SGDJob::CheckWorkers(const topo::Topology& topology, const std::vector<uint32_t>& hosts) {
+  const size_t W = hosts.size();
+  if (W < 1 || W > sg::kMaxWorkers)
+    throw ScenarioError(fmt::format("workload.hosts: protocol \"p4sgd\" takes 1..32 workers (the switch's bitmaps "
+                                    "hold 32), got {}", W));
+  const uint32_t sw = topology.tor_of(hosts[0]);
+  for (uint32_t h : hosts)
+    if (topology.tor_of(h) != sw)
+      throw ScenarioError(fmt::format(
+          "workload.hosts: p4sgd runs on one switch (p4sgd §5.1: the FPGAs hang off one Tofino); host {} is on {}, "
+          "host {} on {}",
+          topology.node(hosts[0]).name, topology.node(sw).name, topology.node(h).name,
+          topology.node(topology.tor_of(h)).name));
+}
+
+void P4SGDJob::CheckTrainingShape(const P4SGDSpec& spec, uint32_t W, uint64_t samples, uint64_t features) {
+  if (spec.task != P4SGDTask::kTrain) return;
+  if (spec.dataset == "synthetic" && !spec.hashed && samples * features > (1ull << 32))
+    throw ScenarioError(fmt::format(
+        "workload.p4sgd.samples: samples x features = {} x {} exceeds 4 GiB of quantized features; use arithmetic "
+        "\"hashed\" for timing-only runs at that size", samples, features));
+  if (!spec.hashed) {
+    // The dataset (one byte per feature), the models and int64 gradients
+    // (one per worker when data-parallel), the networkless run's copies.
+    const double f = static_cast<double>(features);
+    const double bytes = static_cast<double>(samples) * f + (spec.data_parallel ? W * f * 24.0 + f * 16.0 : f * 24.0);
+    if (bytes > kMaxTrainingBytes)
+      throw ScenarioError(fmt::format(
+          "workload.p4sgd.features: real arithmetic on {} samples x {} features ({} workers) needs {:.1f} GiB, more "
+          "than the {:.0f} GiB allowed; use arithmetic \"hashed\" for timing-only runs at this size",
+          samples, features, W, bytes / (1ull << 30), kMaxTrainingBytes / (1ull << 30)));
+  }
+  if (!spec.data_parallel && features < W)
+    throw ScenarioError(fmt::format(
+        "workload.p4sgd.features: {} features cannot be split over {} workers (model parallelism)", features, W));
+  if (spec.data_parallel && spec.minibatch % W)
+    throw ScenarioError(fmt::format(
+        "workload.p4sgd.minibatch: {} must split evenly over {} workers (data parallelism)", spec.minibatch, W));
+  if (samples / spec.minibatch == 0)  // glm::TrainSpec::MinibatchesPerEpoch
+    throw ScenarioError(fmt::format("workload.p4sgd.samples: {} samples make no mini-batch of {}", samples,
+                                    spec.minibatch));
+}
+
 P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4SGDSpec& spec, uint64_t seed)
     : spec_(spec), seed_(seed), fabric_(&fabric) {
+  CheckWorkers(fabric.topology(), hosts);
   const uint32_t W = static_cast<uint32_t>(hosts.size());
-  if (W < 1 || W > sg::kMaxWorkers)
-    throw std::invalid_argument(fmt::format("p4sgd: {} workers; the switch's bitmaps hold 1..32", W));
   planned_workers_ = W;
   train_.loss = glm::ParseLoss(spec_.loss);
   train_.workers = W;
@@ -427,38 +469,14 @@ P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4S
       data_.bits = spec_.precision_bits;
       data_.source = "hashed";
     } else if (spec_.dataset == "synthetic") {
-      if (static_cast<uint64_t>(spec_.samples) * spec_.features > (1ull << 32))
-        throw std::invalid_argument(fmt::format(
-            "p4sgd.samples x features = {} x {} exceeds 4 GiB of quantized features; use arithmetic \"hashed\" "
-            "for timing-only runs at that size",
-            spec_.samples, spec_.features));
+      CheckTrainingShape(spec_, W, spec_.samples, spec_.features);  // before the data is allocated
       data_ = glm::Dataset::Synthetic(spec_.samples, spec_.features, spec_.precision_bits, train_.loss, seed,
                                       spec_.density);
     } else {
       data_ = glm::Dataset::FromLibsvm(spec_.dataset, spec_.precision_bits, train_.loss, spec_.max_samples);
     }
-    if (!spec_.hashed) {
-      // The dataset (one byte per feature), the models and int64 gradients
-      // (one per worker when data-parallel), the networkless run's copies.
-      const double f = data_.features;
-      const double bytes = static_cast<double>(data_.samples) * f +
-                           (spec_.data_parallel ? W * f * 24.0 + f * 16.0 : f * 24.0);
-      if (bytes > kMaxTrainingBytes)
-        throw std::invalid_argument(fmt::format(
-            "p4sgd: real arithmetic on {} samples x {} features ({} workers) needs {:.1f} GiB, more than the "
-            "{:.0f} GiB allowed; use arithmetic \"hashed\" for timing-only runs at this size",
-            data_.samples, data_.features, W, bytes / (1ull << 30), kMaxTrainingBytes / (1ull << 30)));
-    }
-    if (!spec_.data_parallel && data_.features < W)
-      throw std::invalid_argument(
-          fmt::format("p4sgd: {} features cannot be split over {} workers (model parallelism)", data_.features, W));
-    if (spec_.data_parallel && spec_.minibatch % W)
-      throw std::invalid_argument(fmt::format(
-          "p4sgd.minibatch {} must split evenly over {} workers (data parallelism)", spec_.minibatch, W));
+    CheckTrainingShape(spec_, W, data_.samples, data_.features);
     mbs_per_epoch_ = train_.MinibatchesPerEpoch(data_);
-    if (mbs_per_epoch_ == 0)
-      throw std::invalid_argument(fmt::format("p4sgd: {} samples make no mini-batch of {}", data_.samples,
-                                              spec_.minibatch));
     if (!spec_.hashed) {
       if (spec_.data_parallel) dp_models_.assign(W, std::vector<int32_t>(data_.features, 0));
       else model_.assign(data_.features, 0);
@@ -491,12 +509,7 @@ void P4SGDJob::InstallProgram(Fabric& fabric, const std::vector<uint32_t>& hosts
   c.switch_ip = SwitchIpv4(sw);
   c.switch_mac = MacBytesOfIpv4(c.switch_ip);
   for (uint32_t rank = 0; rank < hosts.size(); ++rank) {
-    const uint32_t h = hosts[rank];
-    if (topology.tor_of(h) != switch_vertex_)
-      throw std::invalid_argument(fmt::format(
-          "p4sgd runs on one switch (p4sgd §5.1: the FPGAs hang off one Tofino); host {} is on {}, host {} on {}",
-          topology.node(hosts[0]).name, topology.node(switch_vertex_).name, topology.node(h).name,
-          topology.node(topology.tor_of(h)).name));
+    const uint32_t h = hosts[rank];  // on switch_vertex_ (CheckWorkers)
     const uint16_t port = topology.ports(h).at(0).peer_port;
     c.workers.push_back({static_cast<uint16_t>(rank), port, MacBytesOfIpv4(HostIpv4(h)), HostIpv4(h)});
   }

@@ -157,6 +157,15 @@ class P4SGDJob {
   P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4SGDSpec& spec, uint64_t seed);
   ~P4SGDJob();
 
+  // The checks a run makes before it builds anything, shared with
+  // ParseScenario so that `inasim validate` rejects what `run` would. Both
+  // throw ScenarioError naming the scenario key.
+  /// 1..32 workers, all on one switch (p4sgd §5.1).
+  static void CheckWorkers(const topo::Topology& topology, const std::vector<uint32_t>& hosts);
+  /// The training data (`samples` x `features`, as generated or read)
+  /// against the workers: memory, model split, mini-batch split.
+  static void CheckTrainingShape(const P4SGDSpec& spec, uint32_t workers, uint64_t samples, uint64_t features);
+
   void Start(uint64_t at_ps);
   double progress() const;
   bool done() const { return workers_done_ == workers_.size(); }

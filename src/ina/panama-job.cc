@@ -350,31 +350,7 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
   spec_.jobs.clear();
   elements_ = bytes / 4;
   packets_per_iteration_ = (elements_ + spec_.elements_per_packet - 1) / spec_.elements_per_packet;
-  // §4.1: trees through different roots; with fewer candidate roots than
-  // trees (one rack: only the ToR) the roots repeat and the trees differ only
-  // by TID (§3 (2): "a single ToR switch if all workers are in the same rack").
-  std::vector<uint32_t> roots;
-  if (spec_.tree_roots.empty()) {
-    const std::vector<uint32_t> common = topo::CommonRoots(topology, hosts);
-    for (uint32_t t = 0; t < spec_.trees; ++t)
-      roots.push_back(common[spec_.trees <= common.size() ? uint64_t{t} * common.size() / spec_.trees
-                                                          : t % common.size()]);
-  } else {
-    for (const std::string& name : spec_.tree_roots) {
-      uint32_t v = topology.num_hosts();
-      while (v < topology.num_vertices() && topology.node(v).name != name) ++v;
-      if (v == topology.num_vertices())
-        throw std::invalid_argument(fmt::format("panama.tree_roots: no switch named \"{}\"", name));
-      roots.push_back(v);
-    }
-  }
-  for (uint32_t root : roots) {
-    try {
-      trees_.push_back(topo::BuildTree(topology, root, hosts));
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("panama: tree rooted at {}: {}", topology.node(root).name, e.what()));
-    }
-  }
+  trees_ = BuildJobTrees(topology, spec_, hosts);
   rank_of_vertex_.assign(topology.num_vertices(), ~0u);
   for (uint32_t r = 0; r < n; ++r) rank_of_vertex_[hosts[r]] = r;
   // Each iteration its own values (same rank weights): a stale result is wrong data.
@@ -403,6 +379,67 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
 
 PanamaJob::~PanamaJob() = default;
 
+std::vector<topo::AggregationTree> PanamaJob::BuildJobTrees(const topo::Topology& topology, const PanamaSpec& spec,
+                                                            const std::vector<uint32_t>& hosts) {
+  // §4.1: trees through different roots; with fewer candidate roots than
+  // trees (one rack: only the ToR) the roots repeat and the trees differ only
+  // by TID (§3 (2): "a single ToR switch if all workers are in the same rack").
+  std::vector<uint32_t> roots;
+  if (spec.tree_roots.empty()) {
+    std::vector<uint32_t> common;
+    try {
+      common = topo::CommonRoots(topology, hosts);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload.hosts: panama: {}", e.what()));
+    }
+    for (uint32_t t = 0; t < spec.trees; ++t)
+      roots.push_back(common[spec.trees <= common.size() ? uint64_t{t} * common.size() / spec.trees
+                                                         : t % common.size()]);
+  } else {
+    for (const std::string& name : spec.tree_roots) {
+      uint32_t v = topology.num_hosts();
+      while (v < topology.num_vertices() && topology.node(v).name != name) ++v;
+      if (v == topology.num_vertices())
+        throw ScenarioError(fmt::format("workload.panama.tree_roots: no switch named \"{}\"", name));
+      roots.push_back(v);
+    }
+  }
+  std::vector<topo::AggregationTree> trees;
+  for (uint32_t root : roots) {
+    try {
+      trees.push_back(topo::BuildTree(topology, root, hosts));
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload.panama.{}: tree rooted at {}: {}",
+                                      spec.tree_roots.empty() ? "trees" : "tree_roots", topology.node(root).name,
+                                      e.what()));
+    }
+  }
+  return trees;
+}
+
+void PanamaJob::CheckAccelerators(const topo::Topology& topology,
+                                  const std::vector<const std::vector<topo::AggregationTree>*>& job_trees) {
+  for (size_t j = 0; j < job_trees.size(); ++j) {
+    std::map<uint32_t, std::vector<uint16_t>> children;  // switch -> the job's children there
+    for (const topo::AggregationTree& tree : *job_trees[j])
+      for (uint32_t v : tree.vertices()) {
+        if (topology.is_host(v)) continue;
+        if (topology.ports(v).size() > pn::kMaxPorts)
+          throw ScenarioError(fmt::format("workload.protocol: panama puts an accelerator on every switch of a tree, "
+                                          "and {} has {} ports; the accelerator model takes at most {}",
+                                          topology.node(v).name, topology.ports(v).size(), pn::kMaxPorts));
+        std::vector<uint16_t> mine = tree.child_ports[v];
+        std::sort(mine.begin(), mine.end());
+        const auto [it, fresh] = children.emplace(v, mine);
+        if (!fresh && it->second != mine)
+          throw ScenarioError(fmt::format(
+              "workload.panama.trees: switch {} has different children in different trees of job {}; the "
+              "accelerator keeps one ports bitmap per job (panama §5 (2)): use fewer trees",
+              topology.node(v).name, j));
+      }
+  }
+}
+
 void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*>& jobs) {
   const topo::Topology& topology = fabric.topology();
   const uint32_t nh = topology.num_hosts();
@@ -413,11 +450,11 @@ void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*
         if (!topology.is_host(v) && std::find(switches.begin(), switches.end(), v) == switches.end())
           switches.push_back(v);
   std::sort(switches.begin(), switches.end());
+  std::vector<const std::vector<topo::AggregationTree>*> job_trees;
+  for (const PanamaJob* job : jobs) job_trees.push_back(&job->trees_);
+  CheckAccelerators(topology, job_trees);
   for (uint32_t v : switches) {
     const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
-    if (ports > pn::kMaxPorts)
-      throw std::invalid_argument(fmt::format("panama: switch {} has {} ports; the accelerator model takes at most {}",
-                                              topology.node(v).name, ports, pn::kMaxPorts));
     const PanamaSpec& spec = jobs.front()->spec_;  // accelerator parameters are the run's, not per job
     pn::PanamaConfig c;
     c.num_ports = ports;
@@ -445,13 +482,7 @@ void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*
           r.is_child[p] = 1;
           b |= uint64_t{1} << p;
         }
-        // One Ports_bitmap per job per accelerator (§5 (2)).
-        if (in_job && b != bitmap)
-          throw std::invalid_argument(fmt::format(
-              "panama: switch {} has different children in different trees of job {}; the accelerator keeps one "
-              "ports bitmap per job (panama §5 (2)): use fewer trees",
-              topology.node(v).name, job->spec_.jid));
-        bitmap = b;
+        bitmap = b;  // one Ports_bitmap per job per accelerator (§5 (2)): the same in every tree (CheckAccelerators)
         in_job = true;
       }
       if (!in_job) continue;
@@ -819,16 +850,9 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       one.compute_gap_ps = s.workload.compute_gap_ps;
       jobs.push_back(one);
     }
-    std::vector<uint8_t> used(nh, 0);
+    const std::vector<std::vector<uint32_t>> job_hosts = FixedJobHosts(s, nh, workload_hosts);
     for (size_t i = 0; i < jobs.size(); ++i) {
-      const std::vector<uint32_t> hosts =
-          ps.jobs.empty() ? workload_hosts : SelectHosts(jobs[i].hosts, nh, s.seed + i);
-      for (uint32_t h : hosts) {
-        if (used[h])
-          throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} is already a worker of another "
-                                          "job (jobs need disjoint hosts)", i, h));
-        used[h] = 1;
-      }
+      const std::vector<uint32_t>& hosts = job_hosts[i];
       try {
         jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, s.seed + i, ps,
                                                     static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
@@ -863,6 +887,53 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
 }
 
 PanamaJobSet::~PanamaJobSet() = default;
+
+std::vector<std::vector<uint32_t>> PanamaJobSet::FixedJobHosts(const Scenario& s, uint32_t nh,
+                                                             const std::vector<uint32_t>& workload_hosts) {
+  const PanamaSpec& ps = s.workload.panama;
+  if (ps.jobs.empty()) return {workload_hosts};
+  std::vector<std::vector<uint32_t>> out;
+  std::vector<uint8_t> used(nh, 0);
+  for (size_t i = 0; i < ps.jobs.size(); ++i) {
+    const HostSelection& sel = ps.jobs[i].hosts;
+    for (uint32_t h : sel.list)
+      if (h >= nh)
+        throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} does not exist (the topology has {} "
+                                        "hosts)", i, h, nh));
+    if (sel.count > nh)
+      throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts.count: {} hosts asked for, the topology has {}",
+                                      i, sel.count, nh));
+    out.push_back(SelectHosts(sel, nh, s.seed + i));
+    for (uint32_t h : out.back()) {
+      if (used[h])
+        throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} is already a worker of another "
+                                        "job (jobs need disjoint hosts)", i, h));
+      used[h] = 1;
+    }
+  }
+  return out;
+}
+
+void PanamaJobSet::CheckPlacement(const topo::Topology& topology, const Scenario& s,
+                                  const std::vector<uint32_t>& workload_hosts) {
+  const PanamaSpec& ps = s.workload.panama;
+  std::vector<std::vector<uint32_t>> job_hosts;
+  if (ps.cluster.jobs) {
+    if (ps.cluster.allreduce == PanamaClusterSpec::Allreduce::kRing && s.workload.data == DataPattern::kUniform)
+      throw ScenarioError("workload.data: \"uniform\" fp32 sums depend on the adder order; the ring cluster checks "
+                          "exact sums (use \"hashed\" or \"ones\")");
+    for (PanamaClusterJob& cj : PlaceCluster(topology, ps.cluster, workload_hosts, s.links.host_rate_gbps, s.seed))
+      job_hosts.push_back(std::move(cj.hosts));
+    if (ps.cluster.allreduce == PanamaClusterSpec::Allreduce::kRing) return;  // host rings: no accelerators
+  } else {
+    job_hosts = FixedJobHosts(s, topology.num_hosts(), workload_hosts);
+  }
+  std::vector<std::vector<topo::AggregationTree>> trees;
+  for (const std::vector<uint32_t>& hosts : job_hosts) trees.push_back(PanamaJob::BuildJobTrees(topology, ps, hosts));
+  std::vector<const std::vector<topo::AggregationTree>*> job_trees;
+  for (const auto& t : trees) job_trees.push_back(&t);
+  PanamaJob::CheckAccelerators(topology, job_trees);
+}
 
 void PanamaJobSet::Start() {
   for (size_t j = 0; j < count(); ++j)

@@ -146,6 +146,18 @@ class PanamaJob {
   static void InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*>& jobs);
   uint16_t jid() const { return spec_.jid; }
 
+  // Built and checked without ns-3, by the constructors and by ParseScenario
+  // (PanamaJobSet::CheckPlacement), so that `validate` rejects what `run`
+  // would. They throw ScenarioError naming the scenario key.
+  /// The job's aggregation trees over `hosts` (§4.1: roots spread over the
+  /// lowest common tier, or spec.tree_roots).
+  static std::vector<topo::AggregationTree> BuildJobTrees(const topo::Topology& topology, const PanamaSpec& spec,
+                                                          const std::vector<uint32_t>& hosts);
+  /// Every switch of every job's trees can hold an accelerator: at most 64
+  /// ports, and one ports bitmap per job (the same children in each of its trees).
+  static void CheckAccelerators(const topo::Topology& topology,
+                                const std::vector<const std::vector<topo::AggregationTree>*>& job_trees);
+
   void Start(uint64_t at_ps);
   double progress() const;
   bool done() const { return workers_done_ == workers_.size(); }
@@ -258,6 +270,14 @@ class PanamaJobSet {
  public:
   /// Throws ScenarioError naming the field (overlapping hosts, bad trees).
   PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<uint32_t>& workload_hosts);
+  /// The constructor's checks without ns-3 (placement, hosts, trees,
+  /// accelerators), for ParseScenario; throws ScenarioError naming the key.
+  static void CheckPlacement(const topo::Topology& topology, const Scenario& s,
+                             const std::vector<uint32_t>& workload_hosts);
+  /// The hosts of each fixed job (workload.panama.jobs, or one job of
+  /// workload.hosts): disjoint, or ScenarioError.
+  static std::vector<std::vector<uint32_t>> FixedJobHosts(const Scenario& s, uint32_t num_hosts,
+                                                          const std::vector<uint32_t>& workload_hosts);
 
   /// Each job begins at its own start time.
   void Start();

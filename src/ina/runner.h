@@ -34,9 +34,24 @@ void EnsurePicosecondTime();
 
 RunResult RunScenario(const Scenario& scenario, const RunOptions& options = {});
 
+/// Before a run: checks that `dir` can take its results, so that a bad --out
+/// fails before the simulation. `dir` must be absent or a results directory
+/// of an earlier run (holding the marker file .inasim-results, or an inasim
+/// results.json, and nothing but the files a run writes): never a file, a
+/// symbolic link or a directory of anything else. Creates the missing parent
+/// directories and proves that they are writable. Throws ScenarioError
+/// naming --out. Returns the directories it created, for RemoveCreatedDirs
+/// when the run fails after all.
+std::vector<std::string> PrepareResultsDir(const std::string& dir);
+/// Removes the directories PrepareResultsDir created, deepest first, each
+/// only if it is still empty.
+void RemoveCreatedDirs(const std::vector<std::string>& dirs);
+
 /// Writes results.json and the CSVs into `dir` atomically: everything goes into
-/// a sibling temporary directory that is renamed into place at the end, so a
-/// failed run never leaves a half-written result.
+/// a sibling temporary directory (.<dir>.tmp-<pid>) that is renamed into place
+/// at the end, so a failed run never leaves a half-written result. Refuses
+/// (ScenarioError) to replace what PrepareResultsDir refuses. Removes the
+/// temporary siblings of runs that were killed (their process is gone).
 void WriteResults(const RunResult& result, const std::string& dir);
 
 }  // namespace inasim

@@ -3,17 +3,19 @@
 #include "ina/dnn-models.h"
 
 #include "ina/addressing.h"
+#include "ina/scenario-checks.h"
 #include "topology/topology.h"
+
+#include "common/bounded_file.h"
+#include "common/json_text.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <set>
-#include <sstream>
 
 namespace inasim {
 
@@ -169,6 +171,7 @@ class Reader {
 };
 
 constexpr double kPsPerNs = 1e3, kPsPerUs = 1e6, kPsPerMs = 1e9;
+constexpr size_t kMaxNameBytes = 255;  // NAME_MAX of Linux file systems
 constexpr uint64_t kMaxBuffer = 1ull << 40;
 
 
@@ -245,6 +248,18 @@ void ParseHosts(Reader& w, HostSelection& sel, bool allow_others = false) {
   const std::string p = h.Enum("placement", "first", {"first", "spread", "random"});
   sel.placement = p == "first" ? Placement::kFirst : p == "spread" ? Placement::kSpread : Placement::kRandom;
   h.Done();
+}
+
+/// `name` is the default output directory out/<name>: one safe path
+/// component, or a run could write (and replace) a directory elsewhere.
+void CheckScenarioName(Reader& top, const std::string& name) {
+  const char* why = "; it names the output directory out/<name>, so it must be one file name";
+  if (name.empty()) top.Fail("name", fmt::format("must not be empty{}", why));
+  if (name == "." || name == "..") top.Fail("name", fmt::format("must not be \"{}\"{}", name, why));
+  if (name.find('/') != std::string::npos) top.Fail("name", fmt::format("must not contain '/'{}", why));
+  if (name.find('\0') != std::string::npos) top.Fail("name", fmt::format("must not contain a NUL character{}", why));
+  if (name.size() > kMaxNameBytes)
+    top.Fail("name", fmt::format("is {} bytes long, at most {} (a file name){}", name.size(), kMaxNameBytes, why));
 }
 
 }  // namespace
@@ -397,6 +412,15 @@ static void ParseP4SGD(Reader& w, Scenario& s) {
   if (p.dataset.empty()) m.Fail("dataset", "must be \"synthetic\" or the path of a LIBSVM file");
   if (p.dataset != "synthetic" && p.hashed)
     m.Fail("dataset", "arithmetic \"hashed\" has no data: give samples and features instead of a file");
+  if (p.dataset != "synthetic") {
+    // Read at run time (relative to the working directory); checked now so a
+    // FIFO, a device or an oversized file fails validation, not the run.
+    try {
+      util::CheckRegularFile(p.dataset, util::kMaxDatasetFileBytes, "LIBSVM dataset");
+    } catch (const util::FileReadError& e) {
+      m.Fail("dataset", e.what());
+    }
+  }
   p.samples = m.U32("samples", 2048, 8, 1u << 30);
   p.features = m.U32("features", 2048, 1, 1u << 26);
   p.max_samples = m.U32("max_samples", 0, 0, 1u << 30);
@@ -549,19 +573,23 @@ static void ParsePanama(Reader& w, Scenario& s) {
 }
 
 json LoadScenarioJson(const std::string& file) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) throw ScenarioError(fmt::format("{}: is a directory, not a scenario file", file));
-  std::ifstream in(file);
-  if (!in) throw ScenarioError(fmt::format("{}: cannot open scenario file", file));
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text;
   try {
-    return json::parse(ss.str());
+    text = util::ReadBoundedFile(file, util::kMaxJsonFileBytes, "scenario file");
+  } catch (const util::FileReadError& e) {
+    throw ScenarioError(e.what());
+  }
+  json doc;
+  try {
+    doc = json::parse(text);
   } catch (const json::parse_error& e) {
     throw ScenarioError(fmt::format("{}: not valid JSON: {}", file, e.what()));
   } catch (const json::out_of_range& e) {  // e.g. 1e999: not representable
     throw ScenarioError(fmt::format("{}: a number out of range: {}", file, e.what()));
   }
+  // The parser keeps the last of two equal keys; a scenario must not lose the first silently.
+  if (const auto dup = util::FindDuplicateKey(text)) throw ScenarioError(fmt::format("{}: {}", file, dup->Describe()));
+  return doc;
 }
 
 void ApplyOverride(json& doc, const std::string& assignment) {
@@ -571,13 +599,23 @@ void ApplyOverride(json& doc, const std::string& assignment) {
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   json value;
+  bool is_json = true;
   try {
     value = json::parse(text);
   } catch (const json::parse_error&) {
+    is_json = false;
     value = text;  // bare words are strings: --set topology.type=fat_tree
   } catch (const json::out_of_range& e) {  // a number past double's range (found by fuzz_scenario)
     throw ScenarioError(fmt::format("--set {}: the value is a number out of range ({})",
                                     json(path).dump(-1, ' ', false, json::error_handler_t::replace), e.what()));
+  }
+  if (is_json) {  // one key twice in an object of the value?
+    if (const auto dup = util::FindDuplicateKey(text)) {
+      util::DuplicateKey at_path = *dup;
+      at_path.path = path + (dup->path.empty() || dup->path.front() == '[' ? "" : ".") + dup->path;
+      throw ScenarioError(fmt::format("--set {}: {} in the value", json(path).dump(-1, ' ', false,
+                                      json::error_handler_t::replace), at_path.Describe()));
+    }
   }
   // Scenario text must be UTF-8 (a file's JSON parser checks that; a bare
   // --set word does not pass through it), or results.json could not be written.
@@ -634,8 +672,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
   }
   Reader top(&doc, "", &s.resolved);
   s.name = top.Str("name", "scenario");
-  if (s.name.empty() || s.name.find('/') != std::string::npos)
-    top.Fail("name", "must be a non-empty string without '/'");
+  CheckScenarioName(top, s.name);
   s.description = top.Str("description", "");
   s.seed = top.U64("seed", 1, 1, (1ull << 62));
 
@@ -1032,6 +1069,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
         throw ScenarioError(fmt::format("background.flows.list: host {} does not exist (the topology has {} hosts)", h, nh));
   }
   if (s.background.congestion.enabled) check_background_hosts("background.congestion", s.background.congestion.hosts);
+  CheckWorkloadPlacement(s, t);  // what building the workload would reject at run time
   return s;
 }
 

@@ -374,7 +374,7 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
   if (n == 0) throw std::invalid_argument("switchml needs at least one worker");
   if (n > 0xffff) throw std::invalid_argument("switchml: num_workers is a 16-bit field in the client library");
   const topo::Topology& topology = fabric.topology();
-  tree_ = topo::BuildTrees(topology, hosts, 1).at(0);
+  tree_ = CheckedTree(topology, hosts);
   InstallPrograms(fabric);
 
   const uint32_t k = spec_.elements_per_packet;
@@ -410,6 +410,22 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
 
 SwitchMLJob::~SwitchMLJob() = default;
 
+topo::AggregationTree SwitchMLJob::CheckedTree(const topo::Topology& topology, const std::vector<uint32_t>& hosts) {
+  topo::AggregationTree tree;
+  try {
+    tree = topo::BuildTrees(topology, hosts, 1).at(0);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("workload.hosts: switchml: {}", e.what()));
+  }
+  for (uint32_t v : tree.vertices())
+    if (!topology.is_host(v) && tree.child_ports[v].size() > p4::switchml::kMaxNumWorkers)
+      throw ScenarioError(fmt::format(
+          "workload.hosts: protocol \"switchml\" aggregates at most {} children per switch (the worker bitmap), "
+          "and {} would have {} in the aggregation tree (fewer hosts per switch, or a deeper topology)",
+          p4::switchml::kMaxNumWorkers, topology.node(v).name, tree.child_ports[v].size()));
+  return tree;
+}
+
 void SwitchMLJob::InstallPrograms(Fabric& fabric) {
   namespace sml = p4::switchml;
   const topo::Topology& topology = fabric.topology();
@@ -430,11 +446,7 @@ void SwitchMLJob::InstallPrograms(Fabric& fabric) {
   for (uint32_t v : order) {
     if (topology.is_host(v)) continue;
     const uint32_t sw = v - nh;
-    const auto& children = tree_.child_ports[v];
-    if (children.size() > 32)
-      throw std::invalid_argument(fmt::format(
-          "switchml: switch {} has {} children in the aggregation tree; the worker bitmap holds 32",
-          topology.node(v).name, children.size()));
+    const auto& children = tree_.child_ports[v];  // at most 32 (CheckedTree)
     sml::SwitchMLConfig c;
     c.switch_ip = SwitchIpv4(sw);
     c.switch_mac = MacBytesOfIpv4(c.switch_ip);

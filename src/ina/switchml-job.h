@@ -143,6 +143,12 @@ class SwitchMLJob {
               uint64_t compute_gap_ps);
   ~SwitchMLJob();
 
+  /// The aggregation tree over `hosts`, checked as a run needs it (at most
+  /// 32 children per switch: the worker bitmap). Shared with ParseScenario
+  /// so that `validate` rejects what `run` would; throws ScenarioError
+  /// naming workload.hosts.
+  static topo::AggregationTree CheckedTree(const topo::Topology& topology, const std::vector<uint32_t>& hosts);
+
   void Start(uint64_t at_ps);
   double progress() const;
   bool done() const { return workers_done_ == workers_.size(); }

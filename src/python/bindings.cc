@@ -6,6 +6,8 @@
 #include "ina/scenario.h"
 #include "topology/topology.h"
 
+#include "common/json_text.h"
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -24,11 +26,15 @@ using nlohmann::json;
 namespace {
 
 json ParseDoc(const std::string& text) {
+  json doc;
   try {
-    return json::parse(text);
+    doc = json::parse(text);
   } catch (const json::parse_error& e) {
     throw inasim::ScenarioError(std::string("scenario: not valid JSON: ") + e.what());
   }
+  if (const auto dup = inasim::util::FindDuplicateKey(text))  // as the CLI's LoadScenarioJson
+    throw inasim::ScenarioError("scenario: " + dup->Describe());
+  return doc;
 }
 
 inasim::Scenario Parse(const std::string& doc, const std::string& base_dir) {

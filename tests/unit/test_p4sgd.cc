@@ -881,7 +881,8 @@ TEST(P4SGDUdp, ConfigErrorsNameTheProblem) {
   };
   EXPECT_NE(err(R"({"num_workers":2,"encap":"udp"})").find("needs an ip for worker 0"), std::string::npos);
   EXPECT_NE(err(R"({"num_workers":1,"encap":"tcp"})").find("encap must be"), std::string::npos);
-  EXPECT_NE(err(R"({"num_workers":1,"udp_port":70000})").find("udp_port must be 1..65535"), std::string::npos);
+  EXPECT_NE(err(R"({"num_workers":1,"udp_port":70000})").find("udp_port: must be an integer in 1..65535, got 70000"),
+            std::string::npos);
   EXPECT_NE(err(R"({"workers":[{"port":0,"ip":"10.0.0.1"}],"multicast_ports":[0,5],"encap":"udp"})")
                 .find("multicast port 5 has no worker"),
             std::string::npos);

@@ -3,11 +3,14 @@
 // ApplyOverride (--set) and LoadScenarioJson. Every bad input is checked for the
 // exact JSON path at the start of the message and for the problem words.
 #include "ina/scenario.h"
+#include "ina/scenario-checks.h"
 
 #include "topology/topology.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -521,8 +524,21 @@ TEST(BadInput, BytesNotAMultipleOf4) {
 }
 
 TEST(BadInput, NameRules) {
-  EXPECT_THAT(ErrorOf({"name=a/b"}), AllOf(AtPath("name"), HasSubstr("without '/'")));
-  EXPECT_THAT(ErrorOf({"name=\"\""}), AllOf(AtPath("name"), HasSubstr("non-empty")));
+  // The name is the default output directory out/<name>: one safe file name.
+  EXPECT_THAT(ErrorOf({"name=a/b"}), AllOf(AtPath("name"), HasSubstr("must not contain '/'")));
+  EXPECT_THAT(ErrorOf({"name=/"}), AllOf(AtPath("name"), HasSubstr("must not contain '/'")));
+  EXPECT_THAT(ErrorOf({"name=\"\""}), AllOf(AtPath("name"), HasSubstr("must not be empty")));
+  EXPECT_THAT(ErrorOf({"name=."}), AllOf(AtPath("name"), HasSubstr("must not be \".\"")));
+  EXPECT_THAT(ErrorOf({"name=.."}), AllOf(AtPath("name"), HasSubstr("must not be \"..\"")));
+  json nul = Base();
+  nul["name"] = std::string("a\0b", 3);
+  EXPECT_THAT(ErrorOf(nul), AllOf(AtPath("name"), HasSubstr("NUL")));
+  json long_name = Base();
+  long_name["name"] = std::string(256, 'x');
+  EXPECT_THAT(ErrorOf(long_name), AllOf(AtPath("name"), HasSubstr("256 bytes long, at most 255")));
+  long_name["name"] = std::string(255, 'x');
+  EXPECT_EQ(ErrorOf(long_name), "<no error>");
+  EXPECT_EQ(ErrorOf({"name=.hidden..dots"}), "<no error>");  // dots inside a name are fine
 }
 
 TEST(BadInput, HostCountLargerThanTopology) {
@@ -761,7 +777,9 @@ TEST(Scenario, CanaryAndStaticTreeSectionsParseWithDefaults) {
   EXPECT_FALSE(c.workload.canary.partition_per_job);
   EXPECT_TRUE(ParseScenario(With({"workload.protocol=canary", "workload.canary.table_partition=per_job"}))
                   .workload.canary.partition_per_job);
-  const Scenario t = ParseScenario(With({"workload.protocol=static_tree", "workload.static_tree.trees=4"}));
+  // Four trees need four candidate roots (one rack has one: RunChecks below).
+  const Scenario t = ParseScenario(With({"workload.protocol=static_tree", "workload.static_tree.trees=4",
+                                         R"(topology={"type":"leaf_spine","leaves":2,"spines":4,"hosts_per_leaf":4})"}));
   EXPECT_EQ(t.workload.static_tree.trees, 4u);
   EXPECT_EQ(t.resolved["workload"]["static_tree"]["slots_per_tree"], 4096);
 }
@@ -952,6 +970,155 @@ TEST(BadInput, SlowHosts) {
   EXPECT_THAT(ErrorOf({R"(faults.hosts=[{"host":1}])"}), AllOf(AtPath("faults.hosts[0].delay_us"), HasSubstr("required")));
   EXPECT_THAT(ErrorOf({R"(faults.hosts=[{"delay_us":1}])"}), AtPath("faults.hosts[0].host"));
   EXPECT_THAT(ErrorOf({R"(faults.hosts={"host":1})"}), AtPath("faults.hosts"));
+}
+
+// ------------------------------------------- issue 24: duplicate keys, caps
+
+TEST_F(ScenarioFile, DuplicateKeysNameBothPlaces) {
+  // nlohmann keeps the last of two equal keys: the first value was lost silently.
+  const std::string f = Write("dup.json",
+                              "{\"topology\": {\"type\": \"single_rack\", \"hosts\": 8},\n"
+                              "  \"workload\": {\"bytes\": 1024,\n"
+                              "                \"bytes\": 4096}}\n");
+  EXPECT_THAT(LoadErrorOf(f), AllOf(StartsWith(f + ": "), HasSubstr("duplicate key \"workload.bytes\""),
+                                    HasSubstr("line 2, column 16"), HasSubstr("line 3, column 17")));
+  const std::string top = Write("top.json", R"({"seed": 1, "seed": 2, "topology": {"type": "single_rack", "hosts": 8}})");
+  EXPECT_THAT(LoadErrorOf(top), AllOf(HasSubstr("duplicate key \"seed\""), HasSubstr("line 1, column 2"),
+                                      HasSubstr("line 1, column 13")));
+  // Escapes are compared decoded, as the parser compares them; arrays give indices.
+  const std::string esc = Write("esc.json", R"({"faults": {"links": [{"link": 1}, {"link": 2, "li\u006ek": 3}]}})");
+  EXPECT_THAT(LoadErrorOf(esc), HasSubstr("duplicate key \"faults.links[1].link\""));
+  // The same key in different objects is fine.
+  const std::string ok = Write("ok.json", R"({"topology": {"type": "single_rack", "hosts": 8}, "stop": {"type": 1}})");
+  EXPECT_EQ(LoadErrorOf(ok), "<no error>");
+}
+
+TEST(BadInput, DuplicateKeysInSetValues) {
+  EXPECT_THAT(OverrideErrorOf(Base(), R"(workload={"bytes": 1024, "bytes": 2048})"),
+              AllOf(StartsWith("--set \"workload\": "), HasSubstr("duplicate key \"workload.bytes\""),
+                    HasSubstr("line 1, column 2"), HasSubstr("line 1, column 17")));
+  EXPECT_EQ(OverrideErrorOf(Base(), R"(workload={"bytes": 1024})"), "<no error>");
+  EXPECT_EQ(OverrideErrorOf(Base(), R"(description={"bytes)"), "<no error>");  // not JSON: a string
+}
+
+TEST_F(ScenarioFile, NonRegularAndOversizedFilesAreRefused) {
+  // /dev/zero would be read until memory runs out; a FIFO would block open().
+  EXPECT_THAT(LoadErrorOf("/dev/zero"),
+              AllOf(StartsWith("/dev/zero: "), HasSubstr("a character device, not a regular file")));
+  const fs::path fifo = dir_ / "fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(LoadErrorOf(fifo.string()), HasSubstr("is a FIFO, not a regular file"));
+  EXPECT_THAT(LoadErrorOf(dir_.string()), HasSubstr("is a directory, not a regular file"));
+  const fs::path big = dir_ / "big.json";
+  std::ofstream(big).close();
+  fs::resize_file(big, (64ull << 20) + 1);  // sparse: no disk used
+  EXPECT_THAT(LoadErrorOf(big.string()), AllOf(HasSubstr("too large"), HasSubstr("at most 64 MiB")));
+  // Files a scenario names: flow-size CDFs and LIBSVM datasets, with the key named.
+  EXPECT_THAT(ErrorOf({R"(background.flows={"stop_us":50,"size_distribution":"/dev/zero"})"}),
+              AllOf(AtPath("background.flows.size_distribution"), HasSubstr("/dev/zero: is a character device")));
+  const std::string cdf_fifo = R"(background.flows={"stop_us":50,"size_distribution":")" + fifo.string() + "\"}";
+  EXPECT_THAT(ErrorOf({cdf_fifo.c_str()}), AllOf(AtPath("background.flows.size_distribution"), HasSubstr("FIFO")));
+  EXPECT_THAT(ErrorOf({"workload.protocol=p4sgd", R"(workload.p4sgd={"dataset":"/dev/zero"})"}),
+              AllOf(AtPath("workload.p4sgd.dataset"), HasSubstr("/dev/zero: is a character device")));
+}
+
+// ------------------------------- issue 24: validate rejects what run rejects
+
+TEST(RunChecks, SwitchMLAtMost32WorkersPerSwitch) {
+  EXPECT_THAT(ErrorOf({"topology.hosts=33", "workload.protocol=switchml"}),
+              AllOf(AtPath("workload.hosts"), HasSubstr("at most 32 children"), HasSubstr("tor")));
+  EXPECT_EQ(ErrorOf({"topology.hosts=33", "workload.protocol=switchml", "workload.hosts.count=32"}), "<no error>");
+}
+
+TEST(RunChecks, P4SGDOneSwitchAtMost32Workers) {
+  EXPECT_THAT(ErrorOf({"topology.hosts=33", "workload.protocol=p4sgd"}),
+              AllOf(AtPath("workload.hosts"), HasSubstr("1..32 workers"), HasSubstr("got 33")));
+  EXPECT_THAT(ErrorOf({R"(topology={"type":"leaf_spine","leaves":2,"spines":1,"hosts_per_leaf":2})",
+                       "workload.protocol=p4sgd"}),
+              AllOf(AtPath("workload.hosts"), HasSubstr("p4sgd runs on one switch")));
+  EXPECT_THAT(ErrorOf({"workload.protocol=p4sgd", R"(workload.p4sgd={"features":4})"}),
+              AllOf(AtPath("workload.p4sgd.features"), HasSubstr("4 features cannot be split over 8 workers")));
+  EXPECT_THAT(ErrorOf({"workload.protocol=p4sgd", "workload.hosts.count=3", R"(workload.p4sgd={"parallelism":"data"})"}),
+              AllOf(AtPath("workload.p4sgd.minibatch"), HasSubstr("64 must split evenly over 3 workers")));
+  EXPECT_THAT(ErrorOf({"workload.protocol=p4sgd", R"(workload.p4sgd={"samples":32,"minibatch":64})"}),
+              AllOf(AtPath("workload.p4sgd.samples"), HasSubstr("make no mini-batch")));
+}
+
+TEST(RunChecks, MoreJobsThanHostsAllow) {
+  EXPECT_THAT(ErrorOf({"workload.protocol=canary", "workload.jobs=5"}),
+              AllOf(AtPath("workload.jobs"), HasSubstr("5 jobs need at least 2 hosts each; 8 hosts")));
+  EXPECT_THAT(ErrorOf({"workload.jobs=3", "workload.hosts.count=5"}), AtPath("workload.jobs"));  // ring jobs
+  EXPECT_EQ(ErrorOf({"workload.protocol=static_tree", "workload.jobs=4"}), "<no error>");
+}
+
+TEST(RunChecks, CanaryNeedsSwitchesOfAtMost64Ports) {
+  EXPECT_THAT(ErrorOf({"topology.hosts=65", "workload.protocol=canary"}),
+              AllOf(AtPath("workload.protocol"), HasSubstr("65 ports"), HasSubstr("holds 64")));
+  EXPECT_EQ(ErrorOf({"topology.hosts=64", "workload.protocol=canary"}), "<no error>");
+  // 31 ports per shard and 64 ports: 3 shards need 2 more bits than the 32-bit field has.
+  EXPECT_THAT(ErrorOf({"topology.hosts=64", "workload.protocol=canary", "workload.canary.multicast_shard_ports=31"}),
+              AllOf(AtPath("workload.canary"), HasSubstr("multicast_shard_ports")));
+  EXPECT_THAT(ErrorOf({"workload.protocol=static_tree", "workload.static_tree.trees=2"}),
+              AllOf(AtPath("workload.static_tree.trees"), HasSubstr("2 trees")));  // one rack: one root
+}
+
+TEST(RunChecks, PanamaJobsHostsAndTrees) {
+  EXPECT_THAT(ErrorOf({"workload.protocol=panama", "workload.dtype=float32",
+                       R"(workload.panama={"jobs":[{"hosts":{"count":9}}]})"}),
+              AtPath("workload.panama.jobs[0].hosts.count"));
+  EXPECT_THAT(ErrorOf({"workload.protocol=panama", "workload.dtype=float32",
+                       R"(workload.panama={"jobs":[{"hosts":[0,1,2]},{"hosts":[2,3]}]})"}),
+              AllOf(AtPath("workload.panama.jobs[1].hosts"), HasSubstr("host 2 is already a worker")));
+  EXPECT_THAT(ErrorOf({"workload.protocol=panama", "workload.dtype=float32",
+                       R"(workload.panama={"tree_roots":["spine9"]})"}),
+              AllOf(AtPath("workload.panama.tree_roots"), HasSubstr("no switch named \"spine9\"")));
+}
+
+TEST(RunChecks, MemoryEstimateNamesTheKey) {
+  // The documented maximum tensor over 1,024 hosts: terabytes of per-packet state.
+  EXPECT_THAT(ErrorOf({"topology.hosts=1024", "workload.bytes=1099511627776"}),
+              AllOf(AtPath("workload.bytes"), HasSubstr("per-packet state"), HasSubstr("of memory")));
+  EXPECT_THAT(ErrorOf({"topology.hosts=1024", "workload.protocol=switchml", "workload.hosts.count=32",
+                       "workload.dtype=float32", "workload.bytes=1099511627776",
+                       "workload.switchml.elements_per_packet=64"}),
+              AtPath("workload.bytes"));  // 32 workers x 2^32 packets x 5 bytes
+  // Poisson flows are drawn up front: billions of them between start and stop.
+  EXPECT_THAT(ErrorOf({"topology.hosts=1024", R"(background.flows={"stop_us":1e9,"load":1})"}),
+              AllOf(AtPath("background.flows.stop_us"), HasSubstr("flows")));
+  EXPECT_EQ(ErrorOf({R"(background.flows={"stop_us":1000})"}), "<no error>");
+}
+
+TEST(Warnings, TimersShorterThanAFrameAndLongPeriodicEvents) {
+  auto warnings = [](std::initializer_list<const char*> sets) {
+    const Scenario s = ParseScenario(With(sets));
+    return SlowRunWarnings(s, BuildTopology(s));
+  };
+  EXPECT_TRUE(warnings({}).empty());
+  // 1 ns against one 1524-byte frame at 100 Gb/s (122 ns).
+  const auto rto = warnings({"workload.ring.rto_us=0.001"});
+  ASSERT_EQ(rto.size(), 1u);
+  EXPECT_THAT(rto[0], AllOf(StartsWith("workload.ring.rto_us: "), HasSubstr("shorter than one 1500-byte frame")));
+  EXPECT_TRUE(warnings({"workload.ring.rto_us=0.2"}).empty());
+  EXPECT_THAT(warnings({"workload.protocol=canary", "workload.canary.retransmit_timeout_us=0.01"}).at(0),
+              StartsWith("workload.canary.retransmit_timeout_us: "));
+  EXPECT_THAT(warnings({"workload.protocol=switchml", "workload.switchml.timeout_us=0.001"}).at(0),
+              StartsWith("workload.switchml.timeout_us: "));
+  EXPECT_THAT(warnings({"outputs.sample_interval_us=0.001"}).at(0), StartsWith("outputs.sample_interval_us: "));
+  EXPECT_THAT(warnings({"workload.protocol=canary", "workload.canary.timeout_mode=clock_scan",
+                        "stop.max_sim_time_ms=100000"}).at(0),  // 1e10 clock packets
+              StartsWith("workload.canary.clock_period_ns: "));
+}
+
+TEST(Warnings, ShippedScenariosValidateWithoutWarnings) {
+  size_t n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(RepoRoot() / "scenarios")) {
+    if (e.path().extension() != ".json" || e.path().parent_path().filename() == "sweeps") continue;
+    SCOPED_TRACE(e.path().string());
+    const Scenario s = ParseScenario(LoadScenarioJson(e.path().string()), e.path().parent_path().string());
+    EXPECT_EQ(SlowRunWarnings(s, BuildTopology(s)), std::vector<std::string>{});
+    ++n;
+  }
+  EXPECT_GE(n, 40u);
 }
 
 }  // namespace
