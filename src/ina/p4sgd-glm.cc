@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -110,27 +111,37 @@ Dataset Dataset::FromLibsvmStream(std::istream& in, const std::string& path, uin
     auto fail = [&](const std::string& what) {
       throw std::invalid_argument(path + ":" + std::to_string(line_no) + ": " + what);
     };
+    // A token as the message shows it: printable, at most 40 characters (a binary file is not text).
+    auto shown = [](const std::string& t) {
+      std::string out;
+      for (unsigned char c : t.substr(0, 40)) {
+        char esc[5];
+        std::snprintf(esc, sizeof esc, "\\x%02x", c);
+        out += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : std::string(esc);
+      }
+      return t.size() > 40 ? out + "..." : out;
+    };
     try {
       size_t used = 0;
       r.label = std::stod(tok, &used);
-      if (used != tok.size()) fail("bad label '" + tok + "'");
+      if (used != tok.size()) fail("bad label '" + shown(tok) + "'");
     } catch (const std::logic_error&) {
-      fail("bad label '" + tok + "'");
+      fail("bad label '" + shown(tok) + "'");
     }
     uint32_t last = 0;
     while (ls >> tok) {
       const size_t colon = tok.find(':');
-      if (colon == std::string::npos || colon == 0) fail("expected index:value, got '" + tok + "'");
+      if (colon == std::string::npos || colon == 0) fail("expected index:value, got '" + shown(tok) + "'");
       uint64_t idx = 0;
       double v = 0;
       try {
         size_t used = 0;
         idx = std::stoull(tok.substr(0, colon), &used);
-        if (used != colon) fail("bad feature index in '" + tok + "'");
+        if (used != colon) fail("bad feature index in '" + shown(tok) + "'");
         v = std::stod(tok.substr(colon + 1), &used);
-        if (used != tok.size() - colon - 1) fail("bad feature value in '" + tok + "'");
+        if (used != tok.size() - colon - 1) fail("bad feature value in '" + shown(tok) + "'");
       } catch (const std::logic_error&) {
-        fail("bad index:value '" + tok + "'");
+        fail("bad index:value '" + shown(tok) + "'");
       }
       if (idx == 0 || idx > (1u << 24)) fail("feature index must be 1..16777216, got " + std::to_string(idx));
       if (idx <= last) fail("feature indices must increase");

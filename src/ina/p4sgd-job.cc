@@ -473,7 +473,11 @@ P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4S
       data_ = glm::Dataset::Synthetic(spec_.samples, spec_.features, spec_.precision_bits, train_.loss, seed,
                                       spec_.density);
     } else {
-      data_ = glm::Dataset::FromLibsvm(spec_.dataset, spec_.precision_bits, train_.loss, spec_.max_samples);
+      try {
+        data_ = glm::Dataset::FromLibsvm(spec_.dataset, spec_.precision_bits, train_.loss, spec_.max_samples);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("workload.p4sgd.dataset: ") + e.what());
+      }
     }
     CheckTrainingShape(spec_, W, data_.samples, data_.features);
     mbs_per_epoch_ = train_.MinibatchesPerEpoch(data_);

@@ -282,7 +282,9 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     try {
       p4sgd = std::make_unique<P4SGDJob>(*fabric, hosts, s.workload.p4sgd, s.seed);
     } catch (const std::invalid_argument& e) {
-      throw ScenarioError(fmt::format("workload: {}", e.what()));
+      // A message naming its own key (workload.p4sgd.dataset) keeps it.
+      const std::string what = e.what();
+      throw ScenarioError(what.rfind("workload.", 0) == 0 ? what : "workload: " + what);
     }
     p4sgd->on_finished = on_finished;
     p4sgd->Start(s.workload.start_ps);

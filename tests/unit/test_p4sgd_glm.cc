@@ -111,6 +111,9 @@ TEST(P4SGDGlm, LibsvmErrorsNameFileLineAndProblem) {
   EXPECT_NE(LibsvmError("").find("no samples"), std::string::npos);
   // Found by the fuzzer (tests/fuzz/corpus/libsvm): labels without features.
   EXPECT_NE(LibsvmError("-2\n+1\n").find("no feature values"), std::string::npos);
+  // A binary file: the token shown escaped and cut at 40 characters, not raw bytes.
+  const std::string binary = LibsvmError(std::string("\x01\xff") + std::string(60, 'z') + " 1:1\n");
+  EXPECT_NE(binary.find("bad label '\\x01\\xff" + std::string(38, 'z') + "...'"), std::string::npos) << binary;
 }
 
 TEST(P4SGDGlm, SyntheticDataIsDeterministicSparseAndLearnable) {
