@@ -163,13 +163,13 @@ def test_tree_arguments_are_checked():
         t.trees(float("nan"))
 
 
-def test_check_finds_what_only_the_setup_sees():
-    sets = ["workload.jobs=3", "topology.hosts=4", "workload.bytes=65536"]
-    inasim.validate(DEFAULT, sets=sets)  # the document is valid ...
+def test_check_sets_the_run_up_and_returns_the_resolved_scenario():
     r = inasim.check(DEFAULT, sets=["workload.bytes=65536"])
     assert r == inasim.validate(DEFAULT, sets=["workload.bytes=65536"])
     assert r["stop"]["max_sim_time_ms"] != 1e-6  # the check's short stop is not in what it returns
-    # ... its network and jobs are not. In a child: a failed setup leaves ns-3 state behind.
+    # More jobs than the hosts allow (an error of the network setup). In a
+    # child: a failed setup leaves ns-3 state behind.
+    sets = ["workload.jobs=3", "topology.hosts=4", "workload.bytes=65536"]
     code = ("import inasim, sys\n"
             "try:\n"
             f"    inasim.check({str(DEFAULT)!r}, sets={sets!r})\n"
@@ -177,4 +177,4 @@ def test_check_finds_what_only_the_setup_sees():
             "    print(e)\n")
     p = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    assert p.stdout == "workload.jobs: 3 jobs need at least 2 hosts each; 4 hosts are selected\n"
+    assert p.stdout.startswith("workload.jobs: 3 jobs need at least 2 hosts each; 4 hosts are selected")

@@ -7,6 +7,7 @@ Run by ctest (test `python_sweep`) with PYTHONPATH=python:build/python, or:
     PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_sweep.py
 """
 
+import concurrent.futures
 import json
 import os
 import shutil
@@ -392,8 +393,9 @@ def test_signal_kills_workers_and_keeps_the_cache(tmp_path, sig, status):
     assert {k: (cache / k / "results.json").stat().st_mtime_ns for k in done} == done
 
 
-# More jobs than 2 hosts each allow: valid JSON and valid keys, found only
-# when the network is set up (plan_sweep's validation cannot see it).
+# More jobs than 2 hosts each allow: valid keys and values, an error that
+# needs the topology and the chosen hosts (found by the network setup that
+# precedes every sweep's runs, or by validation where it checks placement).
 SETUP_ERROR = {
     "scenario": str(DEFAULT),
     "set": ["workload.bytes=65536"],
@@ -404,12 +406,11 @@ SETUP_MESSAGE = ("point 5 (topology.hosts=4, workload.jobs=3): workload.jobs: 3 
 
 
 def test_setup_error_deep_in_grid_fails_before_any_run(tmp_path):
-    sw.plan_sweep(SETUP_ERROR, out=tmp_path / "x")  # the plan alone does not see it
     out = tmp_path / "bad"
     with pytest.raises(sw.SweepError) as e:
         sw.run_sweep(SETUP_ERROR, out=out, jobs=2, progress=False)
-    assert str(e.value) == SETUP_MESSAGE
-    assert not out.exists()
+    assert str(e.value).startswith(SETUP_MESSAGE) and "\n" not in str(e.value)
+    assert not out.exists()  # points 0-4 are fine: none of them ran
 
 
 def test_cli_setup_error_exits_2_and_writes_nothing(tmp_path):
@@ -418,7 +419,7 @@ def test_cli_setup_error_exits_2_and_writes_nothing(tmp_path):
     for extra in ([], ["--dry-run"]):
         p = py_cli("sweep", bad, "--out", tmp_path / "o", "--jobs", "2", "--progress", "off", *extra)
         assert p.returncode == 2, p.stderr
-        assert p.stderr == f"inasim sweep: {SETUP_MESSAGE}\n"
+        assert p.stderr.startswith(f"inasim sweep: {SETUP_MESSAGE}") and p.stderr.count("\n") == 1
         assert p.stdout == ""
         assert not (tmp_path / "o").exists()
 
@@ -428,6 +429,39 @@ def test_setup_error_with_repetitions_names_the_repetition(tmp_path):
     sweep = dict(SETUP_ERROR, grid={"workload.jobs": [5]}, repetitions=2)
     with pytest.raises(sw.SweepError, match=r"^point 0 \(workload.jobs=5\), repetition [01]: workload.jobs: "):
         sw.run_sweep(sweep, out=tmp_path / "o", jobs=1, progress=False)
+    assert not (tmp_path / "o").exists()
+
+
+def test_setup_check_runs_in_the_workers_before_any_run(tmp_path, monkeypatch):
+    # What validation cannot see (here: a stand-in for a setup error) stops
+    # the sweep before any run, names the first bad point in sweep order.
+    calls = []
+
+    def fake_check(resolved, base_dir=None):
+        calls.append(resolved["workload"]["bytes"])
+        return "workload: bad setup" if resolved["workload"]["bytes"] in (131072, 262144) else None
+
+    monkeypatch.setattr(sw, "check_point", fake_check)
+    monkeypatch.setattr(sw, "run_point", lambda *a: pytest.fail("a run started"))
+
+    class InProcess:  # the pool, without processes: the monkeypatched functions apply
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, *args):
+            f = concurrent.futures.Future()
+            f.set_result(fn(*args))
+            return f
+
+    monkeypatch.setattr(sw, "_local_pool", lambda *a: InProcess())
+    sweep = dict(GRID, grid={"workload.bytes": [65536, 262144, 131072]})
+    with pytest.raises(sw.SweepError) as e:
+        sw.run_sweep(sweep, out=tmp_path / "o", jobs=2, progress=False)
+    assert str(e.value) == "point 1 (workload.bytes=262144): workload: bad setup"
+    assert sorted(calls) == [65536, 131072, 262144]
     assert not (tmp_path / "o").exists()
 
 
