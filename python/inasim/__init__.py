@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import io
 import json
+import math
+import numbers
 import os
 from pathlib import Path
 from typing import Iterable, Mapping, Union
@@ -26,7 +28,8 @@ import _inasim
 ScenarioError = _inasim.ScenarioError
 ScenarioError.__doc__ = "Bad scenario input; the message names the JSON path and the problem, as the CLI does."
 
-__all__ = ["ScenarioError", "Result", "Topology", "load", "apply_set", "validate", "run", "topology", "version"]
+__all__ = ["ScenarioError", "Result", "Topology", "load", "apply_set", "validate", "check", "run", "topology",
+           "version", "to_json_value"]
 
 Scenario = Union[str, os.PathLike, Mapping]
 
@@ -41,9 +44,54 @@ def load(path: Union[str, os.PathLike]) -> dict:
     return json.loads(_inasim.load(str(path)))
 
 
+def _key_path(path: str, key: str) -> str:
+    """`workload.bytes`, `jobs[0].hosts`; a key that has dots itself (a sweep
+    grid's "workload.bytes") is quoted: `grid["workload.bytes"][1]`."""
+    if not key or any(c in key for c in '.[]"'):
+        return f"{path}[{json.dumps(key)}]"
+    return f"{path}.{key}" if path else key
+
+
+def to_json_value(value, path: str = "", what: str = "scenario"):
+    """A copy of `value` made of JSON types only (dict with string keys, list,
+    str, int, float, bool, None), or ScenarioError naming the key path.
+
+    JSON has no NaN or Infinity, and json.dumps would write them anyway (the
+    C++ parser then rejects the whole text with no key to point at), so they
+    are caught here, where the Python objects are still walked with their
+    keys. Integral and real numbers of other types (numpy scalars) become int
+    and float; tuples become lists."""
+    where = path or what
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        if not math.isfinite(x):
+            raise ScenarioError(f"{where}: must be a finite number, got {x!r} (JSON has no NaN or Infinity)")
+        return x
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ScenarioError(f"{where}: keys must be strings, got {k!r}")
+            out[k] = to_json_value(v, _key_path(path, k), what)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [to_json_value(v, f"{path}[{i}]", what) for i, v in enumerate(value)]
+    raise ScenarioError(f"{where}: {type(value).__name__} is not a JSON value (use dict, list, str, number, bool, None)")
+
+
+def _dumps(doc) -> str:
+    return json.dumps(to_json_value(doc))
+
+
 def apply_set(doc: dict, assignment: str) -> None:
     """Applies one `--set PATH=VALUE` override to `doc`, in place, exactly as the CLI does."""
-    new = json.loads(_inasim.apply_set(json.dumps(doc), assignment))
+    if not isinstance(assignment, str):
+        raise ScenarioError(f"--set: must be a \"PATH=VALUE\" string, got {assignment!r}")
+    new = json.loads(_inasim.apply_set(_dumps(doc), assignment))
     doc.clear()
     doc.update(new)
 
@@ -55,7 +103,7 @@ def _document(scenario: Scenario, sets: Iterable[str], seed, base_dir) -> tuple[
         if base_dir is None:
             base_dir = str(path.parent)
     elif isinstance(scenario, Mapping):
-        doc = json.loads(json.dumps(scenario))  # a deep copy, and JSON-only values
+        doc = to_json_value(scenario)  # a deep copy, JSON values only (no NaN: ScenarioError with the key)
     else:
         raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
     if isinstance(sets, str):
@@ -66,7 +114,7 @@ def _document(scenario: Scenario, sets: Iterable[str], seed, base_dir) -> tuple[
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 1:
             raise ScenarioError(f"seed: must be a positive integer, got {seed!r}")
         doc["seed"] = seed
-    return json.dumps(doc), "" if base_dir is None else str(base_dir)
+    return _dumps(doc), "" if base_dir is None else str(base_dir)
 
 
 def validate(scenario: Scenario, sets: Iterable[str] = (), seed: int | None = None, base_dir=None) -> dict:
@@ -77,6 +125,30 @@ def validate(scenario: Scenario, sets: Iterable[str] = (), seed: int | None = No
     """
     text, base = _document(scenario, sets, seed, base_dir)
     return json.loads(_inasim.validate(text, base))
+
+
+#: How far check() simulates: the shortest stop the scenario format allows
+#: (1 ns), so a check costs the network and workload setup and not the run.
+_CHECK_STOP = "stop.max_sim_time_ms=1e-6"
+
+
+def check(scenario: Scenario, sets: Iterable[str] = (), seed: int | None = None, base_dir=None) -> dict:
+    """validate(), then build the network and the workload as run() does and
+    simulate 1 ns: catches the errors only the setup finds (e.g. more jobs
+    than the selected hosts allow, a SwitchML pool too large), which validate()
+    cannot see. Returns the resolved scenario, or raises ScenarioError.
+
+    Costs the setup of a run (up to a few seconds on a 1,024-host network).
+    A ScenarioError raised by the setup leaves this process's ns-3 state
+    unclean (the C++ runner does not tear down on that path): run nothing
+    more in a process where check() or run() raised (sweeps discard the
+    worker)."""
+    resolved = validate(scenario, sets, seed, base_dir)
+    if isinstance(sets, str):
+        sets = [sets]
+    text, base = _document(scenario, [*sets, _CHECK_STOP], seed, base_dir)
+    _inasim.run(text, base, False)
+    return resolved
 
 
 class Result:
@@ -120,6 +192,14 @@ def run(scenario: Scenario, sets: Iterable[str] = (), seed: int | None = None, b
     """Runs a scenario in this process and returns its Result."""
     text, base = _document(scenario, sets, seed, base_dir)
     return Result(_inasim.run(text, base, progress))
+
+
+def _count(name: str, value, least: int) -> int:
+    """An integer argument >= least (a vertex, a tree count); NaN, 2.5 or "3"
+    get a ScenarioError naming the argument instead of int()'s bare ValueError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise ScenarioError(f"{name}: must be an integer >= {least}, got {value!r}")
+    return int(value)
 
 
 class Topology:
@@ -166,14 +246,14 @@ class Topology:
     def tree(self, root: Union[int, str], hosts: Iterable[int] | None = None) -> dict:
         """The aggregation tree rooted at switch `root` (vertex or name) over
         `hosts` (default all): root, hosts, depth, vertices, edges (child, parent, port)."""
-        r = self.vertex(root) if isinstance(root, str) else int(root)
-        h = self.hosts if hosts is None else [int(x) for x in hosts]
+        r = self.vertex(root) if isinstance(root, str) else _count("root", root, 0)
+        h = self.hosts if hosts is None else [_count(f"hosts[{i}]", x, 0) for i, x in enumerate(hosts)]
         return json.loads(_inasim.tree(self._text, self._base, r, h))
 
     def trees(self, n: int, hosts: Iterable[int] | None = None) -> list[dict]:
         """n trees with distinct roots (static multi-tree baselines, PANAMA)."""
-        h = self.hosts if hosts is None else [int(x) for x in hosts]
-        return json.loads(_inasim.trees(self._text, self._base, h, int(n)))
+        h = self.hosts if hosts is None else [_count(f"hosts[{i}]", x, 0) for i, x in enumerate(hosts)]
+        return json.loads(_inasim.trees(self._text, self._base, h, _count("n", n, 1)))
 
     def __repr__(self) -> str:
         return f"<inasim.Topology {self.description}: {self.num_hosts} hosts, {self.num_switches} switches>"

@@ -10,7 +10,8 @@
 Every protocol runs on the same network, workload size, background traffic and
 seed: the scenario is loaded, the `--set` overrides are applied, then each
 protocol's entry in `PROTOCOLS` edits a copy so that the workload uses that
-protocol. Everything is validated before anything runs. Output (default
+protocol. Everything is validated, and each protocol's network and workload
+set up (inasim.check), before anything runs; so is the output directory. Output (default
 OUT = out/compare/<scenario name>, relative to the working directory):
 
     OUT/report.md (or report.html)   title, scenario, inasim version, the table, the charts
@@ -29,7 +30,8 @@ CSV and "—" in the report without background flows); `correct` (results.json
 
 Exit status of the command: 0 every run correct; 1 some run not correct (or
 its workload did not finish) - the report is still written; 2 bad input
-(unknown protocol, bad scenario or --set, bad option): nothing is written.
+(unknown protocol, bad scenario or --set, a setup error, an --out that is a
+file or cannot be created, bad option): nothing is written.
 
 Registered: `ring` (host ring allreduce), `switchml` (in-switch
 aggregation, `workload.switchml`) and `panama` (fp32 accelerators over N
@@ -62,6 +64,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import inasim
+from inasim._outdir import make_out_dir, out_dir_problem
 
 __all__ = ["PROTOCOLS", "COLUMNS", "HEADERS", "CompareError", "UnknownProtocolError", "register",
            "parse_protocols", "protocol_scenario", "row_from_results", "compare", "main"]
@@ -347,6 +350,15 @@ def _write_text(path: Path, text: str) -> None:
 # ------------------------------------------------------------------ compare
 
 
+def _check_out(out_dir: Path, names: Sequence[str], fmt: str) -> None:
+    """CompareError unless out_dir can take the report, and creates it: the
+    runs come first and take minutes, the report is written after them."""
+    files = ["compare.csv", f"report.{fmt}"] + [f"{c}.{x}" for c in ("time", "goodput") for x in ("png", "csv")]
+    problem = out_dir_problem(out_dir, files=files, dirs=names) or make_out_dir(out_dir)
+    if problem:
+        raise CompareError(f"out {os.fspath(out_dir)}: {problem}")
+
+
 def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, Iterable[str]],
             sets: Iterable[str] = (), out: Union[str, os.PathLike, None] = None, fmt: str = "md",
             seed: Optional[int] = None, base_dir: Union[str, os.PathLike, None] = None,
@@ -381,32 +393,33 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
             base_dir = str(path.parent)
         label = os.fspath(scenario)
     elif isinstance(scenario, Mapping):
-        doc = copy.deepcopy(dict(scenario))
+        doc = inasim.to_json_value(scenario)  # a deep copy; NaN is a ScenarioError naming its key
         label = "(inline scenario)"
     else:
         raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
     for s in sets:
         inasim.apply_set(doc, s)
 
-    # Validate every protocol's scenario before running any.
+    # Validate every protocol's scenario, and build its network and workload
+    # (inasim.check: errors only the setup finds), before running any.
     docs, resolved = {}, {}
     for p in names:
         docs[p] = protocol_scenario(doc, p)
         try:
-            resolved[p] = inasim.validate(docs[p], seed=seed, base_dir=base_dir)
+            resolved[p] = inasim.check(docs[p], seed=seed, base_dir=base_dir)
         except inasim.ScenarioError as e:
             if len(names) == 1:
                 raise
             raise type(e)(f"protocol {p}: {e}") from None
     first = resolved[names[0]]
     out_dir = Path(out) if out is not None else Path("out") / "compare" / first["name"]
+    _check_out(out_dir, names, fmt)
 
     results, rows = {}, []
     for i, p in enumerate(names):
         if log:
             log(f"[{i + 1}/{len(names)}] {p} ...")
         r = inasim.run(docs[p], seed=seed, base_dir=base_dir, progress=progress)
-        out_dir.mkdir(parents=True, exist_ok=True)
         r.write(out_dir / p)
         results[p] = r.json
         row = row_from_results(p, r.json)
@@ -417,7 +430,6 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
                 f"{'correct' if row['correct'] else 'NOT CORRECT'}")
 
     df = pd.DataFrame(rows, columns=list(COLUMNS))
-    out_dir.mkdir(parents=True, exist_ok=True)
     _write_text(out_dir / "compare.csv", df.to_csv(index=False))
 
     name = first["name"]

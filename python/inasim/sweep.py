@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import copy
 import dataclasses
 import difflib
@@ -30,6 +31,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -37,6 +39,7 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import inasim
+from inasim._outdir import make_out_dir, out_dir_problem
 
 __all__ = [
     "SweepError",
@@ -185,17 +188,46 @@ def _check_path(where: str, path: Any) -> str:
 # ----------------------------------------------------------------- planning
 
 
+class _Pairs(list):
+    """A JSON object as read, before duplicate keys are looked for."""
+
+
+class _Constant(str):
+    """NaN, Infinity or -Infinity in the file (Python's json accepts them; JSON does not)."""
+
+
+def _json_tree(node: Any, path: str, where: str) -> Any:
+    """The parsed file with every object a dict; SweepError on the first
+    duplicate key or NaN/Infinity, naming its key path."""
+    if isinstance(node, _Pairs):
+        out: Dict[str, Any] = {}
+        for k, v in node:
+            if k in out:
+                # json.load would keep the last silently: one of two grid
+                # entries would vanish from the sweep without a word.
+                raise SweepError(f'{where}: {path or "top level"}: duplicate key "{k}"')
+            out[k] = _json_tree(v, inasim._key_path(path, k), where)
+        return out
+    if isinstance(node, list):
+        return [_json_tree(v, f"{path}[{i}]", where) for i, v in enumerate(node)]
+    if isinstance(node, _Constant):
+        raise SweepError(f"{where}: {path or 'top level'}: {node} is not valid JSON (use a finite number)")
+    return node
+
+
 def load_sweep(path: "str | os.PathLike[str]") -> Dict[str, Any]:
     """Reads a sweep file (JSON object); raises SweepError."""
+    where = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            raw = json.load(f, object_pairs_hook=_Pairs, parse_constant=_Constant)
     except OSError as e:
-        raise SweepError(f"{os.fspath(path)}: cannot read: {e.strerror or e}") from None
+        raise SweepError(f"{where}: cannot read: {e.strerror or e}") from None
     except ValueError as e:
-        raise SweepError(f"{os.fspath(path)}: not valid JSON: {e}") from None
+        raise SweepError(f"{where}: not valid JSON: {e}") from None
+    doc = _json_tree(raw, "", where)
     if not isinstance(doc, dict):
-        raise SweepError(f"{os.fspath(path)}: a sweep file must be a JSON object")
+        raise SweepError(f"{where}: a sweep file must be a JSON object")
     return doc
 
 
@@ -272,7 +304,10 @@ def plan_sweep(
     problem (for a point: "point 3 (workload.bytes=1026): <scenario error>").
     """
     if isinstance(sweep, dict):
-        definition = copy.deepcopy(sweep)
+        try:
+            definition = inasim.to_json_value(sweep, what="top level")  # a deep copy; no NaN, no sets
+        except inasim.ScenarioError as e:
+            raise SweepError(f"sweep: {e}") from None
         source = None
         sweep_dir = os.path.abspath(base_dir if base_dir is not None else os.getcwd())
         where = "sweep"
@@ -286,6 +321,12 @@ def plan_sweep(
     _check_definition(definition, where)
 
     name = definition.get("name", default_name)
+    if out is not None:
+        out_label = f"out {os.fspath(out)}"
+    elif "out" in definition:
+        out_label = f'{where}: "out" {definition["out"]}'
+    else:
+        out_label = f"output directory {os.path.join('out', 'sweeps', name)}"
     if out is None:
         out = definition.get("out", os.path.join("out", "sweeps", name))
     out = os.path.abspath(os.fspath(out))
@@ -334,12 +375,38 @@ def plan_sweep(
                     raise SweepError(f"{label}{rep}: {e}") from None
             runs.append(Run(i, r, int(resolved.get("seed", base_seed + r)), cache_key(resolved), values, resolved))
 
+    # Last, as it is the cheapest to fix; still before anything is written.
+    problem = out_dir_problem(out, files=("sweep.csv", "sweep.json"), dirs=("cache",))
+    if problem:
+        raise SweepError(f"{out_label}: {problem}")
     return Plan(name, definition, source, scenario_dir, out, paths, runs)
 
 
 # ---------------------------------------------------------------- execution
 
 _RUN_LOCK = threading.Lock()  # ns-3 is not thread-safe: one simulation per process
+#: Set in a worker whose setup check raised: the C++ runner leaves ns-3's
+#: global state (scheduled events, nodes) behind on that path, so nothing
+#: more may be simulated in this process.
+_SETUP_FAILED = False
+#: What check_point returns in such a process instead of checking.
+SKIPPED = "skipped: an earlier setup in this worker failed"
+
+
+def check_point(resolved: Dict[str, Any], base_dir: Optional[str] = None) -> Optional[str]:
+    """Builds one resolved scenario's network and workload and simulates 1 ns
+    (inasim.check): None if the setup succeeds, else the ScenarioError's
+    message. The task of the check that precedes every sweep's runs."""
+    global _SETUP_FAILED
+    with _RUN_LOCK:
+        if _SETUP_FAILED:
+            return SKIPPED
+        try:
+            inasim.check(resolved, base_dir=base_dir)
+        except inasim.ScenarioError as e:
+            _SETUP_FAILED = True
+            return str(e)
+    return None
 
 
 def run_point(resolved: Dict[str, Any], out: str, base_dir: Optional[str] = None) -> Dict[str, Any]:
@@ -349,6 +416,8 @@ def run_point(resolved: Dict[str, Any], out: str, base_dir: Optional[str] = None
     it only depends on its arguments."""
     target = os.path.join(out, "cache", cache_key(resolved))
     with _RUN_LOCK:
+        if _SETUP_FAILED:
+            raise RuntimeError(SKIPPED)
         result = inasim.run(resolved, base_dir=base_dir)
     result.write(target)
     return flatten_metrics(result.json)
@@ -422,41 +491,122 @@ Todo = List[Run]
 Done = Callable[[Run, "concurrent.futures.Future[Any] | Any"], None]
 
 
-def _execute_local(todo: Todo, plan: Plan, jobs: int, on_done: Done) -> None:
+def _label(run: Run, reps: int) -> str:
+    label = f"point {run.point}" + (f" ({_describe(run.values)})" if run.values else "")
+    return label + (f", repetition {run.repetition}" if reps > 1 else "")
+
+
+def _remove_partial_results(cache_dir: str, pids: Sequence[int]) -> None:
+    """Removes what killed workers left of their results: the C++ writer
+    builds cache/.<key>.tmp-<pid> and renames it into place, and moves a
+    replaced result aside as .<key>.old-<pid> (results.cc)."""
+    import glob
+    import shutil
+
+    for pid in pids:
+        for kind in ("tmp", "old"):
+            for d in glob.glob(os.path.join(glob.escape(cache_dir), f".*.{kind}-{pid}")):
+                shutil.rmtree(d, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _local_pool(jobs: int, tasks: int, cache_dir: str):
+    """A pool of spawned worker processes that never outlives the sweep: on
+    any exception (Ctrl-C, SIGTERM, a failed check) the workers are killed,
+    not waited for, since a worker inside a simulation sees no signal until
+    it returns to Python, which can take hours."""
     ctx = multiprocessing.get_context("spawn")  # never fork a process that may hold ns-3 state
-    pool = concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx)
-    futures = {}
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=max(1, min(jobs, tasks)), mp_context=ctx)
     try:
-        for run in todo:
-            futures[pool.submit(run_point, run.resolved, plan.out, plan.base_dir)] = run
-        for fut in concurrent.futures.as_completed(futures):
-            on_done(futures[fut], fut)
+        yield pool
     except BaseException:
-        for fut in futures:
-            fut.cancel()
+        # Python 3.11 has no public way to stop the workers (3.14: terminate_workers()).
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join(5)
+            if p.is_alive():
+                p.kill()
+                p.join()
         pool.shutdown(wait=True, cancel_futures=True)
+        _remove_partial_results(cache_dir, [p.pid for p in procs])
         raise
     pool.shutdown(wait=True)
 
 
-def _execute_dask(todo: Todo, plan: Plan, scheduler: Any, on_done: Done) -> None:
+def _check_setups(submit: Callable[..., Any], wait: Callable[[Any], Any], todo: Todo, plan: Plan) -> None:
+    """Builds every run's network and workload before any run starts (setup
+    errors such as too many jobs for the selected hosts are not found by
+    plan_sweep's validation), so that a bad point deep in a grid fails at
+    once with exit 2, not after the points before it ran. SweepError names
+    the first bad point in sweep order."""
+    reps = plan.definition.get("repetitions", 1)
+    futures = {submit(check_point, run.resolved, plan.base_dir): run for run in todo}
+    bad: List[tuple] = []
+    for fut in wait(list(futures)):
+        run = futures[fut]
+        try:
+            msg = fut.result()
+        except Exception as e:  # noqa: BLE001 - a crashed worker: no verdict on the input
+            raise SweepRunError(f"{_label(run, reps)}: the setup check failed: {type(e).__name__}: {e}") from None
+        if msg is not None and msg != SKIPPED:
+            bad.append((run.point, run.repetition, f"{_label(run, reps)}: {msg}"))
+    if bad:
+        raise SweepError(min(bad)[2])
+
+
+def _make_out(plan: Plan) -> None:
+    problem = make_out_dir(plan.cache_dir)
+    if problem:
+        raise SweepError(f"out {plan.out}: {problem}")
+
+
+def _execute_local(todo: Todo, plan: Plan, jobs: int, on_done: Done) -> None:
+    as_completed = concurrent.futures.as_completed
+    with _local_pool(jobs, len(todo), plan.cache_dir) as pool:
+        _check_setups(pool.submit, as_completed, todo, plan)
+        _make_out(plan)
+        futures = {pool.submit(run_point, run.resolved, plan.out, plan.base_dir): run for run in todo}
+        for fut in as_completed(futures):
+            on_done(futures[fut], fut)
+
+
+def check_local(todo: Todo, plan: Plan, jobs: int) -> None:
+    """The setup check of _check_setups in local processes (for Dask sweeps
+    and --dry-run): a worker whose setup failed is discarded with its pool."""
+    if todo:
+        with _local_pool(jobs, len(todo), plan.cache_dir) as pool:
+            _check_setups(pool.submit, concurrent.futures.as_completed, todo, plan)
+
+
+def _dask_client(scheduler: Any):
+    """(client, whether this sweep opened it)."""
     try:
         import distributed
     except ImportError:
         raise SweepError("--scheduler needs the Python package distributed (apt-get install python3-distributed)") from None
-    own = None
     if isinstance(scheduler, distributed.Client):
-        client = scheduler
-    elif isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address"):
+        return scheduler, False
+    if isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address"):
         try:
-            client = own = distributed.Client(scheduler)
+            return distributed.Client(scheduler), True
         except (OSError, TimeoutError) as e:
             raise SweepError(f"--scheduler {scheduler}: cannot connect: {e}") from None
-    else:
-        raise SweepError(
-            f"scheduler: expected an address like tcp://HOST:8786, a distributed.Client or a cluster, got {scheduler!r}"
-        )
+    raise SweepError(
+        f"scheduler: expected an address like tcp://HOST:8786, a distributed.Client or a cluster, got {scheduler!r}"
+    )
+
+
+def _execute_dask(todo: Todo, plan: Plan, scheduler: Any, jobs: int, on_done: Done) -> None:
+    import distributed
+
+    client, own = _dask_client(scheduler)
     try:
+        # Checked locally: a Dask worker whose setup failed would stay in the
+        # cluster with ns-3 state left behind.
+        check_local(todo, plan, jobs)
+        _make_out(plan)
         tag = uuid.uuid4().hex[:8]
         futures = {}
         for run in todo:
@@ -471,8 +621,8 @@ def _execute_dask(todo: Todo, plan: Plan, scheduler: Any, on_done: Done) -> None
             client.cancel([f for f, _ in futures.values()])
             raise
     finally:
-        if own is not None:
-            own.close()
+        if own:
+            client.close()
 
 
 def run_sweep(
@@ -500,7 +650,7 @@ def run_sweep(
     raised; the others are cached). DataFrame.attrs holds "out", "ran" and
     "cached" (lists of cache keys).
     """
-    import pandas as pd
+    import pandas  # noqa: F401 - here, so that a missing pandas fails before anything runs
 
     if jobs is None:
         jobs = os.cpu_count() or 1
@@ -513,7 +663,6 @@ def run_sweep(
     for run in plan.runs:
         by_key.setdefault(run.key, []).append(run)
 
-    os.makedirs(plan.cache_dir, exist_ok=True)
     metrics: Dict[str, Dict[str, Any]] = {}
     cached: List[str] = []
     if resume:
@@ -547,7 +696,7 @@ def run_sweep(
             if scheduler is None:
                 _execute_local(todo, plan, jobs, on_done)
             else:
-                _execute_dask(todo, plan, scheduler, on_done)
+                _execute_dask(todo, plan, scheduler, jobs, on_done)
     finally:
         bar.close()
 
@@ -557,6 +706,16 @@ def run_sweep(
             f"{len(failures)} of {len(todo)} runs failed; the others are cached in {plan.cache_dir}, "
             f"run again to resume: {failures[0]}{more}"
         )
+
+    df = _write_table(plan, metrics)
+    df.attrs.update({"out": plan.out, "ran": [r.key for r in todo], "cached": cached})
+    return df
+
+
+def _write_table(plan: Plan, metrics: Dict[str, Dict[str, Any]]):
+    """OUT/sweep.csv (one row per run: fixed columns, swept paths, sorted
+    metrics) and OUT/sweep.json; returns the table."""
+    import pandas as pd
 
     rows = []
     metric_names = set()
@@ -572,7 +731,7 @@ def run_sweep(
     columns = list(FIXED_COLUMNS) + plan.paths + sorted(metric_names)
     df = pd.DataFrame(rows, columns=columns)
 
-    os.makedirs(plan.out, exist_ok=True)
+    _make_out(plan)
     _write_atomic(os.path.join(plan.out, "sweep.csv"), df.to_csv(index=False))
     echo = {
         "name": plan.name,
@@ -587,16 +746,38 @@ def run_sweep(
         ],
     }
     _write_atomic(os.path.join(plan.out, "sweep.json"), json.dumps(echo, indent=2) + "\n")
-    df.attrs.update({"out": plan.out, "ran": [r.key for r in todo], "cached": cached})
     return df
 
 
 # ---------------------------------------------------------------------- CLI
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """`inasim sweep` / `python3 -m inasim.sweep`. Returns the exit status:
-    0 ok, 1 a run failed or some result is not correct, 2 bad input."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (kill, timeout, batch schedulers), raised in the main thread so
+    that the sweep unwinds exactly as on Ctrl-C: workers killed, finished
+    runs kept in the cache."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    # One unwinding is enough: a second SIGTERM must not interrupt the
+    # cleanup that kills the workers (it is bounded: terminate, 5 s, kill).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds():
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="inasim sweep",
         description="Run a parameter sweep over a scenario (docs/SWEEPS.md).",
@@ -607,35 +788,57 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on a Dask cluster instead")
     parser.add_argument("--no-resume", action="store_true", help="re-run points whose results are cached")
     parser.add_argument("--progress", choices=("auto", "on", "off"), default="auto", help="progress bar on stderr")
-    parser.add_argument("--dry-run", action="store_true", help="validate and list the runs, run nothing")
-    args = parser.parse_args(argv)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="validate, build every point's network and workload, list the runs; run nothing")
+    return parser
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    plan = plan_sweep(args.sweep, args.out)
+    jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
+    if jobs < 1:
+        raise SweepError(f"--jobs: must be an integer >= 1, got {jobs}")
+    unique = list({r.key: r for r in reversed(plan.runs)}.values())[::-1]  # first run of each key
+    cached = {r.key for r in unique if _read_cached(plan.result_dir(r.key)) is not None}
+    check_local([r for r in unique if r.key not in cached], plan, jobs)
+    for r in plan.runs:
+        vals = f" {_describe(r.values)}" if r.values else ""
+        print(f"point {r.point} repetition {r.repetition} seed {r.seed} key {r.key[:12]}{vals}")
+    print(f"sweep {plan.name}: {len(plan.runs)} runs, {len(unique)} distinct, {len(cached)} cached -> {plan.out}")
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """`inasim sweep` / `python3 -m inasim.sweep`. Returns the exit status:
+    0 ok, 1 a run failed or some result is not correct, 2 bad input,
+    130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:  # argparse: usage errors are 2, --help is 0
+        return e.code if isinstance(e.code, int) else 2
 
     def fail(msg: str, status: int) -> int:
         print(f"inasim sweep: {msg}", file=sys.stderr)
         return status
 
     try:
-        if args.dry_run:
-            plan = plan_sweep(args.sweep, args.out)
-            keys = {r.key for r in plan.runs}
-            done = sum(_read_cached(plan.result_dir(k)) is not None for k in keys)
-            for r in plan.runs:
-                vals = f" {_describe(r.values)}" if r.values else ""
-                print(f"point {r.point} repetition {r.repetition} seed {r.seed} key {r.key[:12]}{vals}")
-            print(f"sweep {plan.name}: {len(plan.runs)} runs, {len(keys)} distinct, {done} cached -> {plan.out}")
-            return 0
-        df = run_sweep(
-            args.sweep,
-            out=args.out,
-            jobs=args.jobs,
-            scheduler=args.scheduler,
-            progress={"auto": None, "on": True, "off": False}[args.progress],
-            resume=not args.no_resume,
-        )
+        with _sigterm_unwinds():
+            if args.dry_run:
+                return _dry_run(args)
+            df = run_sweep(
+                args.sweep,
+                out=args.out,
+                jobs=args.jobs,
+                scheduler=args.scheduler,
+                progress={"auto": None, "on": True, "off": False}[args.progress],
+                resume=not args.no_resume,
+            )
     except SweepError as e:
         return fail(str(e), 2)
     except SweepRunError as e:
         return fail(str(e), 1)
+    except Terminated:
+        return fail("terminated (finished runs are cached; run again to resume)", 143)
     except KeyboardInterrupt:
         return fail("interrupted (finished runs are cached; run again to resume)", 130)
 

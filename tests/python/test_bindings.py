@@ -99,3 +99,82 @@ def test_topology_and_trees():
     assert len(set(roots)) == 4
     with pytest.raises(inasim.ScenarioError, match="tree"):
         t.tree(0)  # a host is not a switch
+
+
+# ------------------------------------------------- NaN and other non-JSON values
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_nan_and_infinity_are_rejected_with_the_key_path(value):
+    doc = inasim.load(DEFAULT)
+    doc["links"]["host_rate_gbps"] = value
+    calls = [
+        lambda: inasim.validate(doc),
+        lambda: inasim.run(doc),
+        lambda: inasim.check(doc),
+        lambda: inasim.topology(doc),
+        lambda: inasim.apply_set(doc, "seed=2"),
+    ]
+    for call in calls:
+        with pytest.raises(inasim.ScenarioError) as e:
+            call()
+        assert str(e.value) == (f"links.host_rate_gbps: must be a finite number, got {value!r} "
+                                "(JSON has no NaN or Infinity)")
+    # Inside lists too, and a number that is fine stays as it was.
+    doc = inasim.load(DEFAULT)
+    doc["workload"]["hosts"] = [0, 1, value]
+    with pytest.raises(inasim.ScenarioError, match=r"^workload\.hosts\[2\]: must be a finite number"):
+        inasim.validate(doc)
+    assert inasim.to_json_value({"a": [1, 2.5, True, None, "x"]}) == {"a": [1, 2.5, True, None, "x"]}
+
+
+def test_values_that_are_not_json_name_their_key():
+    doc = inasim.load(DEFAULT)
+    doc["workload"]["hosts"] = {1, 2}
+    with pytest.raises(inasim.ScenarioError, match=r"^workload\.hosts: set is not a JSON value"):
+        inasim.validate(doc)
+    doc = inasim.load(DEFAULT)
+    doc["topology"][4] = "x"
+    with pytest.raises(inasim.ScenarioError, match=r"^topology: keys must be strings, got 4"):
+        inasim.run(doc)
+    with pytest.raises(inasim.ScenarioError, match=r'^--set: must be a "PATH=VALUE" string, got 5'):
+        inasim.validate(DEFAULT, sets=[5])
+
+
+def test_numpy_numbers_are_plain_numbers():
+    np = pytest.importorskip("numpy")
+    doc = inasim.load(DEFAULT)
+    doc["workload"]["bytes"] = np.int64(65536)
+    doc["links"]["host_rate_gbps"] = np.float64(100.0)
+    r = inasim.validate(doc)
+    assert r["workload"]["bytes"] == 65536 and r["links"]["host_rate_gbps"] == 100
+    doc["links"]["host_rate_gbps"] = np.float32("nan")
+    with pytest.raises(inasim.ScenarioError, match=r"^links\.host_rate_gbps: must be a finite number"):
+        inasim.validate(doc)
+
+
+def test_tree_arguments_are_checked():
+    t = inasim.topology(DEFAULT)
+    with pytest.raises(inasim.ScenarioError, match=r"^root: must be an integer >= 0, got nan"):
+        t.tree(float("nan"))
+    with pytest.raises(inasim.ScenarioError, match=r"^hosts\[1\]: must be an integer >= 0, got inf"):
+        t.tree(8, hosts=[0, float("inf")])
+    with pytest.raises(inasim.ScenarioError, match=r"^n: must be an integer >= 1, got nan"):
+        t.trees(float("nan"))
+
+
+def test_check_sets_the_run_up_and_returns_the_resolved_scenario():
+    r = inasim.check(DEFAULT, sets=["workload.bytes=65536"])
+    assert r == inasim.validate(DEFAULT, sets=["workload.bytes=65536"])
+    assert r["stop"]["max_sim_time_ms"] != 1e-6  # the check's short stop is not in what it returns
+    # More jobs than the hosts allow (an error of the network setup). In a
+    # child: a failed setup leaves ns-3 state behind.
+    sets = ["workload.jobs=3", "topology.hosts=4", "workload.bytes=65536"]
+    code = ("import inasim, sys\n"
+            "try:\n"
+            f"    inasim.check({str(DEFAULT)!r}, sets={sets!r})\n"
+            "except inasim.ScenarioError as e:\n"
+            "    print(e)\n")
+    p = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("workload.jobs: 3 jobs need at least 2 hosts each; 4 hosts are selected")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import DEFAULT, PNG_MAGIC, PYTHON, import_inasim
+from helpers import DEFAULT, PNG_MAGIC, PYTHON, child_env, import_inasim
 
 inasim = import_inasim()
 from inasim import compare as cmp
@@ -110,6 +110,60 @@ def test_bad_scenario_input_is_exit_2(tmp_path, capsys):
     assert cmp.main([str(DEFAULT), "--protocols", "ring", "--set", "workload.bytes=3", "--out", str(out)]) == 2
     assert "workload.bytes" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_out_that_is_a_file_is_exit_2_before_any_run(tmp_path, capsys, monkeypatch):
+    f = tmp_path / "file"
+    f.write_text("keep me\n")
+    ran = []
+    monkeypatch.setattr(inasim, "run", lambda *a, **k: ran.append(a) or pytest.fail("a run started"))
+    cases = [
+        (f, "exists and is not a directory"),
+        (f / "sub", f"cannot be created: {f} is not a directory"),
+        ("/proc/self/inasim-out", "cannot be created: /proc/self is not writable"),  # read-only even for root
+    ]
+    for out, problem in cases:
+        assert cmp.main([str(DEFAULT), "--protocols", "ring,switchml", "--out", str(out), "--quiet"]) == 2
+        assert capsys.readouterr().err == f"inasim compare: out {out}: {problem}\n"
+    (tmp_path / "d" / "report.md").mkdir(parents=True)
+    with pytest.raises(cmp.CompareError, match="report.md inside it is a directory"):
+        cmp.compare(DEFAULT, "ring", out=tmp_path / "d")
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "ring").write_text("")
+    with pytest.raises(cmp.CompareError, match="ring inside it exists and is not a directory"):
+        cmp.compare(DEFAULT, "ring", out=tmp_path / "e")
+    assert ran == [] and f.read_text() == "keep me\n"
+
+
+def test_out_that_is_a_file_via_the_command_line(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("keep me\n")
+    p = subprocess.run([PYTHON, "-m", "inasim", "compare", str(DEFAULT), "--protocols", "ring", "--out", str(f)],
+                       capture_output=True, text=True, env=child_env(), timeout=120)
+    assert p.returncode == 2 and p.stderr == f"inasim compare: out {f}: exists and is not a directory\n"
+    assert f.read_text() == "keep me\n"
+
+
+def test_setup_error_of_a_later_protocol_is_exit_2_before_any_run(tmp_path):
+    # A valid document whose PANAMA tree root does not exist: only the network
+    # setup finds it; the ring before it must not run (or be written) first.
+    # In a child process: a failed setup leaves ns-3 state behind (inasim.check).
+    out = tmp_path / "x"
+    p = subprocess.run([PYTHON, "-m", "inasim", "compare", str(DEFAULT), "--protocols", "ring,panama",
+                        "--set", 'workload.panama={"tree_roots":["nope"]}', "--set", "workload.bytes=65536",
+                        "--out", str(out)], capture_output=True, text=True, env=child_env(), timeout=120)
+    assert p.returncode == 2
+    assert p.stderr.startswith("inasim compare: protocol panama: ") and p.stderr.count("\n") == 1
+    assert 'tree_roots: no switch named "nope"' in p.stderr
+    assert p.stdout == "" and not out.exists()
+
+
+def test_nan_in_a_scenario_dict_names_the_key(tmp_path):
+    doc = inasim.load(str(DEFAULT))
+    doc["workload"]["bytes"] = float("nan")
+    with pytest.raises(inasim.ScenarioError, match=r"^workload\.bytes: must be a finite number, got nan"):
+        cmp.compare(doc, "ring", out=tmp_path / "x")
+    assert not (tmp_path / "x").exists()
 
 
 def test_background_flows_give_a_numeric_p99_fct(tmp_path):

@@ -7,10 +7,14 @@ Run by ctest (test `python_sweep`) with PYTHONPATH=python:build/python, or:
     PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_sweep.py
 """
 
+import concurrent.futures
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -306,3 +310,257 @@ def test_progress_line():
     quiet = io.StringIO()
     sw._Progress(4, 0, False, stream=quiet).close()
     assert quiet.getvalue() == ""
+
+
+# ------------------------------------------- issue 24 §3: robustness of sweeps
+
+
+def py_cli(*args, cwd=None, timeout=300):
+    """`python3 -m inasim ...`: what `inasim sweep|compare` execs."""
+    return subprocess.run(
+        [sys.executable, "-m", "inasim", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def process_group(pgid):
+    """PIDs of live (not zombie) processes in process group `pgid`, from /proc."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # state ppid pgrp ...
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            pids.append(int(d))
+    return pids
+
+
+def cached_results(out):
+    c = Path(out) / "cache"
+    return sorted(p.parent.name for p in c.glob("*/results.json")) if c.is_dir() else []
+
+
+FAST = [{"workload.bytes": 65536}, {"workload.bytes": 131072}]
+# Minutes each on this machine: certainly running when the signal comes.
+SLOW = [{"workload.bytes": 4194304, "workload.iterations": 100}, {"workload.bytes": 4194304, "workload.iterations": 101}]
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_kills_workers_and_keeps_the_cache(tmp_path, sig, status):
+    sweep = tmp_path / "slow.json"
+    sweep.write_text(json.dumps({"scenario": str(DEFAULT), "points": FAST + SLOW}))
+    out = tmp_path / "out"
+    # Its own session: the sweep's pid is the process group of everything it starts.
+    p = subprocess.Popen(
+        [sys.executable, "-m", "inasim", "sweep", str(sweep), "--out", str(out), "--jobs", "2", "--progress", "off"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(cached_results(out)) < 2 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.1)
+        assert len(cached_results(out)) == 2, "the two fast points did not finish"
+        time.sleep(0.5)  # the two slow points are now running in the workers
+        workers = [pid for pid in process_group(p.pid) if pid != p.pid]
+        assert len(workers) >= 2, workers
+        assert p.poll() is None
+        p.send_signal(sig)  # to the sweep alone, as kill and batch schedulers do
+        t0 = time.monotonic()
+        _, err = p.communicate(timeout=30)
+        assert time.monotonic() - t0 < 15
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == status, err
+    assert "run again to resume" in err and "Traceback" not in err
+    deadline = time.monotonic() + 10  # the resource tracker exits on its own when the sweep is gone
+    while process_group(p.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process_group(p.pid) == [], "processes of the sweep survived it"
+    # No half-written result left behind; the finished ones are kept.
+    cache = out / "cache"
+    assert [e.name for e in cache.iterdir() if e.name.startswith(".")] == []
+    done = {k: (cache / k / "results.json").stat().st_mtime_ns for k in cached_results(out)}
+    assert len(done) == 2
+    # Rerun (slow points made short): the cached points are not run again.
+    sweep.write_text(json.dumps({"scenario": str(DEFAULT), "points": FAST + [{"workload.bytes": 262144}]}))
+    again = py_cli("sweep", sweep, "--out", out, "--jobs", "2", "--progress", "off")
+    assert again.returncode == 0, again.stderr
+    assert "1 ran, 2 cached" in again.stdout
+    assert {k: (cache / k / "results.json").stat().st_mtime_ns for k in done} == done
+
+
+# More jobs than 2 hosts each allow: valid keys and values, an error that
+# needs the topology and the chosen hosts (found by the network setup that
+# precedes every sweep's runs, or by validation where it checks placement).
+SETUP_ERROR = {
+    "scenario": str(DEFAULT),
+    "set": ["workload.bytes=65536"],
+    "grid": {"topology.hosts": [8, 4], "workload.jobs": [1, 2, 3]},
+}
+SETUP_MESSAGE = ("point 5 (topology.hosts=4, workload.jobs=3): workload.jobs: 3 jobs need at least 2 hosts each; "
+                 "4 hosts are selected")
+
+
+def test_setup_error_deep_in_grid_fails_before_any_run(tmp_path):
+    out = tmp_path / "bad"
+    with pytest.raises(sw.SweepError) as e:
+        sw.run_sweep(SETUP_ERROR, out=out, jobs=2, progress=False)
+    assert str(e.value).startswith(SETUP_MESSAGE) and "\n" not in str(e.value)
+    assert not out.exists()  # points 0-4 are fine: none of them ran
+
+
+def test_cli_setup_error_exits_2_and_writes_nothing(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(SETUP_ERROR))
+    for extra in ([], ["--dry-run"]):
+        p = py_cli("sweep", bad, "--out", tmp_path / "o", "--jobs", "2", "--progress", "off", *extra)
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.startswith(f"inasim sweep: {SETUP_MESSAGE}") and p.stderr.count("\n") == 1
+        assert p.stdout == ""
+        assert not (tmp_path / "o").exists()
+
+
+def test_setup_error_with_repetitions_names_the_repetition(tmp_path):
+    # workload.jobs splits hosts at random by seed: each repetition is checked.
+    sweep = dict(SETUP_ERROR, grid={"workload.jobs": [5]}, repetitions=2)
+    with pytest.raises(sw.SweepError, match=r"^point 0 \(workload.jobs=5\), repetition [01]: workload.jobs: "):
+        sw.run_sweep(sweep, out=tmp_path / "o", jobs=1, progress=False)
+    assert not (tmp_path / "o").exists()
+
+
+def test_setup_check_runs_in_the_workers_before_any_run(tmp_path, monkeypatch):
+    # What validation cannot see (here: a stand-in for a setup error) stops
+    # the sweep before any run, names the first bad point in sweep order.
+    calls = []
+
+    def fake_check(resolved, base_dir=None):
+        calls.append(resolved["workload"]["bytes"])
+        return "workload: bad setup" if resolved["workload"]["bytes"] in (131072, 262144) else None
+
+    monkeypatch.setattr(sw, "check_point", fake_check)
+    monkeypatch.setattr(sw, "run_point", lambda *a: pytest.fail("a run started"))
+
+    class InProcess:  # the pool, without processes: the monkeypatched functions apply
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, *args):
+            f = concurrent.futures.Future()
+            f.set_result(fn(*args))
+            return f
+
+    monkeypatch.setattr(sw, "_local_pool", lambda *a: InProcess())
+    sweep = dict(GRID, grid={"workload.bytes": [65536, 262144, 131072]})
+    with pytest.raises(sw.SweepError) as e:
+        sw.run_sweep(sweep, out=tmp_path / "o", jobs=2, progress=False)
+    assert str(e.value) == "point 1 (workload.bytes=262144): workload: bad setup"
+    assert sorted(calls) == [65536, 131072, 262144]
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("dry", [False, True])
+def test_cli_out_is_a_file_exits_2(tmp_path, dry):
+    f = tmp_path / "file"
+    f.write_text("keep me\n")
+    extra = ["--dry-run"] if dry else []
+    cases = [
+        (f, "exists and is not a directory"),
+        (f / "sub", f"cannot be created: {f} is not a directory"),
+        ("/proc/self/inasim-out", "cannot be created: /proc/self is not writable"),  # read-only even for root
+    ]
+    for out, problem in cases:
+        p = py_cli("sweep", RING_SMALL, "--out", out, "--progress", "off", *extra)
+        assert p.returncode == 2, p.stderr
+        assert p.stderr == f"inasim sweep: out {out}: {problem}\n"
+    assert f.read_text() == "keep me\n" and sorted(x.name for x in tmp_path.iterdir()) == ["file"]
+
+
+def test_out_inside_is_blocked(tmp_path):
+    (tmp_path / "o" / "sweep.csv").mkdir(parents=True)
+    with pytest.raises(sw.SweepError, match="sweep.csv inside it is a directory"):
+        sw.plan_sweep(GRID, out=tmp_path / "o")
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "cache").write_text("")
+    with pytest.raises(sw.SweepError, match="cache inside it exists and is not a directory"):
+        sw.run_sweep(GRID, out=tmp_path / "p", jobs=1, progress=False)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_out_parent_not_writable(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    with pytest.raises(sw.SweepError, match=f"cannot be created: {ro} is not writable"):
+        sw.plan_sweep(GRID, out=ro / "o")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_nan_in_a_sweep_dict_is_named_by_key(tmp_path, value):
+    sweep = dict(GRID, grid={"workload.bytes": [65536, value]})
+    with pytest.raises(sw.SweepError) as e:
+        sw.plan_sweep(sweep, out=tmp_path / "x")
+    assert str(e.value).startswith('sweep: grid["workload.bytes"][1]: must be a finite number, got ')
+    scenario = inasim.load(str(DEFAULT))
+    scenario["links"]["host_rate_gbps"] = value
+    with pytest.raises(sw.SweepError, match=r"^sweep: scenario\.links\.host_rate_gbps: must be a finite number"):
+        sw.plan_sweep(dict(GRID, scenario=scenario), out=tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_nan_in_a_sweep_file_exits_2(tmp_path, literal):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"scenario": "%s", "points": [{"workload.bytes": 65536}, {"workload.bytes": %s}]}'
+                   % (DEFAULT, literal))
+    p = py_cli("sweep", bad, "--out", tmp_path / "o", "--progress", "off")
+    assert p.returncode == 2
+    assert p.stderr == f'inasim sweep: {bad}: points[1]["workload.bytes"]: {literal} is not valid JSON (use a finite number)\n'
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ('{"scenario": "S", "grid": {"workload.bytes": [65536]}, "grid": {"topology.hosts": [4]}}',
+         'top level: duplicate key "grid"'),
+        ('{"scenario": "S", "grid": {"workload.bytes": [65536], "workload.bytes": [131072]}}',
+         'grid: duplicate key "workload.bytes"'),
+        ('{"scenario": {"topology": {"hosts": 4, "hosts": 8}}, "points": [{"workload.bytes": 65536}]}',
+         'scenario.topology: duplicate key "hosts"'),
+    ],
+)
+def test_duplicate_keys_in_a_sweep_file_exit_2(tmp_path, text, where):
+    bad = tmp_path / "dup.json"
+    bad.write_text(text.replace('"S"', json.dumps(str(DEFAULT))))
+    with pytest.raises(sw.SweepError) as e:
+        sw.load_sweep(bad)
+    assert str(e.value) == f"{bad}: {where}"
+    p = py_cli("sweep", bad, "--out", tmp_path / "o", "--progress", "off")
+    assert p.returncode == 2 and p.stderr == f"inasim sweep: {bad}: {where}\n"
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["sweep", "--help"], ["sweep", "-h"], ["compare", "--help"],
+                                  ["compare", "-h"]])
+def test_help_exits_0_with_usage_on_stdout(argv):
+    p = py_cli(*argv)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("usage: ") and p.stderr == ""
+    for mod in ("inasim.sweep", "inasim.compare"):
+        q = subprocess.run([sys.executable, "-m", mod, "--help"], capture_output=True, text=True, timeout=60)
+        assert q.returncode == 0 and q.stdout.startswith("usage: inasim "), q.stderr
+
+
+@pytest.mark.parametrize("argv, words", [([], "usage: "), (["bogus"], 'unknown command "bogus"'),
+                                         (["sweep"], "SWEEP.json"),
+                                         (["sweep", "x.json", "--bogus"], "unrecognized arguments: --bogus")])
+def test_usage_errors_exit_2(argv, words):
+    p = py_cli(*argv)
+    assert p.returncode == 2 and words in p.stderr and p.stdout == ""
+    assert "Traceback" not in p.stderr
