@@ -1,16 +1,78 @@
 #!/usr/bin/env bash
-# The unit and dataplane tests and the fuzz-corpus replays again, built with
-# AddressSanitizer + UndefinedBehaviorSanitizer (-DINASIM_SANITIZE=ON, GCC) in
-# ./build-asan. Run by .ci/run after the main suite; the ns-3 integration and
-# Python tests are not rebuilt (ns-3 itself is not instrumented).
+# The tests again, built with AddressSanitizer + UndefinedBehaviorSanitizer
+# (-DINASIM_SANITIZE=ON, GCC) in ./build-asan. Run by .ci/run after the main
+# suite. Three stages, each timed on stdout:
+#   1. unit: the unit and dataplane tests and the fuzz-corpus replays (ctest -L unit);
+#   2. integration: test_fabric's ns-3 tests (ctest -L integration), which cover
+#      every protocol (ring, SwitchML, Canary, static trees, PANAMA, P4SGD) and
+#      background TCP/DCTCP. ns-3 itself is not instrumented, our code is;
+#   3. scenarios: the `inasim` binary on small scenarios, one or more per
+#      protocol (SCENARIOS below); each must exit 0 with no sanitizer report.
+# The Python tests are not run (the extension would need an ASan Python).
+# Arguments go to both ctest calls (e.g. -j2, -R REGEX).
+#
+# Adding scenario runners (e.g. the golden-scenario runner of tests/golden):
+# run them in stage 3 with INASIM_BIN="$asan_bin" and check their exit status;
+# asan_run below shows how to tell a sanitizer report from a normal failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SECONDS=0
+stage() { printf '== test-sanitizers [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+
 targets=(test_switchml test_canary test_p4sgd test_panama test_topology test_congestion test_scenario test_core
          fuzz_replay_switchml fuzz_replay_canary fuzz_replay_p4sgd fuzz_replay_panama fuzz_replay_scenario
-         fuzz_replay_cdf fuzz_replay_libsvm test_p4reader test_model_check)
+         fuzz_replay_cdf fuzz_replay_libsvm test_p4reader test_model_check
+         test_fabric inasim)
+# One small run per protocol (a second or less each without sanitizers): the
+# scenario file, then its --set overrides.
+SCENARIOS=(
+  "scenarios/default.json --set workload.bytes=262144"
+  "scenarios/switchml/fig3-ate-small.json --set workload.bytes=262144"
+  "scenarios/canary/small-64.json --set workload.bytes=65536"
+  "scenarios/canary/small-64.json --set workload.protocol=static_tree --set workload.canary=null --set workload.bytes=65536"
+  "scenarios/panama/small-8.json --set workload.bytes=262144"
+  "scenarios/panama/cluster-small.json"
+  "scenarios/p4sgd/fig8-latency-small.json"
+  "scenarios/background/fct-websearch-fat-tree-16.json --set background.flows.stop_us=100"
+)
+
+stage "configure and build (${#targets[@]} targets)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINASIM_SANITIZE=ON -DINASIM_BUILD_BENCH=OFF \
   -DPython3_EXECUTABLE=/usr/bin/python3 ${INASIM_CMAKE_ARGS:-} >/dev/null
 cmake --build build-asan -j"$(nproc)" --target "${targets[@]}"
 # Leak checks on; UBSan findings abort (-fno-sanitize-recover), so every one fails its test.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+
+stage "unit tests (ctest -L unit)"
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -L unit "$@"
+stage "integration tests (ctest -L integration)"
+ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -L integration "$@"
+
+asan_bin="$PWD/build-asan/inasim"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# inasim ARGS... under the sanitizers: fails on a nonzero exit or on any
+# sanitizer report in stderr (UBSan's report alone does not change the exit
+# status when a handler returns).
+asan_run() {
+  local log="$work/stderr" status=0
+  "$asan_bin" "$@" >/dev/null 2>"$log" || status=$?
+  if [ "$status" -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log"; then
+    echo "FAILED (exit $status): inasim $*" >&2
+    cat "$log" >&2
+    return 1
+  fi
+}
+stage "scenarios (${#SCENARIOS[@]} runs of inasim)"
+failed=0
+for s in "${SCENARIOS[@]}"; do
+  t0=$SECONDS
+  # shellcheck disable=SC2086 # word splitting is wanted: FILE --set A --set B
+  if asan_run run $s --out "$work/out" --quiet; then
+    echo "ok ($((SECONDS - t0)) s): inasim run $s"
+  else
+    failed=1
+  fi
+done
+stage "done"
+exit "$failed"

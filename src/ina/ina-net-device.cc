@@ -108,7 +108,9 @@ InaNetDevice::InaNetDevice() : tx_done_(Create<TxDone>()) { tx_done_->device = t
 
 void InaNetDevice::ScheduleTxDone(uint64_t delay_ps) {
   tx_event_pending_ = true;
-  tx_done_->Ref();  // the simulator's reference, dropped after it runs
+  // Schedule(Time, Ptr<EventImpl>) takes the simulator's reference itself
+  // (GetPointer), dropped after the event runs: no Ref() here, or every
+  // scheduling leaks one reference and the event is never freed (LeakSanitizer).
   Simulator::Schedule(PicoSeconds(delay_ps), Ptr<EventImpl>(tx_done_));
 }
 
@@ -358,8 +360,7 @@ void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes,
       FrameArrival* e = pool_->Get();
       e->target = peer_;
       e->frame = std::move(frame);
-      e->Ref();  // the simulator's reference, dropped after it runs
-      Simulator::Schedule(delay, Ptr<EventImpl>(e));
+      Simulator::Schedule(delay, Ptr<EventImpl>(e));  // takes the simulator's reference (see ScheduleTxDone)
     } else {
       Simulator::Schedule(delay, &InaNetDevice::ReceiveFrame, peer_, frame);
     }

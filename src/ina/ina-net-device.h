@@ -39,7 +39,8 @@ class InaSwitchNode;
 
 /// A frame's arrival at a device, as a reusable simulator event: a hop costs
 /// no allocation. The pool holds one reference to every event it made; each
-/// scheduling adds one that the simulator drops after running it.
+/// Simulator::Schedule adds one (GetPointer) that the simulator drops after
+/// running it, or when it is destroyed with the event still pending.
 class FrameArrival : public ns3::EventImpl {
  public:
   InaNetDevice* target = nullptr;
