@@ -11,9 +11,8 @@
 # The Python tests are not run (the extension would need an ASan Python).
 # Arguments go to both ctest calls (e.g. -j2, -R REGEX).
 #
-# Adding scenario runners (e.g. the golden-scenario runner of tests/golden):
-# run them in stage 3 with INASIM_BIN="$asan_bin" and check their exit status;
-# asan_run below shows how to tell a sanitizer report from a normal failure.
+# Stage 3 ends with the golden runs (tests/golden/check.py) on the sanitized
+# binary: the same pinned results, with every sanitizer check on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS=0
@@ -74,5 +73,13 @@ for s in "${SCENARIOS[@]}"; do
     failed=1
   fi
 done
+# The golden runs (tests/golden) with the sanitized binary: every protocol,
+# loss, link failure, congestion, several jobs; each must exit 0 (a sanitizer
+# report aborts or, for leaks, exits nonzero) and give the pinned results.
+stage "golden runs (tests/golden/check.py) with the sanitized inasim"
+if ! INASIM_BIN="$asan_bin" /usr/bin/python3 tests/golden/check.py; then
+  echo "FAILED: golden runs under the sanitizers" >&2
+  failed=1
+fi
 stage "done"
 exit "$failed"
