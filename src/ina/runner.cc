@@ -231,6 +231,16 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   bool finished = workload_done && !has_background;
   uint64_t finished_ps = 0;
   std::unique_ptr<Background> background;
+  // A setup that throws (a job finding bad input) must leave ns-3 clean for
+  // the next run in this process (Python, sweeps): destroy the simulator, and
+  // with it the scheduled events and the nodes, before the jobs and the
+  // fabric go (this guard is declared after them, so it runs first).
+  struct DestroySimulatorOnThrow {
+    bool armed = true;
+    ~DestroySimulatorOnThrow() {
+      if (armed) Simulator::Destroy();
+    }
+  } destroy_on_throw;
   auto finish = [&] {
     if (finished) return;
     finished = true;
@@ -655,6 +665,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     out.csv_texts.push_back(samples);
   }
 
+  destroy_on_throw.armed = false;
   ring.reset();
   ring_jobs.clear();
   Simulator::Destroy();
