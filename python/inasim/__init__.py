@@ -139,10 +139,8 @@ def check(scenario: Scenario, sets: Iterable[str] = (), seed: int | None = None,
     cannot see. Returns the resolved scenario, or raises ScenarioError.
 
     Costs the setup of a run (up to a few seconds on a 1,024-host network).
-    A ScenarioError raised by the setup leaves this process's ns-3 state
-    unclean (the C++ runner does not tear down on that path): run nothing
-    more in a process where check() or run() raised (sweeps discard the
-    worker)."""
+    A setup that raises leaves ns-3 clean for the next run in this process
+    (the runner destroys the simulator on that path too)."""
     resolved = validate(scenario, sets, seed, base_dir)
     if isinstance(sets, str):
         sets = [sets]
