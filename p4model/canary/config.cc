@@ -87,12 +87,6 @@ const std::set<std::string> kPartitionKeys = {"application_id", "base", "size"};
 // Times in ns become picoseconds: at most 1e9 ns (1 s), far from overflowing.
 constexpr uint64_t kMaxNs = 1'000'000'000;
 
-std::string StringField(const nlohmann::json& j, const std::string& key, const std::string& def) {
-  if (!j.contains(key)) return def;
-  if (!j.at(key).is_string()) Fail(key + ": must be a string");
-  return j.at(key).get<std::string>();
-}
-
 std::vector<TablePartition> PartitionsFromJson(const nlohmann::json& parts) {
   if (!parts.is_array()) Fail("partitions must be an array");
   std::vector<TablePartition> out;
@@ -114,19 +108,19 @@ void ReadConfigKeys(const nlohmann::json& j, CanaryConfig& c) {
   using util::UnsignedField;
   util::CheckKnownKeys(j, kConfigKeys, "");
   c.switch_address = UnsignedField<uint16_t>(j, "switch_address", "", c.switch_address);
-  if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(StringField(j, "switch_ip", ""));
-  if (j.contains("switch_mac")) c.switch_mac = ParseMac(StringField(j, "switch_mac", ""));
+  if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(util::StringField(j, "switch_ip", ""));
+  if (j.contains("switch_mac")) c.switch_mac = ParseMac(util::StringField(j, "switch_mac", ""));
   c.num_ports = UnsignedField<uint32_t>(j, "num_ports", "", c.num_ports);
   c.udp_port = UnsignedField<uint16_t>(j, "udp_port", "", c.udp_port);
   c.num_elements = UnsignedField<uint32_t>(j, "num_elements", "", c.num_elements);
   c.table_size = UnsignedField<uint32_t>(j, "table_size", "", c.table_size);
-  const std::string hash = StringField(j, "index_hash", "crc32");
+  const std::string hash = util::StringField(j, "index_hash", "", "crc32");
   if (hash == "crc32") c.index_hash = IndexHash::kCrc32;
   else if (hash == "direct") c.index_hash = IndexHash::kDirect;
   else Fail("index_hash must be \"crc32\" or \"direct\"");
   if (j.contains("partitions")) c.partitions = PartitionsFromJson(j.at("partitions"));
   c.timeout_ps = UnsignedField<uint64_t>(j, "timeout_ns", "", c.timeout_ps / 1000, 0, kMaxNs) * 1000;
-  const std::string mode = StringField(j, "timeout_mode", "exact");
+  const std::string mode = util::StringField(j, "timeout_mode", "", "exact");
   if (mode == "exact") c.timeout_mode = TimeoutMode::kExactTimer;
   else if (mode == "clock_scan") c.timeout_mode = TimeoutMode::kClockScan;
   else Fail("timeout_mode must be \"exact\" or \"clock_scan\"");

@@ -86,13 +86,6 @@ const std::set<std::string> kConfigKeys = {"mode",  "num_workers", "workers",   
 const std::set<std::string> kWorkerKeys = {"id", "port", "mac", "ip"};
 constexpr uint64_t kMaxPassLatencyNs = 1'000'000'000;  // becomes ps: far from overflowing
 
-std::string StringField(const nlohmann::json& j, const std::string& key, const std::string& path,
-                        const std::string& def) {
-  if (!j.contains(key)) return def;
-  if (!j.at(key).is_string()) Fail(path + key + ": must be a string");
-  return j.at(key).get<std::string>();
-}
-
 /// A list of 16-bit port numbers, each range-checked (70000 is an error, not 4464).
 std::vector<uint16_t> PortList(const nlohmann::json& v, const std::string& path) {
   if (!v.is_array()) Fail(path + ": must be an array of port numbers");
@@ -115,8 +108,8 @@ std::vector<P4SGDWorker> WorkersFromJson(const nlohmann::json& list) {
     P4SGDWorker x;
     x.id = util::UnsignedField<uint16_t>(w, "id", path, next_id);
     x.port = util::UnsignedField<uint16_t>(w, "port", path, 0);
-    if (w.contains("mac")) x.mac = ParseMac(StringField(w, "mac", path + ".", ""));
-    if (w.contains("ip")) x.ip = ParseIpv4(StringField(w, "ip", path + ".", ""));
+    if (w.contains("mac")) x.mac = ParseMac(util::StringField(w, "mac", path));
+    if (w.contains("ip")) x.ip = ParseIpv4(util::StringField(w, "ip", path));
     next_id = static_cast<uint16_t>(x.id + 1);
     out.push_back(x);
   }
@@ -137,7 +130,7 @@ void ReadDevPorts(const nlohmann::json& j, P4SGDConfig& c) {
 void ReadConfigKeys(const nlohmann::json& j, P4SGDConfig& c) {
   using util::UnsignedField;
   util::CheckKnownKeys(j, kConfigKeys, "");
-  const std::string mode = StringField(j, "mode", "", "paper");
+  const std::string mode = util::StringField(j, "mode", "", "paper");
   if (mode == "paper") c.mode = Mode::kPaper;
   else if (mode == "public-p4") c.mode = Mode::kPublicP4;
   else Fail("mode must be \"paper\" or \"public-p4\"");
@@ -151,13 +144,13 @@ void ReadConfigKeys(const nlohmann::json& j, P4SGDConfig& c) {
   ReadDevPorts(j, c);
   c.pass_latency_ps =
       UnsignedField<uint64_t>(j, "pass_latency_ns", "", c.pass_latency_ps / 1000, 0, kMaxPassLatencyNs) * 1000;
-  const std::string encap = StringField(j, "encap", "", "raw");
+  const std::string encap = util::StringField(j, "encap", "", "raw");
   if (encap == "raw") c.encap = Encap::kRaw;
   else if (encap == "udp") c.encap = Encap::kUdp;
   else Fail("encap must be \"raw\" or \"udp\"");
   c.udp_port = UnsignedField<uint16_t>(j, "udp_port", "", c.udp_port, 1, 65535);
-  if (j.contains("switch_mac")) c.switch_mac = ParseMac(StringField(j, "switch_mac", "", ""));
-  if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(StringField(j, "switch_ip", "", ""));
+  if (j.contains("switch_mac")) c.switch_mac = ParseMac(util::StringField(j, "switch_mac", ""));
+  if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(util::StringField(j, "switch_ip", ""));
 }
 
 }  // namespace

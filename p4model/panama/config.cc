@@ -53,13 +53,6 @@ const std::set<std::string> kLatencyKeys = {"mode", "bus_bits", "clock_mhz", "ad
 const std::set<std::string> kJobKeys = {"jid", "ports", "trees", "result", "quorum", "port_workers"};
 constexpr double kMaxClockMhz = 1e6;  // 1 THz: anything beyond is a typo (and would overflow the Hz count)
 
-std::string StringField(const nlohmann::json& j, const std::string& key, const std::string& path,
-                        const std::string& def) {
-  if (!j.contains(key)) return def;
-  if (!j.at(key).is_string()) Fail(path + key + ": must be a string");
-  return j.at(key).get<std::string>();
-}
-
 template <class T>
 std::vector<T> UnsignedList(const nlohmann::json& v, const std::string& path, uint64_t hi) {
   if (!v.is_array()) Fail(path + ": must be an array of integers");
@@ -72,7 +65,7 @@ std::vector<T> UnsignedList(const nlohmann::json& v, const std::string& path, ui
 PanamaLatency LatencyFromJson(const nlohmann::json& l, PanamaLatency lat) {
   if (!l.is_object()) Fail("latency must be an object");
   util::CheckKnownKeys(l, kLatencyKeys, "latency");
-  const std::string mode = StringField(l, "mode", "latency.", "equation");
+  const std::string mode = util::StringField(l, "mode", "latency", "equation");
   if (mode == "equation") lat.mode = LatencyMode::kEquation;
   else if (mode == "table1") lat.mode = LatencyMode::kTable1;
   else Fail("latency.mode must be \"equation\" or \"table1\"");
@@ -121,7 +114,7 @@ PanamaJob JobFromJson(const nlohmann::json& x, const std::string& path) {
 void ReadConfigKeys(const nlohmann::json& j, PanamaConfig& c) {
   util::CheckKnownKeys(j, kConfigKeys, "");
   c.num_ports = util::UnsignedField<uint32_t>(j, "num_ports", "", c.num_ports);
-  const std::string fm = StringField(j, "float_mode", "", "fpga");
+  const std::string fm = util::StringField(j, "float_mode", "", "fpga");
   if (fm == "fpga") c.float_mode = FloatMode::kFpga;
   else if (fm == "ieee") c.float_mode = FloatMode::kIeee;
   else Fail("float_mode must be \"fpga\" or \"ieee\"");

@@ -57,12 +57,6 @@ const std::set<std::string> kWorkerKeys = {"id", "port", "mac", "ip"};
 // pass_latency_ns becomes picoseconds: at most 1 s, far from overflowing.
 constexpr uint64_t kMaxPassLatencyNs = 1'000'000'000;
 
-std::string StringField(const nlohmann::json& j, const std::string& key, const std::string& path) {
-  const nlohmann::json& v = j.at(key);
-  if (!v.is_string()) throw std::invalid_argument(path + key + ": must be a string");
-  return v.get<std::string>();
-}
-
 double ProbabilityField(const nlohmann::json& j, const std::string& key) {
   if (!j.contains(key)) return 0.0;
   const nlohmann::json& v = j.at(key);
@@ -79,8 +73,8 @@ SwitchMLWorker WorkerFromJson(const nlohmann::json& w, const std::string& path) 
   SwitchMLWorker sw;
   sw.worker_id = util::UnsignedField<uint16_t>(w, "id", path, 0, 0, kMaxNumWorkers - 1);
   sw.port = util::UnsignedField<uint16_t>(w, "port", path, 0);
-  sw.mac = ParseMac(StringField(w, "mac", path + "."));
-  sw.ip = ParseIpv4(StringField(w, "ip", path + "."));
+  sw.mac = ParseMac(util::StringField(w, "mac", path));
+  sw.ip = ParseIpv4(util::StringField(w, "ip", path));
   return sw;
 }
 
@@ -89,8 +83,8 @@ void ReadConfigKeys(const nlohmann::json& j, SwitchMLConfig& c) {
   util::CheckKnownKeys(j, kConfigKeys, "");
   for (const char* key : {"switch_mac", "switch_ip", "workers"})
     if (!j.contains(key)) throw std::invalid_argument(std::string(key) + ": is required");
-  c.switch_mac = ParseMac(StringField(j, "switch_mac", ""));
-  c.switch_ip = ParseIpv4(StringField(j, "switch_ip", ""));
+  c.switch_mac = ParseMac(util::StringField(j, "switch_mac", ""));
+  c.switch_ip = ParseIpv4(util::StringField(j, "switch_ip", ""));
   if (!j.at("workers").is_array()) throw std::invalid_argument("workers: must be an array");
   for (size_t i = 0; i < j.at("workers").size(); ++i)
     c.workers.push_back(WorkerFromJson(j.at("workers")[i], "workers[" + std::to_string(i) + "]"));

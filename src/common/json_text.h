@@ -155,6 +155,16 @@ T UnsignedField(const nlohmann::json& obj, const std::string& key, const std::st
   return static_cast<T>(CheckedUnsigned(obj.at(key), path.empty() ? key : path + "." + key, lo, hi));
 }
 
+/// obj[key] as a string, or `def` when the key is absent (required keys are
+/// checked by the caller). `path` is the object's path ("" at the top).
+inline std::string StringField(const nlohmann::json& obj, const std::string& key, const std::string& path,
+                               const std::string& def = "") {
+  if (!obj.contains(key)) return def;
+  const nlohmann::json& v = obj.at(key);
+  if (!v.is_string()) throw std::invalid_argument((path.empty() ? key : path + "." + key) + ": must be a string");
+  return v.get<std::string>();
+}
+
 /// Errors on a key of `obj` that is not in `known`, listing the known ones.
 inline void CheckKnownKeys(const nlohmann::json& obj, const std::set<std::string>& known, const std::string& path) {
   for (const auto& [k, v] : obj.items()) {

@@ -95,7 +95,9 @@ double PhysicalMemoryBytes() {
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e18;
 }
 
-std::string HumanBytes(double b) {
+/// An estimate's size, one decimal up to TiB (units.h's HumanBytes prints
+/// exact sizes of tensors).
+std::string ApproxBytes(double b) {
   if (b >= 1099511627776.0) return fmt::format("{:.1f} TiB", b / 1099511627776.0);
   if (b >= 1073741824.0) return fmt::format("{:.1f} GiB", b / 1073741824.0);
   return fmt::format("{:.1f} MiB", b / 1048576.0);
@@ -155,12 +157,12 @@ void CheckMemoryEstimate(const Scenario& s, uint32_t nh, const std::vector<uint3
   if (workload >= background)
     throw ScenarioError(fmt::format("workload.bytes: the {} hosts would keep about {} of per-packet state for {} "
                                     "(protocol \"{}\"), more than this machine's {} of memory (fewer bytes, hosts "
-                                    "or iterations, or more elements per packet)", hosts.size(), HumanBytes(workload),
-                                    HumanBytes(static_cast<double>(s.workload.bytes)), s.workload.protocol,
-                                    HumanBytes(limit)));
+                                    "or iterations, or more elements per packet)", hosts.size(), ApproxBytes(workload),
+                                    ApproxBytes(static_cast<double>(s.workload.bytes)), s.workload.protocol,
+                                    ApproxBytes(limit)));
   throw ScenarioError(fmt::format("background.flows.stop_us: about {:.3g} flows would arrive before stop_us, about {} "
                                   "of memory, more than this machine's {} (an earlier stop_us, a lower load or fewer "
-                                  "hosts)", flows, HumanBytes(background), HumanBytes(limit)));
+                                  "hosts)", flows, ApproxBytes(background), ApproxBytes(limit)));
 }
 
 }  // namespace
@@ -173,10 +175,6 @@ void CheckWorkloadPlacement(const Scenario& s, const topo::Topology& t) {
   CheckBackgroundHosts(s, nh, hosts);
   CheckMemoryEstimate(s, nh, hosts);
 }
-
-}  // namespace inasim
-
-namespace inasim {
 
 namespace {
 
