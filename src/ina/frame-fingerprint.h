@@ -62,13 +62,4 @@ inline uint64_t FingerprintCombine(uint64_t run, uint64_t port_index, uint64_t d
   return FingerprintRound(run, frames);
 }
 
-/// Final avalanche (SplitMix64's finaliser), so similar runs give unrelated strings.
-inline uint64_t FingerprintFinish(uint64_t run) {
-  run ^= run >> 30;
-  run *= 0xbf58476d1ce4e5b9ULL;
-  run ^= run >> 27;
-  run *= 0x94d049bb133111ebULL;
-  return run ^ run >> 31;
-}
-
 }  // namespace inasim

@@ -476,7 +476,7 @@ P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4S
       try {
         data_ = glm::Dataset::FromLibsvm(spec_.dataset, spec_.precision_bits, train_.loss, spec_.max_samples);
       } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(std::string("workload.p4sgd.dataset: ") + e.what());
+        throw ScenarioError(std::string("workload.p4sgd.dataset: ") + e.what());  // its own key, not "workload"
       }
     }
     CheckTrainingShape(spec_, W, data_.samples, data_.features);

@@ -516,9 +516,9 @@ void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*
       }
     if (!partial_jobs.empty())
       program->mutable_accelerator().on_partial_aggregate =
-          [partial_jobs, v](uint16_t jid, uint8_t tid, uint32_t vid, inasim::Span<const uint16_t> ports) {
+          [partial_jobs](uint16_t jid, uint8_t /*tid*/, uint32_t /*vid*/, inasim::Span<const uint16_t> /*ports*/) {
             for (const auto& [j, job] : partial_jobs)
-              if (j == jid) job->RecordPartial(tid, vid, v, ports);
+              if (j == jid) job->RecordPartial();
           };
     fabric.switch_node(v - nh).SetDataplane(std::move(program));
   }
@@ -550,7 +550,7 @@ uint32_t PanamaJob::SubtreeWorkers(uint32_t tree, uint32_t v) const {
   return n;
 }
 
-void PanamaJob::RecordPartial(uint8_t /*tid*/, uint32_t /*vid*/, uint32_t /*v*/, inasim::Span<const uint16_t>) {
+void PanamaJob::RecordPartial() {
   ++partial_aggregations_;  // a statistic only: the oracle never reads the switch's record
 }
 
@@ -641,9 +641,9 @@ bool PanamaJob::ResolveContributors(uint64_t g, const uint8_t* values, uint32_t 
   return false;
 }
 
-const std::vector<uint32_t>& PanamaJob::ExpectedValues(uint64_t g, const uint8_t* values, uint32_t count) {
+PanamaJob::Expected& PanamaJob::ExpectedValues(uint64_t g, const uint8_t* values, uint32_t count) {
   auto it = expected_.find(g);
-  if (it != expected_.end()) return it->second.values;
+  if (it != expected_.end()) return it->second;
   Expected e{{}, num_workers()};
   const TensorData& data = data_[g / packets_per_iteration_];
   const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
@@ -654,10 +654,10 @@ const std::vector<uint32_t>& PanamaJob::ExpectedValues(uint64_t g, const uint8_t
   } else if (spec_.quorum >= 1) {
     e.values = TreeOrderSum(g, count, nullptr);
   } else if (!ResolveContributors(g, values, count, e.values)) {
-    ++quorum_unresolved_;  // no set of senders the quorum allows sums to this: every value counts as wrong
-    e.values.assign(count, ~p4::LoadBe32(values));
+    ++quorum_unresolved_;  // no set of senders the quorum allows sums to this:
+    e.values.clear();      // no expected values, so every value counts as wrong
   }
-  return expected_.emplace(g, std::move(e)).first->second.values;
+  return expected_.emplace(g, std::move(e)).first->second;
 }
 
 uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t count) {
@@ -666,12 +666,12 @@ uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t coun
   const TensorData& data = data_[g / packets_per_iteration_];
   if (data.exact_in_float() && spec_.quorum >= 1) return data.CountMismatchesBe32(first, count, values);
   // Uniform data (the adder order matters) or PANAMA-<quorum> (a partial sum).
-  const std::vector<uint32_t>& want = ExpectedValues(g, values, count);
+  Expected& want = ExpectedValues(g, values, count);
   uint64_t bad = 0;
-  for (uint32_t i = 0; i < count; ++i) bad += i >= want.size() || p4::LoadBe32(values + 4 * i) != want[i];
-  auto it = expected_.find(g);
-  if (--it->second.checks_left == 0) {
-    expected_.erase(it);
+  for (uint32_t i = 0; i < count; ++i)
+    bad += i >= want.values.size() || p4::LoadBe32(values + 4 * i) != want.values[i];
+  if (--want.checks_left == 0) {
+    expected_.erase(g);
     senders_.erase(g);
   }
   return bad;

@@ -186,8 +186,8 @@ class PanamaJob {
   void WorkerIterationDone(uint32_t rank, uint32_t iteration);
   PanamaIterationRecord& record(uint32_t it) { return records_[it]; }
   uint64_t compute_gap_ps() const { return compute_gap_ps_; }
-  /// PANAMA-<quorum>: an accelerator summed packet g without some children (counted only).
-  void RecordPartial(uint8_t tid, uint32_t vid, uint32_t v, inasim::Span<const uint16_t> ports);
+  /// PANAMA-<quorum>: an accelerator summed a packet without some children (counted only).
+  void RecordPartial();
   uint64_t partial_aggregations() const { return partial_aggregations_; }
   /// PANAMA-<quorum>: results whose contributors no allowed set of senders explains.
   uint64_t quorum_unresolved() const { return quorum_unresolved_; }
@@ -211,7 +211,10 @@ class PanamaJob {
                     const std::vector<uint8_t>* in);
   QuorumWalk QuorumHolds(uint32_t tree, uint32_t v, const std::vector<uint8_t>& in) const;
   bool ResolveContributors(uint64_t g, const uint8_t* values, uint32_t count, std::vector<uint32_t>& want);
-  const std::vector<uint32_t>& ExpectedValues(uint64_t g, const uint8_t* values, uint32_t count);
+  struct Expected;
+  /// Packet g's expected values (cached until every worker checked it); none
+  /// when no allowed set of contributors explains the result.
+  Expected& ExpectedValues(uint64_t g, const uint8_t* values, uint32_t count);
   std::unordered_map<uint64_t, std::vector<uint8_t>> senders_;  ///< PANAMA-<quorum>: per packet, rank sent it
   uint64_t partial_aggregations_ = 0, quorum_unresolved_ = 0;
 

@@ -292,9 +292,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     try {
       p4sgd = std::make_unique<P4SGDJob>(*fabric, hosts, s.workload.p4sgd, s.seed);
     } catch (const std::invalid_argument& e) {
-      // A message naming its own key (workload.p4sgd.dataset) keeps it.
-      const std::string what = e.what();
-      throw ScenarioError(what.rfind("workload.", 0) == 0 ? what : "workload: " + what);
+      throw ScenarioError(fmt::format("workload: {}", e.what()));
     }
     p4sgd->on_finished = on_finished;
     p4sgd->Start(s.workload.start_ps);
@@ -487,7 +485,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
       }
     }
   }
-  r["sim"]["fingerprint"] = fmt::format("{:016x}", FingerprintFinish(fingerprint));
+  // Final avalanche (congestion::Mix64, SplitMix64's finaliser): similar runs give unrelated strings.
+  r["sim"]["fingerprint"] = fmt::format("{:016x}", congestion::Mix64(fingerprint));
   uint64_t no_route = 0, not_ipv4 = 0;
   for (uint32_t i = 0; i < fabric->num_switches(); ++i) {
     no_route += fabric->switch_node(i).counters().dropped_no_route;

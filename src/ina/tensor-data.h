@@ -103,7 +103,7 @@ class TensorData {
 
   /// Iteration 0 of a job's data; ForIteration() gives the others.
   TensorData(DType dtype, DataPattern pattern, uint64_t seed, uint32_t ranks)
-      : dtype_(dtype), pattern_(pattern), job_seed_(seed), seed_(seed), prev_seed_(seed), n_(ranks),
+      : dtype_(dtype), pattern_(pattern), job_seed_(seed), seed_(seed), n_(ranks),
         fault_(testing_hooks::InjectedFault()) {
     if (ranks == 0) throw std::invalid_argument("a collective needs at least one rank");
     if (pattern == DataPattern::kUniform && dtype != DType::kFloat32)
@@ -117,7 +117,6 @@ class TensorData {
     TensorData d = *this;
     d.iteration_ = it;
     d.seed_ = IterationSeed(job_seed_, it);
-    d.prev_seed_ = it == 0 ? d.seed_ : IterationSeed(job_seed_, it - 1);
     return d;
   }
 
@@ -126,12 +125,8 @@ class TensorData {
 
   DType dtype() const { return dtype_; }
   DataPattern pattern() const { return pattern_; }
-  uint32_t iteration() const { return iteration_; }
   /// True when Expected() is the exact sum (every pattern but "uniform").
   bool exact_in_float() const { return pattern_ != DataPattern::kUniform; }
-  /// True when the data tells one rank's values from another's (not "ones").
-  bool checks_values() const { return pattern_ != DataPattern::kOnes; }
-  const char* check_description() const { return DataCheckDescription(pattern_); }
 
   /// The real-number sum of element e over all ranks (exact in double).
   double ExactSum(uint64_t e) const {
@@ -213,14 +208,6 @@ class TensorData {
     return FloatBits(static_cast<float>(int64_t{n_} * Small(Lo(m)) + weights_->sum_float[c] * Small(Hi(m))));
   }
 
-  /// float32 "hashed": the element's coefficients q(e), d(e) and rank r's
-  /// weight, so an oracle can tell which ranks a partial sum holds.
-  int64_t FloatOffset(uint64_t e) const { return Small(Lo(Mix(seed_, e))); }
-  int64_t FloatSlope(uint64_t e) const { return Small(Hi(Mix(seed_, e))); }
-  int64_t FloatWeight(uint32_t rank, uint64_t e) const {
-    return weights_->per_rank[size_t{rank} * kWeightClasses + e % kWeightClasses];
-  }
-
  private:
   struct Weights {
     std::vector<uint32_t> per_rank;          ///< rank r's weight of class c at [r * kWeightClasses + c]
@@ -230,9 +217,11 @@ class TensorData {
 
   std::shared_ptr<const Weights> MakeWeights() {
     if (dtype_ == DType::kFloat32) {
+      if (n_ > kMaxFloatHashedRanks)
+        throw std::invalid_argument("float32 hashed data supports at most " + std::to_string(kMaxFloatHashedRanks) +
+                                    " ranks");
       uint32_t log_n = 0;
       while ((1ull << log_n) < n_) ++log_n;
-      if (log_n + 2 > 24) throw std::invalid_argument("float32 hashed data supports at most 4,194,304 ranks");
       weight_bits_ = std::min<uint32_t>(8, (24 - log_n) / 2);  // >= 1
       float_bits_ = static_cast<int>(24 - log_n - weight_bits_);
     }
@@ -266,7 +255,9 @@ class TensorData {
         if (rank == 0 && n_ > 1) return ValueAt(seed_, 1, e);
         if (rank == n_ - 1 && n_ > 2) return ValueAt(seed_, n_ - 2, e);
         break;
-      case F::kStaleIteration: return ValueAt(prev_seed_, rank, e);
+      case F::kStaleIteration:
+        if (iteration_ > 0) return ValueAt(IterationSeed(job_seed_, iteration_ - 1), rank, e);
+        break;
       case F::kShiftedElement:
         if (rank == 0 && e == 1) return ValueAt(seed_, rank, 2);
         break;
@@ -307,7 +298,7 @@ class TensorData {
 
   DType dtype_;
   DataPattern pattern_;
-  uint64_t job_seed_, seed_, prev_seed_;
+  uint64_t job_seed_, seed_;  // seed_ = IterationSeed(job_seed_, iteration_), kept: every value needs it
   uint32_t n_;
   uint32_t iteration_ = 0;
   testing_hooks::ContributionFault fault_;

@@ -11,8 +11,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <iostream>
 #include <string>
 
 using namespace inasim;
@@ -83,7 +81,6 @@ TEST_P(Exactness, FaultFreeRunIsCorrect) {
 
 void ExpectWrong(const Case& c, ContributionFault fault) {
   const RunResult r = RunWithFault(Scenario(c), fault);
-  if (std::getenv("SHOW")) std::cout << r.summary;
   EXPECT_FALSE(r.correct) << r.summary;  // inasim run exits 1
   EXPECT_NE(r.summary.find("result: WRONG"), std::string::npos) << r.summary;
   EXPECT_FALSE(r.json["correct"].get<bool>());
@@ -182,8 +179,6 @@ TEST(ExactnessPanamaQuorum, PartialSumsAreCheckedFromTheHostsSends) {
     for (ContributionFault f : {ContributionFault::kOtherRank, ContributionFault::kStaleIteration,
                                 ContributionFault::kShiftedElement, ContributionFault::kLostContribution}) {
       const RunResult bad = RunWithFault(doc, f);
-      if (std::getenv("SHOW"))
-        std::cout << data << " " << static_cast<int>(f) << ": " << bad.json["workload"]["accelerators"].dump() << bad.summary;
       EXPECT_FALSE(bad.correct) << data << " fault " << static_cast<int>(f) << "\n" << bad.summary;
     }
   }
