@@ -3,12 +3,14 @@
 
     /usr/bin/python3 analysis/fault_matrix.py [--out DIR] [--write-doc] [--jobs N]
 
-For each protocol (ring, switchml, canary, static_tree, panama, p4sgd) and each fault
+For each registered allreduce protocol (`inasim protocols --json`: the ring first,
+then protocols/<name>/ in folder order) and each fault
 (none; loss of 0.01 %, 0.1 %, 1 % and 5 % on every link; the link leaf0-spine0
 going down mid-collective; spine0 failing mid-collective, i.e. all its links
 down at once; host h0 delayed mid-collective: its frames arrive 50 us late) it runs a reduced scenario (2 leaves x 2 spines x 4 hosts,
-100 Gb/s, 1 MiB, a 20 ms simulated-time limit, one run per cell; p4sgd: one
-epoch of real training on 8 hosts of one switch, its only topology) with the
+100 Gb/s, 1 MiB, a 20 ms simulated-time limit, one run per cell; what each
+protocol needs beyond that - short timers, P4SGD's one switch - and the
+recovery it claims are its protocol.json's "fault_matrix") with the
 `inasim` CLI under a wall-clock limit and classifies the outcome:
 
   exact        finished, every element checked equals the exact sum
@@ -48,31 +50,24 @@ BASE = {
     "workload": {"type": "allreduce", "bytes": 1048576},
     "stop": {"max_sim_time_ms": 20},
 }
-# What each protocol needs beyond the base (short timers so recovery fits the limit).
-PROTOCOLS = {
-    "ring": {"protocol": "ring", "ring": {"rto_us": 50}},
-    "switchml": {"protocol": "switchml", "switchml": {"timeout_us": 50, "pool_size": 64}},
-    "canary": {"protocol": "canary", "canary": {"retransmit_timeout_us": 100}},
-    "static_tree": {"protocol": "static_tree", "static_tree": {"trees": 2}},
-    "panama": {"protocol": "panama", "dtype": "float32", "panama": {"trees": 2, "timeout_us": 1000}},
-    # Real training (the model is also compared with the networkless run).
-    "p4sgd": {"protocol": "p4sgd", "p4sgd": {"samples": 2048, "features": 4096, "minibatch": 64, "epochs": 1,
-                                             "timeout_us": 20}},
-}
-# P4SGD runs on one switch (p4sgd §5.1): 8 hosts on one ToR instead of the leaf-spine.
-TOPOLOGY = {"p4sgd": {"type": "single_rack", "hosts": 8}}
+
+
+def registry() -> list[dict]:
+    """The allreduce protocols the binary registers, the ring (the baseline) first."""
+    p = subprocess.run([str(BIN), "protocols", "--json"], capture_output=True, text=True, check=True)
+    protocols = [m for m in json.loads(p.stdout) if m["workload_type"] == "allreduce"]
+    return sorted(protocols, key=lambda m: (m["name"] != "ring", m["name"]))
+
+
+# What each protocol needs beyond the base, and the recovery it claims (its protocol.json's "fault_matrix").
+REGISTRY = registry()
+PROTOCOLS = {m["name"]: dict(m["fault_matrix"]["workload"], protocol=m["name"]) for m in REGISTRY}
+# A protocol with its own topology (P4SGD: one switch, p4sgd §5.1).
+TOPOLOGY = {m["name"]: m["fault_matrix"]["topology"] for m in REGISTRY if "topology" in m["fault_matrix"]}
 LOSSES = [0.0001, 0.001, 0.01, 0.05]
 FAULTS = ["none"] + [f"loss {p * 100:g} %" for p in LOSSES] + ["link down", "switch down", "host delayed"]
 # What each protocol claims to survive (the paper's mechanism), for the table.
-CLAIMS = {
-    "ring": "retransmission per stream (selective ACKs, RTO)",
-    "switchml": "worker retransmission + switch shadow copies (SwitchML §3.3)",
-    "canary": "host timers, leader resend / re-issue / host fallback (Canary §3.3)",
-    "static_tree": "none (the §5.2 baseline has no loss recovery)",
-    "panama": "PFC makes the fabric lossless; a loss is detected by timeout, not recovered (§4.2.2)",
-    "p4sgd": "worker retransmission of aggregation and ack packets, results resent from the switch's one copy "
-             "(P4SGD §3.3); one switch, no second path (link/switch down here: h0-tor / every link of the tor)",
-}
+CLAIMS = {m["name"]: m["fault_matrix"]["recovery"] for m in REGISTRY}
 
 
 def scenario(protocol: str, fault: str, at_us: float) -> dict:

@@ -53,6 +53,8 @@ struct StaticTreeConfig {
   std::vector<TreeEntry> trees;
   /// Throws std::invalid_argument naming the problem.
   void Validate() const;
+  /// inasim-p4's JSON configuration (program.cc); validated.
+  static StaticTreeConfig FromJson(const std::string& text);
 };
 
 class StaticTreeDataplane : public Dataplane {

@@ -33,23 +33,25 @@ its workload did not finish) - the report is still written; 2 bad input
 (unknown protocol, bad scenario or --set, a setup error, an --out that is a
 file or cannot be created, bad option): nothing is written.
 
-Registered: `ring` (host ring allreduce), `switchml` (in-switch
-aggregation, `workload.switchml`) and `panama` (fp32 accelerators over N
-trees, `workload.panama`, dtype forced to float32). Adding a protocol (Canary, P4SGD,
-...): register a function that edits the scenario document in place, next to
-`_ring` and `_switchml` below, e.g. (how `switchml` could pin its pool size):
+Registered: every allreduce protocol of the build's registry (one folder
+each under protocols/, `inasim protocols`), the ring first (the baseline),
+then in folder order. Each one's edit (`_registry_edit`) keeps the keys every
+allreduce shares and the sections the protocol reads (its own
+`workload.<name>`, and e.g. PANAMA's `workload.ring` for ring jobs), and
+moves `dtype` / `data` to ones the protocol accepts when the scenario's are
+not (PANAMA: dtype float32; Canary, static trees, P4SGD: int32), so one base
+scenario can carry every protocol's tuning. A variant can be added by hand,
+e.g. (how `switchml` could pin its pool size):
 
-    def _switchml(doc: dict) -> None:
-        _use_allreduce(doc, "switchml")      # workload.type/protocol, keeps workload.switchml
-        doc["workload"].setdefault("switchml", {})["pool_size"] = 64   # if it needs more
+    @register("switchml-64")
+    def _switchml_64(doc: dict) -> None:
+        PROTOCOLS["switchml"](doc)
+        doc["workload"].setdefault("switchml", {})["pool_size"] = 64
 
-    PROTOCOLS["switchml"] = _switchml      # or decorate it with @register("switchml")
-
-`_use_allreduce` keeps the keys every allreduce shares (bytes, dtype, hosts,
-iterations, ...) and the section named after the protocol (`workload.ring`
-for ring), and drops other protocols' sections and other workload types' keys,
-so one base scenario can carry every protocol's tuning. A protocol that also
-needs switch or topology settings may edit any other part of the document.
+A protocol that also needs switch or topology settings may edit any other
+part of the document. What `time_s` measures is each protocol's
+`workload.mean_duration_s` (P4SGD: one training iteration, or one 8-element
+allreduce with task "allreduce"; its results say which).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from __future__ import annotations
 import argparse
 import copy
 import html
+import json
 import math
 import os
 import sys
@@ -74,58 +77,63 @@ ALLREDUCE_COMMON_KEYS = ("type", "protocol", "hosts", "bytes", "dtype", "data", 
                          "compute_gap_us", "start_us")
 
 
-def _use_allreduce(doc: dict, protocol: str) -> None:
+def _use_allreduce(doc: dict, protocol: str, sections: Sequence[str] = ()) -> None:
     """Makes doc's workload an allreduce with `protocol`, keeping the common
-    allreduce keys and the `workload.<protocol>` section, dropping the rest."""
+    allreduce keys and the `workload.<protocol>` section (and `sections`),
+    dropping the rest."""
     w = doc.get("workload")
     if not isinstance(w, dict):
         w = {}
-    kept = {k: v for k, v in w.items() if k in ALLREDUCE_COMMON_KEYS or k == protocol}
+    keep = {protocol, *sections}
+    kept = {k: v for k, v in w.items() if k in ALLREDUCE_COMMON_KEYS or k in keep}
     kept["type"] = "allreduce"
     kept["protocol"] = protocol
     doc["workload"] = kept
 
 
-def _ring(doc: dict) -> None:
-    """The host baseline: bandwidth-optimal ring allreduce over UDP."""
-    _use_allreduce(doc, "ring")
+def registry() -> List[dict]:
+    """The build's protocol registry: every protocols/<name>/protocol.json."""
+    import _inasim
+
+    return json.loads(_inasim.protocols())
+
+
+def _registry_edit(meta: Mapping[str, Any]) -> Callable[[dict], None]:
+    """The scenario edit of one registered allreduce protocol (see the module doc)."""
+    sections = [meta["section"], *meta.get("also_reads", [])]
+
+    def edit(doc: dict) -> None:
+        _use_allreduce(doc, meta["name"], [s for s in sections if s])
+        w = doc["workload"]
+        if meta["dtypes"] and w.get("dtype", "int32") not in meta["dtypes"]:
+            w["dtype"] = meta["dtypes"][0]
+        if meta["data"] and w.get("data", "hashed") not in meta["data"]:
+            w["data"] = "hashed"
+
+    edit.__name__ = f"_{meta['name']}"
+    edit.__doc__ = meta["summary"]
+    return edit
+
+
+def _registered() -> Dict[str, Callable[[dict], None]]:
+    allreduce = [m for m in registry() if m["workload_type"] == "allreduce"]
+    allreduce.sort(key=lambda m: (m["name"] != "ring", m["name"]))  # the baseline first
+    return {m["name"]: _registry_edit(m) for m in allreduce}
 
 
 #: protocol name -> function editing a scenario document in place so that the
 #: workload uses that protocol. Insertion order is the default comparison order.
-PROTOCOLS: Dict[str, Callable[[dict], None]] = {
-    "ring": _ring,
-}
+PROTOCOLS: Dict[str, Callable[[dict], None]] = _registered()
+_ring = PROTOCOLS["ring"]
 
 
 def register(name: str) -> Callable[[Callable[[dict], None]], Callable[[dict], None]]:
-    """Decorator: ``@register("switchml") def _switchml(doc): ...``."""
+    """Decorator: ``@register("switchml-64") def _switchml_64(doc): ...``."""
     def deco(fn: Callable[[dict], None]) -> Callable[[dict], None]:
         PROTOCOLS[name] = fn
         return fn
 
     return deco
-
-
-@register("switchml")
-def _switchml(doc: dict) -> None:
-    """SwitchML (NSDI '21): in-switch aggregation, workers stream k-element
-    packets through a pool of switch slots (`workload.switchml`, kept if the
-    scenario has one; the client library's defaults otherwise: k = 256,
-    pool 512, 10 ms timeout). The workload's `data` is kept: int32 sums are
-    checked exactly, float32 "uniform" against the quantization bound."""
-    _use_allreduce(doc, "switchml")
-
-
-@register("panama")
-def _panama(doc: dict) -> None:
-    """PANAMA (MLSys '21): fp32 aggregation in accelerators on the switches
-    of N trees with the Fig. 5 congestion control (`workload.panama`, kept if
-    the scenario has one; 4 trees otherwise). The accelerators add IEEE fp32,
-    so the workload's dtype becomes float32 (the default "hashed" data has
-    exact fp32 sums; "uniform" is checked against the adder order)."""
-    _use_allreduce(doc, "panama")
-    doc["workload"]["dtype"] = "float32"
 
 
 #: Columns of the table (compare.csv, the returned DataFrame), in order.

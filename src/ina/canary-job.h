@@ -34,6 +34,7 @@
 // checked against the exact sum.
 #pragma once
 
+#include "ina/workload.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
 #include "p4model/canary/config.h"
@@ -208,9 +209,7 @@ class CanaryJob {
   /// Fills results.json's "workload", collectives.csv, canary_switches.csv and
   /// the summary lines; `correct`: every iteration finished and every element
   /// every host holds is the exact sum.
-  void Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
-              std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-              uint64_t& payload_delivered) const;
+  void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   // Read by the hosts and tests.
   InaTreeMode mode() const { return mode_; }

@@ -124,19 +124,22 @@ double CanaryJobSet::progress() const {
   return sum / static_cast<double>(jobs_.size());
 }
 
-void CanaryJobSet::Report(const Scenario& s, bool finished, json& w, std::vector<std::string>& csv_names,
-                          std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-                          uint64_t& payload_delivered) const {
+void CanaryJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
   if (jobs_.size() == 1) {
-    jobs_[0]->Report(s, finished, w, csv_names, csv_texts, summary, correct, payload_delivered);
+    jobs_[0]->Report(s, finished, out);
     return;
   }
-  ReportSeveral(s, finished, w, csv_names, csv_texts, summary, correct, payload_delivered);
+  ReportSeveral(s, finished, out);
 }
 
-void CanaryJobSet::ReportSeveral(const Scenario& s, bool finished, json& w, std::vector<std::string>& csv_names,
-                                 std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-                                 uint64_t& payload_delivered) const {
+void CanaryJobSet::ReportSeveral(const Scenario& s, bool finished, WorkloadReport& out) const {
+  // The report's parts by the names this function has always used.
+  nlohmann::json& w = out.workload;
+  std::vector<std::string>& csv_names = out.csv_names;
+  std::vector<std::string>& csv_texts = out.csv_texts;
+  std::string& summary = out.summary;
+  bool& correct = out.correct;
+  uint64_t& payload_delivered = out.payload_delivered;
   const bool canary_mode = jobs_[0]->mode() == InaTreeMode::kCanary;
   json per_job = json::array(), hosts = json::object(), leaders = json::object();
   std::string collectives;
@@ -145,11 +148,13 @@ void CanaryJobSet::ReportSeveral(const Scenario& s, bool finished, json& w, std:
   uint64_t checked = 0, mism = 0, ranks = 0;
   correct = true;
   for (uint32_t j = 0; j < jobs_.size(); ++j) {
-    json wj;
-    std::vector<std::string> names, texts;
-    std::string sj;
-    bool ok = false;
-    jobs_[j]->Report(s, finished, wj, names, texts, sj, ok, payload_delivered);
+    WorkloadReport job_out;
+    jobs_[j]->Report(s, finished, job_out);
+    payload_delivered += job_out.payload_delivered;
+    json& wj = job_out.workload;
+    const std::vector<std::string>& names = job_out.csv_names;
+    const std::vector<std::string>& texts = job_out.csv_texts;
+    const bool ok = job_out.correct;
     correct &= ok;
     const double goodput = wj["goodput_gbps"].get<double>();
     goodput_sum += goodput;

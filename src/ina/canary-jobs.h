@@ -8,6 +8,7 @@
 // runs concurrent jobs with the same split (runner.cc, MakeRingJobs).
 #pragma once
 
+#include "ina/workload.h"
 #include "ina/canary-job.h"
 
 #include <functional>
@@ -40,17 +41,13 @@ class CanaryJobSet {
   /// One job: CanaryJob::Report. Several: results.json "workload" with the
   /// mean goodput over the jobs, every job's line in `per_job`, sums of the
   /// hosts' counters; collectives.csv with a leading `job` column.
-  void Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
-              std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-              uint64_t& payload_delivered) const;
+  void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   size_t size() const { return jobs_.size(); }
   CanaryJob& job(size_t j) const { return *jobs_[j]; }
 
  private:
-  void ReportSeveral(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
-                     std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-                     uint64_t& payload_delivered) const;
+  void ReportSeveral(const Scenario& s, bool finished, WorkloadReport& out) const;
   std::vector<std::unique_ptr<CanaryJob>> jobs_;
   size_t jobs_done_ = 0;
 };

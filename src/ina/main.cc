@@ -8,6 +8,7 @@
 // the workload did not finish; 2 bad input (nothing written: --out is checked
 // and prepared before the run); 3 internal error.
 #include "ina/runner.h"
+#include "ina/workload.h"
 #include "ina/scenario-checks.h"
 #include "ina/scenario.h"
 
@@ -33,6 +34,7 @@ constexpr const char* kUsage =
     "       inasim validate SCENARIO.json [--set PATH=VALUE]...\n"
     "       inasim sweep SWEEP.json [--out DIR] [--jobs N] [--scheduler tcp://HOST:PORT] [--no-resume]\n"
     "       inasim compare SCENARIO.json --protocols ring[,...] [--set PATH=VALUE]... [--out DIR]\n"
+    "       inasim protocols [--json]\n"
     "       inasim --version | --help | COMMAND --help\n"
     "Scenario keys, units and defaults: docs/SCENARIO.md\n";
 
@@ -53,6 +55,30 @@ constexpr const char* kValidateUsage =
     "Checks a scenario as `inasim run` would (keys, ranges, the workload's placement on the topology,\n"
     "memory) without running it; prints warnings for settings that could run for hours.\n"
     "Exit codes: 0 valid; 2 not (the message names the JSON path). Keys: docs/SCENARIO.md\n";
+
+constexpr const char* kProtocolsUsage =
+    "usage: inasim protocols [--json]\n"
+    "Lists the registered protocols (one folder each under protocols/): the workload.protocol values of\n"
+    "an allreduce, the other workload types, and what each accepts. --json: every protocols/<name>/protocol.json.\n";
+
+/// `inasim protocols [--json]`: the registry, for people and for scripts.
+int ProtocolsCommand(const std::vector<std::string>& args) {
+  if (args.size() > 2 || (args.size() == 2 && args[1] != "--json" && args[1] != "--help"))
+    throw std::invalid_argument(args.size() > 2 ? "protocols: too many arguments"
+                                                : fmt::format("protocols: unknown option \"{}\"", args[1]));
+  if (args.size() == 2 && args[1] == "--help") {
+    std::fputs(kProtocolsUsage, stdout);
+    return 0;
+  }
+  if (args.size() == 2) {
+    std::printf("%s\n", inasim::ProtocolsJson().dump(2).c_str());
+    return 0;
+  }
+  for (const inasim::Protocol& p : inasim::Protocols())
+    std::printf("%-12s %-11s %s\n", std::string(p.name).c_str(), std::string(p.workload_type).c_str(),
+                std::string(p.summary).c_str());
+  return 0;
+}
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -171,6 +197,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (args[0] == "sweep" || args[0] == "compare") return ExecPython(args);  // their --help is Python's
+    if (args[0] == "protocols") {
+      try {
+        return ProtocolsCommand(args);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
     if (args[0] != "run" && args[0] != "validate") throw UsageError(fmt::format("unknown command \"{}\"", args[0]));
     const Command c = ParseCommand(args);
     if (c.help) {

@@ -20,6 +20,7 @@
 //     a trained model is compared bit for bit with the networkless run.
 #pragma once
 
+#include "ina/workload.h"
 #include "ina/p4sgd-glm.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
@@ -188,9 +189,7 @@ class P4SGDJob {
   /// results.json "workload" (`w`), p4sgd_epochs.csv / p4sgd_latency.csv, summary.
   /// `correct`: every op's result equals the exact sum at every worker and a
   /// trained model equals the networkless run's, bit for bit.
-  void Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
-              std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-              uint64_t& payload_delivered) const;
+  void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   // For the workers.
   std::vector<int32_t>& model(uint32_t rank) { return spec_.data_parallel ? dp_models_[rank] : model_; }

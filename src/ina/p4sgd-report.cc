@@ -16,9 +16,14 @@ namespace inasim {
 
 using nlohmann::json;
 
-void P4SGDJob::Report(const Scenario& s, bool finished, json& w, std::vector<std::string>& csv_names,
-                      std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-                      uint64_t& payload_delivered) const {
+void P4SGDJob::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
+  // The report's parts by the names this function has always used.
+  nlohmann::json& w = out.workload;
+  std::vector<std::string>& csv_names = out.csv_names;
+  std::vector<std::string>& csv_texts = out.csv_texts;
+  std::string& summary = out.summary;
+  bool& correct = out.correct;
+  uint64_t& payload_delivered = out.payload_delivered;
   const uint32_t n = num_workers();
   const bool train = spec_.task == P4SGDTask::kTrain;
   uint64_t sent = 0, agg_retx = 0, ack_retx = 0, dups = 0, stalls = 0;

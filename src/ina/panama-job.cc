@@ -996,11 +996,16 @@ void PanamaJobSet::RingJobReport(const RingAllreduce& ring, uint64_t bytes, uint
         {"correct", ok}};
 }
 
-void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
-                          std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-                          uint64_t& payload_delivered) const {
+void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
+  // The report's parts by the names this function has always used.
+  nlohmann::json& w = out.workload;
+  std::vector<std::string>& csv_names = out.csv_names;
+  std::vector<std::string>& csv_texts = out.csv_texts;
+  std::string& summary = out.summary;
+  bool& correct = out.correct;
+  uint64_t& payload_delivered = out.payload_delivered;
   if (jobs_.size() == 1 && cluster_.empty()) {
-    jobs_[0]->Report(s, finished, w, csv_names, csv_texts, summary, correct, payload_delivered);
+    jobs_[0]->Report(s, finished, out);
     return;
   }
   const bool ring = !rings_.empty();
@@ -1011,13 +1016,19 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, nlohmann::json& w, s
   size_t measured = 0;
   std::string job_summaries;
   for (size_t i = 0; i < count(); ++i) {
-    nlohmann::json wj;
-    std::vector<std::string> names, texts;
+    WorkloadReport job_out;
+    nlohmann::json& wj = job_out.workload;
+    const std::vector<std::string>& names = job_out.csv_names;
+    const std::vector<std::string>& texts = job_out.csv_texts;
     bool ok = false;
-    if (ring)
+    if (ring) {
       RingJobReport(*rings_[i], cluster_[i].bytes, s.workload.panama.cluster.iterations, wj, ok, payload_delivered);
-    else
-      jobs_[i]->Report(s, finished, wj, names, texts, cluster ? job_summaries : summary, ok, payload_delivered);
+    } else {
+      jobs_[i]->Report(s, finished, job_out);
+      ok = job_out.correct;
+      payload_delivered += job_out.payload_delivered;
+      (cluster ? job_summaries : summary) += job_out.summary;
+    }
     wj["jid"] = ring ? s.workload.panama.jid + i : jobs_[i]->jid();
     all_correct &= ok;
     if (wj.contains("mean_duration_s") && wj["mean_duration_s"].is_number()) {

@@ -29,6 +29,7 @@
 #pragma once
 
 #include "congestion/panama_window.h"
+#include "ina/workload.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
 #include "p4model/common/dataplane.h"
@@ -170,9 +171,7 @@ class PanamaJob {
   /// The accelerator model on switch vertex v (nullptr if v is in no tree).
   const p4::panama::PanamaDataplane* accelerator(uint32_t v) const;
 
-  void Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
-              std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-              uint64_t& payload_delivered) const;
+  void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   // For the workers.
   const PanamaSpec& spec() const { return spec_; }
@@ -291,9 +290,7 @@ class PanamaJobSet {
   /// One job: PanamaJob::Report. Several: results.json "workload" with each
   /// job's report (and its `jid`) under `jobs`, `correct` and the mean over the
   /// jobs of their mean durations; each job's CSVs prefixed job<i>_.
-  void Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
-              std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-              uint64_t& payload_delivered) const;
+  void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   ~PanamaJobSet();
   /// PANAMA jobs (empty when the cluster's jobs are host rings).

@@ -16,9 +16,14 @@ namespace inasim {
 using nlohmann::json;
 namespace pn = p4::panama;
 
-void PanamaJob::Report(const Scenario& s, bool finished, json& w, std::vector<std::string>& csv_names,
-                       std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-                       uint64_t& payload_delivered) const {
+void PanamaJob::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
+  // The report's parts by the names this function has always used.
+  nlohmann::json& w = out.workload;
+  std::vector<std::string>& csv_names = out.csv_names;
+  std::vector<std::string>& csv_texts = out.csv_texts;
+  std::string& summary = out.summary;
+  bool& correct = out.correct;
+  uint64_t& payload_delivered = out.payload_delivered;
   const uint32_t n = num_workers();
   const uint64_t bytes = elements_ * 4;
   const uint32_t k = spec_.elements_per_packet;

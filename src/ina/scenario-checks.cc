@@ -17,6 +17,8 @@
 
 #include <unistd.h>
 
+#include "ina/workload.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -24,11 +26,13 @@ namespace inasim {
 
 namespace {
 
-/// workload.jobs concurrent allreduces need two hosts each (CanaryJobSet::SplitHosts, runner).
+/// workload.jobs concurrent allreduces need the protocol's minimum of hosts
+/// each (CanaryJobSet::SplitHosts, the runner).
 void CheckJobsFitHosts(const Scenario& s, size_t selected) {
-  if (s.workload.protocol == "p4sgd" || selected >= 2ull * s.workload.jobs) return;
-  throw ScenarioError(fmt::format("workload.jobs: {} jobs need at least 2 hosts each; {} hosts are selected "
-                                  "(workload.hosts)", s.workload.jobs, selected));
+  const uint32_t min_hosts = FindProtocol(s.workload.protocol)->min_hosts_per_job;
+  if (selected >= uint64_t{min_hosts} * s.workload.jobs) return;
+  throw ScenarioError(fmt::format("workload.jobs: {} jobs need at least {} hosts each; {} hosts are selected "
+                                  "(workload.hosts)", s.workload.jobs, min_hosts, selected));
 }
 
 /// A ring's per-rank packet stream must fit its 32-bit sequence numbers (RingAllreduce).

@@ -4,6 +4,7 @@
 
 #include "ina/addressing.h"
 #include "ina/scenario-checks.h"
+#include "ina/workload.h"
 #include "topology/topology.h"
 
 #include "common/bounded_file.h"
@@ -274,6 +275,70 @@ topo::Topology BuildTopology(const Scenario& s) {
     case TopologyType::kFatTree: return topo::BuildFatTree(s.topology.k, host, fabric, s.topology.hosts_per_edge);
   }
   throw ScenarioError("topology.type: unsupported");
+}
+
+// What a protocol accepts comes from its protocols/<name>/protocol.json
+// (the registry); these say why a scenario asks for something else.
+
+static std::string JoinNames(const std::vector<std::string>& names, const char* last_sep) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? last_sep : ", ") + names[i];
+  return s;
+}
+
+static std::string DataRefusal(const Protocol& p, DataPattern data) {
+  if (data != DataPattern::kUniform)
+    return fmt::format("protocol \"{}\" does not check \"{}\" data", p.name, data == DataPattern::kOnes ? "ones" : "hashed");
+  std::vector<std::string> checkers;
+  for (const Protocol& q : Protocols())
+    if (q.Accepts(DataPattern::kUniform)) checkers.push_back(fmt::format("\"{}\" ({})", q.name, q.uniform_note));
+  return fmt::format("\"uniform\" sums are inexact in float32; only protocols {} check them; protocol \"{}\" checks "
+                     "the exact sum bit for bit (use \"hashed\")", JoinNames(checkers, " and "), p.name);
+}
+
+static std::string JobsRefusal(const Protocol& p) {
+  if (!p.jobs_note.empty()) return std::string(p.jobs_note);
+  std::vector<std::string> able;
+  for (const Protocol& q : Protocols())
+    if (q.concurrent_jobs == "jobs") able.push_back(fmt::format("\"{}\"", q.name));
+  return fmt::format("only protocols {} run concurrent jobs; this workload's protocol is \"{}\"",
+                     JoinNames(able, " and "), p.name);
+}
+
+static std::string DtypeRefusal(const Protocol& p) {
+  const bool int32 = p.Accepts(DType::kInt32);
+  return fmt::format("protocol \"{}\" aggregates {} ({}); use \"{}\"", p.name, int32 ? "int32" : "IEEE-754 fp32",
+                     p.dtype_note, int32 ? "int32" : "float32");
+}
+
+/// Whether `p` reads workload.<section>: its own, or one it also reads.
+static bool Reads(const Protocol& p, std::string_view section) {
+  return p.section == section || std::find(p.also_reads.begin(), p.also_reads.end(), section) != p.also_reads.end();
+}
+
+/// Each protocol reads its own section; another's is an error, not ignored.
+static void RefuseOtherSections(Reader& w, const Protocol& p) {
+  std::vector<std::string_view> sections;
+  for (const Protocol& q : Protocols()) {
+    if (!q.section.empty()) sections.push_back(q.section);
+    for (std::string_view a : q.also_reads) sections.push_back(a);
+  }
+  std::sort(sections.begin(), sections.end());
+  sections.erase(std::unique(sections.begin(), sections.end()), sections.end());
+  for (std::string_view section : sections) {
+    if (Reads(p, section)) continue;
+    const std::string key(section);
+    if (w.Has(key)) {
+      std::vector<std::string> readers;  // the owner first, then protocols that also read it
+      for (const Protocol& q : Protocols())
+        if (q.section == section) readers.insert(readers.begin(), fmt::format("\"{}\"", q.name));
+        else if (Reads(q, section)) readers.push_back(fmt::format("\"{}\"", q.name));
+      w.Fail(key, fmt::format("only read with protocol {} (this workload's protocol is \"{}\")",
+                              JoinNames(readers, " or "), p.name));
+    }
+    w.Raw(key);
+  }
 }
 
 /// workload.switchml: the client library's knobs (dev_root/client_lib/src/configs).
@@ -742,7 +807,10 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
                                             : WorkloadType::kNone;
     if (s.workload.type != WorkloadType::kNone) ParseHosts(w, s.workload.hosts);
     if (s.workload.type == WorkloadType::kAllreduce) {
-      s.workload.protocol = w.Enum("protocol", "ring", {"ring", "switchml", "canary", "static_tree", "panama", "p4sgd"});
+      s.workload.protocol = w.Str("protocol", "ring");
+      const Protocol* protocol = FindProtocol(s.workload.protocol);
+      if (!protocol || protocol->workload_type != "allreduce")
+        w.Fail("protocol", fmt::format("must be one of {}, got \"{}\"", ProtocolNames(), s.workload.protocol));
       s.workload.bytes = w.U64("bytes", 4ull << 20, 4, 1ull << 40);
       if (s.workload.bytes % 4) w.Fail("bytes", fmt::format("must be a multiple of 4 (whole 32-bit elements), got {}", s.workload.bytes));
       s.workload.dtype = w.Enum("dtype", "int32", {"int32", "float32"}) == "int32" ? DType::kInt32 : DType::kFloat32;
@@ -750,23 +818,14 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       s.workload.data = data == "hashed" ? DataPattern::kHashed : data == "ones" ? DataPattern::kOnes : DataPattern::kUniform;
       if (s.workload.data == DataPattern::kUniform && s.workload.dtype != DType::kFloat32)
         w.Fail("data", "\"uniform\" draws float32 gradients in (-1, 1); it needs dtype \"float32\"");
-      if (s.workload.data == DataPattern::kUniform && s.workload.protocol != "switchml" &&
-          s.workload.protocol != "panama")
-        w.Fail("data", "\"uniform\" sums are inexact in float32; only protocols \"switchml\" (error bound) and "
-                       "\"panama\" (the accelerators' adder order, bit for bit) check them; the ring checks the "
-                       "exact sum bit for bit (use \"hashed\")");
+      if (!protocol->Accepts(s.workload.data)) w.Fail("data", DataRefusal(*protocol, s.workload.data));
       s.workload.iterations = w.U32("iterations", 1, 1, 1'000'000);
       s.workload.compute_gap_ps = w.TimePs("compute_gap_us", 0, 0, 1e9, kPsPerUs);
       s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
       // canary-fgcs24 §5.2.4 (Fig. 10): concurrent allreduces, the hosts split between them.
       s.workload.jobs = w.U32("jobs", 1, 1, 256);
       s.workload.jobs_contiguous = w.Enum("job_split", "shuffled", {"shuffled", "contiguous"}) == "contiguous";
-      if (s.workload.jobs > 1 && s.workload.protocol == "switchml")
-        w.Fail("jobs", "only protocols \"canary\", \"static_tree\" and \"ring\" run concurrent jobs; this "
-                       "workload's protocol is \"switchml\"");
-      if (s.workload.jobs > 1 && s.workload.protocol == "panama")
-        w.Fail("jobs", "protocol \"panama\" takes its concurrent jobs from workload.panama.jobs (each with its own "
-                       "hosts, size and start)");
+      if (s.workload.jobs > 1 && protocol->concurrent_jobs != "jobs") w.Fail("jobs", JobsRefusal(*protocol));
       // Each protocol reads its own section; another's is an error, not ignored.
       const bool is_ring = s.workload.protocol == "ring";
       auto parse_ring = [&] {
@@ -781,33 +840,9 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
         ring.udp_port = static_cast<uint16_t>(r.U32("udp_port", 4791, 1, 65535));
         r.Done();
       };
-      for (const char* section : {"ring", "switchml", "canary", "static_tree", "panama", "p4sgd"}) {
-        if (s.workload.protocol == section) continue;
-        // A PANAMA cluster of ring jobs (Ring-AllReduce, panama-mlsys21 §7) reads the ring's transport.
-        if (s.workload.protocol == "panama" && std::string_view(section) == "ring") continue;
-        if (w.Has(section))
-          w.Fail(section, fmt::format("only read with protocol \"{}\" (this workload's protocol is \"{}\")", section,
-                                      s.workload.protocol));
-        w.Raw(section);
-      }
-      if ((s.workload.protocol == "canary" || s.workload.protocol == "static_tree") &&
-          s.workload.dtype != DType::kInt32)
-        w.Fail("dtype", fmt::format("protocol \"{}\" aggregates int32 (the switches add 32-bit integers, "
-                                    "canary-fgcs24 §4.1); use \"int32\"", s.workload.protocol));
-      if (s.workload.protocol == "canary" || s.workload.protocol == "static_tree") {
-        ParseSendNoise(w, s);
-      } else if (w.Has("send_noise")) {
-        w.Fail("send_noise", fmt::format("only read with protocol \"canary\" or \"static_tree\" (this workload's "
-                                         "protocol is \"{}\")", s.workload.protocol));
-      } else {
-        w.Raw("send_noise");
-      }
-      if (s.workload.protocol == "panama" && s.workload.dtype != DType::kFloat32)
-        w.Fail("dtype", "protocol \"panama\" aggregates IEEE-754 fp32 (panama-mlsys21 §5); use \"float32\"");
-      if (s.workload.jobs > 1 && s.workload.protocol == "p4sgd")
-        w.Fail("jobs", "protocol \"p4sgd\" runs one training job on one switch (p4sgd §5.1)");
-      if (s.workload.protocol == "p4sgd" && s.workload.dtype != DType::kInt32)
-        w.Fail("dtype", "protocol \"p4sgd\" aggregates int32 (fixed-point activations, p4sgd §5.2); use \"int32\"");
+      RefuseOtherSections(w, *protocol);
+      if (!protocol->Accepts(s.workload.dtype)) w.Fail("dtype", DtypeRefusal(*protocol));
+      if (Reads(*protocol, "send_noise")) ParseSendNoise(w, s);
       if (s.workload.protocol == "p4sgd") {
         ParseP4SGD(w, s);
       } else if (s.workload.protocol == "panama") {
@@ -1035,7 +1070,7 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
     const uint32_t n = !sel.list.empty() ? static_cast<uint32_t>(sel.list.size()) : sel.count ? sel.count : nh;
     // One P4SGD worker still aggregates through the switch (the baseline of p4sgd Fig. 12).
     const uint32_t min_hosts =
-        s.workload.type == WorkloadType::kAllreduce && s.workload.protocol == "p4sgd" ? 1 : 2;
+        s.workload.type == WorkloadType::kAllreduce ? FindProtocol(s.workload.protocol)->min_hosts_per_job : 2;
     if (n < min_hosts)
       throw ScenarioError(fmt::format("workload.hosts: needs at least {} hosts, got {}", min_hosts, n));
     if (s.workload.type == WorkloadType::kAllreduce && s.workload.dtype == DType::kFloat32 &&

@@ -17,6 +17,7 @@
 // Every element every worker receives is checked against the exact sum.
 #pragma once
 
+#include "ina/workload.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
 #include "topology/topology.h"
@@ -174,9 +175,7 @@ class SwitchMLJob {
   /// tensor) and, if asked, switchml_timeline.csv, and the summary lines.
   /// `correct`: every tensor finished and every element every worker got
   /// matched the exact sum (float32: within the quantizer's error bound).
-  void Report(const Scenario& s, bool finished, nlohmann::json& w, std::vector<std::string>& csv_names,
-              std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-              uint64_t& payload_delivered) const;
+  void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   // For the workers.
   const TensorData& data(uint32_t job) const { return data_[job]; }

@@ -27,9 +27,14 @@ double Percentile(std::vector<uint64_t> v, double q) {
 
 }  // namespace
 
-void SwitchMLJob::Report(const Scenario& s, bool finished, json& w, std::vector<std::string>& csv_names,
-                         std::vector<std::string>& csv_texts, std::string& summary, bool& correct,
-                         uint64_t& payload_delivered) const {
+void SwitchMLJob::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
+  // The report's parts by the names this function has always used.
+  nlohmann::json& w = out.workload;
+  std::vector<std::string>& csv_names = out.csv_names;
+  std::vector<std::string>& csv_texts = out.csv_texts;
+  std::string& summary = out.summary;
+  bool& correct = out.correct;
+  uint64_t& payload_delivered = out.payload_delivered;
   const uint32_t n = num_workers();
   const uint32_t k = spec_.elements_per_packet;
   const double rate = s.links.host_rate_gbps * 1e9;

@@ -3,6 +3,7 @@
 // results writer are the CLI's own, so Python sees the same errors, the same
 // results.json and the same files.
 #include "ina/runner.h"
+#include "ina/workload.h"
 #include "ina/scenario.h"
 #include "topology/topology.h"
 
@@ -84,6 +85,8 @@ PYBIND11_MODULE(_inasim, m) {
   py::register_exception<inasim::ScenarioError>(m, "ScenarioError", PyExc_ValueError);
 
   m.def("version", [] { return std::string(INASIM_VERSION); });
+  // The protocol registry (protocols/*/protocol.json), as JSON text.
+  m.def("protocols", [] { return inasim::ProtocolsJson().dump(); });
   m.def("load", [](const std::string& path) { return inasim::LoadScenarioJson(path).dump(); });
   m.def("apply_set", [](const std::string& doc, const std::string& assignment) {
     json d = ParseDoc(doc);

@@ -287,6 +287,28 @@ def test_version(tmp_path):
     assert load_results(out)["inasim_version"] == m.group(1)
 
 
+def test_protocols_lists_the_registry_one_folder_each(tmp_path):
+    p = inasim("protocols", "--json")
+    assert p.returncode == 0, p.stderr
+    reg = json.loads(p.stdout)
+    names = [m["name"] for m in reg]
+    folders = sorted(d.name for d in (SOURCE_DIR / "protocols").iterdir() if (d / "protocol.json").is_file())
+    assert names == folders  # generated from protocols/*/protocol.json, in folder order
+    assert set(names) == {"ring", "switchml", "canary", "static_tree", "panama", "p4sgd", "permutation"}
+    for m in reg:  # each entry is its folder's file, as written
+        assert m == json.loads((SOURCE_DIR / "protocols" / m["name"] / "protocol.json").read_text())
+    text = inasim("protocols")
+    assert text.returncode == 0 and len(text.stdout.splitlines()) == len(names)
+    assert all(line.split()[0] in names for line in text.stdout.splitlines())
+    bad = inasim("protocols", "--yaml")
+    assert bad.returncode == 2 and 'unknown option "--yaml"' in bad.stderr
+    # A protocol the registry does not know is named with the ones it does.
+    v = inasim("validate", DEFAULT, "--set", "workload.protocol=sharp")
+    assert v.returncode == 2
+    assert v.stderr.strip() == ('inasim: workload.protocol: must be one of "canary", "p4sgd", "panama", "ring", '
+                                '"static_tree", "switchml", got "sharp"')
+
+
 # ------------------------------------------- (f) a run that cannot finish
 
 

@@ -97,11 +97,11 @@ def test_compare_csv_and_dataframe_match_the_results(ring):
 def test_unknown_protocol_names_the_known_ones(tmp_path, capsys):
     out = tmp_path / "x"
     with pytest.raises(cmp.UnknownProtocolError,
-                       match=r'unknown protocol "nope" \(known protocols: ring, switchml, panama\)'):
+                       match=r'unknown protocol "nope" \(known protocols: ring, canary, p4sgd, panama, static_tree, switchml\)'):
         cmp.compare(DEFAULT, ["ring", "nope"], out=out)
     assert not out.exists()  # nothing ran, nothing written
     assert cmp.main([str(DEFAULT), "--protocols", "ring,nope", "--out", str(out)]) == 2
-    assert "known protocols: ring, switchml, panama" in capsys.readouterr().err
+    assert "known protocols: ring, canary, p4sgd, panama, static_tree, switchml" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -252,7 +252,10 @@ def ring_vs_switchml(tmp_path_factory):
 
 
 def test_switchml_is_registered_and_keeps_its_section():
-    assert list(cmp.PROTOCOLS)[:2] == ["ring", "switchml"]
+    # Every allreduce protocol of the registry (protocols/*/protocol.json), the ring first.
+    names = [m["name"] for m in cmp.registry() if m["workload_type"] == "allreduce"]
+    assert list(cmp.PROTOCOLS)[0] == "ring" and sorted(cmp.PROTOCOLS) == sorted(names)
+    assert {"ring", "switchml", "canary", "static_tree", "panama", "p4sgd"} <= set(cmp.PROTOCOLS)
     doc = {"topology": {"type": "single_rack", "hosts": 4},
            "workload": {"type": "allreduce", "protocol": "ring", "bytes": 4096, "dtype": "int32",
                         "ring": {"window_packets": 4}, "switchml": {"pool_size": 64}}}

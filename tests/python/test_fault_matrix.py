@@ -21,7 +21,7 @@ def test_fault_matrix(tmp_path):
     assert r.returncode == 0, r.stderr + r.stdout
     with open(tmp_path / "fault_matrix.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 6 * 8
+    assert len(rows) == 6 * 8  # the six allreduce protocols of protocols/ (fault_matrix.py reads the registry)
     cell = {(x["protocol"], x["fault"]): x for x in rows}
     assert all(x["outcome"] in ("exact", "failed") for x in rows), rows
     for x in rows:

@@ -152,3 +152,54 @@ def test_canary_tenant_shares_keep_two_applications_block_apart(tmp_path):
     config["partitions"][1]["base"] = 256  # overlaps application 1's share
     bad = canary_replay(tmp_path, config, [])
     assert bad.returncode == 2 and "application 2" in bad.stderr and "overlaps" in bad.stderr
+
+
+# --- Static reduction trees (canary-fgcs24 §5.2's baseline): every registered program replays ---
+
+def static_tree_packet(block_id: int, values, port_host: int, tree: int = 0) -> bytes:
+    """A reduce packet of p4model/statictree: UDP 45503, the Canary header layout
+    (children = the tree id), int32 elements."""
+    data = struct.pack(f"!{len(values)}i", *values)
+    hdr = bytes(4) + struct.pack("!IHHIHB", block_id, 1, 2, tree, 0, 0)  # counter 1, hosts 2
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(hdr) + len(data), 1, 0x4000, 64, 17, 0,
+                               bytes([10, 0, 0, port_host]), bytes([10, 0, 0, 254])))
+    ip[10:12] = struct.pack("!H", checksum(bytes(ip)))
+    udp = struct.pack("!HHHH", 40000, 45503, 8 + len(hdr) + len(data), 0)
+    eth = bytes([2, 0, 0, 0, 0, 0xfe]) + bytes([2, 0, 0, 0, 0, port_host]) + b"\x08\x00"
+    return eth + bytes(ip) + udp + hdr + data
+
+
+def test_static_tree_root_sums_its_children_and_multicasts_the_result(tmp_path):
+    cfg = tmp_path / "tree.json"
+    cfg.write_text(json.dumps({"num_ports": 4, "num_elements": 4, "slots_per_tree": 16,
+                               "trees": [{"tree_id": 3, "child_ports": [1, 0]}]}))
+    a, b = [1, -2, 2**31 - 1, 7], [10, 20, 1, -7]
+    lines = [{"port": 0, "hex": static_tree_packet(9, a, 1, tree=3).hex()},
+             {"port": 1, "hex": static_tree_packet(9, b, 2, tree=3).hex()}]
+    p = subprocess.run([str(P4), "replay", "static_tree", "--config", str(cfg), "--dump"],
+                       input="".join(json.dumps(l) + "\n" for l in lines), capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    first, second = packet_lines(p.stdout)
+    assert first["claimed"] and first["out"] == []
+    out, = second["out"]  # the root: one multicast down to both children
+    assert out["ports"] == [0, 1]
+    frame = bytes.fromhex(out["hex"])
+    assert frame[30:34] == bytes([255, 255, 255, 255])
+    assert frame[42 + 18] == 0x40  # the multicast bit (canary-fgcs24 §4.1): the result, going down
+    assert struct.unpack("!IH", frame[46:52]) == (9, 2)  # block 9, both hosts reduced into it
+    expect = [((x + y + 2**31) % 2**32) - 2**31 for x, y in zip(a, b)]  # int32 wrap-around included
+    assert list(struct.unpack("!4i", frame[61:77])) == expect
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"trees": [{"tree_id": 0, "child_ports": [70]}]}))
+    p = subprocess.run([str(P4), "replay", "static_tree", "--config", str(bad)], capture_output=True, text=True,
+                       input="")
+    assert p.returncode == 2 and "child_ports[0]" in p.stderr
+
+
+def test_every_registered_dataplane_is_a_replay_program():
+    reg = json.loads((BIN_DIR / "protocols.json").read_text())
+    programs = {m["dataplane"] for m in reg if m["dataplane"]}
+    assert programs == {"switchml", "canary", "p4sgd", "panama", "static_tree"}
+    p = subprocess.run([str(P4), "--help"], capture_output=True, text=True)
+    listed = p.stdout.split("programs:")[-1]
+    assert all(name in listed for name in programs), listed

@@ -843,7 +843,7 @@ TEST(Scenario, JobsDefaultToOne) {
 
 TEST(BadInput, JobsKeys) {
   EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.jobs=2"}),
-            "workload.jobs: only protocols \"canary\", \"static_tree\" and \"ring\" run concurrent jobs; this "
+            "workload.jobs: only protocols \"canary\", \"ring\" and \"static_tree\" run concurrent jobs; this "
             "workload's protocol is \"switchml\"");
   EXPECT_EQ(ParseScenario(With({"workload.protocol=ring", "workload.jobs=2"})).workload.jobs, 2u);
   EXPECT_EQ(ErrorOf({"workload.protocol=canary", "workload.jobs=0"}),
@@ -887,13 +887,14 @@ TEST(BadInput, SwitchMLKeys) {
   EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.switchml.harvest=pipe2"}),
             "workload.switchml.harvest: unknown key (did you mean \"harvest3\"?)");
   EXPECT_EQ(ErrorOf({"workload.protocol=switchml", "workload.ring.rto_us=5"}),
-            "workload.ring: only read with protocol \"ring\" (this workload's protocol is \"switchml\")");
+            "workload.ring: only read with protocol \"ring\" or \"panama\" (this workload's protocol is "
+            "\"switchml\")");
   EXPECT_EQ(ErrorOf({"workload.data=uniform"}),
             "workload.data: \"uniform\" draws float32 gradients in (-1, 1); it needs dtype \"float32\"");
   EXPECT_EQ(ErrorOf({"workload.dtype=float32", "workload.data=uniform"}),
-            "workload.data: \"uniform\" sums are inexact in float32; only protocols \"switchml\" (error bound) and "
-            "\"panama\" (the accelerators' adder order, bit for bit) check them; the ring checks the exact sum bit "
-            "for bit (use \"hashed\")");
+            "workload.data: \"uniform\" sums are inexact in float32; only protocols \"panama\" (the accelerators' "
+            "adder order, bit for bit) and \"switchml\" (error bound) check them; protocol \"ring\" checks the exact "
+            "sum bit for bit (use \"hashed\")");
 }
 
 TEST(BadInput, StaticTreeKeys) {

@@ -1,0 +1,101 @@
+// The host-side protocol seam, next to the dataplane seam
+// (p4model/common/dataplane.h): a Protocol is what the registry knows of one
+// workload kind (its name, the scenario section it owns, what it accepts, a
+// factory); a Workload is one run's instance of it (start, progress, report).
+// The runner, the scenario parser, the Python bindings and the tools learn
+// about protocols only from Protocols(), which the build generates from every
+// protocols/<name>/protocol.json (static initialisers in static libraries
+// would be dropped by the linker; a generated table cannot be).
+#pragma once
+
+#include "ina/tensor-data.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace inasim {
+
+class Fabric;
+struct Scenario;
+
+/// What one workload adds to a run's results: results.json's "workload"
+/// object, its CSV tables, summary lines, the exactness verdict and the
+/// payload bytes delivered (for perf's payload_bytes_per_wall_s).
+struct WorkloadReport {
+  nlohmann::json workload = nlohmann::json::object();
+  std::vector<std::string> csv_names;
+  std::vector<std::string> csv_texts;
+  std::string summary;
+  bool correct = true;  ///< every checked aggregate matched the exact sum (and the run finished)
+  uint64_t payload_delivered = 0;
+  void AddCsv(std::string name, std::string text) {
+    csv_names.push_back(std::move(name));
+    csv_texts.push_back(std::move(text));
+  }
+};
+
+/// One run of one protocol. Built after the fabric, before the simulator
+/// runs; destroyed after Simulator::Destroy (its sockets and applications may
+/// call back into it until then).
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  /// Schedules the workload's start; `on_finished` is called once, when it is done.
+  virtual void Start(std::function<void()> on_finished) = 0;
+  /// Fraction done in [0, 1] (progress display).
+  virtual double Progress() const = 0;
+  /// After the run: `finished` is false when the time limit stopped it.
+  virtual void Report(bool finished, WorkloadReport& out) const = 0;
+};
+
+/// What a factory gets: the validated scenario, the built fabric and the
+/// hosts workload.hosts selected (in selection order).
+struct WorkloadContext {
+  const Scenario& scenario;
+  Fabric& fabric;
+  const std::vector<uint32_t>& hosts;
+};
+
+/// One registered protocol (protocols/<name>/protocol.json; the fields are
+/// that file's keys, in its order).
+struct Protocol {
+  std::string_view name;           ///< workload.protocol (allreduce) or workload.type (permutation)
+  std::string_view workload_type;  ///< "allreduce" or "permutation"
+  std::string_view summary;        ///< one line for --help, docs and `inasim protocols`
+  std::string_view section;        ///< the workload.<section> it owns ("" = none)
+  std::vector<std::string_view> also_reads;  ///< other workload sections it reads (PANAMA's ring jobs: "ring")
+  std::vector<DType> dtypes;       ///< accepted workload.dtype values
+  std::string_view dtype_note;     ///< why only those (error messages)
+  std::vector<DataPattern> data;   ///< accepted workload.data values
+  std::string_view uniform_note;   ///< how it checks "uniform" (inexact float) sums
+  /// How it runs concurrent jobs: "jobs" (workload.jobs host groups), "own"
+  /// (its own section says how), "none".
+  std::string_view concurrent_jobs;
+  std::string_view jobs_note;      ///< why workload.jobs is refused ("" = a generic message)
+  uint32_t min_hosts_per_job;      ///< hosts each job needs at least
+  std::string_view dataplane;      ///< inasim-p4 program name ("" = none)
+  std::string_view folder;         ///< protocols/<name>
+  std::unique_ptr<Workload> (*make)(const WorkloadContext&);
+
+  bool Accepts(DType t) const;
+  bool Accepts(DataPattern d) const;
+};
+
+/// Every registered protocol, in folder-name order (generated).
+const std::vector<Protocol>& Protocols();
+/// nullptr when no protocol has that name.
+const Protocol* FindProtocol(std::string_view name);
+/// "ring", "switchml", ... quoted and comma-separated, for error messages.
+std::string ProtocolNames(std::string_view workload_type = "allreduce");
+/// The registry as JSON (`inasim protocols --json`, Python's inasim.protocols()).
+nlohmann::json ProtocolsJson();
+/// Every protocol.json as written (generated), in Protocols() order.
+const std::vector<std::string_view>& ProtocolMetadataTexts();
+
+}  // namespace inasim
