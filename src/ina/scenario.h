@@ -3,6 +3,7 @@
 // path and the problem; validation finishes before anything is built or written.
 #pragma once
 
+#include "common/scenario_error.h"
 #include "congestion/egress_queue.h"
 #include "congestion/flow_generator.h"
 #include "congestion/flow_size_cdf.h"
@@ -22,12 +23,6 @@
 #include <vector>
 
 namespace inasim {
-
-/// A problem in the user's input (scenario file, --set, CLI flag). Exit code 2.
-class ScenarioError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 enum class TopologyType : uint8_t { kSingleRack, kLeafSpine, kFatTree };
 enum class WorkloadType : uint8_t { kNone, kAllreduce, kPermutation };
