@@ -4,7 +4,7 @@
     /usr/bin/python3 analysis/fig_p4sgd_loss.py [--small] [--out DIR] [--jobs N] [--resume]
 
 Real logistic-regression training (fixed-point arithmetic of
-src/ina/p4sgd-glm.h) of a synthetic gisette-sized problem on 8 FPGA workers
+protocols/p4sgd/glm/p4sgd-glm.h) of a synthetic gisette-sized problem on 8 FPGA workers
 (scenarios/p4sgd/fig15-loss-time.json: 6,000 samples x 5,000 features, 10 %
 non-zero, mini-batch 64, 10 epochs; --small: fig15-loss-time-small.json,
 1,024 x 512, 4 epochs), model-parallel (P4SGD) and data-parallel through the

@@ -13,8 +13,8 @@
 // has just copied into its scratch buffer. --input cold: every (slot, set,
 // worker) frame is pre-built (8 MiB at 1024 B x 8 workers x 512 slots x 2
 // sets), so each packet's bytes come from L3 or memory: the worst case.
-#include "p4model/switchml/config.h"
-#include "p4model/switchml/switchml_dataplane.h"
+#include "protocols/switchml/dataplane/config.h"
+#include "protocols/switchml/dataplane/switchml_dataplane.h"
 
 #include <nlohmann/json.hpp>
 

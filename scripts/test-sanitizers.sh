@@ -18,27 +18,26 @@ cd "$(dirname "$0")/.."
 SECONDS=0
 stage() { printf '== test-sanitizers [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
-targets=(test_switchml test_canary test_p4sgd test_panama test_topology test_congestion test_scenario test_core
-         fuzz_replay_switchml fuzz_replay_canary fuzz_replay_p4sgd fuzz_replay_panama fuzz_replay_scenario
-         fuzz_replay_cdf fuzz_replay_libsvm test_p4reader test_model_check
-         test_fabric inasim)
-# One small run per protocol (a second or less each without sanitizers): the
-# scenario file, then its --set overrides.
-SCENARIOS=(
-  "scenarios/default.json --set workload.bytes=262144"
-  "scenarios/switchml/fig3-ate-small.json --set workload.bytes=262144"
-  "scenarios/canary/small-64.json --set workload.bytes=65536"
-  "scenarios/canary/small-64.json --set workload.protocol=static_tree --set workload.canary=null --set workload.bytes=65536"
-  "scenarios/panama/small-8.json --set workload.bytes=262144"
-  "scenarios/panama/cluster-small.json"
-  "scenarios/p4sgd/fig8-latency-small.json"
+# What it builds: the target inasim_test_targets (tests/CMakeLists.txt: every
+# test executable, inasim, inasim-p4). What it runs in stage 3: each
+# registered protocol's small runs (the "smoke" runs of
+# protocols/<name>/protocol.json, read from the build's protocols.json), then
+# background traffic alone.
+EXTRA_SCENARIOS=(
   "scenarios/background/fct-websearch-fat-tree-16.json --set background.flows.stop_us=100"
 )
 
-stage "configure and build (${#targets[@]} targets)"
+stage "configure and build (inasim_test_targets)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINASIM_SANITIZE=ON -DINASIM_BUILD_BENCH=OFF \
   -DPython3_EXECUTABLE=/usr/bin/python3 ${INASIM_CMAKE_ARGS:-} >/dev/null
-cmake --build build-asan -j"$(nproc)" --target "${targets[@]}"
+cmake --build build-asan -j"$(nproc)" --target inasim_test_targets
+# One line per run: the scenario file, then its --set overrides.
+mapfile -t SCENARIOS < <(/usr/bin/python3 -c '
+import json, sys
+for m in json.load(open(sys.argv[1])):
+    for run in m["smoke"]:
+        print(" ".join(run))' build-asan/protocols.json)
+SCENARIOS+=("${EXTRA_SCENARIOS[@]}")
 # Leak checks on; UBSan findings abort (-fno-sanitize-recover), so every one fails its test.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 

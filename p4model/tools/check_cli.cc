@@ -42,7 +42,7 @@ bool ParseCount(const std::string& v, uint64_t& out) {
 }
 
 std::string DefaultManifest(const std::string& program) {
-  return std::string(INASIM_SOURCE_DIR) + "/p4model/" + program + "/upstream-manifest.json";
+  return std::string(INASIM_SOURCE_DIR) + "/protocols/" + program + "/dataplane/upstream-manifest.json";
 }
 
 bool ParseOptions(const std::vector<std::string>& args, Options& o, std::string& err) {

@@ -2,8 +2,8 @@
 
 #include "p4model/tools/p4eval.h"
 
-#include "p4model/p4sgd/describe.h"
-#include "p4model/switchml/describe.h"
+#include "protocols/p4sgd/dataplane/describe.h"
+#include "protocols/switchml/dataplane/describe.h"
 #include "common/bounded_file.h"
 
 #include <algorithm>

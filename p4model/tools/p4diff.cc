@@ -1,9 +1,9 @@
 #include "p4model/tools/p4diff.h"
 
-#include "p4model/p4sgd/controls.h"
-#include "p4model/switchml/controls.h"
-#include "p4model/switchml/describe.h"
-#include "p4model/switchml/next_step_selector.h"
+#include "protocols/p4sgd/dataplane/controls.h"
+#include "protocols/switchml/dataplane/controls.h"
+#include "protocols/switchml/dataplane/describe.h"
+#include "protocols/switchml/dataplane/next_step_selector.h"
 #include "p4model/tools/p4eval.h"
 
 #include <algorithm>

@@ -6,12 +6,12 @@
 #include "ina/scenario-checks.h"
 
 #include "ina/background.h"
-#include "ina/canary-job.h"
-#include "ina/canary-jobs.h"
-#include "ina/p4sgd-job.h"
-#include "ina/panama-job.h"
-#include "ina/ring-allreduce.h"
-#include "ina/switchml-job.h"
+#include "protocols/canary/host/canary-job.h"
+#include "protocols/canary/host/canary-jobs.h"
+#include "protocols/p4sgd/host/p4sgd-job.h"
+#include "protocols/panama/host/panama-job.h"
+#include "protocols/ring/host/ring-allreduce.h"
+#include "protocols/switchml/host/switchml-job.h"
 
 #include <fmt/format.h>
 

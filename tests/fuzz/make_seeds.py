@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Writes the seed inputs of the fuzz corpora (tests/fuzz/corpus/<target>/seed-*).
+"""Writes the seed inputs of the fuzz corpora (seed-* in each target's corpus:
+tests/fuzz/corpus/<target> for the shared parsers, protocols/<name>/tests/fuzz-corpus
+for a protocol's dataplane, protocols/<name>/tests/fuzz-corpus-<target> for its others).
 
     /usr/bin/python3 tests/fuzz/make_seeds.py
 
@@ -38,8 +40,17 @@ def record(port, frame, step=1):
     return bytes([port, step]) + struct.pack("!H", len(frame)) + frame
 
 
+def corpus_dir(target: str) -> Path:
+    """Where `target`'s corpus is (the layout tests/CMakeLists.txt reads)."""
+    if (ROOT / "protocols" / target / "tests" / "fuzz.cc").is_file():
+        return ROOT / "protocols" / target / "tests" / "fuzz-corpus"
+    for src in (ROOT / "protocols").glob(f"*/tests/fuzz_{target}.cc"):
+        return src.parent / f"fuzz-corpus-{target}"
+    return CORPUS / target
+
+
 def write(target, name, data):
-    d = CORPUS / target
+    d = corpus_dir(target)
     d.mkdir(parents=True, exist_ok=True)
     (d / f"seed-{name}").write_bytes(data)
 
@@ -119,5 +130,5 @@ def cdfs():
 if __name__ == "__main__":
     (CORPUS / "cdf").mkdir(parents=True, exist_ok=True)
     switchml(); canary(); p4sgd(); panama(); scenarios(); cdfs()
-    for d in sorted(CORPUS.iterdir()):
-        print(f"{d.name}: {len(list(d.iterdir()))} inputs")
+    for d in sorted([*CORPUS.iterdir(), *(ROOT / "protocols").glob("*/tests/fuzz-corpus*")]):
+        print(f"{d.relative_to(ROOT)}: {len(list(d.iterdir()))} inputs")

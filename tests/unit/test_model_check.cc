@@ -2,8 +2,8 @@
 // manifests (CI, no upstream source needed), the comparator and the register
 // action evaluator on snippets, and, when INASIM_P4_SRC names the upstream
 // checkouts, the full check with drift detection and differential runs.
-#include "p4model/p4sgd/describe.h"
-#include "p4model/switchml/describe.h"
+#include "protocols/p4sgd/dataplane/describe.h"
+#include "protocols/switchml/dataplane/describe.h"
 #include "p4model/tools/p4check.h"
 #include "p4model/tools/p4eval.h"
 
@@ -20,7 +20,7 @@ using nlohmann::json;
 using Status = CheckRow::Status;
 
 json Manifest(const std::string& program) {
-  std::ifstream in(std::string(INASIM_SOURCE_DIR) + "/p4model/" + program + "/upstream-manifest.json");
+  std::ifstream in(std::string(INASIM_SOURCE_DIR) + "/protocols/" + program + "/dataplane/upstream-manifest.json");
   EXPECT_TRUE(in) << "no committed manifest for " << program;
   return json::parse(in);
 }

@@ -1,6 +1,6 @@
 // The canary entry in the protocol registry (protocols/canary/protocol.json): the
 // host agents and switch programs of ina/canary-jobs.h in mode InaTreeMode::kCanary.
-#include "ina/canary-jobs.h"
+#include "protocols/canary/host/canary-jobs.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
 

@@ -1,5 +1,5 @@
 // P4SGD's entry in the protocol registry (protocols/p4sgd/protocol.json).
-#include "ina/p4sgd-job.h"
+#include "protocols/p4sgd/host/p4sgd-job.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
 

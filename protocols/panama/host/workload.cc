@@ -1,7 +1,7 @@
 // PANAMA's entry in the protocol registry (protocols/panama/protocol.json):
 // one job, concurrent jobs (workload.panama.jobs) or a cluster of arriving
 // jobs (workload.panama.cluster), all in ina/panama-job.h's PanamaJobSet.
-#include "ina/panama-job.h"
+#include "protocols/panama/host/panama-job.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
 

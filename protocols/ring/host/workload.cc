@@ -3,9 +3,9 @@
 // workload.jobs concurrent rings over disjoint host groups (canary-fgcs24
 // Fig. 10a's baseline), split as CanaryJobSet splits them.
 #include "congestion/flow_generator.h"
-#include "ina/canary-jobs.h"
+#include "protocols/canary/host/canary-jobs.h"
 #include "ina/fabric.h"
-#include "ina/ring-allreduce.h"
+#include "protocols/ring/host/ring-allreduce.h"
 #include "ina/scenario.h"
 #include "ina/units.h"
 #include "ina/workload.h"

@@ -1,6 +1,6 @@
 // The static_tree entry in the protocol registry (protocols/static_tree/protocol.json): the
 // host agents and switch programs of ina/canary-jobs.h in mode InaTreeMode::kStaticTree.
-#include "ina/canary-jobs.h"
+#include "protocols/canary/host/canary-jobs.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
 

@@ -1,6 +1,6 @@
 // SwitchML's entry in the protocol registry (protocols/switchml/protocol.json).
 #include "ina/scenario.h"
-#include "ina/switchml-job.h"
+#include "protocols/switchml/host/switchml-job.h"
 #include "ina/workload.h"
 
 #include <fmt/format.h>

@@ -1,0 +1,1119 @@
+#include "protocols/panama/host/panama-job.h"
+
+#include "ina/addressing.h"
+#include "ina/background.h"
+#include "ina/dnn-models.h"
+#include "ina/fabric.h"
+#include "protocols/ring/host/ring-allreduce.h"
+#include "topology/split_mix64.h"
+#include "p4model/common/frame.h"
+#include "protocols/panama/dataplane/panama_dataplane.h"
+
+#include "ns3/inet-socket-address.h"
+#include "ns3/ipv4-static-routing-helper.h"
+#include "ns3/ipv4.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/socket.h"
+#include "ns3/trace-source-accessor.h"
+#include "ns3/udp-socket-factory.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace inasim {
+
+using namespace ns3;
+namespace pn = p4::panama;
+
+namespace {
+
+uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
+
+/// DSCP 56 (panama §5 (1)) with ECT(0), so switches mark CE instead of only
+/// dropping (§4.2.2).
+constexpr uint8_t kAggregationTos = pn::kAggregationDscp << 2 | 0x2;
+
+// The hosted program of one tree switch: the accelerator model, with its
+// results and pass-through results steered along the job's trees.
+class PanamaTreeSwitch final : public p4::Dataplane, private p4::Emitter {
+ public:
+  struct TreeRoute {
+    int32_t parent_port = -1;               ///< -1 at the root
+    std::vector<uint16_t> child_ports;
+    std::vector<uint32_t> child_host_ip;    ///< per child: its IPv4 if a host, 0 if a switch
+    std::vector<uint8_t> is_child;          ///< by port
+  };
+  /// `routes[j]`: the trees of job `jids[j]` at this switch, by TID.
+  PanamaTreeSwitch(pn::PanamaConfig config, std::vector<uint16_t> jids, std::vector<std::vector<TreeRoute>> routes)
+      : accelerator_(std::move(config)), jids_(std::move(jids)), routes_(std::move(routes)) {}
+
+  std::string Name() const override { return "panama"; }
+  bool Claims(const p4::FrameView& f) const override { return accelerator_.Claims(f); }
+  void Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, p4::Picoseconds now,
+               p4::Emitter& out) override {
+    out_ = &out;
+    ingress_ = ingress_port;
+    accelerator_.Process(ingress_port, frame, now, *this);
+    out_ = nullptr;
+  }
+  std::string DumpState() const override { return accelerator_.DumpState(); }
+  const pn::PanamaDataplane& accelerator() const { return accelerator_; }
+  pn::PanamaDataplane& mutable_accelerator() { return accelerator_; }
+
+ private:
+  void Emit(inasim::Span<const uint8_t> frame, uint16_t port, p4::Picoseconds latency) override {
+    out_->Emit(frame, port, latency);
+  }
+  void EmitMulticast(inasim::Span<const uint8_t> frame, inasim::Span<const uint16_t> ports,
+                     p4::Picoseconds latency) override {
+    out_->EmitMulticast(frame, ports, latency);
+  }
+  // A result (or a result passing down): up to the parent if it came from a
+  // child and this is not the root, else down to every child.
+  void EmitRouted(inasim::Span<const uint8_t> frame, p4::Picoseconds latency) override {
+    const p4::FrameView v = p4::ParseFrame(frame.data(), frame.size(), static_cast<uint32_t>(frame.size()));
+    const size_t hdr = v.l4_payload_offset;
+    const size_t job = v.l4 && v.protocol == 17 && frame.size() >= hdr + pn::kPanamaHeaderBytes
+                           ? static_cast<size_t>(std::find(jids_.begin(), jids_.end(),
+                                                           p4::LoadBe16(frame.data() + hdr + pn::kOffJid)) -
+                                                 jids_.begin())
+                           : jids_.size();
+    if (job == jids_.size() || frame.data()[hdr + pn::kOffTid] >= routes_[job].size() ||
+        routes_[job][frame.data()[hdr + pn::kOffTid]].is_child.empty()) {
+      out_->EmitRouted(frame, latency);  // no job's tree here: the switch forwards it
+      return;
+    }
+    const TreeRoute& r = routes_[job][frame.data()[hdr + pn::kOffTid]];
+    const bool from_child = ingress_ < r.is_child.size() && r.is_child[ingress_];
+    if (from_child && r.parent_port >= 0) {
+      out_->Emit(frame, static_cast<uint16_t>(r.parent_port), latency);
+      return;
+    }
+    if (!from_child && static_cast<int32_t>(ingress_) != r.parent_port) {
+      out_->EmitRouted(frame, latency);  // not on this tree's path: plain forwarding
+      return;
+    }
+    for (size_t i = 0; i < r.child_ports.size(); ++i) {
+      if (r.child_host_ip[i] == 0) {
+        out_->Emit(frame, r.child_ports[i], latency);
+        continue;
+      }
+      // Last hop: the worker's own address (and MAC), IPv4 checksum redone.
+      scratch_.assign(frame.data(), frame.data() + frame.size());
+      const auto mac = MacBytesOfIpv4(r.child_host_ip[i]);
+      std::memcpy(scratch_.data(), mac.data(), 6);
+      uint8_t* ip = scratch_.data() + p4::kEthernetBytes;
+      p4::StoreBe32(ip + 16, r.child_host_ip[i]);
+      p4::StoreBe16(ip + 10, 0);
+      p4::StoreBe16(ip + 10, p4::Ipv4HeaderChecksum(ip, v.ip_header_bytes));
+      out_->Emit(inasim::Span<const uint8_t>(scratch_.data(), scratch_.size()), r.child_ports[i], latency);
+    }
+  }
+
+  pn::PanamaDataplane accelerator_;
+  std::vector<uint16_t> jids_;
+  std::vector<std::vector<TreeRoute>> routes_;
+  p4::Emitter* out_ = nullptr;
+  uint16_t ingress_ = 0;
+  std::vector<uint8_t> scratch_;
+};
+
+}  // namespace
+
+bool PanamaIterationRecord::finished() const {
+  return std::all_of(end_ps.begin(), end_ps.end(), [](uint64_t e) { return e != 0; });
+}
+
+// ------------------------------------------------------------------ PanamaWorker
+NS_OBJECT_ENSURE_REGISTERED(PanamaWorker);
+
+TypeId PanamaWorker::GetTypeId() {
+  static TypeId tid = TypeId("inasim::PanamaWorker")
+                          .SetParent<Application>()
+                          .SetGroupName("Inasim")
+                          .AddTraceSource("Window", "A result arrived: (tree, VID, cwnd after Fig. 5's update)",
+                                          MakeTraceSourceAccessor(&PanamaWorker::window_trace_),
+                                          "inasim::PanamaWorker::WindowTracedCallback");
+  return tid;
+}
+
+void PanamaWorker::Setup(PanamaJob* owner, uint32_t rank) {
+  owner_ = owner;
+  spec_ = &owner->spec();
+  rank_ = rank;
+  congestion::PanamaWindowConfig wc;
+  wc.initial_cwnd = spec_->initial_cwnd;
+  wc.initial_ssthresh = spec_->initial_ssthresh;
+  wc.initial_alpha = spec_->initial_alpha;
+  wc.g = spec_->g;
+  wc.reset_ecn_count_per_window = spec_->reset_ecn_count_per_window;
+  wc.increase_in_marked_windows = spec_->increase_in_marked_windows;
+  trees_.assign(spec_->trees, Tree{congestion::PanamaWindow(wc)});
+}
+
+void PanamaWorker::DoDispose() {
+  socket_ = nullptr;
+  Application::DoDispose();
+}
+
+void PanamaWorker::StartApplication() {
+  if (socket_) return;  // opened by an iteration that began first at the same instant
+  socket_ = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+  if (socket_->Bind(InetSocketAddress(Ipv4Address::GetAny(), spec_->udp_port)) != 0)
+    throw std::runtime_error(fmt::format("panama: worker {} cannot bind UDP port {}", rank_, spec_->udp_port));
+  socket_->SetIpRecvTos(true);
+  socket_->SetRecvCallback(MakeCallback(&PanamaWorker::OnReceive, this));
+}
+
+void PanamaWorker::StopApplication() {
+  running_ = false;
+  Simulator::Cancel(timeout_event_);
+  if (socket_) socket_->Close();
+}
+
+void PanamaWorker::BeginIteration(uint32_t iteration) {
+  if (!socket_) StartApplication();
+  iteration_ = iteration;
+  running_ = true;
+  const uint64_t p = owner_->packets_per_iteration();
+  const uint32_t n = spec_->trees;
+  owner_->record(iteration).start_ps[rank_] = NowPs();
+  outstanding_ = p;
+  const uint64_t first = uint64_t{iteration} * p;
+  for (uint32_t t = 0; t < n; ++t) {
+    Tree& tr = trees_[t];
+    tr.next = first + (t + n - first % n) % n;  // first packet index >= first with index mod n == t
+    tr.end = first + p;
+    tr.last_progress_ps = NowPs();
+    // PANAMA-<quorum>: vectors already summed without this worker are done.
+    for (; tr.next < tr.skip_below && tr.next < tr.end; tr.next += n) --outstanding_;
+  }
+  if (outstanding_ == 0) {  // the whole iteration went by without it
+    running_ = false;
+    owner_->WorkerIterationDone(rank_, iteration_);
+    return;
+  }
+  for (uint32_t t = 0; t < n; ++t) TrySend(t);
+  ArmTimeoutCheck();
+}
+
+void PanamaWorker::TrySend(uint32_t t) {
+  Tree& tr = trees_[t];
+  const uint32_t allowed = spec_->congestion_control ? tr.window.Allowed() : spec_->fixed_window;
+  while (tr.in_flight < allowed && tr.next < tr.end) {
+    SendPacket(tr.next);
+    tr.next += spec_->trees;
+    ++tr.in_flight;
+  }
+}
+
+void PanamaWorker::SendPacket(uint64_t g) {
+  const uint32_t n = spec_->trees;
+  const uint32_t k = owner_->k();
+  const uint64_t p = owner_->packets_per_iteration();
+  const uint64_t first = (g % p) * k;
+  const auto count = static_cast<uint32_t>(std::min<uint64_t>(k, owner_->elements() - first));
+  const uint64_t total = p * owner_->records_.size();
+  tx_.assign(pn::kPanamaHeaderBytes + 4 * count, 0);
+  uint8_t* h = tx_.data();
+  p4::StoreBe16(h + pn::kOffJid, spec_->jid);
+  h[pn::kOffTid] = static_cast<uint8_t>(g % n);
+  h[pn::kOffFlags] = g + n >= total ? pn::kFinFlag : 0;  // the tree's last packet of the run
+  p4::StoreBe32(h + pn::kOffVid, static_cast<uint32_t>(g / n));
+  p4::StoreBe16(h + pn::kOffWndCap, 0xffff);  // the accelerators lower it to their share
+  owner_->data(static_cast<uint32_t>(g / p)).FillBe32(rank_, first, count, h + pn::kPanamaHeaderBytes);
+  owner_->NoteSent(g, rank_);
+  Ptr<Packet> pkt = Create<Packet>(tx_.data(), static_cast<uint32_t>(tx_.size()));
+  InetSocketAddress to(Ipv4Address(PanamaGroupIpv4(spec_->jid, static_cast<uint32_t>(g % n))), spec_->udp_port);
+  to.SetTos(kAggregationTos);  // ns-3.37's UDP socket takes the TOS of a datagram from its address
+  socket_->SendTo(pkt, 0, to);
+  ++counters_.packets_sent;
+}
+
+void PanamaWorker::OnReceive(Ptr<Socket> socket) {
+  Ptr<Packet> pkt;
+  while ((pkt = socket->Recv())) {
+    SocketIpTosTag tos;
+    const uint8_t t = pkt->PeekPacketTag(tos) ? tos.GetTos() : 0;
+    rx_.resize(pkt->GetSize());
+    pkt->CopyData(rx_.data(), pkt->GetSize());
+    Handle(rx_.data(), static_cast<uint32_t>(rx_.size()), t);
+  }
+}
+
+void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
+  const uint32_t n = spec_->trees;
+  if (len < pn::kPanamaHeaderBytes || p4::LoadBe16(p + pn::kOffJid) != spec_->jid || p[pn::kOffTid] >= n) {
+    ++counters_.unexpected_results;
+    return;
+  }
+  const uint32_t t = p[pn::kOffTid];
+  const uint64_t g = uint64_t{p4::LoadBe32(p + pn::kOffVid)} * n + t;
+  Tree& tr = trees_[t];
+  // PANAMA-<quorum>: the accelerators summed vector g without this worker (it
+  // was behind). Results come in VID order on a tree, so every earlier packet
+  // of the tree has had its result: g is the next one this worker would send,
+  // now or in an iteration it has not begun (it may be computing). It is
+  // checked like any result and never sent (it would be stale).
+  if (spec_->quorum < 1 && tr.in_flight == 0 && g >= tr.next && g >= tr.skip_below &&
+      g < owner_->packets_per_iteration() * owner_->records_.size()) {
+    CheckAndCount(g, p, len);
+    ++counters_.skipped;
+    tr.skip_below = g + n;
+    tr.last_progress_ps = NowPs();
+    if (!running_ || g != tr.next || g >= tr.end) return;  // BeginIteration skips it
+    tr.next += n;
+    TrySend(t);
+    ResultDone();
+    return;
+  }
+  // In flight on this tree: sent (below next) and not yet acknowledged, which
+  // in VID order are the last in_flight packets sent (results come back in
+  // order: one path per tree).
+  const uint64_t oldest = tr.next - uint64_t{tr.in_flight} * n;
+  if (!running_ || tr.in_flight == 0 || g != oldest) {
+    ++counters_.unexpected_results;
+    return;
+  }
+  CheckAndCount(g, p, len);
+  --tr.in_flight;
+  tr.last_progress_ps = NowPs();
+  const bool marked = (tos & 0x3) == 0x3;
+  counters_.results_marked += marked;
+  const uint16_t cap = p4::LoadBe16(p + pn::kOffWndCap);
+  counters_.min_wnd_cap = std::min<uint32_t>(counters_.min_wnd_cap, cap);
+  const uint64_t hits = tr.window.cap_hits();
+  tr.window.OnResult(marked, cap);
+  counters_.cap_hits += tr.window.cap_hits() - hits;
+  counters_.cwnd_sum += tr.window.cwnd();
+  window_trace_(t, static_cast<uint32_t>(g / n), tr.window.cwnd());
+  TrySend(t);
+  ResultDone();
+}
+
+void PanamaWorker::CheckAndCount(uint64_t g, const uint8_t* p, uint32_t len) {
+  const uint32_t count = (len - static_cast<uint32_t>(pn::kPanamaHeaderBytes)) / 4;
+  const uint64_t bad = owner_->CheckResult(g, p + pn::kPanamaHeaderBytes, count);
+  const uint64_t ppi = owner_->packets_per_iteration();
+  const uint64_t first = (g % ppi) * owner_->k();
+  const uint64_t expected_count = std::min<uint64_t>(owner_->k(), owner_->elements() - first);
+  PanamaIterationRecord& rec = owner_->record(static_cast<uint32_t>(g / ppi));
+  rec.elements_checked += count;
+  rec.mismatches += bad + (count != expected_count ? expected_count : 0);
+  counters_.elements_checked += count;
+  counters_.mismatches += bad;
+  ++counters_.results;
+}
+
+void PanamaWorker::ResultDone() {
+  if (--outstanding_ != 0) return;
+  running_ = false;
+  Simulator::Cancel(timeout_event_);
+  owner_->WorkerIterationDone(rank_, iteration_);
+}
+
+void PanamaWorker::ArmTimeoutCheck() {
+  Simulator::Cancel(timeout_event_);
+  timeout_event_ = Simulator::Schedule(PicoSeconds(spec_->timeout_ps), &PanamaWorker::CheckTimeouts, this);
+}
+
+void PanamaWorker::CheckTimeouts() {
+  if (!running_) return;
+  const uint64_t now = NowPs();
+  for (Tree& tr : trees_) {
+    if (tr.in_flight > 0 && !tr.timed_out && now - tr.last_progress_ps >= spec_->timeout_ps) {
+      tr.timed_out = true;  // reported once per tree; the run ends at the time limit
+      ++counters_.timeouts;
+    }
+  }
+  ArmTimeoutCheck();
+}
+
+// --------------------------------------------------------------------- PanamaJob
+PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPattern pattern, uint64_t seed,
+                     const PanamaSpec& spec, uint16_t jid, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps)
+    : spec_(spec),
+      hosts_(hosts),
+      compute_gap_ps_(compute_gap_ps),
+      fabric_(&fabric) {
+  const uint32_t n = static_cast<uint32_t>(hosts.size());
+  const topo::Topology& topology = fabric.topology();
+  spec_.jid = jid;
+  spec_.jobs.clear();
+  elements_ = bytes / 4;
+  packets_per_iteration_ = (elements_ + spec_.elements_per_packet - 1) / spec_.elements_per_packet;
+  trees_ = BuildJobTrees(topology, spec_, hosts);
+  rank_of_vertex_.assign(topology.num_vertices(), ~0u);
+  for (uint32_t r = 0; r < n; ++r) rank_of_vertex_[hosts[r]] = r;
+  // Each iteration its own values (same rank weights): a stale result is wrong data.
+  const TensorData job_data(DType::kFloat32, pattern, seed, n);
+  for (uint32_t it = 0; it < iterations; ++it) {
+    data_.push_back(job_data.ForIteration(it));
+    PanamaIterationRecord rec;
+    rec.iteration = it;
+    rec.start_ps.assign(n, 0);
+    rec.end_ps.assign(n, 0);
+    records_.push_back(std::move(rec));
+  }
+  Ipv4StaticRoutingHelper routing;
+  for (uint32_t r = 0; r < n; ++r) {
+    auto w = CreateObject<PanamaWorker>();
+    Ptr<Node> node = fabric.host(hosts[r]);
+    node->AddApplication(w);
+    w->Setup(this, r);
+    // The group addresses go out of the host's one interface (ns-3's static
+    // routing looks outbound multicast up in its unicast table).
+    Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
+    routing.GetStaticRouting(ipv4)->AddNetworkRouteTo(Ipv4Address(0xEF000000u), Ipv4Mask("255.0.0.0"), 1);
+    workers_.push_back(w);
+  }
+}
+
+PanamaJob::~PanamaJob() = default;
+
+std::vector<topo::AggregationTree> PanamaJob::BuildJobTrees(const topo::Topology& topology, const PanamaSpec& spec,
+                                                            const std::vector<uint32_t>& hosts) {
+  // §4.1: trees through different roots; with fewer candidate roots than
+  // trees (one rack: only the ToR) the roots repeat and the trees differ only
+  // by TID (§3 (2): "a single ToR switch if all workers are in the same rack").
+  std::vector<uint32_t> roots;
+  if (spec.tree_roots.empty()) {
+    std::vector<uint32_t> common;
+    try {
+      common = topo::CommonRoots(topology, hosts);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload.hosts: panama: {}", e.what()));
+    }
+    for (uint32_t t = 0; t < spec.trees; ++t)
+      roots.push_back(common[spec.trees <= common.size() ? uint64_t{t} * common.size() / spec.trees
+                                                         : t % common.size()]);
+  } else {
+    for (const std::string& name : spec.tree_roots) {
+      uint32_t v = topology.num_hosts();
+      while (v < topology.num_vertices() && topology.node(v).name != name) ++v;
+      if (v == topology.num_vertices())
+        throw ScenarioError(fmt::format("workload.panama.tree_roots: no switch named \"{}\"", name));
+      roots.push_back(v);
+    }
+  }
+  std::vector<topo::AggregationTree> trees;
+  for (uint32_t root : roots) {
+    try {
+      trees.push_back(topo::BuildTree(topology, root, hosts));
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload.panama.{}: tree rooted at {}: {}",
+                                      spec.tree_roots.empty() ? "trees" : "tree_roots", topology.node(root).name,
+                                      e.what()));
+    }
+  }
+  return trees;
+}
+
+void PanamaJob::CheckAccelerators(const topo::Topology& topology,
+                                  const std::vector<const std::vector<topo::AggregationTree>*>& job_trees) {
+  for (size_t j = 0; j < job_trees.size(); ++j) {
+    std::map<uint32_t, std::vector<uint16_t>> children;  // switch -> the job's children there
+    for (const topo::AggregationTree& tree : *job_trees[j])
+      for (uint32_t v : tree.vertices()) {
+        if (topology.is_host(v)) continue;
+        if (topology.ports(v).size() > pn::kMaxPorts)
+          throw ScenarioError(fmt::format("workload.protocol: panama puts an accelerator on every switch of a tree, "
+                                          "and {} has {} ports; the accelerator model takes at most {}",
+                                          topology.node(v).name, topology.ports(v).size(), pn::kMaxPorts));
+        std::vector<uint16_t> mine = tree.child_ports[v];
+        std::sort(mine.begin(), mine.end());
+        const auto [it, fresh] = children.emplace(v, mine);
+        if (!fresh && it->second != mine)
+          throw ScenarioError(fmt::format(
+              "workload.panama.trees: switch {} has different children in different trees of job {}; the "
+              "accelerator keeps one ports bitmap per job (panama §5 (2)): use fewer trees",
+              topology.node(v).name, j));
+      }
+  }
+}
+
+void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*>& jobs) {
+  const topo::Topology& topology = fabric.topology();
+  const uint32_t nh = topology.num_hosts();
+  std::vector<uint32_t> switches;
+  for (const PanamaJob* job : jobs)
+    for (const auto& tree : job->trees_)
+      for (uint32_t v : tree.vertices())
+        if (!topology.is_host(v) && std::find(switches.begin(), switches.end(), v) == switches.end())
+          switches.push_back(v);
+  std::sort(switches.begin(), switches.end());
+  std::vector<const std::vector<topo::AggregationTree>*> job_trees;
+  for (const PanamaJob* job : jobs) job_trees.push_back(&job->trees_);
+  CheckAccelerators(topology, job_trees);
+  for (uint32_t v : switches) {
+    const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
+    const PanamaSpec& spec = jobs.front()->spec_;  // accelerator parameters are the run's, not per job
+    pn::PanamaConfig c;
+    c.num_ports = ports;
+    c.float_mode = spec.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
+    c.latency.mode = spec.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
+    c.buffer_bytes = spec.accelerator_buffer_bytes;
+    c.claim_all_traffic = false;  // other traffic keeps the switch's own forwarding
+    std::vector<uint16_t> jids;
+    std::vector<std::vector<PanamaTreeSwitch::TreeRoute>> routes;
+    for (const PanamaJob* job : jobs) {
+      uint64_t bitmap = 0;
+      bool in_job = false;
+      std::vector<PanamaTreeSwitch::TreeRoute> job_routes(job->trees_.size());
+      for (uint32_t t = 0; t < job->trees_.size(); ++t) {
+        const topo::AggregationTree& tree = job->trees_[t];
+        if (!tree.contains(v)) continue;
+        PanamaTreeSwitch::TreeRoute& r = job_routes[t];
+        r.parent_port = tree.parent_port[v];
+        r.is_child.assign(ports, 0);
+        uint64_t b = 0;
+        for (uint16_t p : tree.child_ports[v]) {
+          const uint32_t child = topology.ports(v)[p].peer;
+          r.child_ports.push_back(p);
+          r.child_host_ip.push_back(topology.is_host(child) ? HostIpv4(child) : 0);
+          r.is_child[p] = 1;
+          b |= uint64_t{1} << p;
+        }
+        bitmap = b;  // one Ports_bitmap per job per accelerator (§5 (2)): the same in every tree (CheckAccelerators)
+        in_job = true;
+      }
+      if (!in_job) continue;
+      pn::PanamaJob pj;
+      pj.jid = job->spec_.jid;
+      pj.ports_bitmap = bitmap;
+      pj.quorum = job->spec_.quorum;
+      if (pj.quorum < 1) {
+        // The quorum's weights: the job's workers behind each child port (the
+        // same in every tree through this switch: the bitmap is).
+        pj.port_workers.assign(ports, 0);
+        for (uint32_t t = 0; t < job->trees_.size(); ++t) {
+          if (!job->trees_[t].contains(v)) continue;
+          for (uint16_t p : job->trees_[t].child_ports[v])
+            pj.port_workers[p] = job->SubtreeWorkers(t, topology.ports(v)[p].peer);
+          break;
+        }
+      }
+      pj.num_trees = static_cast<uint32_t>(job->trees_.size());
+      pj.result = pn::ResultRoute::kRouted;
+      c.jobs.push_back(pj);
+      jids.push_back(job->spec_.jid);
+      routes.push_back(std::move(job_routes));
+    }
+    auto program = std::make_unique<PanamaTreeSwitch>(std::move(c), jids, std::move(routes));
+    std::vector<std::pair<uint16_t, PanamaJob*>> partial_jobs;  // PANAMA-<quorum> jobs here
+    for (PanamaJob* job : jobs)
+      if (std::find(jids.begin(), jids.end(), job->spec_.jid) != jids.end()) {
+        job->accelerators_[v] = &program->accelerator();
+        if (job->spec_.quorum < 1) partial_jobs.emplace_back(job->spec_.jid, job);
+      }
+    if (!partial_jobs.empty())
+      program->mutable_accelerator().on_partial_aggregate =
+          [partial_jobs](uint16_t jid, uint8_t /*tid*/, uint32_t /*vid*/, inasim::Span<const uint16_t> /*ports*/) {
+            for (const auto& [j, job] : partial_jobs)
+              if (j == jid) job->RecordPartial();
+          };
+    fabric.switch_node(v - nh).SetDataplane(std::move(program));
+  }
+}
+
+const pn::PanamaDataplane* PanamaJob::accelerator(uint32_t v) const {
+  const auto it = accelerators_.find(v);
+  return it == accelerators_.end() ? nullptr : it->second;
+}
+
+void PanamaJob::Start(uint64_t at_ps) {
+  const uint64_t now = NowPs();
+  for (auto& w : workers_) {
+    w->SetStartTime(PicoSeconds(0));
+    Simulator::Schedule(PicoSeconds(at_ps > now ? at_ps - now : 0), &PanamaWorker::BeginIteration, w, 0u);
+  }
+}
+
+double PanamaJob::progress() const {
+  const uint64_t total = packets_per_iteration_ * records_.size() * workers_.size();
+  return total ? static_cast<double>(results_total_) / static_cast<double>(total) : 1.0;
+}
+
+uint32_t PanamaJob::SubtreeWorkers(uint32_t tree, uint32_t v) const {
+  const topo::Topology& topology = fabric_->topology();
+  if (topology.is_host(v)) return 1;
+  uint32_t n = 0;
+  for (uint16_t p : trees_[tree].child_ports[v]) n += SubtreeWorkers(tree, topology.ports(v)[p].peer);
+  return n;
+}
+
+void PanamaJob::RecordPartial() {
+  ++partial_aggregations_;  // a statistic only: the oracle never reads the switch's record
+}
+
+void PanamaJob::NoteSent(uint64_t g, uint32_t rank) {
+  if (spec_.quorum >= 1) return;
+  std::vector<uint8_t>& sent = senders_[g];
+  if (sent.empty()) sent.assign(num_workers(), 0);
+  sent[rank] = 1;
+}
+
+uint32_t PanamaJob::ReduceAt(const TensorData& data, uint32_t tree, uint32_t v, uint64_t element,
+                             const std::vector<uint8_t>* in) {
+  const topo::Topology& topology = fabric_->topology();
+  if (topology.is_host(v)) {
+    const uint32_t rank = rank_of_vertex_[v];
+    return !in || (*in)[rank] ? data.Value(rank, element) : 0;  // a worker left out adds +0
+  }
+  const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
+  std::vector<uint32_t> leaves(ports, 0);  // +0 outside the bitmap (fp_datapath.v:278-285)
+  for (uint16_t p : trees_[tree].child_ports[v]) leaves[p] = ReduceAt(data, tree, topology.ports(v)[p].peer, element, in);
+  const pn::AdderTree adder(ports, spec_.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga);
+  return adder.Reduce(inasim::Span<const uint32_t>(leaves.data(), leaves.size()));
+}
+
+std::vector<uint32_t> PanamaJob::TreeOrderSum(uint64_t g, uint64_t count, const std::vector<uint8_t>* in) {
+  const uint32_t t = static_cast<uint32_t>(g % trees_.size());
+  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
+  const TensorData& data = data_[g / packets_per_iteration_];
+  std::vector<uint32_t> values(count);
+  for (uint64_t i = 0; i < count; ++i) values[i] = ReduceAt(data, t, trees_[t].root, first + i, in);
+  return values;
+}
+
+PanamaJob::QuorumWalk PanamaJob::QuorumHolds(uint32_t tree, uint32_t v, const std::vector<uint8_t>& in) const {
+  const topo::Topology& topology = fabric_->topology();
+  if (topology.is_host(v)) return {true, in[rank_of_vertex_[v]] != 0, 1};
+  QuorumWalk w{true, false, 0};
+  uint32_t have = 0;
+  for (uint16_t p : trees_[tree].child_ports[v]) {
+    const QuorumWalk c = QuorumHolds(tree, topology.ports(v)[p].peer, in);
+    w.ok = w.ok && c.ok;
+    w.workers += c.workers;
+    if (c.any) have += c.workers, w.any = true;
+  }
+  // As the accelerator weighs its ports (panama_dataplane.cc: need = ceil(quorum x workers)).
+  const auto need = static_cast<uint32_t>(std::ceil(spec_.quorum * static_cast<double>(w.workers) - 1e-9));
+  w.ok = w.ok && (!w.any || have >= need);
+  return w;
+}
+
+bool PanamaJob::ResolveContributors(uint64_t g, const uint8_t* values, uint32_t count, std::vector<uint32_t>& want) {
+  // The result header names no contributors. Workers that had not sent g when
+  // its result came are out; among the senders, search the smallest sets left
+  // out (k = 0, 1, ...) that keep the quorum at every switch of the tree and
+  // whose adder-order sum is the result, bit for bit. With per-rank weighted
+  // data two different sets give different sums.
+  const uint32_t t = static_cast<uint32_t>(g % trees_.size());
+  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
+  const TensorData& data = data_[g / packets_per_iteration_];
+  const auto sit = senders_.find(g);
+  if (sit == senders_.end()) return false;
+  std::vector<uint32_t> senders;
+  for (uint32_t r = 0; r < sit->second.size(); ++r)
+    if (sit->second[r]) senders.push_back(r);
+  const uint32_t head = p4::LoadBe32(values);
+  uint64_t candidates = 0;
+  for (uint32_t k = 0; k <= senders.size(); ++k) {
+    std::vector<uint32_t> pick(k);  // indices into senders, increasing
+    for (uint32_t i = 0; i < k; ++i) pick[i] = i;
+    while (true) {
+      if (++candidates > kMaxQuorumCandidates) return false;
+      std::vector<uint8_t> in = sit->second;
+      for (uint32_t i : pick) in[senders[i]] = 0;
+      if (QuorumHolds(t, trees_[t].root, in).ok && ReduceAt(data, t, trees_[t].root, first, &in) == head) {
+        want = TreeOrderSum(g, count, &in);
+        bool all = true;
+        for (uint32_t i = 0; i < count && all; ++i) all = p4::LoadBe32(values + 4 * i) == want[i];
+        if (all) return true;
+      }
+      // Next k-combination of senders.
+      int i = static_cast<int>(k) - 1;
+      while (i >= 0 && pick[i] == senders.size() - k + i) --i;
+      if (i < 0) break;
+      ++pick[i];
+      for (uint32_t j = i + 1; j < k; ++j) pick[j] = pick[j - 1] + 1;
+    }
+  }
+  return false;
+}
+
+PanamaJob::Expected& PanamaJob::ExpectedValues(uint64_t g, const uint8_t* values, uint32_t count) {
+  auto it = expected_.find(g);
+  if (it != expected_.end()) return it->second;
+  Expected e{{}, num_workers()};
+  const TensorData& data = data_[g / packets_per_iteration_];
+  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
+  if (data.exact_in_float() && data.CountMismatchesBe32(first, count, values) == 0) {
+    // Every worker's values, exactly (a quorum met by all): no search.
+    e.values.resize(count);
+    for (uint32_t i = 0; i < count; ++i) e.values[i] = p4::LoadBe32(values + 4 * i);
+  } else if (spec_.quorum >= 1) {
+    e.values = TreeOrderSum(g, count, nullptr);
+  } else if (!ResolveContributors(g, values, count, e.values)) {
+    ++quorum_unresolved_;  // no set of senders the quorum allows sums to this:
+    e.values.clear();      // no expected values, so every value counts as wrong
+  }
+  return expected_.emplace(g, std::move(e)).first->second;
+}
+
+uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t count) {
+  ++results_total_;
+  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
+  const TensorData& data = data_[g / packets_per_iteration_];
+  if (data.exact_in_float() && spec_.quorum >= 1) return data.CountMismatchesBe32(first, count, values);
+  // Uniform data (the adder order matters) or PANAMA-<quorum> (a partial sum).
+  Expected& want = ExpectedValues(g, values, count);
+  uint64_t bad = 0;
+  for (uint32_t i = 0; i < count; ++i)
+    bad += i >= want.values.size() || p4::LoadBe32(values + 4 * i) != want.values[i];
+  if (--want.checks_left == 0) {
+    expected_.erase(g);
+    senders_.erase(g);
+  }
+  return bad;
+}
+
+void PanamaJob::WorkerIterationDone(uint32_t rank, uint32_t iteration) {
+  records_[iteration].end_ps[rank] = NowPs();
+  if (iteration + 1 < records_.size()) {
+    Simulator::Schedule(PicoSeconds(compute_gap_ps_), &PanamaWorker::BeginIteration, workers_[rank], iteration + 1);
+    return;
+  }
+  if (++workers_done_ == workers_.size() && on_finished) on_finished();
+}
+
+// ------------------------------------------------------------------ PanamaJobSet
+double PanamaJobSet::ArrivalRateForLoad(const PanamaClusterSpec& spec, size_t pool_hosts, double host_rate_gbps) {
+  // Offered aggregation load: each worker sends its gradient once per
+  // iteration (in-network aggregation), so the jobs arriving at rate lambda
+  // put lambda x E[workers] x iterations x E[gradient bytes] x 8 bits per
+  // second on the pool's host links, whose capacity is hosts x rate.
+  double mean_bytes = 0;
+  for (const std::string& name : spec.models) mean_bytes += ScaledGradientBytes(*FindDnnModel(name), spec.scale);
+  mean_bytes /= static_cast<double>(spec.models.size());
+  const double mean_workers = 0.5 * (spec.min_workers + spec.max_workers);
+  return spec.load * static_cast<double>(pool_hosts) * host_rate_gbps * 1e9 /
+         (8.0 * mean_workers * spec.iterations * mean_bytes);
+}
+
+uint64_t PanamaJobSet::ScaledGradientBytes(const DnnModel& m, double scale) {
+  return std::max<uint64_t>(4, static_cast<uint64_t>(std::llround(m.GradientBytes() * scale / 4)) * 4);
+}
+
+std::vector<PanamaClusterJob> PanamaJobSet::PlaceCluster(const topo::Topology& topology,
+                                                        const PanamaClusterSpec& spec,
+                                                        const std::vector<uint32_t>& pool, double host_rate_gbps,
+                                                        uint64_t seed) {
+  if (spec.max_workers > pool.size())
+    throw ScenarioError(fmt::format("workload.panama.cluster.max_workers: {} workers, but the cluster has {} hosts "
+                                    "(workload.hosts)", spec.max_workers, pool.size()));
+  const double rate = spec.load > 0 ? ArrivalRateForLoad(spec, pool.size(), host_rate_gbps) : spec.arrival_rate_per_s;
+  topo::SplitMix64 rng(seed ^ 0x636c757374657221ULL);  // "cluster!": a stream of its own
+  std::vector<PanamaClusterJob> jobs;
+  // Per host, its slots (one job each; a GPU): the controller's estimate of
+  // when each is free (seconds) and the job that held it last.
+  const uint32_t slots = spec.slots_per_host;
+  std::vector<double> free_at(size_t{topology.num_hosts()} * slots, 0.0);
+  std::vector<int64_t> last_job(size_t{topology.num_hosts()} * slots, -1);
+  auto earliest_slot = [&](uint32_t h) {
+    size_t best = size_t{h} * slots;
+    for (size_t k = best + 1; k < size_t{h + 1} * slots; ++k)
+      if (free_at[k] < free_at[best]) best = k;
+    return best;
+  };
+  double t = static_cast<double>(spec.start_ps) / 1e12;
+  for (uint32_t j = 0; j < spec.jobs; ++j) {
+    PanamaClusterJob job;
+    if (j > 0) t += -std::log1p(-rng.NextUnit()) / rate;  // Poisson arrivals
+    if (spec.window_ps && t * 1e12 >= static_cast<double>(spec.start_ps + spec.window_ps)) break;
+    job.arrival_ps = static_cast<uint64_t>(std::llround(t * 1e12));
+    const uint32_t w = spec.min_workers + static_cast<uint32_t>(rng.Next() % (spec.max_workers - spec.min_workers + 1));
+    const DnnModel& m = *FindDnnModel(spec.models[rng.Next() % spec.models.size()]);
+    job.model = std::string(m.name);
+    // Scaled alike, so the ratio of communication to computation is the model's.
+    job.bytes = ScaledGradientBytes(m, spec.scale);
+    job.compute_ps = static_cast<uint64_t>(std::llround(m.ComputeSeconds() * spec.scale * 1e12));
+    const double estimate =
+        spec.iterations * (static_cast<double>(job.compute_ps) / 1e12 + 2.0 * job.bytes * 8 / (host_rate_gbps * 1e9));
+    // Hosts with a free slot (by the estimate), grouped by rack; racks with
+    // the most free slots first, and in a rack the hosts with the most (with
+    // one slot per host: racks with the most free hosts, in host order).
+    auto free_slots = [&](uint32_t h) {
+      uint32_t n = 0;
+      for (size_t k = size_t{h} * slots; k < size_t{h + 1} * slots; ++k) n += free_at[k] <= t;
+      return n;
+    };
+    std::map<uint32_t, std::vector<uint32_t>> free_by_rack;
+    std::map<uint32_t, uint32_t> rack_free_slots;
+    for (uint32_t h : pool)
+      if (const uint32_t n = free_slots(h)) {
+        free_by_rack[topology.tor_of(h)].push_back(h);
+        rack_free_slots[topology.tor_of(h)] += n;
+      }
+    size_t free_count = 0;
+    for (const auto& [rack, hs] : free_by_rack) free_count += hs.size();
+    if (free_count >= w) {
+      std::vector<std::pair<uint32_t, std::vector<uint32_t>*>> racks;
+      for (auto& [rack, hs] : free_by_rack) racks.emplace_back(rack, &hs);
+      std::stable_sort(racks.begin(), racks.end(), [&](const auto& a, const auto& b) {
+        return rack_free_slots[a.first] > rack_free_slots[b.first];
+      });
+      for (auto& [rack, hs] : racks) {
+        std::stable_sort(hs->begin(), hs->end(), [&](uint32_t a, uint32_t b) { return free_slots(a) > free_slots(b); });
+        for (uint32_t h : *hs)
+          if (job.hosts.size() < w) job.hosts.push_back(h);
+      }
+    } else {
+      std::vector<uint32_t> order = pool;
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return free_at[earliest_slot(a)] < free_at[earliest_slot(b)];
+      });
+      job.hosts.assign(order.begin(), order.begin() + w);
+    }
+    std::sort(job.hosts.begin(), job.hosts.end());
+    double start = t;
+    for (uint32_t h : job.hosts) start = std::max(start, free_at[earliest_slot(h)]);
+    std::set<uint32_t> racks;
+    for (uint32_t h : job.hosts) {
+      racks.insert(topology.tor_of(h));
+      const size_t k = earliest_slot(h);
+      if (last_job[k] >= 0) job.after.push_back(static_cast<size_t>(last_job[k]));
+      last_job[k] = j;
+      free_at[k] = start + estimate;
+    }
+    std::sort(job.after.begin(), job.after.end());
+    job.after.erase(std::unique(job.after.begin(), job.after.end()), job.after.end());
+    job.racks = static_cast<uint32_t>(racks.size());
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<uint32_t>& workload_hosts)
+    : pool_hosts_(workload_hosts.size()) {
+  const PanamaSpec& ps = s.workload.panama;
+  const uint32_t nh = fabric.topology().num_hosts();
+  std::vector<PanamaJob*> all;
+  if (ps.cluster.jobs && ps.cluster.allreduce == PanamaClusterSpec::Allreduce::kRing) {
+    // Ring-AllReduce (§7's baseline): the same arrivals, models and placement,
+    // each job a host ring over its workers in rank order.
+    if (s.workload.data == DataPattern::kUniform)
+      throw ScenarioError("workload.data: \"uniform\" fp32 sums depend on the adder order; the ring cluster checks "
+                          "exact sums (use \"hashed\" or \"ones\")");
+    cluster_ = PlaceCluster(fabric.topology(), ps.cluster, workload_hosts, s.links.host_rate_gbps, s.seed);
+    RingConfig rc = RingConfigOf(s);
+    for (size_t i = 0; i < cluster_.size(); ++i) {
+      const PanamaClusterJob& cj = cluster_[i];
+      ns3::NodeContainer nodes;
+      std::vector<ns3::Ipv4Address> addrs;
+      for (uint32_t h : cj.hosts) {
+        nodes.Add(fabric.host(h));
+        addrs.push_back(fabric.host_address(h));
+      }
+      rc.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' ranks in turn
+      try {
+        rings_.push_back(std::make_unique<RingAllreduce>(nodes, addrs, cj.bytes, DType::kFloat32, s.workload.data,
+                                                         s.seed + i, rc, ps.cluster.iterations, cj.compute_ps,
+                                                         static_cast<uint16_t>(s.links.mtu_bytes)));
+      } catch (const std::invalid_argument& e) {
+        throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
+      }
+      start_ps_.push_back(cj.arrival_ps);
+    }
+  } else if (ps.cluster.jobs) {
+    cluster_ = PlaceCluster(fabric.topology(), ps.cluster, workload_hosts, s.links.host_rate_gbps, s.seed);
+    for (size_t i = 0; i < cluster_.size(); ++i) {
+      const PanamaClusterJob& cj = cluster_[i];
+      PanamaSpec spec = ps;
+      spec.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' workers in turn
+      try {
+        jobs_.push_back(std::make_unique<PanamaJob>(fabric, cj.hosts, s.workload.data, s.seed + i, spec,
+                                                    static_cast<uint16_t>(ps.jid + i), cj.bytes,
+                                                    ps.cluster.iterations, cj.compute_ps));
+      } catch (const std::invalid_argument& e) {
+        throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
+      }
+      all.push_back(jobs_.back().get());
+      start_ps_.push_back(cj.arrival_ps);
+    }
+  } else {
+    std::vector<PanamaJobSpec> jobs = ps.jobs;
+    if (jobs.empty()) {  // one job: workload.hosts, bytes, iterations
+      PanamaJobSpec one;
+      one.bytes = s.workload.bytes;
+      one.iterations = s.workload.iterations;
+      one.start_ps = s.workload.start_ps;
+      one.compute_gap_ps = s.workload.compute_gap_ps;
+      jobs.push_back(one);
+    }
+    const std::vector<std::vector<uint32_t>> job_hosts = FixedJobHosts(s, nh, workload_hosts);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const std::vector<uint32_t>& hosts = job_hosts[i];
+      try {
+        jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, s.seed + i, ps,
+                                                    static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
+                                                    jobs[i].iterations, jobs[i].compute_gap_ps));
+      } catch (const std::invalid_argument& e) {
+        throw ScenarioError(fmt::format("workload: {}", e.what()));
+      }
+      all.push_back(jobs_.back().get());
+      start_ps_.push_back(jobs[i].start_ps);
+    }
+  }
+  if (!all.empty()) {
+    try {
+      PanamaJob::InstallAccelerators(fabric, all);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(fmt::format("workload: {}", e.what()));
+    }
+  }
+  const size_t n = count();
+  dependents_.assign(n, {});
+  waiting_on_.assign(n, 0);
+  for (size_t j = 0; j < cluster_.size(); ++j) {
+    waiting_on_[j] = cluster_[j].after.size();
+    for (size_t a : cluster_[j].after) dependents_[a].push_back(j);
+  }
+  started_ps_.assign(n, 0);
+  ended_ps_.assign(n, 0);
+  started_.assign(n, 0);
+  ended_.assign(n, 0);
+  for (size_t j = 0; j < jobs_.size(); ++j) jobs_[j]->on_finished = [this, j] { JobDone(j); };
+  for (size_t j = 0; j < rings_.size(); ++j) rings_[j]->on_finished = [this, j] { JobDone(j); };
+}
+
+PanamaJobSet::~PanamaJobSet() = default;
+
+std::vector<std::vector<uint32_t>> PanamaJobSet::FixedJobHosts(const Scenario& s, uint32_t nh,
+                                                             const std::vector<uint32_t>& workload_hosts) {
+  const PanamaSpec& ps = s.workload.panama;
+  if (ps.jobs.empty()) return {workload_hosts};
+  std::vector<std::vector<uint32_t>> out;
+  std::vector<uint8_t> used(nh, 0);
+  for (size_t i = 0; i < ps.jobs.size(); ++i) {
+    const HostSelection& sel = ps.jobs[i].hosts;
+    for (uint32_t h : sel.list)
+      if (h >= nh)
+        throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} does not exist (the topology has {} "
+                                        "hosts)", i, h, nh));
+    if (sel.count > nh)
+      throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts.count: {} hosts asked for, the topology has {}",
+                                      i, sel.count, nh));
+    out.push_back(SelectHosts(sel, nh, s.seed + i));
+    for (uint32_t h : out.back()) {
+      if (used[h])
+        throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} is already a worker of another "
+                                        "job (jobs need disjoint hosts)", i, h));
+      used[h] = 1;
+    }
+  }
+  return out;
+}
+
+void PanamaJobSet::CheckPlacement(const topo::Topology& topology, const Scenario& s,
+                                  const std::vector<uint32_t>& workload_hosts) {
+  const PanamaSpec& ps = s.workload.panama;
+  std::vector<std::vector<uint32_t>> job_hosts;
+  if (ps.cluster.jobs) {
+    if (ps.cluster.allreduce == PanamaClusterSpec::Allreduce::kRing && s.workload.data == DataPattern::kUniform)
+      throw ScenarioError("workload.data: \"uniform\" fp32 sums depend on the adder order; the ring cluster checks "
+                          "exact sums (use \"hashed\" or \"ones\")");
+    for (PanamaClusterJob& cj : PlaceCluster(topology, ps.cluster, workload_hosts, s.links.host_rate_gbps, s.seed))
+      job_hosts.push_back(std::move(cj.hosts));
+    if (ps.cluster.allreduce == PanamaClusterSpec::Allreduce::kRing) return;  // host rings: no accelerators
+  } else {
+    job_hosts = FixedJobHosts(s, topology.num_hosts(), workload_hosts);
+  }
+  std::vector<std::vector<topo::AggregationTree>> trees;
+  for (const std::vector<uint32_t>& hosts : job_hosts) trees.push_back(PanamaJob::BuildJobTrees(topology, ps, hosts));
+  std::vector<const std::vector<topo::AggregationTree>*> job_trees;
+  for (const auto& t : trees) job_trees.push_back(&t);
+  PanamaJob::CheckAccelerators(topology, job_trees);
+}
+
+void PanamaJobSet::Start() {
+  for (size_t j = 0; j < count(); ++j)
+    if (waiting_on_[j] == 0) StartJob(j, start_ps_[j]);
+}
+
+void PanamaJobSet::StartJob(size_t j, uint64_t at_ps) {
+  started_ps_[j] = at_ps;
+  started_[j] = 1;
+  if (!rings_.empty()) {
+    const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+    rings_[j]->Start(at_ps > now ? at_ps - now : 0);  // relative to now
+  } else {
+    jobs_[j]->Start(at_ps);
+  }
+}
+
+void PanamaJobSet::JobDone(size_t j) {
+  const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+  ended_ps_[j] = now;
+  ended_[j] = 1;
+  // The jobs that waited for these hosts: each starts once all its predecessors are done.
+  for (size_t d : dependents_[j])
+    if (--waiting_on_[d] == 0) StartJob(d, std::max(start_ps_[d], now));
+  if (++jobs_done_ == count() && on_finished) on_finished();
+}
+
+double PanamaJobSet::progress() const {
+  double p = 0;
+  for (const auto& j : jobs_) p += j->progress();
+  for (const auto& r : rings_) p += r->progress();
+  return p / static_cast<double>(count());
+}
+
+void PanamaJobSet::RingJobReport(const RingAllreduce& ring, uint64_t bytes, uint32_t iterations, nlohmann::json& wj,
+                                 bool& correct, uint64_t& payload_delivered) {
+  const uint32_t n = ring.plan().ranks();
+  double dur_sum = 0;
+  uint64_t done = 0, checked = 0, mism = 0, retx = 0;
+  bool ok = true;
+  for (const CollectiveRecord& c : ring.records()) {
+    checked += c.elements_checked;
+    mism += c.mismatches;
+    retx += c.retransmissions;
+    if (c.end_ps == 0) continue;  // unfinished
+    ok &= ring.Exact(c);
+    dur_sum += static_cast<double>(c.end_ps - c.start_ps) / 1e12;
+    ++done;
+  }
+  ok &= done == iterations;
+  correct = ok;
+  payload_delivered += 2 * (uint64_t{n} - 1) * bytes * done;
+  wj = {{"protocol", "ring"},
+        {"ranks", n},
+        {"iterations", done},
+        {"mean_duration_s", done ? dur_sum / static_cast<double>(done) : 0.0},
+        {"elements_checked", checked},
+        {"mismatches", mism},
+        {"retransmissions", retx},
+        {"correct", ok}};
+}
+
+void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
+  // The report's parts by the names this function has always used.
+  nlohmann::json& w = out.workload;
+  std::vector<std::string>& csv_names = out.csv_names;
+  std::vector<std::string>& csv_texts = out.csv_texts;
+  std::string& summary = out.summary;
+  bool& correct = out.correct;
+  uint64_t& payload_delivered = out.payload_delivered;
+  if (jobs_.size() == 1 && cluster_.empty()) {
+    jobs_[0]->Report(s, finished, out);
+    return;
+  }
+  const bool ring = !rings_.empty();
+  w = {{"type", "allreduce"}, {"protocol", "panama"}, {"jobs", nlohmann::json::array()}};
+  const bool cluster = !cluster_.empty();
+  bool all_correct = true;
+  double mean_sum = 0;
+  size_t measured = 0;
+  std::string job_summaries;
+  for (size_t i = 0; i < count(); ++i) {
+    WorkloadReport job_out;
+    nlohmann::json& wj = job_out.workload;
+    const std::vector<std::string>& names = job_out.csv_names;
+    const std::vector<std::string>& texts = job_out.csv_texts;
+    bool ok = false;
+    if (ring) {
+      RingJobReport(*rings_[i], cluster_[i].bytes, s.workload.panama.cluster.iterations, wj, ok, payload_delivered);
+    } else {
+      jobs_[i]->Report(s, finished, job_out);
+      ok = job_out.correct;
+      payload_delivered += job_out.payload_delivered;
+      (cluster ? job_summaries : summary) += job_out.summary;
+    }
+    wj["jid"] = ring ? s.workload.panama.jid + i : jobs_[i]->jid();
+    all_correct &= ok;
+    if (wj.contains("mean_duration_s") && wj["mean_duration_s"].is_number()) {
+      mean_sum += wj["mean_duration_s"].get<double>();
+      ++measured;
+    }
+    w["jobs"].push_back(wj);
+    if (cluster) continue;  // one row per job in panama_cluster.csv instead
+    for (size_t k = 0; k < names.size(); ++k) {
+      csv_names.push_back(fmt::format("job{}_{}", i, names[k]));
+      csv_texts.push_back(texts[k]);
+    }
+  }
+  w["correct"] = all_correct;
+  w["mean_duration_s"] = measured ? mean_sum / static_cast<double>(measured) : 0.0;  // mean over jobs of their means
+  correct = all_correct;
+  if (!cluster) return;
+
+  // Job completion time = end of the last iteration - arrival (waiting for hosts included).
+  std::string csv = "job,jid,model,workers,racks,bytes,compute_s,arrival_s,start_s,end_s,jct_s,wait_s,after,correct\n";
+  std::vector<double> jcts;
+  double wait_sum = 0;
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < count(); ++i) {
+    const PanamaClusterJob& cj = cluster_[i];
+    const bool done = ended_[i] != 0;
+    const double arrival = static_cast<double>(cj.arrival_ps) / 1e12;
+    const double start = static_cast<double>(started_ps_[i]) / 1e12;
+    const double end = static_cast<double>(ended_ps_[i]) / 1e12;
+    std::string after;
+    for (size_t a : cj.after) after += (after.empty() ? "" : " ") + std::to_string(a);
+    const bool ok = w["jobs"][i]["correct"].get<bool>();
+    csv += fmt::format("{},{},{},{},{},{},{:.9f},{:.9f},{},{},{},{},{},{}\n", i, w["jobs"][i]["jid"].get<uint32_t>(), cj.model,
+                       cj.hosts.size(), cj.racks, cj.bytes, static_cast<double>(cj.compute_ps) / 1e12, arrival,
+                       started_[i] ? fmt::format("{:.9f}", start) : "",
+                       done ? fmt::format("{:.9f}", end) : "", done ? fmt::format("{:.9f}", end - arrival) : "",
+                       started_[i] ? fmt::format("{:.9f}", start - arrival) : "", after, ok ? 1 : 0);
+    rows.push_back({{"job", i}, {"model", cj.model}, {"workers", cj.hosts.size()}, {"racks", cj.racks},
+                    {"hosts", cj.hosts}, {"after", cj.after}, {"arrival_s", arrival},
+                    {"start_s", started_[i] ? nlohmann::json(start) : nlohmann::json(nullptr)},
+                    {"end_s", done ? nlohmann::json(end) : nlohmann::json(nullptr)},
+                    {"jct_s", done ? nlohmann::json(end - arrival) : nlohmann::json(nullptr)}});
+    if (done) {
+      jcts.push_back(end - arrival);
+      wait_sum += start - arrival;
+    }
+  }
+  std::vector<double> sorted = jcts;
+  std::sort(sorted.begin(), sorted.end());
+  auto pct = [&](double q) {
+    return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(std::ceil(q * sorted.size())) - (q > 0 ? 1 : 0))];
+  };
+  double jct_sum = 0;
+  for (double x : jcts) jct_sum += x;
+  const double mean_jct = jcts.empty() ? 0.0 : jct_sum / static_cast<double>(jcts.size());
+  const PanamaClusterSpec& cs = s.workload.panama.cluster;
+  uint64_t partial = 0, skipped = 0;  // PANAMA-<quorum>
+  for (const auto& job : jobs_) {
+    partial += job->partial_aggregations();
+    for (uint32_t r = 0; r < job->num_workers(); ++r) skipped += job->worker(r).counters().skipped;
+  }
+  w["cluster"] = {{"allreduce", ring ? "ring" : "panama"},
+                  {"quorum", s.workload.panama.quorum},
+                  {"partial_aggregations", partial},
+                  {"skipped_by_quorum", skipped},
+                  {"arrival_rate_per_s", cs.load > 0 ? ArrivalRateForLoad(cs, pool_hosts_, s.links.host_rate_gbps)
+                                                     : cs.arrival_rate_per_s},
+                  {"load", cs.load > 0 ? nlohmann::json(cs.load) : nlohmann::json(nullptr)},
+                  {"slots_per_host", cs.slots_per_host},
+                  {"jobs", rows},
+                  {"finished_jobs", jcts.size()},
+                  {"mean_jct_s", mean_jct},
+                  {"p50_jct_s", pct(0.5)},
+                  {"p99_jct_s", pct(0.99)},
+                  {"mean_wait_s", jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size())}};
+  csv_names.push_back("panama_cluster.csv");
+  csv_texts.push_back(csv);
+  summary += fmt::format("{} cluster: {} jobs arriving at {:g}/s ({} .. {} workers, models {}), {} finished\n",
+                         ring ? "ring-allreduce" : "panama", count(), w["cluster"]["arrival_rate_per_s"].get<double>(),
+                         s.workload.panama.cluster.min_workers, s.workload.panama.cluster.max_workers,
+                         fmt::join(s.workload.panama.cluster.models, "/"), jcts.size());
+  summary += fmt::format("  job completion time mean {:.6f} s, p50 {:.6f}, p99 {:.6f}; mean wait for hosts {:.6f} s\n",
+                         mean_jct, pct(0.5), pct(0.99),
+                         jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size()));
+  summary += fmt::format("  result: {} - every job's values checked bit for bit\n", VerdictWord(all_correct, s.workload.data));
+}
+
+}  // namespace inasim

@@ -1,0 +1,425 @@
+#include "protocols/ring/host/ring-allreduce.h"
+
+#include "ina/scenario.h"
+
+#include "p4model/common/frame.h"
+
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/udp-socket-factory.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace inasim {
+
+using namespace ns3;
+using p4::LoadBe16;
+using p4::LoadBe32;
+using p4::StoreBe16;
+using p4::StoreBe32;
+
+namespace {
+uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
+}  // namespace
+
+// ------------------------------------------------------------------ RingPlan
+RingPlan::RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_packet)
+    : n_(ranks), elements_(elements), epp_(elements_per_packet) {
+  if (ranks < 2) throw std::invalid_argument("ring allreduce needs at least 2 ranks");
+  if (elements == 0 || elements_per_packet == 0) throw std::invalid_argument("empty ring allreduce");
+  total_ = (elements + epp_ - 1) / epp_;
+}
+
+uint32_t RingPlan::chunk_sent(uint32_t r, uint32_t t) const {
+  if (t < n_ - 1) return (r + n_ - t) % n_;
+  const uint32_t u = t - (n_ - 1);
+  return (r + 1 + n_ - u) % n_;
+}
+
+uint64_t RingPlan::CyclicSum(uint32_t lo, uint32_t len) const {
+  const uint64_t hi = uint64_t{lo} + len;
+  if (hi <= n_) return chunk_first(static_cast<uint32_t>(hi)) - chunk_first(lo);
+  return (total_ - chunk_first(lo)) + chunk_first(static_cast<uint32_t>(hi - n_));
+}
+
+uint64_t RingPlan::step_base(uint32_t r, uint32_t t) const {
+  // Steps 0..t-1 of reduce-scatter send chunks r, r-1, ..., r-t+1: a cyclic
+  // range, so the packet count telescopes to two chunk_first() lookups.
+  if (t <= n_ - 1) return t == 0 ? 0 : CyclicSum((r + 1 + n_ - t) % n_, t);
+  const uint64_t rs = CyclicSum((r + 2) % n_, n_ - 1);
+  const uint32_t u = t - (n_ - 1);
+  return rs + CyclicSum((r + 2 + n_ - u) % n_, u);
+}
+
+uint32_t RingPlan::packet_elements(uint64_t g) const {
+  const uint64_t first = g * epp_;
+  return static_cast<uint32_t>(std::min<uint64_t>(epp_, elements_ - first));
+}
+
+RingConfig RingConfigOf(const Scenario& s) {
+  RingConfig rc;
+  rc.elements_per_packet = s.workload.ring.elements_per_packet;
+  rc.window_packets = s.workload.ring.window_packets;
+  rc.ack_every = s.workload.ring.ack_every;
+  rc.ack_delay_ps = s.workload.ring.ack_delay_ps;
+  rc.rto_ps = s.workload.ring.rto_ps;
+  rc.udp_port = s.workload.ring.udp_port;
+  return rc;
+}
+
+// ------------------------------------------------------------- RingAllreduce
+RingAllreduce::RingAllreduce(const NodeContainer& hosts, const std::vector<Ipv4Address>& addresses,
+                             uint64_t bytes, DType dtype, DataPattern pattern, uint64_t data_seed,
+                             const RingConfig& config, uint32_t iterations, uint64_t compute_gap_ps,
+                             uint16_t mtu_bytes)
+    : plan_(static_cast<uint32_t>(hosts.GetN()), bytes / 4,
+            config.elements_per_packet ? config.elements_per_packet
+                                       : (mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4),
+      job_data_(dtype, pattern, data_seed, static_cast<uint32_t>(hosts.GetN())),
+      data_(job_data_),
+      config_(config),
+      iterations_(iterations),
+      compute_gap_ps_(compute_gap_ps) {
+  const uint32_t n = hosts.GetN();
+  if (plan_.stream_packets(0) >= (1ull << 32) - 1)
+    throw std::invalid_argument("ring stream longer than 2^32 packets");
+  for (uint32_t r = 0; r < n; ++r) {
+    auto rank = CreateObject<RingRank>();
+    hosts.Get(r)->AddApplication(rank);
+    rank->Setup(this, r, addresses[(r + 1) % n], addresses[(r + n - 1) % n]);
+    ranks_.push_back(rank);
+  }
+}
+
+RingAllreduce::~RingAllreduce() = default;
+
+void RingAllreduce::Start(uint64_t at_ps) {
+  running_ = true;
+  Simulator::Schedule(PicoSeconds(at_ps), &RingAllreduce::BeginIteration, this);
+}
+
+void RingAllreduce::BeginIteration() {
+  CollectiveRecord rec;
+  rec.iteration = iteration_;
+  rec.start_ps = NowPs();
+  records_.push_back(rec);
+  data_ = job_data_.ForIteration(iteration_);  // fresh values: a stale result is wrong data
+  ranks_done_ = 0;
+  for (auto& r : ranks_) r->BeginIteration(iteration_);
+}
+
+void RingAllreduce::RankDone(uint32_t rank) {
+  if (++ranks_done_ < ranks_.size()) return;
+  CollectiveRecord& rec = records_.back();
+  rec.end_ps = NowPs();
+  uint64_t mism = 0, checked = 0, retx = 0;
+  for (auto& r : ranks_) {
+    mism += r->mismatches();
+    checked += r->checked();
+    retx += r->retransmissions();
+  }
+  for (const auto& prev : records_) {
+    if (&prev == &rec) break;
+    mism -= prev.mismatches;
+    checked -= prev.elements_checked;
+    retx -= prev.retransmissions;
+  }
+  rec.mismatches = mism;
+  rec.elements_checked = checked;
+  rec.retransmissions = retx;
+  ++iteration_;
+  if (iteration_ < iterations_) {
+    Simulator::Schedule(PicoSeconds(compute_gap_ps_), &RingAllreduce::BeginIteration, this);
+  } else {
+    running_ = false;
+    if (on_finished) on_finished();
+  }
+}
+
+double RingAllreduce::progress() const {
+  if (iterations_ == 0) return 1.0;
+  uint64_t have = 0, want = 0;
+  for (uint32_t r = 0; r < ranks_.size(); ++r) {
+    have += ranks_[r]->progress_packets();
+    want += 2 * plan_.stream_packets(r);
+  }
+  const double in_iter = want ? static_cast<double>(have) / static_cast<double>(want) : 1.0;
+  const double finished = static_cast<double>(records_.empty() ? 0 : records_.size() - 1) +
+                          (running_ ? in_iter : 1.0);
+  return std::min(1.0, finished / iterations_);
+}
+
+uint64_t RingAllreduce::packets_sent() const {
+  uint64_t s = 0;
+  for (auto& r : ranks_) s += r->packets_sent();
+  return s;
+}
+
+// ------------------------------------------------------------------ RingRank
+NS_OBJECT_ENSURE_REGISTERED(RingRank);
+
+TypeId RingRank::GetTypeId() {
+  static TypeId tid = TypeId("inasim::RingRank").SetParent<Application>().SetGroupName("Ina")
+                          .AddConstructor<RingRank>();
+  return tid;
+}
+
+void RingRank::Setup(RingAllreduce* owner, uint32_t rank, Ipv4Address succ, Ipv4Address pred) {
+  owner_ = owner;
+  plan_ = &owner->plan();
+  rank_ = rank;
+  const uint16_t port = owner->config().udp_port;
+  succ_ = InetSocketAddress(succ, port);
+  pred_ = InetSocketAddress(pred, port);
+  // The socket exists from set-up on, so an iteration may begin at t = 0.
+  socket_ = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+  if (socket_->Bind(InetSocketAddress(Ipv4Address::GetAny(), port)) != 0)
+    throw std::runtime_error("ring allreduce: cannot bind UDP port");
+  socket_->SetRecvCallback(MakeCallback(&RingRank::OnReceive, this));
+  buf_.resize(RingWire::kDataHeader + 4 * plan_->epp());
+}
+
+void RingRank::StartApplication() {}
+void RingRank::StopApplication() {}
+
+void RingRank::DoDispose() {
+  rto_event_.Cancel();
+  ack_event_.Cancel();
+  if (socket_) socket_->Close();
+  socket_ = nullptr;
+  Application::DoDispose();
+}
+
+void RingRank::BeginIteration(uint32_t iteration) {
+  iteration_ = iteration;
+  const uint32_t n = plan_->ranks();
+  snd_total_ = plan_->stream_packets(rank_);
+  rcv_total_ = plan_->stream_packets((rank_ + n - 1) % n);
+  snd_una_ = snd_next_ = snd_acked_ = 0;
+  in_flight_ = 0;
+  cur_step_ = 0;
+  cur_step_end_ = plan_->step_base(rank_, 1);
+  acked_.assign(snd_total_, 0);
+  ready_.assign(snd_total_, 0);
+  retx_.clear();
+  uint64_t want = 1;
+  while (want < uint64_t{2} * owner_->config().window_packets) want *= 2;
+  if (store_slots_ < want) {
+    store_slots_ = want;
+    store_.assign(store_slots_ * plan_->epp(), 0);
+    sent_ps_.assign(store_slots_, 0);
+  }
+  rcv_cum_ = rcv_count_ = 0;
+  unacked_rx_ = 0;
+  received_.assign(rcv_total_, 0);
+  rto_event_.Cancel();
+  ack_event_.Cancel();
+  reported_done_ = false;
+  TrySend();
+  CheckDone();
+}
+
+uint32_t* RingRank::Slot(uint64_t seq) {
+  // The store is a ring over [snd_una_, snd_una_ + slots); grow (keeping live
+  // entries in place modulo the new size) when a ready packet lies beyond it.
+  if (seq - snd_una_ >= store_slots_) {
+    uint64_t slots = store_slots_;
+    while (seq - snd_una_ >= slots) slots *= 2;
+    std::vector<uint32_t> bigger(slots * plan_->epp());
+    std::vector<uint64_t> sent(slots);
+    const uint64_t end = std::min<uint64_t>(snd_una_ + store_slots_, snd_total_);
+    for (uint64_t s = snd_una_; s < end; ++s) {
+      const uint64_t from = s & (store_slots_ - 1), to = s & (slots - 1);
+      std::copy_n(&store_[from * plan_->epp()], plan_->epp(), &bigger[to * plan_->epp()]);
+      sent[to] = sent_ps_[from];
+    }
+    store_ = std::move(bigger);
+    sent_ps_ = std::move(sent);
+    store_slots_ = slots;
+  }
+  return &store_[(seq & (store_slots_ - 1)) * plan_->epp()];
+}
+
+void RingRank::TrySend() {
+  for (uint64_t seq : retx_) {
+    if (acked_[seq]) continue;
+    SendData(seq);
+    ++retransmissions_;
+  }
+  retx_.clear();
+  const uint32_t window = owner_->config().window_packets;
+  const TensorData& data = owner_->data();
+  while (in_flight_ < window && snd_next_ < snd_total_) {
+    while (snd_next_ >= cur_step_end_) cur_step_end_ = plan_->step_base(rank_, ++cur_step_ + 1);
+    if (cur_step_ == 0 && !ready_[snd_next_]) {
+      // Step 0 sends the rank's own chunk: generate it now.
+      const uint64_t g = plan_->chunk_first(plan_->chunk_sent(rank_, 0)) + snd_next_;
+      uint32_t* slot = Slot(snd_next_);
+      const uint32_t count = plan_->packet_elements(g);
+      for (uint32_t k = 0; k < count; ++k) slot[k] = data.Contribution(rank_, g * plan_->epp() + k);
+      ready_[snd_next_] = 1;
+    }
+    if (!ready_[snd_next_]) break;
+    SendData(snd_next_);
+    ++in_flight_;
+    ++snd_next_;
+  }
+  if (in_flight_ > 0 && !rto_event_.IsRunning())
+    rto_event_ = Simulator::Schedule(PicoSeconds(owner_->config().rto_ps), &RingRank::OnRto, this);
+}
+
+void RingRank::SendData(uint64_t seq) {
+  // Locate seq's step: binary search over step bases (O(log n), O(1) each).
+  uint32_t lo = 0, hi = plan_->steps();  // invariant: base(lo) <= seq < base(hi)
+  while (hi - lo > 1) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (plan_->step_base(rank_, mid) <= seq) lo = mid; else hi = mid;
+  }
+  const uint32_t step = lo;
+  const uint64_t index = seq - plan_->step_base(rank_, step);
+  const uint64_t g = plan_->chunk_first(plan_->chunk_sent(rank_, step)) + index;
+  const uint32_t count = plan_->packet_elements(g);
+  uint8_t* b = buf_.data();
+  b[0] = RingWire::kData;
+  b[1] = static_cast<uint8_t>(owner_->data().dtype());
+  StoreBe16(b + 2, static_cast<uint16_t>(iteration_));
+  StoreBe16(b + 4, static_cast<uint16_t>(step));
+  StoreBe16(b + 6, static_cast<uint16_t>(count));
+  StoreBe32(b + 8, static_cast<uint32_t>(seq));
+  StoreBe32(b + 12, static_cast<uint32_t>(index));
+  const uint32_t* slot = Slot(seq);
+  for (uint32_t k = 0; k < count; ++k) StoreBe32(b + RingWire::kDataHeader + 4 * k, slot[k]);
+  sent_ps_[seq & (store_slots_ - 1)] = NowPs();
+  ++packets_sent_;
+  socket_->SendTo(Create<Packet>(b, RingWire::kDataHeader + 4 * count), 0, succ_);
+}
+
+void RingRank::OnReceive(Ptr<Socket> socket) {
+  Ptr<Packet> p;
+  while ((p = socket->Recv())) {
+    const uint32_t len = p->GetSize();
+    if (len > buf_.size()) continue;  // not ours
+    p->CopyData(buf_.data(), len);
+    if (len >= RingWire::kAckBytes && buf_[0] == RingWire::kAck) OnAck(buf_.data(), len);
+    else if (len >= RingWire::kDataHeader && buf_[0] == RingWire::kData) OnData(buf_.data(), len);
+  }
+}
+
+void RingRank::OnData(const uint8_t* p, uint32_t len) {
+  if (LoadBe16(p + 2) != static_cast<uint16_t>(iteration_)) return;  // stale duplicate
+  const uint32_t n = plan_->ranks();
+  const uint32_t pred = (rank_ + n - 1) % n;
+  const uint32_t step = LoadBe16(p + 4);
+  const uint32_t count = LoadBe16(p + 6);
+  const uint64_t seq = LoadBe32(p + 8);
+  const uint64_t index = LoadBe32(p + 12);
+  if (step >= plan_->steps() || seq >= rcv_total_ || len != RingWire::kDataHeader + 4 * count) return;
+  const uint32_t chunk = plan_->chunk_sent(pred, step);
+  if (index >= plan_->chunk_packets(chunk) || seq != plan_->step_base(pred, step) + index) return;
+  const uint64_t g = plan_->chunk_first(chunk) + index;
+  if (count != plan_->packet_elements(g)) return;
+  if (received_[seq]) {  // duplicate: the sender missed our ACK
+    SendAck();
+    return;
+  }
+  received_[seq] = 1;
+  ++rcv_count_;
+  while (rcv_cum_ < rcv_total_ && received_[rcv_cum_]) ++rcv_cum_;
+
+  const TensorData& data = owner_->data();
+  const bool reduce = step < n - 1;
+  const bool final = step >= n - 2;
+  const bool forward = step + 1 < plan_->steps();
+  uint32_t* out = nullptr;
+  if (forward) {
+    const uint64_t out_seq = plan_->step_base(rank_, step + 1) + index;
+    out = Slot(out_seq);
+    ready_[out_seq] = 1;
+  }
+  const uint64_t e0 = g * plan_->epp();
+  for (uint32_t k = 0; k < count; ++k) {
+    uint32_t v = LoadBe32(p + RingWire::kDataHeader + 4 * k);
+    if (reduce) v = AddElements(data.dtype(), v, data.Contribution(rank_, e0 + k));
+    if (final) {
+      ++checked_;
+      if (v != data.Expected(e0 + k)) ++mismatches_;
+    }
+    if (out) out[k] = v;
+  }
+
+  ++unacked_rx_;
+  if (rcv_cum_ <= seq || unacked_rx_ >= owner_->config().ack_every || rcv_count_ == rcv_total_) {
+    SendAck();
+  } else if (!ack_event_.IsRunning()) {
+    ack_event_ = Simulator::Schedule(PicoSeconds(owner_->config().ack_delay_ps), &RingRank::OnAckTimer, this);
+  }
+  if (forward) TrySend();
+  CheckDone();
+}
+
+void RingRank::SendAck() {
+  ack_event_.Cancel();
+  unacked_rx_ = 0;
+  uint8_t b[RingWire::kAckBytes] = {};
+  b[0] = RingWire::kAck;
+  StoreBe16(b + 2, static_cast<uint16_t>(iteration_));
+  StoreBe32(b + 4, static_cast<uint32_t>(rcv_cum_));
+  uint64_t sack = 0;
+  for (uint32_t k = 0; k < 64 && rcv_cum_ + 1 + k < rcv_total_; ++k)
+    if (received_[rcv_cum_ + 1 + k]) sack |= uint64_t{1} << k;
+  StoreBe32(b + 8, static_cast<uint32_t>(sack >> 32));
+  StoreBe32(b + 12, static_cast<uint32_t>(sack));
+  socket_->SendTo(Create<Packet>(b, sizeof b), 0, pred_);
+}
+
+void RingRank::OnAckTimer() {
+  if (unacked_rx_ > 0) SendAck();
+}
+
+void RingRank::OnAck(const uint8_t* p, uint32_t len) {
+  if (LoadBe16(p + 2) != static_cast<uint16_t>(iteration_)) return;
+  const uint64_t cum = std::min<uint64_t>(LoadBe32(p + 4), snd_next_);
+  const uint64_t sack = uint64_t{LoadBe32(p + 8)} << 32 | LoadBe32(p + 12);
+  auto ack_one = [this](uint64_t s) {
+    if (acked_[s]) return;
+    acked_[s] = 1;
+    --in_flight_;
+    ++snd_acked_;
+  };
+  for (uint64_t s = snd_una_; s < cum; ++s) ack_one(s);
+  for (uint32_t k = 0; k < 64; ++k) {
+    const uint64_t s = cum + 1 + k;
+    if (s >= snd_next_) break;
+    if (sack >> k & 1) ack_one(s);
+  }
+  while (snd_una_ < snd_next_ && acked_[snd_una_]) ++snd_una_;
+  if (in_flight_ == 0) rto_event_.Cancel();
+  TrySend();
+  CheckDone();
+}
+
+void RingRank::OnRto() {
+  const uint64_t now = NowPs();
+  const uint64_t rto = owner_->config().rto_ps;
+  uint64_t earliest = UINT64_MAX;
+  for (uint64_t s = snd_una_; s < snd_next_; ++s) {
+    if (acked_[s]) continue;
+    const uint64_t sent = sent_ps_[s & (store_slots_ - 1)];
+    if (sent + rto <= now) retx_.push_back(s);
+    else earliest = std::min(earliest, sent + rto);
+  }
+  TrySend();  // sends retx_; arms the timer at now + rto if anything is in flight
+  if (earliest != UINT64_MAX && (!rto_event_.IsRunning() || earliest < now + rto)) {
+    rto_event_.Cancel();
+    rto_event_ = Simulator::Schedule(PicoSeconds(earliest - now), &RingRank::OnRto, this);
+  }
+}
+
+void RingRank::CheckDone() {
+  if (reported_done_ || rcv_count_ != rcv_total_ || snd_acked_ != snd_total_) return;
+  reported_done_ = true;
+  owner_->RankDone(rank_);
+}
+
+}  // namespace inasim

@@ -1,0 +1,87 @@
+// What the SwitchML controller installs for one UDP job, as one struct.
+#pragma once
+
+#include "protocols/switchml/dataplane/types.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace inasim::p4::switchml {
+
+/// One worker (rank) of the job. Becomes one udp_receiver.receive_udp entry,
+/// one udp_sender.dst_addr entry and one PRE node (rid = worker_id, port).
+// p4lang/p4app-switchML@b5c74a04:dev_root/controller/switchml.py:506
+struct SwitchMLWorker {
+  uint16_t worker_id = 0;  ///< rank, < 32
+  uint16_t port = 0;       ///< switch (simulator) port the worker is attached to
+  mac_addr_t mac{};
+  uint32_t ip = 0;         ///< host order
+};
+
+struct SwitchMLConfig {
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/udp_sender.py:49
+  mac_addr_t switch_mac{};
+  uint32_t switch_ip = 0;  ///< host order
+
+  uint8_t num_workers = 0;              ///< receive_udp set_bitmap num_workers
+  std::vector<SwitchMLWorker> workers;  ///< in PRE node order
+
+  /// Job's packet size in bytes of data: 256 (64 elements) or 1024 (256). The
+  /// P4 acts on each packet's own switchml_h.size; this selects the default of
+  /// folded_pipe and is checked by Validate().
+  uint32_t packet_size = 256;
+  /// Slots the workers use (informational, <= num_slots; registers are modeled
+  /// at their full P4 size).
+  uint32_t pool_size = kNumSlots;
+
+  /// The controller's --enable-folded-pipe: installs the 1024 B next_step entries.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:88
+  bool folded_pipe = true;
+
+  /// Recirculation port of the 1024 B HARVEST3 pass: 448 as the controller
+  /// installs it (pipe 3: elements 128..159 come back with the sums of
+  /// 192..223, invisible with the all-ones tensors the paper verified), or
+  /// 320 (pipe 2: every element correct, as the paper reports). See README.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:66
+  uint16_t harvest3_port = 448;
+
+  /// Session multicast group (the controller uses session id 0).
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/switchml.py:541
+  uint16_t multicast_group = 0;
+
+  /// receive_udp's UDP destination port key (value, mask).
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/switchml.py:63
+  uint16_t udp_port = kUdpPortSwitchmlBase;
+  uint16_t udp_mask = kUdpPortSwitchmlMask;
+
+  /// Drop simulation, as probabilities in [0, 1], converted like the controller.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/drop_simulator.py:64
+  double ingress_drop_probability = 0.0;
+  double egress_drop_probability = 0.0;
+  uint64_t drop_seed = 1;  ///< seed of the model's Random<bit<16>> stand-in
+
+  /// Pipeline time per ingress pass, picoseconds (paper: 520 ns).
+  uint64_t pass_latency_ps = 520'000;
+
+  /// Throws std::invalid_argument naming the problem.
+  void Validate() const;
+
+  /// Parses JSON like:
+  /// {"switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254","num_workers":2,
+  ///  "packet_size":256,"pool_size":512,"multicast_group":0,
+  ///  "workers":[{"id":0,"port":1,"mac":"02:00:00:00:00:01","ip":"10.0.0.1"},...],
+  ///  "ingress_drop_probability":0,"egress_drop_probability":0,"drop_seed":1,
+  ///  "pass_latency_ns":520,"folded_pipe":true,"udp_port":48864,"udp_mask":65520}
+  /// Missing optional keys keep their defaults ("num_workers" defaults to the
+  /// number of workers; "folded_pipe" to packet_size == 1024). Throws
+  /// std::invalid_argument on malformed input.
+  static SwitchMLConfig FromJson(const std::string& text);
+};
+
+/// "aa:bb:cc:dd:ee:ff" -> bytes; throws std::invalid_argument.
+mac_addr_t ParseMac(const std::string& s);
+/// "a.b.c.d" -> host-order address; throws std::invalid_argument.
+uint32_t ParseIpv4(const std::string& s);
+
+}  // namespace inasim::p4::switchml

@@ -1,0 +1,23 @@
+// The SwitchML model's description of itself (headers, registers, tables and
+// their entries), for inasim-p4 check (p4model/tools/README.md).
+#pragma once
+
+#include "p4model/common/model_description.h"
+#include "protocols/switchml/dataplane/controls.h"
+#include "protocols/switchml/dataplane/next_step_selector.h"
+
+namespace inasim::p4::switchml {
+
+/// Built from the model's constants, register objects and entry arrays: a
+/// change to any of them shows up as a mismatch against the upstream manifest.
+describe::ModelDescription Describe();
+
+// P4 action names of the model's action enums (the table descriptions and the
+// differential runs compare actions by these names).
+const char* ActionName(UpdateAndCheckWorkerBitmap::Action a);
+const char* ActionName(WorkersCounter::Action a);
+const char* ActionName(Exponents::Action a);
+const char* ActionName(Processor::Action a);
+const char* ActionName(NextStepSelector::Action a);
+
+}  // namespace inasim::p4::switchml

@@ -1,0 +1,99 @@
+// NextStepSelector (next_step_selector.p4) with the controller's entries as data.
+#pragma once
+
+#include "protocols/switchml/dataplane/controls.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace inasim::p4::switchml {
+
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:24
+class NextStepSelector {
+ public:
+  enum class Action {
+    recirculate_for_CONSUME1,
+    recirculate_for_CONSUME2_same_port_next_pipe,
+    recirculate_for_CONSUME3_same_port_next_pipe,
+    recirculate_for_HARVEST1,
+    recirculate_for_HARVEST2,
+    recirculate_for_HARVEST3,
+    recirculate_for_HARVEST4,
+    recirculate_for_HARVEST5,
+    recirculate_for_HARVEST6,
+    recirculate_for_HARVEST7,
+    finish_consume,
+    broadcast,
+    retransmit,
+    drop,
+  };
+  /// A controller-installed entry of table next_step (lower priority wins).
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:156
+  struct Entry {
+    Ternary packet_size;
+    Ternary worker_id;
+    Ternary packet_type;
+    Ternary first_last_flag;
+    Ternary map_result;
+    int priority;
+    Action action;
+    uint16_t recirc_port;
+  };
+
+  /// Where the packet goes after this ingress pass.
+  struct Decision {
+    enum class Kind { kDrop, kRecirculate, kMulticast, kUnicast } kind = Kind::kDrop;
+    uint16_t port = 0;  ///< recirculation (Tofino) port, or unicast (simulator) port
+    uint16_t mgid = 0;
+  };
+
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:66
+  static constexpr uint16_t kUpstreamHarvest3Port = 448;
+  static constexpr uint16_t kPipe2Harvest3Port = 320;
+
+  /// Per pool-index counters of next_step (summed over pipes).
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:37
+  struct Counters {
+    uint64_t broadcast = 0, retransmit = 0, recirculate = 0, drop = 0;
+  };
+
+  /// `harvest3_port`: the recirculation port of the HARVEST3 pass, 448 as the
+  /// controller installs it (see README: pipe 3, which makes elements 128..159
+  /// of a 1024 B packet carry the sums of 192..223) or 320 (pipe 2, the pass
+  /// the read0/read1 alternation implies).
+  explicit NextStepSelector(bool folded_pipe, uint16_t harvest3_port = kUpstreamHarvest3Port) {
+    add_default_entries(folded_pipe, harvest3_port);
+    index_entries();
+  }
+
+  const std::vector<Entry>& entries() const { return entries_; }
+  /// Counters of the pool indices that counted anything, by pool index.
+  std::map<uint32_t, Counters> counters() const;
+
+  // Table next_step; `tofino_ingress_port` is this pass's ingress (dev) port.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:150
+  Decision apply(header_t& hdr, ingress_metadata_t& ig_md, uint16_t tofino_ingress_port);
+  /// The entry table next_step picks for these keys (highest priority match), or nullptr (default drop).
+  const Entry* Lookup(const switchml_md_h& md) const;
+
+ private:
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:62
+  void add_default_entries(bool folded_pipe, uint16_t harvest3_port);
+  /// For each (packet_size, packet_type) key, the entries that can match it, in
+  /// priority order: the lookup scans a handful instead of every entry, and
+  /// still returns the first match of the full ternary key.
+  void index_entries();
+  static uint32_t Key(uint32_t packet_size, uint32_t packet_type) { return (packet_size & 0x7) << 4 | (packet_type & 0xf); }
+
+  std::vector<Entry> entries_;  // sorted by priority
+  // Copies of the candidate entries of every key, key after key, in priority
+  // order: key k's are candidates_[candidates_begin_[k] .. candidates_begin_[k + 1]).
+  std::vector<Entry> candidates_;
+  std::vector<uint16_t> candidates_begin_;
+  // [pool_index], allocated on first count. Every count increments one of the
+  // four, so the indices that counted anything are those with a nonzero one.
+  std::vector<Counters> counters_;
+};
+
+}  // namespace inasim::p4::switchml

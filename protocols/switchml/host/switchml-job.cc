@@ -1,0 +1,517 @@
+#include "protocols/switchml/host/switchml-job.h"
+
+#include "ina/addressing.h"
+#include "ina/fabric.h"
+#include "ina/ina-net-device.h"
+#include "protocols/switchml/host/switchml-quantizer.h"
+#include "p4model/common/frame.h"
+#include "protocols/switchml/dataplane/config.h"
+#include "protocols/switchml/dataplane/hierarchy.h"
+#include "protocols/switchml/dataplane/switchml_dataplane.h"
+
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/udp-socket-factory.h"
+#include "ns3/uinteger.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace inasim {
+
+using ns3::PicoSeconds;
+using ns3::Ptr;
+using ns3::Simulator;
+
+namespace {
+
+uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
+
+// The 8-byte header of the client library (DpdkPacketHdr, dpdk_backend.h:56),
+// which the switch parses as switchml_h (headers.p4:72), then the 2-byte
+// exponents header and k big-endian int32 elements.
+constexpr uint32_t kHeaderBytes = 10;
+// p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_backend.cc:136
+constexpr uint16_t kSwitchUdpPort = 48864;  // 0xbee0
+
+float AsFloat(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace
+
+bool SwitchMLTensorRecord::finished() const {
+  return !end_ps.empty() && std::all_of(end_ps.begin(), end_ps.end(), [](uint64_t e) { return e != 0; });
+}
+
+// ---------------------------------------------------------------- worker ----
+
+ns3::TypeId SwitchMLWorker::GetTypeId() {
+  static ns3::TypeId tid = ns3::TypeId("inasim::SwitchMLWorker")
+                               .SetParent<ns3::Application>()
+                               .SetGroupName("Inasim")
+                               .AddConstructor<SwitchMLWorker>()
+                               .AddTraceSource("Tx", "A packet sent: job, packet id, pool index (bit 15: set), "
+                                               "retransmission",
+                                               ns3::MakeTraceSourceAccessor(&SwitchMLWorker::tx_trace_),
+                                               "inasim::SwitchMLWorker::TxTracedCallback")
+                               .AddTraceSource("Rx", "A result received: job, packet id, accepted (false: a "
+                                               "duplicate or another job's)",
+                                               ns3::MakeTraceSourceAccessor(&SwitchMLWorker::rx_trace_),
+                                               "inasim::SwitchMLWorker::RxTracedCallback");
+  return tid;
+}
+
+void SwitchMLWorker::Setup(SwitchMLJob* owner, uint32_t rank, uint32_t switch_ip) {
+  owner_ = owner;
+  spec_ = &owner->spec();
+  rank_ = rank;
+  switch_ = ns3::InetSocketAddress(ns3::Ipv4Address(switch_ip), kSwitchUdpPort);
+  timeout_threshold_ = spec_->timeout_threshold;
+  const uint32_t m = spec_->pool_size;
+  timer_pkt_id_.assign(m, 0);
+  timer_pool_index_.assign(m, 0);
+  timer_generation_.assign(m, 0);
+  sent_ps_.assign(m, 0);
+  tx_.assign(kHeaderBytes + 4 * spec_->elements_per_packet, 0);
+  block_.resize(spec_->elements_per_packet);
+  // The socket exists from set-up on, so a job may begin at time 0.
+  socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
+  socket_->SetAttribute("IpTtl", ns3::UintegerValue(128));  // BuildPacket: time_to_live = 128
+  // Every worker uses the same UDP port: the switch answers to the port of the
+  // packet that completed a slot (udp_sender.p4 swaps ports), for all copies.
+  if (socket_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), spec_->worker_udp_port)) != 0)
+    throw std::runtime_error("switchml worker: cannot bind its UDP port");
+  socket_->SetRecvCallback(ns3::MakeCallback(&SwitchMLWorker::OnReceive, this));
+}
+
+void SwitchMLWorker::StartApplication() {}
+
+void SwitchMLWorker::StopApplication() {
+  if (socket_) socket_->Close();
+  timer_event_.Cancel();
+}
+
+void SwitchMLWorker::DoDispose() {
+  socket_ = nullptr;
+  timer_event_.Cancel();
+  ns3::Application::DoDispose();
+}
+
+// p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread_utils.inc:42
+uint16_t SwitchMLWorker::PoolIndex(uint64_t pkt_id) const {
+  const uint32_t m = spec_->pool_size;
+  // One worker thread (tid 0): switch_pool_index_start = 0.
+  const uint32_t i = static_cast<uint32_t>((pkt_id + pool_index_shift_) % (2ull * m));
+  return i < m ? static_cast<uint16_t>(i) : static_cast<uint16_t>((i - m) | 0x8000);
+}
+
+// p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread.cc:165
+void SwitchMLWorker::BeginJob(uint32_t job) {
+  job_ = job;
+  running_ = true;
+  data_ = &owner_->data(job);
+  record_ = &owner_->record(job);
+  numel_ = record_->elements;
+  const uint32_t k = spec_->elements_per_packet;
+  const uint32_t m = spec_->pool_size;
+  // CpuExponentQuantizerPPP::SetupJobSlice: LTUs of k elements, rounded up.
+  total_main_ = (numel_ + k - 1) / k;
+  batch_ = std::min<uint64_t>(m, total_main_);
+  total_ = total_main_ + (data_->dtype() == DType::kFloat32 ? batch_ : 0);  // NeedsExtraBatch
+  received_.assign(total_, 0);
+  num_received_ = 0;
+  if (data_->dtype() == DType::kFloat32) scaling_factors_.assign(total_main_, 0.0f);
+  timer_ps_ = spec_->timeout_ps;  // dpdk_worker_thread.cc:216: timer_cycles_ = initial each job slice
+  record_->start_ps[rank_] = NowPs();
+  if (total_ == 0) {
+    FinishJob();
+    return;
+  }
+  // First batch (dpdk_worker_thread.cc:222).
+  for (uint64_t j = 0; j < batch_; ++j) {
+    const uint16_t pool = PoolIndex(j);
+    Send(j, pool, false);
+    if (spec_->timer_mode == SwitchMLTimerMode::kPaper) {
+      StartTimer(static_cast<uint32_t>(j % batch_), j, pool, timer_ps_);
+    } else {
+      // As written upstream: pkt_id is incremented before the timer slot and
+      // the callback's packet id are taken (lines 236-248), and the first
+      // batch's timers run max_outstanding_pkts times longer (line 252).
+      const uint64_t next = j + 1;
+      StartTimer(static_cast<uint32_t>(next % m), next, pool, timer_ps_ * m);
+    }
+  }
+}
+
+void SwitchMLWorker::Send(uint64_t pkt_id, uint16_t pool_index, bool retransmission) {
+  const uint32_t k = spec_->elements_per_packet;
+  uint8_t* b = tx_.data();
+  // BuildPacket (dpdk_worker_thread_utils.inc:113): size category of packet_numel.
+  const uint8_t size_enum = k < 64 ? 0 : k < 128 ? 1 : k < 256 ? 2 : 3;
+  b[0] = static_cast<uint8_t>((1 << 4) + size_enum);
+  b[1] = static_cast<uint8_t>(job_);  // short_job_id: the job id's 8 LSBs
+  // pkt_id is written in host (little-endian) order: only the client reads it.
+  const uint32_t id = static_cast<uint32_t>(pkt_id);
+  b[2] = static_cast<uint8_t>(id), b[3] = static_cast<uint8_t>(id >> 8);
+  b[4] = static_cast<uint8_t>(id >> 16), b[5] = static_cast<uint8_t>(id >> 24);
+  p4::StoreBe16(b + 6, pool_index);
+  Preprocess(pkt_id, b);
+  socket_->SendTo(ns3::Create<ns3::Packet>(b, static_cast<uint32_t>(tx_.size())), 0, switch_);
+  // Per-packet RTT runs from the first send; each of the batch_ lanes
+  // (pkt_id mod batch_) has exactly one packet outstanding.
+  if (!retransmission) sent_ps_[pkt_id % batch_] = NowPs();
+  ++record_->packets_sent;
+  owner_->CountSent(rank_);
+  tx_trace_(job_, pkt_id, pool_index, retransmission);
+}
+
+// p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/prepostprocessors/cpu_exponent_quantizer_ppp.cc:69
+void SwitchMLWorker::Preprocess(uint64_t ltu_id, uint8_t* b) {
+  const uint32_t k = spec_->elements_per_packet;
+  uint8_t* out = b + kHeaderBytes;
+  b[8] = b[9] = 0;
+  // Elements past the tensor's end (the last packet, and float32's first
+  // batch) are sent as zeros; the library leaves whatever the reused buffer
+  // held, which the switch adds and the client ignores just the same.
+  if (data_->dtype() == DType::kInt32) {
+    const uint64_t first = ltu_id * k;
+    const uint64_t count = first < numel_ ? std::min<uint64_t>(k, numel_ - first) : 0;
+    data_->FillBe32(rank_, first, count, out);
+    if (count < k) std::memset(out + 4 * count, 0, 4 * (k - count));
+    return;
+  }
+  std::memset(out, 0, 4ull * k);
+  if (ltu_id >= batch_) {
+    // The data of the LTU one batch back, scaled by the factor its (already
+    // received) global exponent gave.
+    const uint64_t d = ltu_id - batch_;
+    const uint64_t first = d * k;
+    const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(k, numel_ - first));
+    const float f = scaling_factors_[d];
+    for (uint32_t i = 0; i < count; ++i) {
+      const float x = AsFloat(data_->Contribution(rank_, first + i));
+      p4::StoreBe32(out + 4 * i, switchml_host::Quantize(x, f, i, count, spec_->vcl));
+    }
+  }
+  // In both cases the exponent of LTU ltu_id travels in this packet.
+  if (ltu_id < total_main_) {
+    const uint64_t first = ltu_id * k;
+    const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(k, numel_ - first));
+    for (uint32_t i = 0; i < count; ++i) block_[i] = AsFloat(data_->Contribution(rank_, first + i));
+    b[8] = static_cast<uint8_t>(switchml_host::BlockExponent(block_.data(), count));
+  }
+}
+
+// p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/prepostprocessors/cpu_exponent_quantizer_ppp.cc:194
+void SwitchMLWorker::Postprocess(uint64_t ltu_id, const uint8_t* b) {
+  const uint32_t k = spec_->elements_per_packet;
+  const uint8_t* in = b + kHeaderBytes;
+  SwitchMLTensorRecord& rec = *record_;
+  if (data_->dtype() == DType::kInt32) {
+    const uint64_t first = ltu_id * k;
+    const uint64_t count = first < numel_ ? std::min<uint64_t>(k, numel_ - first) : 0;
+    rec.mismatches += data_->CountMismatchesBe32(first, count, in);
+    rec.elements_checked += count;
+    return;
+  }
+  const uint16_t n = static_cast<uint16_t>(owner_->num_workers());
+  if (ltu_id >= batch_) {
+    const uint64_t d = ltu_id - batch_;
+    const uint64_t first = d * k;
+    const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(k, numel_ - first));
+    const float f = scaling_factors_[d];
+    // Bounds for this block: the paper's n/f, and that of the library's float
+    // arithmetic (each x_i*f within 2^E*f = INT32_MAX/n, see the quantizer).
+    const double paper_bound = n / static_cast<double>(f);
+    const double half_ulps = n * switchml_host::HalfUlp(static_cast<float>(2147483647.0 / n));
+    for (uint32_t i = 0; i < count; ++i) {
+      const float result = switchml_host::Dequantize(p4::LoadBe32(in + 4 * i), f);
+      const double exact = data_->ExactSum(first + i);
+      const double err = std::fabs(static_cast<double>(result) - exact);
+      const double impl_bound = switchml_host::ImplementationErrorBound(n, half_ulps, f, std::fabs(exact));
+      rec.max_abs_error = std::max(rec.max_abs_error, err);
+      rec.max_paper_bound_ratio = std::max(rec.max_paper_bound_ratio, err / paper_bound);
+      const double ratio = err / impl_bound;
+      rec.max_impl_bound_ratio = std::max(rec.max_impl_bound_ratio, ratio);
+      rec.mismatches += !(ratio <= 1.0);  // NaN counts as a mismatch
+    }
+    rec.elements_checked += count;
+  }
+  // The global exponent of LTU ltu_id gives its scaling factor.
+  if (ltu_id < total_main_) scaling_factors_[ltu_id] = switchml_host::ScalingFactor(n, static_cast<int8_t>(b[8]));
+}
+
+void SwitchMLWorker::OnReceive(Ptr<ns3::Socket> socket) {
+  Ptr<ns3::Packet> p;
+  while ((p = socket->Recv())) {
+    const uint32_t len = p->GetSize();
+    if (rx_.size() < len) rx_.resize(len);
+    p->CopyData(rx_.data(), len);
+    Handle(rx_.data(), len);
+  }
+}
+
+// p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread.cc:302
+void SwitchMLWorker::Handle(const uint8_t* b, uint32_t len) {
+  if (!running_ || len < kHeaderBytes + 4 * spec_->elements_per_packet) return;
+  SwitchMLTensorRecord& rec = *record_;
+  const uint64_t pkt_id = uint32_t{b[2]} | uint32_t{b[3]} << 8 | uint32_t{b[4]} << 16 | uint32_t{b[5]} << 24;
+  // "Have we received this packet before?" (ids beyond this job: a stale copy).
+  if (pkt_id >= total_ || received_[pkt_id]) {
+    ++rec.duplicates;
+    rx_trace_(job_, pkt_id, false);
+    return;
+  }
+  // "Is this packet for the current running job?"
+  if (b[1] != static_cast<uint8_t>(job_)) {
+    ++rec.wrong_job;
+    rx_trace_(job_, pkt_id, false);
+    return;
+  }
+  rx_trace_(job_, pkt_id, true);
+  Postprocess(pkt_id, b);
+  ++num_received_;
+  ++received_total_;
+  received_[pkt_id] = 1;
+  const uint32_t m = spec_->pool_size;
+  const uint64_t next = pkt_id + batch_;
+  uint32_t index;
+  if (spec_->timer_mode == SwitchMLTimerMode::kPaper) {
+    index = static_cast<uint32_t>(pkt_id % batch_);
+  } else {
+    index = static_cast<uint32_t>(next % m);  // line 350: the slot of the *next* packet id
+  }
+  const uint64_t rtt = NowPs() - sent_ps_[pkt_id % batch_];
+  rec.rtt_sum_ps += static_cast<double>(rtt);
+  ++rec.rtt_count;
+  rec.rtt_max_ps = std::max(rec.rtt_max_ps, rtt);
+  owner_->RecordRtt(rank_, rtt);
+  StopTimer(index);
+  if (next < total_) {
+    const uint16_t pool = PoolIndex(next);
+    Send(next, pool, false);
+    StartTimer(index, next, pool, timer_ps_);
+  }
+  if (num_received_ == total_) FinishJob();
+}
+
+void SwitchMLWorker::StartTimer(uint32_t index, uint64_t pkt_id, uint16_t pool_index, uint64_t duration_ps) {
+  timer_pkt_id_[index] = pkt_id;
+  timer_pool_index_[index] = pool_index;
+  const uint32_t gen = ++timer_generation_[index];
+  timers_.push({NowPs() + duration_ps, index, gen});
+  ArmTimerEvent();
+}
+
+void SwitchMLWorker::ArmTimerEvent() {
+  while (!timers_.empty() && timers_.top().generation != timer_generation_[timers_.top().index]) timers_.pop();
+  if (timers_.empty()) return;
+  const uint64_t at = timers_.top().deadline_ps;
+  if (timer_event_.IsRunning() && timer_event_at_ <= at) return;  // fires earlier; re-armed then
+  timer_event_.Cancel();
+  timer_event_at_ = at;
+  timer_event_ = Simulator::Schedule(PicoSeconds(at - NowPs()), &SwitchMLWorker::OnTimerEvent, this);
+}
+
+// p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread_utils.inc:225
+void SwitchMLWorker::OnTimerEvent() {
+  const uint64_t now = NowPs();
+  while (!timers_.empty()) {
+    const TimerEntry t = timers_.top();
+    if (t.generation != timer_generation_[t.index]) {
+      timers_.pop();
+      continue;
+    }
+    if (t.deadline_ps > now) break;
+    timers_.pop();
+    // ResendPacketCallback: back off after timeout_threshold timeouts.
+    ++timeouts_counter_;
+    if (timeouts_counter_ >= timeout_threshold_) {
+      timeouts_counter_ = 0;
+      timeout_threshold_ += spec_->timeout_threshold_increment;
+      timer_ps_ *= 2;
+    }
+    ++record_->timeouts;
+    Send(timer_pkt_id_[t.index], timer_pool_index_[t.index], true);
+    const uint32_t gen = ++timer_generation_[t.index];
+    timers_.push({now + timer_ps_, t.index, gen});
+  }
+  timer_event_at_ = 0;
+  ArmTimerEvent();
+}
+
+void SwitchMLWorker::FinishJob() {
+  running_ = false;
+  // Every timer of this job slice is over (the library's are all stopped by then).
+  for (uint32_t& g : timer_generation_) ++g;
+  while (!timers_.empty()) timers_.pop();
+  timer_event_.Cancel();
+  // dpdk_worker_thread.cc:392: the next job continues the pool index sequence.
+  pool_index_shift_ = static_cast<uint32_t>((pool_index_shift_ + total_) % (2ull * spec_->pool_size));
+  record_->end_ps[rank_] = NowPs();
+  const uint32_t job = job_;
+  owner_->WorkerJobDone(rank_, job);
+  if (job + 1 < owner_->num_jobs()) {
+    const uint64_t gap = owner_->compute_gap_ps();
+    Simulator::Schedule(PicoSeconds(gap), &SwitchMLWorker::BeginJob, this, job + 1);
+  }
+}
+
+// ------------------------------------------------------------------- job ----
+
+SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DType dtype, DataPattern pattern,
+                         uint64_t seed, const SwitchMLSpec& spec, std::vector<uint64_t> tensor_bytes,
+                         uint32_t iterations, uint64_t compute_gap_ps)
+    : spec_(spec), dtype_(dtype), compute_gap_ps_(compute_gap_ps), fabric_(&fabric) {
+  const uint32_t n = static_cast<uint32_t>(hosts.size());
+  if (n == 0) throw std::invalid_argument("switchml needs at least one worker");
+  if (n > 0xffff) throw std::invalid_argument("switchml: num_workers is a 16-bit field in the client library");
+  const topo::Topology& topology = fabric.topology();
+  tree_ = CheckedTree(topology, hosts);
+  InstallPrograms(fabric);
+
+  const uint32_t k = spec_.elements_per_packet;
+  const TensorData run_data(dtype, pattern, seed, n);
+  for (uint32_t it = 0; it < iterations; ++it) {
+    for (uint32_t t = 0; t < tensor_bytes.size(); ++t) {
+      const uint32_t job = static_cast<uint32_t>(records_.size());
+      SwitchMLTensorRecord r;
+      r.job = job;
+      r.iteration = it;
+      r.tensor = t;
+      r.bytes = tensor_bytes[t];
+      r.elements = tensor_bytes[t] / 4;
+      const uint64_t main = (r.elements + k - 1) / k;
+      r.packets_per_worker = main + (dtype == DType::kFloat32 ? std::min<uint64_t>(spec_.pool_size, main) : 0);
+      r.start_ps.assign(n, 0);
+      r.end_ps.assign(n, 0);
+      records_.push_back(std::move(r));
+      // Each tensor of each iteration (a SwitchML job) its own values: the
+      // rank weights are the run's, the element values fresh per job.
+      data_.push_back(run_data.ForIteration(job));
+      expected_packets_ += records_.back().packets_per_worker * n;
+    }
+  }
+  for (uint32_t rank = 0; rank < n; ++rank) {
+    auto w = ns3::CreateObject<SwitchMLWorker>();
+    fabric.host(hosts[rank])->AddApplication(w);
+    const uint32_t tor = tree_.parent[hosts[rank]];
+    w->Setup(this, rank, SwitchIpv4(tor - topology.num_hosts()));
+    workers_.push_back(w);
+  }
+}
+
+SwitchMLJob::~SwitchMLJob() = default;
+
+topo::AggregationTree SwitchMLJob::CheckedTree(const topo::Topology& topology, const std::vector<uint32_t>& hosts) {
+  topo::AggregationTree tree;
+  try {
+    tree = topo::BuildTrees(topology, hosts, 1).at(0);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("workload.hosts: switchml: {}", e.what()));
+  }
+  for (uint32_t v : tree.vertices())
+    if (!topology.is_host(v) && tree.child_ports[v].size() > p4::switchml::kMaxNumWorkers)
+      throw ScenarioError(fmt::format(
+          "workload.hosts: protocol \"switchml\" aggregates at most {} children per switch (the worker bitmap), "
+          "and {} would have {} in the aggregation tree (fewer hosts per switch, or a deeper topology)",
+          p4::switchml::kMaxNumWorkers, topology.node(v).name, tree.child_ports[v].size()));
+  return tree;
+}
+
+void SwitchMLJob::InstallPrograms(Fabric& fabric) {
+  namespace sml = p4::switchml;
+  const topo::Topology& topology = fabric.topology();
+  const uint32_t nh = topology.num_hosts();
+  // Levels: 1 for switches with a worker child, parent = child level + 1.
+  std::vector<uint32_t> level(topology.num_vertices(), 0);
+  std::vector<uint32_t> order = tree_.vertices();  // root first, breadth-first
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const uint32_t v = *it;
+    if (topology.is_host(v)) continue;
+    uint32_t lv = 1;
+    for (uint16_t port : tree_.child_ports[v]) {
+      const uint32_t c = topology.ports(v)[port].peer;
+      if (!topology.is_host(c)) lv = std::max(lv, level[c] + 1);
+    }
+    level[v] = lv;
+  }
+  for (uint32_t v : order) {
+    if (topology.is_host(v)) continue;
+    const uint32_t sw = v - nh;
+    const auto& children = tree_.child_ports[v];  // at most 32 (CheckedTree)
+    sml::SwitchMLConfig c;
+    c.switch_ip = SwitchIpv4(sw);
+    c.switch_mac = MacBytesOfIpv4(c.switch_ip);
+    c.num_workers = static_cast<uint8_t>(children.size());
+    c.packet_size = 4 * spec_.elements_per_packet;
+    c.pool_size = spec_.pool_size;
+    c.pass_latency_ps = spec_.pass_latency_ps;
+    c.harvest3_port = spec_.harvest3_port;
+    for (size_t i = 0; i < children.size(); ++i) {
+      const uint32_t child = topology.ports(v)[children[i]].peer;
+      const uint32_t ip = topology.is_host(child) ? HostIpv4(child) : SwitchIpv4(child - nh);
+      c.workers.push_back({static_cast<uint16_t>(i), children[i], MacBytesOfIpv4(ip), ip});
+    }
+    try {
+      c.Validate();
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("switchml program on {}: {}", topology.node(v).name, e.what()));
+    }
+    if (v == tree_.root) {
+      fabric.switch_node(sw).SetDataplane(std::make_unique<sml::SwitchMLDataplane>(c));
+    } else {
+      sml::ParentLink up;
+      up.uplink_port = static_cast<uint16_t>(tree_.parent_port[v]);
+      up.parent_ip = SwitchIpv4(tree_.parent[v] - nh);
+      up.parent_mac = MacBytesOfIpv4(up.parent_ip);
+      up.src_udp_port = spec_.worker_udp_port;
+      fabric.switch_node(sw).SetDataplane(std::make_unique<sml::HierarchicalSwitchML>(c, up));
+    }
+    switches_.emplace_back(v, level[v]);
+  }
+}
+
+p4::Dataplane* SwitchMLJob::dataplane(uint32_t v) const {
+  return fabric_->switch_node(v - fabric_->topology().num_hosts()).dataplane();
+}
+
+void SwitchMLJob::Start(uint64_t at_ps) {
+  for (auto& w : workers_) {
+    w->SetStartTime(PicoSeconds(0));
+    Simulator::Schedule(PicoSeconds(at_ps), &SwitchMLWorker::BeginJob, w, 0u);
+  }
+}
+
+double SwitchMLJob::progress() const {
+  uint64_t got = 0;
+  for (const auto& w : workers_) got += w->received_packets();
+  return expected_packets_ ? static_cast<double>(got) / expected_packets_ : 1.0;
+}
+
+void SwitchMLJob::CountSent(uint32_t rank) {
+  if (rank != 0 || spec_.timeline_bin_ps == 0) return;
+  const uint64_t bin = NowPs() / spec_.timeline_bin_ps;
+  if (timeline_.size() <= bin) timeline_.resize(bin + 1, 0);
+  ++timeline_[bin];
+}
+
+void SwitchMLJob::WorkerJobDone(uint32_t rank, uint32_t job) {
+  if (rank == 0) {
+    rtt_samples_.swap(rtt_work_);
+    rtt_work_.clear();
+  }
+  if (job + 1 == records_.size()) {
+    ++workers_done_;
+    if (done() && on_finished) on_finished();
+  }
+}
+
+}  // namespace inasim
