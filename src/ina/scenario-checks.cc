@@ -1,23 +1,18 @@
 // The checks ParseScenario makes once the topology exists and the workload's
 // hosts are chosen: everything the workload's constructors would reject when
 // `run` builds it. They call the same functions the constructors call
-// (SwitchMLJob::CheckedTree, P4SGDJob::CheckWorkers, ...), so `validate` and
-// `run` accept the same scenarios. Pure topology work: no ns-3 objects.
+// (SwitchMLJob::CheckedTree, P4SGDJob::CheckWorkers, ... through each
+// protocol's ProtocolChecks in its registry entry), so `validate` and `run`
+// accept the same scenarios. Pure topology work: no ns-3 objects.
 #include "ina/scenario-checks.h"
 
 #include "ina/background.h"
-#include "protocols/canary/host/canary-job.h"
-#include "protocols/canary/host/canary-jobs.h"
-#include "protocols/p4sgd/host/p4sgd-job.h"
-#include "protocols/panama/host/panama-job.h"
-#include "protocols/ring/host/ring-allreduce.h"
-#include "protocols/switchml/host/switchml-job.h"
+#include "ina/protocol-checks.h"
+#include "ina/workload.h"
 
 #include <fmt/format.h>
 
 #include <unistd.h>
-
-#include "ina/workload.h"
 
 #include <algorithm>
 #include <cmath>
@@ -35,49 +30,9 @@ void CheckJobsFitHosts(const Scenario& s, size_t selected) {
                                   "(workload.hosts)", s.workload.jobs, min_hosts, selected));
 }
 
-/// A ring's per-rank packet stream must fit its 32-bit sequence numbers (RingAllreduce).
-void CheckRingStream(const Scenario& s, size_t ranks) {
-  const uint32_t epp = s.workload.ring.elements_per_packet
-                           ? s.workload.ring.elements_per_packet
-                           : (s.links.mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
-  const RingPlan plan(static_cast<uint32_t>(ranks), s.workload.bytes / 4, epp);
-  if (plan.stream_packets(0) >= (1ull << 32) - 1)
-    throw ScenarioError(fmt::format("workload.bytes: a ring of {} ranks sends {} packets per rank, more than its "
-                                    "32-bit sequence numbers count (fewer bytes, or more "
-                                    "workload.ring.elements_per_packet)", ranks, plan.stream_packets(0)));
-}
-
-void CheckRingJobs(const Scenario& s, const std::vector<uint32_t>& hosts) {
-  if (s.workload.jobs == 1) {
-    CheckRingStream(s, hosts.size());
-    return;
-  }
-  // The smallest group has the longest per-rank stream (fewer ranks, larger chunks).
-  const auto groups = CanaryJobSet::SplitHosts(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous);
-  size_t smallest = hosts.size();
-  for (const auto& g : groups) smallest = std::min(smallest, g.size());
-  CheckRingStream(s, smallest);
-}
-
 void CheckAllreducePlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
-  const std::string& p = s.workload.protocol;
   CheckJobsFitHosts(s, hosts.size());
-  if (p == "switchml") {
-    (void)SwitchMLJob::CheckedTree(t, hosts);
-  } else if (p == "p4sgd") {
-    P4SGDJob::CheckWorkers(t, hosts);
-    // A LIBSVM file's shape is known only once it is read (at run time).
-    const P4SGDSpec& spec = s.workload.p4sgd;
-    if (spec.hashed || spec.dataset == "synthetic")
-      P4SGDJob::CheckTrainingShape(spec, static_cast<uint32_t>(hosts.size()), spec.samples, spec.features);
-  } else if (p == "canary" || p == "static_tree") {
-    CanaryJobSet::CheckPlacement(t, hosts, p == "canary" ? InaTreeMode::kCanary : InaTreeMode::kStaticTree, s.seed,
-                                 s.workload, s.workload.jobs);
-  } else if (p == "panama") {
-    PanamaJobSet::CheckPlacement(t, s, hosts);
-  } else {
-    CheckRingJobs(s, hosts);
-  }
+  FindProtocol(s.workload.protocol)->checks->check_placement(s, t, hosts);
 }
 
 /// Background flows and congestion need two hosts each, as resolved at run
@@ -108,29 +63,10 @@ std::string ApproxBytes(double b) {
 }
 
 /// What the workload's hosts keep per packet (or block) of a collective,
-/// summed over hosts: the arrays the agents size up front (RingRank acked_,
-/// ready_, received_; SwitchMLWorker received_, scaling_factors_; CanaryHost
-/// attempt_, state_, generation_, queued_, lead_).
+/// summed over hosts: the arrays the agents size up front (each protocol's
+/// ProtocolChecks::state_bytes).
 double WorkloadStateBytes(const Scenario& s, size_t hosts) {
-  const WorkloadSpec& w = s.workload;
-  const double n = static_cast<double>(hosts), elements = static_cast<double>(w.bytes / 4);
-  if (w.protocol == "ring") {
-    const uint32_t epp = w.ring.elements_per_packet ? w.ring.elements_per_packet
-                                                    : (s.links.mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
-    return 6.0 * std::max(1.0, n - w.jobs) * std::ceil(elements / epp);  // 3 bytes x 2(n-1)/n x packets, per rank
-  }
-  if (w.protocol == "switchml") {
-    double largest = elements;
-    for (uint64_t t : w.switchml.tensors) largest = std::max(largest, static_cast<double>(t / 4));
-    const double per_packet = w.dtype == DType::kFloat32 ? 5.0 : 1.0;
-    return n * per_packet * std::ceil(largest / w.switchml.elements_per_packet);
-  }
-  if (w.protocol == "canary" || w.protocol == "static_tree") {
-    const uint32_t k = w.protocol == "canary" ? w.canary.elements_per_packet : w.static_tree.elements_per_packet;
-    const double blocks = std::ceil(elements / k) * w.iterations;
-    return w.protocol == "canary" ? blocks * (7.0 * n + 80.0) : blocks * 3.0 * n;
-  }
-  return 0;  // panama, p4sgd: per-packet state bounded by windows (p4sgd's data: CheckTrainingShape)
+  return FindProtocol(s.workload.protocol)->checks->state_bytes(s, hosts);
 }
 
 /// Poisson background flows are drawn up front: about 512 bytes each while
@@ -187,32 +123,13 @@ namespace {
 // packet can be answered, so a run retransmits (or times out) again and
 // again; periodic events (samples, Canary clock packets) are counted over
 // the whole simulated-time limit. 1e9 events take hours (bench/README.md:
-// 0.1 - 0.3 M events/s).
-constexpr double kSlowRunEvents = 1e9;
+// 0.1 - 0.3 M events/s): kSlowRunEvents (protocol-checks.h).
 
-struct NamedTimer {
-  const char* path;
-  uint64_t ps;
-  double unit_ps;     ///< of the key: 1e6 for _us, 1e3 for _ns
-  const char* unit;
-};
-
-std::vector<NamedTimer> ActiveTimers(const Scenario& s) {
-  const WorkloadSpec& w = s.workload;
+/// The scenario's timers and its protocol's own warnings (ProtocolChecks::add_warnings).
+std::vector<NamedTimer> ActiveTimers(const Scenario& s, const topo::Topology& t, std::vector<std::string>& warnings) {
   std::vector<NamedTimer> timers;
-  if (w.type == WorkloadType::kAllreduce) {
-    const bool ring = w.protocol == "ring" ||
-                      (w.protocol == "panama" && w.panama.cluster.jobs &&
-                       w.panama.cluster.allreduce == PanamaClusterSpec::Allreduce::kRing);
-    if (ring) timers.push_back({"workload.ring.rto_us", w.ring.rto_ps, 1e6, "us"});
-    if (w.protocol == "switchml") timers.push_back({"workload.switchml.timeout_us", w.switchml.timeout_ps, 1e6, "us"});
-    if (w.protocol == "canary") {
-      timers.push_back({"workload.canary.timeout_us", w.canary.timeout_ps, 1e6, "us"});
-      timers.push_back({"workload.canary.retransmit_timeout_us", w.canary.retransmit_timeout_ps, 1e6, "us"});
-    }
-    if (w.protocol == "p4sgd") timers.push_back({"workload.p4sgd.timeout_us", w.p4sgd.timeout_ps, 1e6, "us"});
-    if (w.protocol == "panama") timers.push_back({"workload.panama.timeout_us", w.panama.timeout_ps, 1e6, "us"});
-  }
+  if (s.workload.type == WorkloadType::kAllreduce)
+    FindProtocol(s.workload.protocol)->checks->add_warnings(s, t, timers, warnings);
   if (s.background.flows.enabled)
     timers.push_back({"background.flows.tcp.min_rto_us", s.background.flows.tcp.min_rto_ps, 1e6, "us"});
   return timers;
@@ -221,9 +138,9 @@ std::vector<NamedTimer> ActiveTimers(const Scenario& s) {
 }  // namespace
 
 std::vector<std::string> SlowRunWarnings(const Scenario& s, const topo::Topology& t) {
-  std::vector<std::string> out;
+  std::vector<std::string> out, protocol_warnings;
   const double frame_ps = (s.links.mtu_bytes + s.links.wire_overhead_bytes) * 8.0 * 1e3 / s.links.host_rate_gbps;
-  for (const NamedTimer& timer : ActiveTimers(s))
+  for (const NamedTimer& timer : ActiveTimers(s, t, protocol_warnings))
     if (static_cast<double>(timer.ps) < frame_ps)
       out.push_back(fmt::format("{}: {:g} {} is shorter than one {}-byte frame at {:g} Gb/s ({:g} {}): the timer "
                                 "fires before a packet can be answered, so the run may retransmit for hours",
@@ -237,14 +154,7 @@ std::vector<std::string> SlowRunWarnings(const Scenario& s, const topo::Topology
                                 "is up to {:.3g} rows of samples.csv ({:.3g} GB): the run may take hours",
                                 s.outputs.sample_interval_ps / 1e6, limit_ps / 1e9, rows, rows * 60 / 1e9));
   }
-  if (s.workload.type == WorkloadType::kAllreduce && s.workload.protocol == "canary" &&
-      s.workload.canary.timeout_mode == CanaryTimeoutMode::kClockScan) {
-    const double clocks = limit_ps / static_cast<double>(s.workload.canary.clock_period_ps) * t.num_switches();
-    if (clocks > kSlowRunEvents)
-      out.push_back(fmt::format("workload.canary.clock_period_ns: a clock packet every {:g} ns on {} switches over "
-                                "stop.max_sim_time_ms = {:g} is up to {:.3g} events: the run may take hours",
-                                s.workload.canary.clock_period_ps / 1e3, t.num_switches(), limit_ps / 1e9, clocks));
-  }
+  out.insert(out.end(), protocol_warnings.begin(), protocol_warnings.end());
   return out;
 }
 

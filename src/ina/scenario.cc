@@ -4,6 +4,7 @@
 
 #include "ina/addressing.h"
 #include "ina/scenario-checks.h"
+#include "ina/scenario-sections.h"
 #include "ina/workload.h"
 #include "topology/topology.h"
 
@@ -29,7 +30,6 @@ using spec::EditDistance;
 using spec::Reader;
 using spec::TypeName;
 
-constexpr double kPsPerNs = 1e3, kPsPerUs = 1e6, kPsPerMs = 1e9;
 constexpr size_t kMaxNameBytes = 255;  // NAME_MAX of Linux file systems
 constexpr uint64_t kMaxBuffer = 1ull << 40;
 
@@ -68,7 +68,9 @@ void ParsePortConfig(Reader& r, congestion::PortConfig& port, uint64_t def_buffe
   ecn.Done();
 }
 
-void ParseHosts(Reader& w, HostSelection& sel, bool allow_others = false) {
+}  // namespace
+
+void ParseHosts(Reader& w, HostSelection& sel, bool allow_others) {
   const json* v = w.Raw("hosts");
   if (!v) {
     w.out()["hosts"] = {{"count", 0}, {"placement", "first"}};
@@ -108,6 +110,8 @@ void ParseHosts(Reader& w, HostSelection& sel, bool allow_others = false) {
   sel.placement = p == "first" ? Placement::kFirst : p == "spread" ? Placement::kSpread : Placement::kRandom;
   h.Done();
 }
+
+namespace {
 
 /// `name` is the default output directory out/<name>: one safe path
 /// component, or a run could write (and replace) a directory elsewhere.
@@ -199,302 +203,6 @@ static void RefuseOtherSections(Reader& w, const Protocol& p) {
   }
 }
 
-/// workload.switchml: the client library's knobs (dev_root/client_lib/src/configs).
-static void ParseSwitchML(Reader& w, Scenario& s) {
-  Reader m = w.Obj("switchml");
-  SwitchMLSpec& ml = s.workload.switchml;
-  ml.elements_per_packet = m.U32("elements_per_packet", 256, 1, 1u << 20);
-  if (ml.elements_per_packet != 64 && ml.elements_per_packet != 256)
-    m.Fail("elements_per_packet",
-           fmt::format("must be 64 (256 B packets) or 256 (1024 B packets), the two sizes the P4 program "
-                       "aggregates; got {}", ml.elements_per_packet));
-  ml.pool_size = m.U32("pool_size", 512, 1, 8192);  // slot index < 8192: 16,384 registers hold both sets
-  ml.timeout_ps = m.TimePs("timeout_us", 10000, 0.001, 1e9, kPsPerUs);
-  ml.timeout_threshold = m.U64("timeout_threshold", 100, 1, 1ull << 40);
-  ml.timeout_threshold_increment = m.U64("timeout_threshold_increment", 100, 0, 1ull << 40);
-  ml.timer_mode = m.Enum("timer_mode", "paper", {"paper", "upstream"}) == "paper" ? SwitchMLTimerMode::kPaper
-                                                                              : SwitchMLTimerMode::kUpstream;
-  ml.vcl = m.Bool("vcl_rounding", true);
-  // "upstream": port 448 as next_step_selector.py installs it (1024 B packets
-  // return elements 128..159 with the sums of 192..223); "pipe2": port 320.
-  ml.harvest3_port = m.Enum("harvest3", "pipe2", {"pipe2", "upstream"}) == "pipe2" ? 320 : 448;
-  ml.worker_udp_port = static_cast<uint16_t>(m.U32("worker_udp_port", 4000, 1, 65535));
-  if ((ml.worker_udp_port & 0xfff0) == 0xbee0)
-    m.Fail("worker_udp_port", fmt::format("{} is in the switch's SwitchML range 0xbee0-0xbeef: switches would take "
-                                          "results for worker packets", ml.worker_udp_port));
-  ml.pass_latency_ps = m.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
-  ml.tensors.clear();
-  if (const json* t = m.Raw("tensors")) {
-    if (!t->is_array() || t->empty()) m.Fail("tensors", "must be a non-empty array of tensor sizes in bytes");
-    for (size_t i = 0; i < t->size(); ++i) {
-      const json& b = (*t)[i];
-      if (!b.is_number_integer() || b.get<int64_t>() <= 0 || b.get<uint64_t>() % 4 || b.get<uint64_t>() > (1ull << 40))
-        m.Fail(fmt::format("tensors[{}]", i),
-               fmt::format("must be a positive multiple of 4 bytes (whole 32-bit elements), at most 2^40; got {}",
-                           b.dump()));
-      ml.tensors.push_back(b.get<uint64_t>());
-    }
-    m.out()["tensors"] = *t;
-  } else {
-    m.out()["tensors"] = json::array({s.workload.bytes});
-  }
-  const uint64_t jobs = uint64_t{s.workload.iterations} * (ml.tensors.empty() ? 1 : ml.tensors.size());
-  ml.warmup_tensors = m.U32("warmup_tensors", 0, 0, 1'000'000);
-  if (ml.warmup_tensors >= jobs)
-    m.Fail("warmup_tensors", fmt::format("{} warm-up tensors leave nothing to measure: the workload aggregates {} "
-                                         "(iterations x tensors)", ml.warmup_tensors, jobs));
-  ml.timeline_bin_ps = m.TimePs("timeline_bin_us", 0, 0, 1e9, kPsPerUs);
-  m.Done();
-}
-
-// Blocks of k elements a workload reduces in all (every iteration).
-static uint64_t BlocksOf(const Scenario& s, uint32_t k) {
-  return (s.workload.bytes / 4 + k - 1) / k * s.workload.iterations;
-}
-
-static void ParseCanary(Reader& w, Scenario& s) {
-  Reader c = w.Obj("canary");
-  CanarySpec& cs = s.workload.canary;
-  // IPv4 20 + UDP 8 + Canary header 19 bytes, then 4k bytes of data, within the MTU.
-  const uint32_t max_k = (s.links.mtu_bytes - 20 - 8 - 19) / 4;
-  cs.elements_per_packet = c.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
-  cs.timeout_ps = c.TimePs("timeout_us", 1, 0.001, 1e6, kPsPerUs);
-  cs.timeout_mode = c.Enum("timeout_mode", "exact", {"exact", "clock_scan"}) == "exact" ? CanaryTimeoutMode::kExact
-                                                                                       : CanaryTimeoutMode::kClockScan;
-  cs.clock_period_ps = c.TimePs("clock_period_ns", 10, 0.001, 1e9, kPsPerNs);
-  cs.table_size = c.U32("table_size", 32768, 1, 1u << 24);
-  if (cs.table_size & (cs.table_size - 1))
-    c.Fail("table_size", fmt::format("must be a power of two (the index is the id's low bits), got {}", cs.table_size));
-  cs.scan_entries_per_clock = c.U32("scan_entries_per_clock", 1, 1, cs.table_size);
-  if (cs.table_size % cs.scan_entries_per_clock)
-    c.Fail("scan_entries_per_clock", fmt::format("must divide table_size ({}), got {}", cs.table_size,
-                                                 cs.scan_entries_per_clock));
-  cs.direct_index = c.Enum("index_hash", "crc32", {"crc32", "direct"}) == "direct";
-  cs.partition_per_job = c.Enum("table_partition", "shared", {"shared", "per_job"}) == "per_job";
-  if (cs.partition_per_job && s.workload.jobs > cs.table_size)
-    c.Fail("table_partition", fmt::format("per_job needs a descriptor per job: {} jobs, table_size {}",
-                                          s.workload.jobs, cs.table_size));
-  cs.multicast_shard_ports = c.U32("multicast_shard_ports", 16, 1, 31);
-  cs.pass_latency_ps = c.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
-  cs.window_blocks = c.U32("window_blocks", 1024, 1, 1u << 20);
-  cs.nic_queue_bytes = c.U32("nic_queue_bytes", 8192, 0, 1u << 30);
-  cs.retransmit_timeout_ps = c.TimePs("retransmit_timeout_us", 500, 0.001, 1e9, kPsPerUs);
-  cs.max_failures = c.U32("max_failures", 3, 0, 100);
-  cs.application_id = c.U32("application_id", 1, 0, 255);
-  if (cs.application_id + s.workload.jobs - 1 > 255)
-    c.Fail("application_id", fmt::format("job j uses application id {} + j; {} jobs need ids up to {}, beyond the "
-                                         "8-bit field (255)", cs.application_id, s.workload.jobs,
-                                         cs.application_id + s.workload.jobs - 1));
-  // Ids are application id (8 bits) + a 24-bit sequence; every re-issue takes
-  // fresh ids, so all attempts of all blocks must fit the sequence.
-  const uint64_t ids = BlocksOf(s, cs.elements_per_packet) * (uint64_t{cs.max_failures} + 1);
-  if (ids > (1u << 24))
-    c.Fail("max_failures", fmt::format("{} blocks x {} attempts need {} ids; the 24-bit sequence of a block id holds "
-                                       "16,777,216 (fewer iterations, bytes or max_failures, or more elements_per_packet)",
-                                       BlocksOf(s, cs.elements_per_packet), cs.max_failures + 1, ids));
-  c.Done();
-}
-
-// canary-fgcs24 §5.2.5: "every time a host sends a packet, it has a given
-// probability (noise probability) of delaying the transmission by 1 microsecond".
-static void ParseSendNoise(Reader& w, Scenario& s) {
-  Reader n = w.Obj("send_noise");
-  s.workload.send_noise.probability = n.Num("probability", 0, 0, 1);
-  s.workload.send_noise.delay_ps = n.TimePs("delay_us", 1, 0, 1e6, kPsPerUs);
-  n.Done();
-}
-
-static void ParseStaticTree(Reader& w, Scenario& s) {
-  Reader t = w.Obj("static_tree");
-  StaticTreeSpec& st = s.workload.static_tree;
-  const uint32_t max_k = (s.links.mtu_bytes - 20 - 8 - 19) / 4;
-  st.trees = t.U32("trees", 1, 1, 1024);
-  st.random_roots = t.Enum("roots", "spread", {"spread", "random"}) == "random";
-  st.elements_per_packet = t.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
-  st.window_blocks = t.U32("window_blocks", 256, 1, 1u << 20);
-  st.nic_queue_bytes = t.U32("nic_queue_bytes", 8192, 0, 1u << 30);
-  st.slots_per_tree = t.U32("slots_per_tree", 4096, 1, 1u << 20);
-  if (st.slots_per_tree & (st.slots_per_tree - 1))
-    t.Fail("slots_per_tree", fmt::format("must be a power of two, got {}", st.slots_per_tree));
-  if (st.slots_per_tree < st.window_blocks)
-    t.Fail("slots_per_tree", fmt::format("must be at least window_blocks ({}): a host's window of blocks must not "
-                                         "share a slot, got {}", st.window_blocks, st.slots_per_tree));
-  st.pass_latency_ps = t.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
-  t.Done();
-}
-
-/// workload.p4sgd: the FPGA workers' training and the switch protocol (p4sgd §3-§5).
-static void ParseP4SGD(Reader& w, Scenario& s) {
-  Reader m = w.Obj("p4sgd");
-  P4SGDSpec& p = s.workload.p4sgd;
-  p.mode = m.Enum("mode", "paper", {"paper"});
-  p.task = m.Enum("task", "train", {"train", "allreduce"}) == "train" ? P4SGDTask::kTrain : P4SGDTask::kAllreduce;
-  p.data_parallel = m.Enum("parallelism", "model", {"model", "data"}) == "data";
-  p.hashed = m.Enum("arithmetic", "real", {"real", "hashed"}) == "hashed";
-  p.dataset = m.Str("dataset", "synthetic");
-  if (p.dataset.empty()) m.Fail("dataset", "must be \"synthetic\" or the path of a LIBSVM file");
-  if (p.dataset != "synthetic" && p.hashed)
-    m.Fail("dataset", "arithmetic \"hashed\" has no data: give samples and features instead of a file");
-  if (p.dataset != "synthetic") {
-    // Read at run time (relative to the working directory); checked now so a
-    // FIFO, a device or an oversized file fails validation, not the run.
-    try {
-      util::CheckRegularFile(p.dataset, util::kMaxDatasetFileBytes, "LIBSVM dataset");
-    } catch (const util::FileReadError& e) {
-      m.Fail("dataset", e.what());
-    }
-  }
-  p.samples = m.U32("samples", 2048, 8, 1u << 30);
-  p.features = m.U32("features", 2048, 1, 1u << 26);
-  p.max_samples = m.U32("max_samples", 0, 0, 1u << 30);
-  p.density = m.Num("density", 0.1, 1e-6, 1.0);
-  p.loss = m.Enum("loss", "logistic", {"linear", "logistic", "hinge"});
-  p.precision_bits = m.U32("precision_bits", 4, 1, 8);
-  p.minibatch = m.U32("minibatch", 64, 8, 1u << 20);
-  if (p.minibatch % 8)
-    m.Fail("minibatch", fmt::format("must be a multiple of 8 (micro-batches of 8 samples, p4sgd §4.1.2), got {}",
-                                    p.minibatch));
-  p.epochs = m.U32("epochs", 2, 1, 100000);
-  p.learning_rate = m.Num("learning_rate", 1.0, 1e-9, 1e6);
-  p.engines = m.U32("engines", 8, 1, 64);
-  p.clock_mhz = m.Num("clock_mhz", 250, 1, 10000);
-  p.bank_features = m.U32("bank_features", 64, 1, 4096);
-  p.hbm_gbps_per_engine = m.Num("hbm_gbps_per_engine", 460, 0.001, 1e6);
-  p.pipeline_cycles = m.U32("pipeline_cycles", 32, 0, 1u << 20);
-  p.fpga_tx_ps = m.TimePs("fpga_tx_ns", 300, 0, 1e7, kPsPerNs);
-  p.fpga_rx_ps = m.TimePs("fpga_rx_ns", 300, 0, 1e7, kPsPerNs);
-  p.timeout_ps = m.TimePs("timeout_us", 50, 0.01, 1e9, kPsPerUs);
-  p.slots = m.U32("slots", 65536, 1, 65536);
-  if (p.slots & (p.slots - 1))
-    m.Fail("slots", fmt::format("must be a power of two (the switch indexes its registers by the low bits), got {}",
-                                p.slots));
-  p.window = m.U32("window", 256, 1, 65536);
-  p.udp_port = static_cast<uint16_t>(m.U32("udp_port", 20050, 1, 65535));
-  p.pass_latency_ps = m.TimePs("pass_latency_ns", 520, 0, 1e6, kPsPerNs);
-  p.operations = m.U32("operations", 1000, 1, 100'000'000);
-  p.gap_ps = m.TimePs("gap_us", 0, 0, 1e9, kPsPerUs);
-  if (p.data_parallel && p.task == P4SGDTask::kAllreduce)
-    m.Fail("parallelism", "task \"allreduce\" is a latency benchmark; parallelism applies to task \"train\"");
-  m.Done();
-}
-
-static void ParsePanama(Reader& w, Scenario& s) {
-  Reader p = w.Obj("panama");
-  PanamaSpec& ps = s.workload.panama;
-  // IPv4 20 + UDP 8 + PANAMA header 14 bytes, then 4k bytes of fp32, within
-  // the MTU and the accelerator's 1600-byte packet slots (fp_datapath.v:115).
-  const uint32_t max_k = (std::min<uint32_t>(s.links.mtu_bytes, 1600 - 14) - 20 - 8 - 14) / 4;
-  ps.trees = p.U32("trees", 4, 1, 256);
-  if (const json* roots = p.Raw("tree_roots")) {
-    if (!roots->is_array() || roots->empty() || roots->size() > 256)
-      p.Fail("tree_roots", "must be a list of 1 to 256 switch names, e.g. [\"spine0\"]");
-    for (const json& r : *roots) {
-      if (!r.is_string()) p.Fail("tree_roots", "must be a list of switch names (strings)");
-      ps.tree_roots.push_back(r.get<std::string>());
-    }
-    if (p.Has("trees") && ps.trees != ps.tree_roots.size())
-      p.Fail("trees", fmt::format("{} trees but {} tree_roots; give one of them", ps.trees, ps.tree_roots.size()));
-    ps.trees = static_cast<uint32_t>(ps.tree_roots.size());
-    p.out()["trees"] = ps.trees;
-    p.out()["tree_roots"] = *roots;
-  }
-  ps.elements_per_packet = p.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
-  ps.congestion_control = p.Bool("congestion_control", true);
-  ps.fixed_window = p.U32("fixed_window", 64, 1, 65535);
-  ps.quorum = p.Num("quorum", 1, 1e-3, 1);
-  ps.initial_cwnd = p.Num("initial_cwnd", 2, 1, 65535);
-  ps.initial_ssthresh = p.Num("initial_ssthresh", 64, 1, 1e9);
-  ps.initial_alpha = p.Num("initial_alpha", 1, 0, 1);
-  ps.g = p.Num("g", 1.0 / 16, 1e-6, 1);
-  ps.reset_ecn_count_per_window = p.Enum("ecn_count", "per_window", {"per_window", "never_reset"}) == "per_window";
-  ps.increase_in_marked_windows = p.Enum("increase", "unmarked_windows", {"unmarked_windows", "every_window"}) ==
-                                  "every_window";
-  ps.accelerator_buffer_bytes = p.U64("accelerator_buffer_bytes", 64ull << 20, 1, 1ull << 40);
-  ps.ieee_float = p.Enum("float_mode", "fpga", {"fpga", "ieee"}) == "ieee";
-  ps.latency_table1 = p.Enum("latency", "equation", {"equation", "table1"}) == "table1";
-  ps.timeout_ps = p.TimePs("timeout_us", 10000, 0.001, 1e9, kPsPerUs);
-  ps.udp_port = static_cast<uint16_t>(p.U32("udp_port", 6000, 1, 65535));
-  ps.jid = static_cast<uint16_t>(p.U32("jid", 1, 0, 65535));
-  if (const json* jobs = p.Raw("jobs")) {
-    if (!jobs->is_array() || jobs->empty() || jobs->size() > 256)
-      p.Fail("jobs", "must be an array of 1 to 256 jobs, each {\"hosts\", \"bytes\", \"iterations\", \"start_us\", "
-                     "\"compute_gap_us\"}");
-    json resolved_jobs = json::array();
-    for (size_t i = 0; i < jobs->size(); ++i) {
-      json resolved;
-      Reader j(&(*jobs)[i], fmt::format("workload.panama.jobs[{}]", i), &resolved);
-      PanamaJobSpec js;
-      if (!j.Has("hosts")) j.Fail("hosts", "is required (each job's workers, disjoint from the other jobs')");
-      ParseHosts(j, js.hosts);
-      js.bytes = j.U64("bytes", s.workload.bytes, 4, 1ull << 40);
-      if (js.bytes % 4) j.Fail("bytes", fmt::format("must be a multiple of 4 (whole fp32 values), got {}", js.bytes));
-      js.iterations = j.U32("iterations", s.workload.iterations, 1, 1'000'000);
-      js.start_ps = j.TimePs("start_us", static_cast<double>(s.workload.start_ps) / kPsPerUs, 0, 1e9, kPsPerUs);
-      js.compute_gap_ps =
-          j.TimePs("compute_gap_us", static_cast<double>(s.workload.compute_gap_ps) / kPsPerUs, 0, 1e9, kPsPerUs);
-      j.Done();
-      ps.jobs.push_back(js);
-      resolved_jobs.push_back(resolved);
-    }
-    if (uint32_t{ps.jid} + ps.jobs.size() > 0x10000)
-      p.Fail("jid", fmt::format("jobs take JIDs jid .. jid + {}, past 65535", ps.jobs.size() - 1));
-    p.out()["jobs"] = resolved_jobs;
-  }
-  if (p.Has("cluster")) {
-    if (!ps.jobs.empty()) p.Fail("cluster", "give either jobs (fixed) or cluster (arriving over time), not both");
-    Reader c = p.Obj("cluster");
-    PanamaClusterSpec& cs = ps.cluster;
-    // A job's group addresses are 239.<jid mod 256>.<tree>: JIDs must not wrap.
-    cs.window_ps = c.TimePs("window_us", 0, 0, 1e9, kPsPerUs);
-    cs.jobs = c.U32("jobs", cs.window_ps ? 256 - std::min<uint32_t>(ps.jid, 255) : 0, 1, 255, cs.window_ps == 0);
-    if (uint32_t{ps.jid} + cs.jobs > 256)
-      c.Fail("jobs", fmt::format("jobs take JIDs jid .. jid + {}; their group addresses 239.<jid>.<tree> need them "
-                                 "below 256 (jid is {})", cs.jobs - 1, ps.jid));
-    if (uint32_t{ps.udp_port} + cs.jobs > 0x10000)
-      c.Fail("jobs", fmt::format("job i uses UDP port udp_port + i, past 65535 (udp_port is {})", ps.udp_port));
-    if (c.Has("load")) {
-      if (c.Has("arrival_rate_per_s"))
-        c.Fail("load", "give either arrival_rate_per_s or load (the arrival rate follows from it), not both");
-      cs.load = c.Num("load", 0, 1e-6, 100);
-    } else {
-      cs.arrival_rate_per_s = c.Num("arrival_rate_per_s", 10, 1e-9, 1e12);
-    }
-    cs.allreduce = c.Enum("allreduce", "panama", {"panama", "ring"}) == "ring" ? PanamaClusterSpec::Allreduce::kRing
-                                                                             : PanamaClusterSpec::Allreduce::kPanama;
-    cs.slots_per_host = c.U32("slots_per_host", 1, 1, 64);
-    cs.min_workers = c.U32("min_workers", 16, 2, 1u << 20);
-    cs.max_workers = c.U32("max_workers", 96, 2, 1u << 20);
-    if (cs.max_workers < cs.min_workers)
-      c.Fail("max_workers", fmt::format("must be at least min_workers ({}), got {}", cs.min_workers, cs.max_workers));
-    cs.models.clear();
-    if (const json* m = c.Raw("models")) {
-      if (!m->is_array() || m->empty()) c.Fail("models", "must be a non-empty array of model names");
-      for (size_t i = 0; i < m->size(); ++i) {
-        const json& x = (*m)[i];
-        std::string known;
-        for (const DnnModel& d : kDnnModels) known += (known.empty() ? "" : ", ") + std::string(d.name);
-        if (!x.is_string() || !FindDnnModel(x.get<std::string>()))
-          c.Fail(fmt::format("models[{}]", i), fmt::format("{} is not one of {}", x.dump(), known));
-        cs.models.push_back(x.get<std::string>());
-      }
-      c.out()["models"] = *m;
-    } else {
-      for (const DnnModel& d : kDnnModels) cs.models.emplace_back(d.name);
-      c.out()["models"] = cs.models;
-    }
-    cs.iterations = c.U32("iterations", 10, 1, 1'000'000);
-    cs.scale = c.Num("scale", 1, 1e-9, 1e3);
-    cs.start_ps = c.TimePs("start_us", static_cast<double>(s.workload.start_ps) / kPsPerUs, 0, 1e9, kPsPerUs);
-    c.Done();
-  }
-  // VIDs are 32 bits and count every packet of a tree over the whole run.
-  const uint64_t packets = (s.workload.bytes / 4 + ps.elements_per_packet - 1) / ps.elements_per_packet *
-                           s.workload.iterations;
-  if (packets / ps.trees >= (1ull << 31))
-    p.Fail("trees", fmt::format("{} packets over {} trees overflow the 32-bit vector id", packets, ps.trees));
-  p.Done();
-}
-
 json LoadScenarioJson(const std::string& file) {
   std::string text;
   try {
@@ -572,11 +280,12 @@ void ApplyOverride(json& doc, const std::string& assignment) {
   }
 }
 
-Scenario ParseScenario(const json& doc, const std::string& base_dir) {
-  Scenario s;
+namespace {
+
+/// Unknown top-level keys first, so a misspelt required section is reported
+/// as a misspelling ("did you mean"), not as missing.
+void CheckTopLevelKeys(const json& doc) {
   if (doc.is_object()) {
-    // Unknown top-level keys first, so a misspelt required section is reported
-    // as a misspelling ("did you mean"), not as missing.
     static const char* const kTop[] = {"name", "description", "seed", "topology", "links", "switch", "host",
                                        "workload", "background", "faults", "stop", "outputs"};
     for (auto it = doc.begin(); it != doc.end(); ++it) {
@@ -593,333 +302,334 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
                                          : fmt::format("{}: unknown key (did you mean \"{}\"?)", it.key(), best));
     }
   }
-  Reader top(&doc, "", &s.resolved);
-  s.name = top.Str("name", "scenario");
-  CheckScenarioName(top, s.name);
-  s.description = top.Str("description", "");
-  s.seed = top.U64("seed", 1, 1, (1ull << 62));
+}
 
-  {
-    Reader t = top.Obj("topology");
-    if (!top.Has("topology")) top.Fail("topology", "is required");
-    const std::string type = t.Enum("type", "", {"single_rack", "leaf_spine", "fat_tree"}, true);
-    if (type == "single_rack") {
-      s.topology.type = TopologyType::kSingleRack;
-      s.topology.hosts = t.U32("hosts", 0, 1, 65'535, true);  // a switch has 16-bit port numbers
-    } else if (type == "leaf_spine") {
-      s.topology.type = TopologyType::kLeafSpine;
-      s.topology.leaves = t.U32("leaves", 0, 1, 10'000, true);
-      s.topology.spines = t.U32("spines", 0, 1, 10'000, true);
-      s.topology.hosts_per_leaf = t.U32("hosts_per_leaf", 0, 1, 10'000, true);
-      const uint64_t links = uint64_t{s.topology.leaves} * (s.topology.spines + s.topology.hosts_per_leaf);
-      if (links > 4'000'000)
-        t.Fail("", fmt::format("{} links is more than this simulator accepts (4,000,000)", links));
-    } else {
-      s.topology.type = TopologyType::kFatTree;
-      s.topology.k = t.U32("k", 0, 2, 128, true);
-      if (s.topology.k % 2) t.Fail("k", fmt::format("must be even, got {}", s.topology.k));
-      s.topology.hosts_per_edge = t.U32("hosts_per_edge", 0, 0, 10'000);
-    }
-    t.Done();
-  }
-  {
-    Reader l = top.Obj("links");
-    s.links.host_rate_gbps = l.Num("host_rate_gbps", 100, 0.001, 10'000);
-    s.links.fabric_rate_gbps = l.Num("fabric_rate_gbps", s.links.host_rate_gbps, 0.001, 10'000);
-    s.links.host_delay_ps = l.TimePs("host_delay_ns", 500, 0, 1e9, kPsPerNs);
-    s.links.fabric_delay_ps = l.TimePs("fabric_delay_ns", 500, 0, 1e9, kPsPerNs);
-    s.links.mtu_bytes = l.U32("mtu_bytes", 1500, 128, 9216);
-    s.links.wire_overhead_bytes = l.U32("wire_overhead_bytes", 24, 0, 1000);
-    l.Done();
-  }
-  {
-    Reader w = top.Obj("switch");
-    ParsePortConfig(w, s.sw.port, 1ull << 20, s.sw.ecn_threshold_by_rate);
-    const std::string f = w.Enum("forwarding", "ecmp", {"ecmp", "spray", "adaptive"});
-    s.sw.forwarding = f == "ecmp" ? congestion::ForwardingPolicy::kEcmp
-                    : f == "spray" ? congestion::ForwardingPolicy::kSpray
-                                   : congestion::ForwardingPolicy::kAdaptive;
-    s.sw.adaptive_threshold = w.Num("adaptive_threshold", 0.5, 0.0, 1.0);
-    s.sw.adaptive_by_destination = w.Enum("adaptive_default", "flow", {"flow", "destination"}) == "destination";
-    s.sw.hash_seed = w.U64("hash_seed", 0, 0, UINT64_MAX);
-    s.sw.forwarding_latency_ps = w.TimePs("forwarding_latency_ns", 0, 0, 1e6, kPsPerNs);
-    Reader pfc = w.Obj("pfc");
-    s.sw.port.pfc_enabled = pfc.Bool("enabled", false);
-    s.sw.port.pfc_xoff_bytes = pfc.U64("xoff_bytes", 256 << 10, 1, kMaxBuffer);
-    s.sw.port.pfc_xon_bytes = pfc.U64("xon_bytes", 128 << 10, 0, kMaxBuffer);
-    if (s.sw.port.pfc_xon_bytes > s.sw.port.pfc_xoff_bytes)
-      pfc.Fail("xon_bytes", fmt::format("must not exceed xoff_bytes ({})", s.sw.port.pfc_xoff_bytes));
-    pfc.Done();
-    w.Done();
-  }
-  {
-    Reader h = top.Obj("host");
-    s.host_port.buffer_bytes = h.U64("nic_buffer_bytes", 16ull << 20, 1500, kMaxBuffer);
-    h.Done();
-  }
-  {
-    Reader w = top.Obj("workload");
-    const std::string type = w.Enum("type", "allreduce", {"allreduce", "permutation", "none"});
-    s.workload.type = type == "allreduce" ? WorkloadType::kAllreduce
-                    : type == "permutation" ? WorkloadType::kPermutation
-                                            : WorkloadType::kNone;
-    if (s.workload.type != WorkloadType::kNone) ParseHosts(w, s.workload.hosts);
-    if (s.workload.type == WorkloadType::kAllreduce) {
-      s.workload.protocol = w.Str("protocol", "ring");
-      const Protocol* protocol = FindProtocol(s.workload.protocol);
-      if (!protocol || protocol->workload_type != "allreduce")
-        w.Fail("protocol", fmt::format("must be one of {}, got \"{}\"", ProtocolNames(), s.workload.protocol));
-      s.workload.bytes = w.U64("bytes", 4ull << 20, 4, 1ull << 40);
-      if (s.workload.bytes % 4) w.Fail("bytes", fmt::format("must be a multiple of 4 (whole 32-bit elements), got {}", s.workload.bytes));
-      s.workload.dtype = w.Enum("dtype", "int32", {"int32", "float32"}) == "int32" ? DType::kInt32 : DType::kFloat32;
-      const std::string data = w.Enum("data", "hashed", {"hashed", "ones", "uniform"});
-      s.workload.data = data == "hashed" ? DataPattern::kHashed : data == "ones" ? DataPattern::kOnes : DataPattern::kUniform;
-      if (s.workload.data == DataPattern::kUniform && s.workload.dtype != DType::kFloat32)
-        w.Fail("data", "\"uniform\" draws float32 gradients in (-1, 1); it needs dtype \"float32\"");
-      if (!protocol->Accepts(s.workload.data)) w.Fail("data", DataRefusal(*protocol, s.workload.data));
-      s.workload.iterations = w.U32("iterations", 1, 1, 1'000'000);
-      s.workload.compute_gap_ps = w.TimePs("compute_gap_us", 0, 0, 1e9, kPsPerUs);
-      s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
-      // canary-fgcs24 §5.2.4 (Fig. 10): concurrent allreduces, the hosts split between them.
-      s.workload.jobs = w.U32("jobs", 1, 1, 256);
-      s.workload.jobs_contiguous = w.Enum("job_split", "shuffled", {"shuffled", "contiguous"}) == "contiguous";
-      if (s.workload.jobs > 1 && protocol->concurrent_jobs != "jobs") w.Fail("jobs", JobsRefusal(*protocol));
-      // Each protocol reads its own section; another's is an error, not ignored.
-      const bool is_ring = s.workload.protocol == "ring";
-      auto parse_ring = [&] {
-        Reader r = w.Obj("ring");
-        RingSpec& ring = s.workload.ring;
-        const uint32_t max_epp = (s.links.mtu_bytes - 20 - 8 - 16) / 4;
-        ring.elements_per_packet = r.U32("elements_per_packet", 0, 0, max_epp);
-        ring.window_packets = r.U32("window_packets", 64, 1, 1 << 20);
-        ring.ack_every = r.U32("ack_every", 8, 1, 1 << 16);
-        ring.ack_delay_ps = r.TimePs("ack_delay_us", 2, 0, 1e6, kPsPerUs);
-        ring.rto_ps = r.TimePs("rto_us", 200, 0.001, 1e9, kPsPerUs);
-        ring.udp_port = static_cast<uint16_t>(r.U32("udp_port", 4791, 1, 65535));
-        r.Done();
-      };
-      RefuseOtherSections(w, *protocol);
-      if (!protocol->Accepts(s.workload.dtype)) w.Fail("dtype", DtypeRefusal(*protocol));
-      if (Reads(*protocol, "send_noise")) ParseSendNoise(w, s);
-      if (s.workload.protocol == "p4sgd") {
-        ParseP4SGD(w, s);
-      } else if (s.workload.protocol == "panama") {
-        ParsePanama(w, s);
-        parse_ring();  // the transport of a cluster's ring jobs (workload.panama.cluster.allreduce = "ring")
-      } else if (s.workload.protocol == "canary") {
-        ParseCanary(w, s);
-      } else if (s.workload.protocol == "static_tree") {
-        ParseStaticTree(w, s);
-      } else if (!is_ring) {
-        ParseSwitchML(w, s);
-      } else {
-        parse_ring();
-      }
-    } else if (s.workload.type == WorkloadType::kPermutation) {
-      s.workload.flow_bytes = w.U64("flow_bytes", 2'000'000, 1, 1ull << 40);
-      s.workload.payload_bytes = w.U32("payload_bytes", s.links.mtu_bytes - 28, 12, s.links.mtu_bytes - 28);
-      s.workload.rate_gbps = w.Num("rate_gbps", 0, 0, 10'000);
-    }
-    w.Done();
-  }
-  if (!top.Has("background")) {
-    top.Raw("background");  // absent (or null): not echoed
+void ParseTopologySection(Reader& top, Scenario& s) {
+  Reader t = top.Obj("topology");
+  if (!top.Has("topology")) top.Fail("topology", "is required");
+  const std::string type = t.Enum("type", "", {"single_rack", "leaf_spine", "fat_tree"}, true);
+  if (type == "single_rack") {
+    s.topology.type = TopologyType::kSingleRack;
+    s.topology.hosts = t.U32("hosts", 0, 1, 65'535, true);  // a switch has 16-bit port numbers
+  } else if (type == "leaf_spine") {
+    s.topology.type = TopologyType::kLeafSpine;
+    s.topology.leaves = t.U32("leaves", 0, 1, 10'000, true);
+    s.topology.spines = t.U32("spines", 0, 1, 10'000, true);
+    s.topology.hosts_per_leaf = t.U32("hosts_per_leaf", 0, 1, 10'000, true);
+    const uint64_t links = uint64_t{s.topology.leaves} * (s.topology.spines + s.topology.hosts_per_leaf);
+    if (links > 4'000'000)
+      t.Fail("", fmt::format("{} links is more than this simulator accepts (4,000,000)", links));
   } else {
-    Reader b = top.Obj("background");
-    if (b.Has("flows")) {
-      BackgroundFlowsSpec& bf = s.background.flows;
-      bf.enabled = true;
-      Reader f = b.Obj("flows");
-      if (const json* list = f.Raw("list")) {
-        // Explicit flows (e.g. PANAMA Fig. 10's one long flow): the Poisson keys do not apply.
-        if (!list->is_array() || list->empty())
-          f.Fail("list", "must be a non-empty array of {\"src\", \"dst\", \"bytes\", \"start_us\"}");
-        json resolved_list = json::array();
-        for (size_t i = 0; i < list->size(); ++i) {
-          json resolved;
-          Reader e(&(*list)[i], fmt::format("background.flows.list[{}]", i), &resolved);
-          congestion::FlowSpec fs;
-          fs.src = e.U32("src", 0, 0, UINT32_MAX, true);
-          fs.dst = e.U32("dst", 0, 0, UINT32_MAX, true);
-          if (fs.src == fs.dst) e.Fail("dst", fmt::format("is the source ({}): a flow needs two hosts", fs.src));
-          fs.bytes = e.U64("bytes", 0, 1, 1ull << 40, true);
-          fs.start_ps = e.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
-          e.Done();
-          bf.list.push_back(fs);
-          resolved_list.push_back(resolved);
-        }
-        f.out()["list"] = resolved_list;
-        std::stable_sort(bf.list.begin(), bf.list.end(),
-                         [](const congestion::FlowSpec& a, const congestion::FlowSpec& c) { return a.start_ps < c.start_ps; });
-        for (const char* key : {"hosts", "size_distribution", "size_scale", "load", "only", "start_us", "stop_us"}) {
-          if (f.Has(key)) f.Fail(key, "is for Poisson arrivals; not used with \"list\"");
-          f.Raw(key);
-        }
-      }
-      if (bf.list.empty()) {
-      ParseHosts(f, bf.hosts, true);
-      bf.size_distribution = f.Str("size_distribution", "web_search");
-      try {
-        const auto names = congestion::BuiltinFlowSizeNames();
-        if (std::find(names.begin(), names.end(), bf.size_distribution) != names.end()) {
-          bf.sizes = std::make_shared<congestion::FlowSizeCdf>(congestion::FlowSizeCdf::Builtin(bf.size_distribution));
-        } else {
-          std::filesystem::path file(bf.size_distribution);
-          if (file.is_relative() && !base_dir.empty()) file = std::filesystem::path(base_dir) / file;
-          bf.sizes = std::make_shared<congestion::FlowSizeCdf>(congestion::FlowSizeCdf::Load(file.string()));
-        }
-      } catch (const std::invalid_argument& e) {
-        f.Fail("size_distribution", fmt::format("{} (built-in: web_search, data_mining; or a CDF file)", e.what()));
-      }
-      bf.size_scale = f.Num("size_scale", 1, 1e-6, 1e3);
-      if (bf.size_scale != 1) bf.sizes = std::make_shared<congestion::FlowSizeCdf>(bf.sizes->Scaled(bf.size_scale));
-      bf.load = f.Num("load", 0.4, 1e-6, 1.0);
-      bf.only = f.Enum("only", "all", {"all", "short", "long"});
-      bf.start_ps = f.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
-      if (!f.Has("stop_us")) f.Fail("stop_us", "is required (when flow arrivals stop, in us)");
-      bf.stop_ps = f.TimePs("stop_us", 0, 0, 1e9, kPsPerUs);
-      if (bf.stop_ps <= bf.start_ps) f.Fail("stop_us", "must be after start_us");
-      }
-      bf.wait_for_completion = f.Bool("wait_for_completion", true);
-      Reader t = f.Obj("tcp");
-      congestion::TcpConfig& tcp = bf.tcp;
-      tcp.variant = t.Enum("variant", "dctcp", {"dctcp", "cubic", "newreno"});
-      tcp.ecn = t.Bool("ecn", true);
-      tcp.initial_cwnd_segments = t.U32("initial_cwnd_segments", 10, 1, 65'535);
-      const uint32_t max_mss = s.links.mtu_bytes - 52;  // IP 20 + TCP 20 + timestamps 12
-      tcp.segment_bytes = t.U32("segment_bytes", max_mss, 64, max_mss);
-      tcp.min_rto_ps = t.TimePs("min_rto_us", 1000, 1, 1e7, kPsPerUs);
-      tcp.buffer_bytes = t.U32("buffer_bytes", 4u << 20, tcp.segment_bytes, 1u << 30);
-      tcp.del_ack_count = t.U32("del_ack_count", 2, 1, 64);
-      tcp.del_ack_timeout_ps = t.TimePs("del_ack_timeout_us", 10, 0.001, 1e6, kPsPerUs);
-      tcp.port = static_cast<uint16_t>(t.U32("port", 5001, 1, 65'535));
-      tcp.small_queue_bytes = t.U32("small_queue_bytes", congestion::TcpConfig{}.small_queue_bytes, 0, 1u << 30);
-      t.Done();
-      f.Done();
-    } else {
-      b.Raw("flows");
-    }
-    if (b.Has("congestion")) {
-      CongestionSpec& c = s.background.congestion;
-      c.enabled = true;
-      Reader g = b.Obj("congestion");
-      ParseHosts(g, c.hosts, true);
-      c.message_bytes = g.U64("message_bytes", 1 << 20, 1, 1ull << 40);
-      c.payload_bytes = g.U32("payload_bytes", s.links.mtu_bytes - 28, 1, s.links.mtu_bytes - 28);
-      c.rate_gbps = g.Num("rate_gbps", 0, 0, 10'000);
-      c.start_ps = g.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
-      c.stop_ps = g.TimePs("stop_us", 0, 0, 1e9, kPsPerUs);
-      if (c.stop_ps != 0 && c.stop_ps <= c.start_ps) g.Fail("stop_us", "must be after start_us (or 0: until the workload ends)");
-      c.udp_port = static_cast<uint16_t>(g.U32("udp_port", 7, 1, 65'535));
-      c.socket_buffer_bytes = g.U32("socket_buffer_bytes", CongestionSpec{}.socket_buffer_bytes, 0, 1u << 30);
-      c.permutation = g.Enum("peers", "uniform", {"uniform", "permutation"}) == "permutation";
-      if (s.workload.type == WorkloadType::kAllreduce && c.udp_port == s.workload.ring.udp_port)
-        g.Fail("udp_port", fmt::format("collides with workload.ring.udp_port ({})", c.udp_port));
-      if (s.workload.type == WorkloadType::kPermutation && c.udp_port == 9)
-        g.Fail("udp_port", "collides with the permutation's UDP port 9");
-      g.Done();
-    } else {
-      b.Raw("congestion");
-    }
-    b.Done();
+    s.topology.type = TopologyType::kFatTree;
+    s.topology.k = t.U32("k", 0, 2, 128, true);
+    if (s.topology.k % 2) t.Fail("k", fmt::format("must be even, got {}", s.topology.k));
+    s.topology.hosts_per_edge = t.U32("hosts_per_edge", 0, 0, 10'000);
   }
+  t.Done();
+}
 
-  s.max_sim_time_ps = 0;
-  {
-    Reader st = top.Obj("stop");
-    s.max_sim_time_ps = st.TimePs("max_sim_time_ms", 1000, 1e-6, 1e7, kPsPerMs);
-    st.Done();
-  }
-  {
-    Reader o = top.Obj("outputs");
-    s.outputs.links_csv = o.Bool("links_csv", true);
-    s.outputs.sample_interval_ps = o.TimePs("sample_interval_us", 0, 0, 1e9, kPsPerUs);
-    o.Done();
-  }
+void ParseLinksSection(Reader& top, Scenario& s) {
+  Reader l = top.Obj("links");
+  s.links.host_rate_gbps = l.Num("host_rate_gbps", 100, 0.001, 10'000);
+  s.links.fabric_rate_gbps = l.Num("fabric_rate_gbps", s.links.host_rate_gbps, 0.001, 10'000);
+  s.links.host_delay_ps = l.TimePs("host_delay_ns", 500, 0, 1e9, kPsPerNs);
+  s.links.fabric_delay_ps = l.TimePs("fabric_delay_ns", 500, 0, 1e9, kPsPerNs);
+  s.links.mtu_bytes = l.U32("mtu_bytes", 1500, 128, 9216);
+  s.links.wire_overhead_bytes = l.U32("wire_overhead_bytes", 24, 0, 1000);
+  l.Done();
+}
 
-  // Topology-dependent checks: build the (cheap) graph once.
-  topo::Topology t;
-  try {
-    t = BuildTopology(s);
-  } catch (const std::invalid_argument& e) {
-    throw ScenarioError(fmt::format("topology: {}", e.what()));
-  }
-  const uint32_t nh = t.num_hosts();
-  if (nh > kMaxHosts) throw ScenarioError(fmt::format("topology: {} hosts exceed the address plan ({})", nh, kMaxHosts));
-  {
-    Reader f = top.Obj("faults");
-    s.faults.loss_rate = f.Num("loss_rate", 0, 0, 1);
-    s.faults.reconverge_ps = f.TimePs("reconverge_us", 1000, 0, 1e10, kPsPerUs);
-    const json* links = f.Raw("links");
-    f.out()["links"] = json::array();
-    if (links) {
-      if (!links->is_array()) f.Fail("links", "must be an array of {\"link\" or \"between\", \"loss_rate\", \"down_at_us\"}");
-      for (size_t i = 0; i < links->size(); ++i) {
-        json resolved;
-        Reader lr(&(*links)[i], fmt::format("faults.links[{}]", i), &resolved);
-        LinkFault lf;
-        if (!lr.Has("link") && !lr.Has("between")) lr.Fail("", "give \"link\" (index) or \"between\" ([node, node])");
-        if (lr.Has("link") && !lr.Has("between")) {
-          lr.Raw("between");  // present as null: absent, like everywhere else
-          lf.link = lr.U32("link", 0, 0, UINT32_MAX);
-          if (lf.link >= t.links().size())
-            lr.Fail("link", fmt::format("no link {}: the topology has {} links (0..{})", lf.link, t.links().size(), t.links().size() - 1));
-        } else {
-          const json* b = lr.Raw("between");
-          if (!b->is_array() || b->size() != 2 || !(*b)[0].is_string() || !(*b)[1].is_string())
-            lr.Fail("between", "must be two node names, e.g. [\"leaf0\", \"spine1\"]");
-          auto find = [&](const std::string& name) -> uint32_t {
-            for (uint32_t v = 0; v < t.num_vertices(); ++v)
-              if (t.node(v).name == name) return v;
-            lr.Fail("between", fmt::format("no node named \"{}\"", name));
-          };
-          const uint32_t a = find((*b)[0]), c = find((*b)[1]);
-          bool found = false;
-          for (const auto& p : t.ports(a))
-            if (p.peer == c) { lf.link = p.link; found = true; break; }
-          if (!found) lr.Fail("between", fmt::format("\"{}\" and \"{}\" are not linked", (*b)[0].get<std::string>(), (*b)[1].get<std::string>()));
-          // Both given (as results.json echoes them): they must agree.
-          const json* given = lr.Raw("link");
-          if (given && !(given->is_number_unsigned() && given->get<uint64_t>() == lf.link))
-            lr.Fail("link", fmt::format("disagrees with \"between\", which is link {}", lf.link));
-          resolved["between"] = *b;
-          resolved["link"] = lf.link;
-        }
-        lf.loss_rate = lr.Num("loss_rate", -1, -1, 1);
-        if (lr.Has("down_at_us")) lf.down_at_ps = lr.TimePs("down_at_us", 0, 0, 1e10, kPsPerUs);
-        else lr.Raw("down_at_us");
-        lr.Done();
-        s.faults.links.push_back(lf);
-        f.out()["links"].push_back(resolved);
-      }
-    }
-    const json* slow = f.Raw("hosts");
-    f.out()["hosts"] = json::array();
-    if (slow) {
-      if (!slow->is_array()) f.Fail("hosts", "must be an array of {\"host\", \"delay_us\", \"at_us\"}");
-      for (size_t i = 0; i < slow->size(); ++i) {
-        json resolved;
-        Reader hr(&(*slow)[i], fmt::format("faults.hosts[{}]", i), &resolved);
-        HostFault hf;
-        hf.host = hr.U32("host", 0, 0, UINT32_MAX, true);
-        if (hf.host >= t.num_hosts())
-          hr.Fail("host", fmt::format("no host {}: the topology has {} hosts (0..{})", hf.host, t.num_hosts(),
-                                      t.num_hosts() - 1));
-        hf.delay_ps = hr.TimePs("delay_us", 0, 0, 1e9, kPsPerUs);
-        if (!hr.Has("delay_us")) hr.Fail("delay_us", "is required (how much later the host's frames arrive, in us)");
-        hf.at_ps = hr.TimePs("at_us", 0, 0, 1e10, kPsPerUs);
-        hr.Done();
-        s.faults.hosts.push_back(hf);
-        f.out()["hosts"].push_back(resolved);
-      }
-    }
-    f.Done();
-  }
-  top.Done();
+void ParseSwitchSection(Reader& top, Scenario& s) {
+  Reader w = top.Obj("switch");
+  ParsePortConfig(w, s.sw.port, 1ull << 20, s.sw.ecn_threshold_by_rate);
+  const std::string f = w.Enum("forwarding", "ecmp", {"ecmp", "spray", "adaptive"});
+  s.sw.forwarding = f == "ecmp" ? congestion::ForwardingPolicy::kEcmp
+                  : f == "spray" ? congestion::ForwardingPolicy::kSpray
+                                 : congestion::ForwardingPolicy::kAdaptive;
+  s.sw.adaptive_threshold = w.Num("adaptive_threshold", 0.5, 0.0, 1.0);
+  s.sw.adaptive_by_destination = w.Enum("adaptive_default", "flow", {"flow", "destination"}) == "destination";
+  s.sw.hash_seed = w.U64("hash_seed", 0, 0, UINT64_MAX);
+  s.sw.forwarding_latency_ps = w.TimePs("forwarding_latency_ns", 0, 0, 1e6, kPsPerNs);
+  Reader pfc = w.Obj("pfc");
+  s.sw.port.pfc_enabled = pfc.Bool("enabled", false);
+  s.sw.port.pfc_xoff_bytes = pfc.U64("xoff_bytes", 256 << 10, 1, kMaxBuffer);
+  s.sw.port.pfc_xon_bytes = pfc.U64("xon_bytes", 128 << 10, 0, kMaxBuffer);
+  if (s.sw.port.pfc_xon_bytes > s.sw.port.pfc_xoff_bytes)
+    pfc.Fail("xon_bytes", fmt::format("must not exceed xoff_bytes ({})", s.sw.port.pfc_xoff_bytes));
+  pfc.Done();
+  w.Done();
+}
 
-  // Workload hosts must fit the topology.
+void ParseHostSection(Reader& top, Scenario& s) {
+  Reader h = top.Obj("host");
+  s.host_port.buffer_bytes = h.U64("nic_buffer_bytes", 16ull << 20, 1500, kMaxBuffer);
+  h.Done();
+}
+
+/// The keys every allreduce shares, then the protocol's own (its registry entry).
+void ParseAllreduceKeys(Reader& w, Scenario& s) {
+  s.workload.protocol = w.Str("protocol", "ring");
+  const Protocol* protocol = FindProtocol(s.workload.protocol);
+  if (!protocol || protocol->workload_type != "allreduce")
+    w.Fail("protocol", fmt::format("must be one of {}, got \"{}\"", ProtocolNames(), s.workload.protocol));
+  s.workload.bytes = w.U64("bytes", 4ull << 20, 4, 1ull << 40);
+  if (s.workload.bytes % 4) w.Fail("bytes", fmt::format("must be a multiple of 4 (whole 32-bit elements), got {}", s.workload.bytes));
+  s.workload.dtype = w.Enum("dtype", "int32", {"int32", "float32"}) == "int32" ? DType::kInt32 : DType::kFloat32;
+  const std::string data = w.Enum("data", "hashed", {"hashed", "ones", "uniform"});
+  s.workload.data = data == "hashed" ? DataPattern::kHashed : data == "ones" ? DataPattern::kOnes : DataPattern::kUniform;
+  if (s.workload.data == DataPattern::kUniform && s.workload.dtype != DType::kFloat32)
+    w.Fail("data", "\"uniform\" draws float32 gradients in (-1, 1); it needs dtype \"float32\"");
+  if (!protocol->Accepts(s.workload.data)) w.Fail("data", DataRefusal(*protocol, s.workload.data));
+  s.workload.iterations = w.U32("iterations", 1, 1, 1'000'000);
+  s.workload.compute_gap_ps = w.TimePs("compute_gap_us", 0, 0, 1e9, kPsPerUs);
+  s.workload.start_ps = w.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+  // canary-fgcs24 §5.2.4 (Fig. 10): concurrent allreduces, the hosts split between them.
+  s.workload.jobs = w.U32("jobs", 1, 1, 256);
+  s.workload.jobs_contiguous = w.Enum("job_split", "shuffled", {"shuffled", "contiguous"}) == "contiguous";
+  if (s.workload.jobs > 1 && protocol->concurrent_jobs != "jobs") w.Fail("jobs", JobsRefusal(*protocol));
+  // Each protocol reads its own section; another's is an error, not ignored.
+  RefuseOtherSections(w, *protocol);
+  if (!protocol->Accepts(s.workload.dtype)) w.Fail("dtype", DtypeRefusal(*protocol));
+  protocol->parse(w, s);  // its own section (protocols/<name>/host/spec.cc)
+}
+
+void ParseWorkloadSection(Reader& top, Scenario& s) {
+  Reader w = top.Obj("workload");
+  const std::string type = w.Enum("type", "allreduce", {"allreduce", "permutation", "none"});
+  s.workload.type = type == "allreduce" ? WorkloadType::kAllreduce
+                  : type == "permutation" ? WorkloadType::kPermutation
+                                          : WorkloadType::kNone;
+  if (s.workload.type != WorkloadType::kNone) ParseHosts(w, s.workload.hosts);
+  if (s.workload.type == WorkloadType::kAllreduce) {
+    ParseAllreduceKeys(w, s);
+  } else if (s.workload.type == WorkloadType::kPermutation) {
+    FindProtocol("permutation")->parse(w, s);
+  }
+  w.Done();
+}
+
+/// background.flows.list: explicit flows (e.g. PANAMA Fig. 10's one long flow).
+void ParseFlowList(Reader& f, BackgroundFlowsSpec& bf) {
+  if (const json* list = f.Raw("list")) {
+    // Explicit flows (e.g. PANAMA Fig. 10's one long flow): the Poisson keys do not apply.
+    if (!list->is_array() || list->empty())
+      f.Fail("list", "must be a non-empty array of {\"src\", \"dst\", \"bytes\", \"start_us\"}");
+    json resolved_list = json::array();
+    for (size_t i = 0; i < list->size(); ++i) {
+      json resolved;
+      Reader e(&(*list)[i], fmt::format("background.flows.list[{}]", i), &resolved);
+      congestion::FlowSpec fs;
+      fs.src = e.U32("src", 0, 0, UINT32_MAX, true);
+      fs.dst = e.U32("dst", 0, 0, UINT32_MAX, true);
+      if (fs.src == fs.dst) e.Fail("dst", fmt::format("is the source ({}): a flow needs two hosts", fs.src));
+      fs.bytes = e.U64("bytes", 0, 1, 1ull << 40, true);
+      fs.start_ps = e.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+      e.Done();
+      bf.list.push_back(fs);
+      resolved_list.push_back(resolved);
+    }
+    f.out()["list"] = resolved_list;
+    std::stable_sort(bf.list.begin(), bf.list.end(),
+                     [](const congestion::FlowSpec& a, const congestion::FlowSpec& c) { return a.start_ps < c.start_ps; });
+    for (const char* key : {"hosts", "size_distribution", "size_scale", "load", "only", "start_us", "stop_us"}) {
+      if (f.Has(key)) f.Fail(key, "is for Poisson arrivals; not used with \"list\"");
+      f.Raw(key);
+    }
+  }
+}
+
+/// background.flows as Poisson arrivals of a flow-size distribution.
+void ParsePoissonFlows(Reader& f, BackgroundFlowsSpec& bf, const std::string& base_dir) {
+ParseHosts(f, bf.hosts, true);
+bf.size_distribution = f.Str("size_distribution", "web_search");
+try {
+  const auto names = congestion::BuiltinFlowSizeNames();
+  if (std::find(names.begin(), names.end(), bf.size_distribution) != names.end()) {
+    bf.sizes = std::make_shared<congestion::FlowSizeCdf>(congestion::FlowSizeCdf::Builtin(bf.size_distribution));
+  } else {
+    std::filesystem::path file(bf.size_distribution);
+    if (file.is_relative() && !base_dir.empty()) file = std::filesystem::path(base_dir) / file;
+    bf.sizes = std::make_shared<congestion::FlowSizeCdf>(congestion::FlowSizeCdf::Load(file.string()));
+  }
+} catch (const std::invalid_argument& e) {
+  f.Fail("size_distribution", fmt::format("{} (built-in: web_search, data_mining; or a CDF file)", e.what()));
+}
+bf.size_scale = f.Num("size_scale", 1, 1e-6, 1e3);
+if (bf.size_scale != 1) bf.sizes = std::make_shared<congestion::FlowSizeCdf>(bf.sizes->Scaled(bf.size_scale));
+bf.load = f.Num("load", 0.4, 1e-6, 1.0);
+bf.only = f.Enum("only", "all", {"all", "short", "long"});
+bf.start_ps = f.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+if (!f.Has("stop_us")) f.Fail("stop_us", "is required (when flow arrivals stop, in us)");
+bf.stop_ps = f.TimePs("stop_us", 0, 0, 1e9, kPsPerUs);
+if (bf.stop_ps <= bf.start_ps) f.Fail("stop_us", "must be after start_us");
+}
+
+void ParseTcp(Reader& f, uint32_t mtu_bytes, congestion::TcpConfig& tcp) {
+  Reader t = f.Obj("tcp");
+  tcp.variant = t.Enum("variant", "dctcp", {"dctcp", "cubic", "newreno"});
+  tcp.ecn = t.Bool("ecn", true);
+  tcp.initial_cwnd_segments = t.U32("initial_cwnd_segments", 10, 1, 65'535);
+  const uint32_t max_mss = mtu_bytes - 52;  // IP 20 + TCP 20 + timestamps 12
+  tcp.segment_bytes = t.U32("segment_bytes", max_mss, 64, max_mss);
+  tcp.min_rto_ps = t.TimePs("min_rto_us", 1000, 1, 1e7, kPsPerUs);
+  tcp.buffer_bytes = t.U32("buffer_bytes", 4u << 20, tcp.segment_bytes, 1u << 30);
+  tcp.del_ack_count = t.U32("del_ack_count", 2, 1, 64);
+  tcp.del_ack_timeout_ps = t.TimePs("del_ack_timeout_us", 10, 0.001, 1e6, kPsPerUs);
+  tcp.port = static_cast<uint16_t>(t.U32("port", 5001, 1, 65'535));
+  tcp.small_queue_bytes = t.U32("small_queue_bytes", congestion::TcpConfig{}.small_queue_bytes, 0, 1u << 30);
+  t.Done();
+}
+
+void ParseFlows(Reader& b, Scenario& s, const std::string& base_dir) {
+  BackgroundFlowsSpec& bf = s.background.flows;
+  bf.enabled = true;
+  Reader f = b.Obj("flows");
+  ParseFlowList(f, bf);
+  if (bf.list.empty()) ParsePoissonFlows(f, bf, base_dir);
+  bf.wait_for_completion = f.Bool("wait_for_completion", true);
+  ParseTcp(f, s.links.mtu_bytes, bf.tcp);
+  f.Done();
+}
+
+void ParseCongestion(Reader& b, Scenario& s) {
+  CongestionSpec& c = s.background.congestion;
+  c.enabled = true;
+  Reader g = b.Obj("congestion");
+  ParseHosts(g, c.hosts, true);
+  c.message_bytes = g.U64("message_bytes", 1 << 20, 1, 1ull << 40);
+  c.payload_bytes = g.U32("payload_bytes", s.links.mtu_bytes - 28, 1, s.links.mtu_bytes - 28);
+  c.rate_gbps = g.Num("rate_gbps", 0, 0, 10'000);
+  c.start_ps = g.TimePs("start_us", 0, 0, 1e9, kPsPerUs);
+  c.stop_ps = g.TimePs("stop_us", 0, 0, 1e9, kPsPerUs);
+  if (c.stop_ps != 0 && c.stop_ps <= c.start_ps) g.Fail("stop_us", "must be after start_us (or 0: until the workload ends)");
+  c.udp_port = static_cast<uint16_t>(g.U32("udp_port", 7, 1, 65'535));
+  c.socket_buffer_bytes = g.U32("socket_buffer_bytes", CongestionSpec{}.socket_buffer_bytes, 0, 1u << 30);
+  c.permutation = g.Enum("peers", "uniform", {"uniform", "permutation"}) == "permutation";
+  if (s.workload.type == WorkloadType::kAllreduce && c.udp_port == s.workload.ring.udp_port)
+    g.Fail("udp_port", fmt::format("collides with workload.ring.udp_port ({})", c.udp_port));
+  if (s.workload.type == WorkloadType::kPermutation && c.udp_port == 9)
+    g.Fail("udp_port", "collides with the permutation's UDP port 9");
+  g.Done();
+}
+
+void ParseBackgroundSection(Reader& top, Scenario& s, const std::string& base_dir) {
+if (!top.Has("background")) {
+  top.Raw("background");  // absent (or null): not echoed
+} else {
+  Reader b = top.Obj("background");
+  if (b.Has("flows")) {
+    ParseFlows(b, s, base_dir);
+  } else {
+    b.Raw("flows");
+  }
+  if (b.Has("congestion")) {
+    ParseCongestion(b, s);
+  } else {
+    b.Raw("congestion");
+  }
+  b.Done();
+}
+}
+
+void ParseStopAndOutputs(Reader& top, Scenario& s) {
+s.max_sim_time_ps = 0;
+{
+  Reader st = top.Obj("stop");
+  s.max_sim_time_ps = st.TimePs("max_sim_time_ms", 1000, 1e-6, 1e7, kPsPerMs);
+  st.Done();
+}
+{
+  Reader o = top.Obj("outputs");
+  s.outputs.links_csv = o.Bool("links_csv", true);
+  s.outputs.sample_interval_ps = o.TimePs("sample_interval_us", 0, 0, 1e9, kPsPerUs);
+  o.Done();
+}
+}
+
+LinkFault ParseLinkFault(const json& entry, size_t i, const topo::Topology& t, json& resolved) {
+  Reader lr(&entry, fmt::format("faults.links[{}]", i), &resolved);
+  LinkFault lf;
+  if (!lr.Has("link") && !lr.Has("between")) lr.Fail("", "give \"link\" (index) or \"between\" ([node, node])");
+  if (lr.Has("link") && !lr.Has("between")) {
+    lr.Raw("between");  // present as null: absent, like everywhere else
+    lf.link = lr.U32("link", 0, 0, UINT32_MAX);
+    if (lf.link >= t.links().size())
+      lr.Fail("link", fmt::format("no link {}: the topology has {} links (0..{})", lf.link, t.links().size(), t.links().size() - 1));
+  } else {
+    const json* b = lr.Raw("between");
+    if (!b->is_array() || b->size() != 2 || !(*b)[0].is_string() || !(*b)[1].is_string())
+      lr.Fail("between", "must be two node names, e.g. [\"leaf0\", \"spine1\"]");
+    auto find = [&](const std::string& name) -> uint32_t {
+      for (uint32_t v = 0; v < t.num_vertices(); ++v)
+        if (t.node(v).name == name) return v;
+      lr.Fail("between", fmt::format("no node named \"{}\"", name));
+    };
+    const uint32_t a = find((*b)[0]), c = find((*b)[1]);
+    bool found = false;
+    for (const auto& p : t.ports(a))
+      if (p.peer == c) { lf.link = p.link; found = true; break; }
+    if (!found) lr.Fail("between", fmt::format("\"{}\" and \"{}\" are not linked", (*b)[0].get<std::string>(), (*b)[1].get<std::string>()));
+    // Both given (as results.json echoes them): they must agree.
+    const json* given = lr.Raw("link");
+    if (given && !(given->is_number_unsigned() && given->get<uint64_t>() == lf.link))
+      lr.Fail("link", fmt::format("disagrees with \"between\", which is link {}", lf.link));
+    resolved["between"] = *b;
+    resolved["link"] = lf.link;
+  }
+  lf.loss_rate = lr.Num("loss_rate", -1, -1, 1);
+  if (lr.Has("down_at_us")) lf.down_at_ps = lr.TimePs("down_at_us", 0, 0, 1e10, kPsPerUs);
+  else lr.Raw("down_at_us");
+  lr.Done();
+  return lf;
+}
+
+HostFault ParseHostFault(const json& entry, size_t i, const topo::Topology& t, json& resolved) {
+  Reader hr(&entry, fmt::format("faults.hosts[{}]", i), &resolved);
+  HostFault hf;
+  hf.host = hr.U32("host", 0, 0, UINT32_MAX, true);
+  if (hf.host >= t.num_hosts())
+    hr.Fail("host", fmt::format("no host {}: the topology has {} hosts (0..{})", hf.host, t.num_hosts(),
+                                t.num_hosts() - 1));
+  hf.delay_ps = hr.TimePs("delay_us", 0, 0, 1e9, kPsPerUs);
+  if (!hr.Has("delay_us")) hr.Fail("delay_us", "is required (how much later the host's frames arrive, in us)");
+  hf.at_ps = hr.TimePs("at_us", 0, 0, 1e10, kPsPerUs);
+  hr.Done();
+  return hf;
+}
+
+void ParseFaultsSection(Reader& top, Scenario& s, const topo::Topology& t) {
+  Reader f = top.Obj("faults");
+  s.faults.loss_rate = f.Num("loss_rate", 0, 0, 1);
+  s.faults.reconverge_ps = f.TimePs("reconverge_us", 1000, 0, 1e10, kPsPerUs);
+  const json* links = f.Raw("links");
+  f.out()["links"] = json::array();
+  if (links) {
+    if (!links->is_array()) f.Fail("links", "must be an array of {\"link\" or \"between\", \"loss_rate\", \"down_at_us\"}");
+    for (size_t i = 0; i < links->size(); ++i) {
+      json resolved;
+      const LinkFault lf = ParseLinkFault((*links)[i], i, t, resolved);
+      s.faults.links.push_back(lf);
+      f.out()["links"].push_back(resolved);
+    }
+  }
+  const json* slow = f.Raw("hosts");
+  f.out()["hosts"] = json::array();
+  if (slow) {
+    if (!slow->is_array()) f.Fail("hosts", "must be an array of {\"host\", \"delay_us\", \"at_us\"}");
+    for (size_t i = 0; i < slow->size(); ++i) {
+      json resolved;
+      const HostFault hf = ParseHostFault((*slow)[i], i, t, resolved);
+      s.faults.hosts.push_back(hf);
+      f.out()["hosts"].push_back(resolved);
+    }
+  }
+  f.Done();
+}
+
+/// Workload hosts must fit the topology.
+void CheckWorkloadHosts(const Scenario& s, uint32_t nh) {
   if (s.workload.type != WorkloadType::kNone) {
-    HostSelection& sel = s.workload.hosts;
+    const HostSelection& sel = s.workload.hosts;
     for (size_t i = 0; i < sel.list.size(); ++i)
       if (sel.list[i] >= nh)
         throw ScenarioError(fmt::format("workload.hosts[{}]: host {} does not exist (the topology has {} hosts)", i, sel.list[i], nh));
@@ -936,32 +646,70 @@ Scenario ParseScenario(const json& doc, const std::string& base_dir) {
       throw ScenarioError(fmt::format("workload.dtype: float32 hashed data is exact up to {} ranks; use int32",
                                       TensorData::kMaxFloatHashedRanks));
   }
-  auto check_background_hosts = [&](const char* path, const HostSelection& sel) {
-    for (size_t i = 0; i < sel.list.size(); ++i)
-      if (sel.list[i] >= nh)
-        throw ScenarioError(fmt::format("{}.hosts[{}]: host {} does not exist (the topology has {} hosts)", path, i, sel.list[i], nh));
-    if (sel.count > nh)
-      throw ScenarioError(fmt::format("{}.hosts.count: {} hosts asked for, the topology has {}", path, sel.count, nh));
-    if (!sel.others && sel.list.empty() && sel.count == 1)
-      throw ScenarioError(fmt::format("{}.hosts.count: needs at least 2 hosts, got 1", path));
-    if (sel.others) {
-      if (s.workload.type == WorkloadType::kNone)
-        throw ScenarioError(fmt::format("{}.hosts: \"others\" means the hosts the workload does not use, but workload.type is \"none\"", path));
-      const HostSelection& w = s.workload.hosts;
-      const uint32_t used = !w.list.empty() ? static_cast<uint32_t>(w.list.size()) : w.count ? w.count : nh;
-      if (nh - used < 2)
-        throw ScenarioError(fmt::format("{}.hosts: \"others\" leaves {} hosts outside the workload; at least 2 are needed", path, nh - used));
-    }
-  };
+}
+
+void CheckBackgroundHosts(const Scenario& s, uint32_t nh, const char* path, const HostSelection& sel) {
+  for (size_t i = 0; i < sel.list.size(); ++i)
+    if (sel.list[i] >= nh)
+      throw ScenarioError(fmt::format("{}.hosts[{}]: host {} does not exist (the topology has {} hosts)", path, i, sel.list[i], nh));
+  if (sel.count > nh)
+    throw ScenarioError(fmt::format("{}.hosts.count: {} hosts asked for, the topology has {}", path, sel.count, nh));
+  if (!sel.others && sel.list.empty() && sel.count == 1)
+    throw ScenarioError(fmt::format("{}.hosts.count: needs at least 2 hosts, got 1", path));
+  if (sel.others) {
+    if (s.workload.type == WorkloadType::kNone)
+      throw ScenarioError(fmt::format("{}.hosts: \"others\" means the hosts the workload does not use, but workload.type is \"none\"", path));
+    const HostSelection& w = s.workload.hosts;
+    const uint32_t used = !w.list.empty() ? static_cast<uint32_t>(w.list.size()) : w.count ? w.count : nh;
+    if (nh - used < 2)
+      throw ScenarioError(fmt::format("{}.hosts: \"others\" leaves {} hosts outside the workload; at least 2 are needed", path, nh - used));
+  }
+}
+
+/// Background hosts must fit the topology (and leave room for "others").
+void CheckBackgroundHostsFit(const Scenario& s, uint32_t nh) {
   if (s.background.flows.enabled && s.background.flows.list.empty())
-    check_background_hosts("background.flows", s.background.flows.hosts);
+    CheckBackgroundHosts(s, nh, "background.flows", s.background.flows.hosts);
   for (size_t i = 0; i < s.background.flows.list.size(); ++i) {
     const congestion::FlowSpec& f = s.background.flows.list[i];
     for (const uint32_t h : {f.src, f.dst})
       if (h >= nh)
         throw ScenarioError(fmt::format("background.flows.list: host {} does not exist (the topology has {} hosts)", h, nh));
   }
-  if (s.background.congestion.enabled) check_background_hosts("background.congestion", s.background.congestion.hosts);
+  if (s.background.congestion.enabled) CheckBackgroundHosts(s, nh, "background.congestion", s.background.congestion.hosts);
+}
+
+}  // namespace
+
+Scenario ParseScenario(const json& doc, const std::string& base_dir) {
+  Scenario s;
+  if (doc.is_object()) CheckTopLevelKeys(doc);
+  Reader top(&doc, "", &s.resolved);
+  s.name = top.Str("name", "scenario");
+  CheckScenarioName(top, s.name);
+  s.description = top.Str("description", "");
+  s.seed = top.U64("seed", 1, 1, (1ull << 62));
+  ParseTopologySection(top, s);
+  ParseLinksSection(top, s);
+  ParseSwitchSection(top, s);
+  ParseHostSection(top, s);
+  ParseWorkloadSection(top, s);
+  ParseBackgroundSection(top, s, base_dir);
+  ParseStopAndOutputs(top, s);
+
+  // Topology-dependent checks: build the (cheap) graph once.
+  topo::Topology t;
+  try {
+    t = BuildTopology(s);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("topology: {}", e.what()));
+  }
+  const uint32_t nh = t.num_hosts();
+  if (nh > kMaxHosts) throw ScenarioError(fmt::format("topology: {} hosts exceed the address plan ({})", nh, kMaxHosts));
+  ParseFaultsSection(top, s, t);
+  top.Done();
+  CheckWorkloadHosts(s, nh);
+  CheckBackgroundHostsFit(s, nh);
   CheckWorkloadPlacement(s, t);  // what building the workload would reject at run time
   return s;
 }

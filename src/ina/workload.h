@@ -23,6 +23,10 @@ namespace inasim {
 
 class Fabric;
 struct Scenario;
+struct ProtocolChecks;
+namespace spec {
+class Reader;
+}
 
 /// What one workload adds to a run's results: results.json's "workload"
 /// object, its CSV tables, summary lines, the exactness verdict and the
@@ -82,6 +86,12 @@ struct Protocol {
   std::string_view dataplane;      ///< inasim-p4 program name ("" = none)
   std::string_view folder;         ///< protocols/<name>
   std::unique_ptr<Workload> (*make)(const WorkloadContext&);
+  /// Reads its keys from the scenario's workload object (its own section, and
+  /// those it also reads) into the Scenario, after the keys every workload of
+  /// its type shares; errors name the JSON path (ScenarioError).
+  void (*parse)(spec::Reader& workload, Scenario& s);
+  /// What `validate` checks for it (src/ina/protocol-checks.h).
+  const ProtocolChecks* checks;
 
   bool Accepts(DType t) const;
   bool Accepts(DataPattern d) const;

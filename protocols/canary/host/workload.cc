@@ -1,11 +1,13 @@
 // The canary entry in the protocol registry (protocols/canary/protocol.json): the
 // host agents and switch programs of ina/canary-jobs.h in mode InaTreeMode::kCanary.
-#include "protocols/canary/host/canary-jobs.h"
+#include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
+#include "protocols/canary/host/canary-jobs.h"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
 
 namespace inasim::protocols::canary {
@@ -38,5 +40,37 @@ class TreeWorkload final : public Workload {
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
   return std::make_unique<TreeWorkload>(context);
 }
+
+namespace {
+
+void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
+  CanaryJobSet::CheckPlacement(t, hosts, InaTreeMode::kCanary, s.seed, s.workload, s.workload.jobs);
+}
+
+/// CanaryHost's attempt_, state_, generation_, queued_, lead_ per block.
+double StateBytes(const Scenario& s, size_t hosts) {
+  const WorkloadSpec& w = s.workload;
+  const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.canary.elements_per_packet) * w.iterations;
+  return blocks * (7.0 * static_cast<double>(hosts) + 80.0);
+}
+
+void AddWarnings(const Scenario& s, const topo::Topology& t, std::vector<NamedTimer>& timers,
+                 std::vector<std::string>& warnings) {
+  const CanarySpec& c = s.workload.canary;
+  timers.push_back({"workload.canary.timeout_us", c.timeout_ps, 1e6, "us"});
+  timers.push_back({"workload.canary.retransmit_timeout_us", c.retransmit_timeout_ps, 1e6, "us"});
+  if (c.timeout_mode != CanaryTimeoutMode::kClockScan) return;
+  const double limit_ps = static_cast<double>(s.max_sim_time_ps);
+  const double clocks = limit_ps / static_cast<double>(c.clock_period_ps) * t.num_switches();
+  if (clocks > kSlowRunEvents)
+    warnings.push_back(fmt::format("workload.canary.clock_period_ns: a clock packet every {:g} ns on {} switches "
+                                   "over stop.max_sim_time_ms = {:g} is up to {:.3g} events: the run may take hours",
+                                   c.clock_period_ps / 1e3, t.num_switches(), limit_ps / 1e9, clocks));
+}
+
+}  // namespace
+
+extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
 
 }  // namespace inasim::protocols::canary

@@ -1,7 +1,8 @@
 // P4SGD's entry in the protocol registry (protocols/p4sgd/protocol.json).
-#include "protocols/p4sgd/host/p4sgd-job.h"
+#include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
+#include "protocols/p4sgd/host/p4sgd-job.h"
 
 #include <fmt/format.h>
 
@@ -36,5 +37,28 @@ class P4SGDWorkload final : public Workload {
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
   return std::make_unique<P4SGDWorkload>(context);
 }
+
+namespace {
+
+void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
+  P4SGDJob::CheckWorkers(t, hosts);
+  // A LIBSVM file's shape is known only once it is read (at run time).
+  const P4SGDSpec& spec = s.workload.p4sgd;
+  if (spec.hashed || spec.dataset == "synthetic")
+    P4SGDJob::CheckTrainingShape(spec, static_cast<uint32_t>(hosts.size()), spec.samples, spec.features);
+}
+
+/// Per-packet state is bounded by the window (the data: CheckTrainingShape).
+double StateBytes(const Scenario&, size_t) { return 0; }
+
+void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
+                 std::vector<std::string>&) {
+  timers.push_back({"workload.p4sgd.timeout_us", s.workload.p4sgd.timeout_ps, 1e6, "us"});
+}
+
+}  // namespace
+
+extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
 
 }  // namespace inasim::protocols::p4sgd

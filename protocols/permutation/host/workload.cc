@@ -3,6 +3,7 @@
 // UDP flow (ns-3's UdpClient) to its image under a random derangement;
 // UdpServer receives. Nothing is aggregated: "correct" means every flow completed.
 #include "ina/fabric.h"
+#include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/units.h"
 #include "ina/workload.h"
@@ -91,5 +92,17 @@ void PermutationWorkload::Report(bool finished, WorkloadReport& out) const {
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
   return std::make_unique<PermutationWorkload>(context);
 }
+
+namespace {
+
+// Every selected host sends and receives one flow: nothing to refuse.
+void CheckPlacement(const Scenario&, const topo::Topology&, const std::vector<uint32_t>&) {}
+double StateBytes(const Scenario&, size_t) { return 0; }
+void AddWarnings(const Scenario&, const topo::Topology&, std::vector<NamedTimer>&, std::vector<std::string>&) {}
+
+}  // namespace
+
+extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
 
 }  // namespace inasim::protocols::permutation

@@ -3,16 +3,18 @@
 // workload.jobs concurrent rings over disjoint host groups (canary-fgcs24
 // Fig. 10a's baseline), split as CanaryJobSet splits them.
 #include "congestion/flow_generator.h"
-#include "protocols/canary/host/canary-jobs.h"
 #include "ina/fabric.h"
-#include "protocols/ring/host/ring-allreduce.h"
+#include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/units.h"
 #include "ina/workload.h"
+#include "protocols/canary/host/canary-jobs.h"
+#include "protocols/ring/host/ring-allreduce.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace inasim::protocols::ring {
@@ -260,5 +262,50 @@ class RingWorkload final : public Workload {
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
   return std::make_unique<RingWorkload>(context);
 }
+
+namespace {
+
+/// A ring's per-rank packet stream must fit its 32-bit sequence numbers (RingAllreduce).
+void CheckRingStream(const Scenario& s, size_t ranks) {
+  const uint32_t epp = s.workload.ring.elements_per_packet
+                           ? s.workload.ring.elements_per_packet
+                           : (s.links.mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
+  const RingPlan plan(static_cast<uint32_t>(ranks), s.workload.bytes / 4, epp);
+  if (plan.stream_packets(0) >= (1ull << 32) - 1)
+    throw ScenarioError(fmt::format("workload.bytes: a ring of {} ranks sends {} packets per rank, more than its "
+                                    "32-bit sequence numbers count (fewer bytes, or more "
+                                    "workload.ring.elements_per_packet)", ranks, plan.stream_packets(0)));
+}
+
+void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
+  if (s.workload.jobs == 1) {
+    CheckRingStream(s, hosts.size());
+    return;
+  }
+  // The smallest group has the longest per-rank stream (fewer ranks, larger chunks).
+  const auto groups = CanaryJobSet::SplitHosts(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous);
+  size_t smallest = hosts.size();
+  for (const auto& g : groups) smallest = std::min(smallest, g.size());
+  CheckRingStream(s, smallest);
+}
+
+/// RingRank's acked_, ready_, received_: 3 bytes x 2(n-1)/n x packets, per rank.
+double StateBytes(const Scenario& s, size_t hosts) {
+  const WorkloadSpec& w = s.workload;
+  const double n = static_cast<double>(hosts), elements = static_cast<double>(w.bytes / 4);
+  const uint32_t epp = w.ring.elements_per_packet ? w.ring.elements_per_packet
+                                                  : (s.links.mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
+  return 6.0 * std::max(1.0, n - w.jobs) * std::ceil(elements / epp);
+}
+
+void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
+                 std::vector<std::string>&) {
+  timers.push_back({"workload.ring.rto_us", s.workload.ring.rto_ps, 1e6, "us"});
+}
+
+}  // namespace
+
+extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
 
 }  // namespace inasim::protocols::ring

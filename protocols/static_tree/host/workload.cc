@@ -1,11 +1,13 @@
 // The static_tree entry in the protocol registry (protocols/static_tree/protocol.json): the
 // host agents and switch programs of ina/canary-jobs.h in mode InaTreeMode::kStaticTree.
-#include "protocols/canary/host/canary-jobs.h"
+#include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
+#include "protocols/canary/host/canary-jobs.h"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
 
 namespace inasim::protocols::static_tree {
@@ -38,5 +40,25 @@ class TreeWorkload final : public Workload {
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
   return std::make_unique<TreeWorkload>(context);
 }
+
+namespace {
+
+void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
+  CanaryJobSet::CheckPlacement(t, hosts, InaTreeMode::kStaticTree, s.seed, s.workload, s.workload.jobs);
+}
+
+/// CanaryHost's per-block arrays, as static trees use them.
+double StateBytes(const Scenario& s, size_t hosts) {
+  const WorkloadSpec& w = s.workload;
+  const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.static_tree.elements_per_packet) * w.iterations;
+  return blocks * 3.0 * static_cast<double>(hosts);
+}
+
+void AddWarnings(const Scenario&, const topo::Topology&, std::vector<NamedTimer>&, std::vector<std::string>&) {}
+
+}  // namespace
+
+extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
 
 }  // namespace inasim::protocols::static_tree

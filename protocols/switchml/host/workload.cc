@@ -1,10 +1,13 @@
 // SwitchML's entry in the protocol registry (protocols/switchml/protocol.json).
+#include "ina/protocol-checks.h"
 #include "ina/scenario.h"
-#include "protocols/switchml/host/switchml-job.h"
 #include "ina/workload.h"
+#include "protocols/switchml/host/switchml-job.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace inasim::protocols::switchml {
@@ -40,5 +43,30 @@ class SwitchMLWorkload final : public Workload {
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
   return std::make_unique<SwitchMLWorkload>(context);
 }
+
+namespace {
+
+void CheckPlacement(const Scenario&, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
+  (void)SwitchMLJob::CheckedTree(t, hosts);
+}
+
+/// SwitchMLWorker's received_ (and float32 scaling_factors_), per packet of the largest tensor.
+double StateBytes(const Scenario& s, size_t hosts) {
+  const WorkloadSpec& w = s.workload;
+  double largest = static_cast<double>(w.bytes / 4);
+  for (uint64_t t : w.switchml.tensors) largest = std::max(largest, static_cast<double>(t / 4));
+  const double per_packet = w.dtype == DType::kFloat32 ? 5.0 : 1.0;
+  return static_cast<double>(hosts) * per_packet * std::ceil(largest / w.switchml.elements_per_packet);
+}
+
+void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
+                 std::vector<std::string>&) {
+  timers.push_back({"workload.switchml.timeout_us", s.workload.switchml.timeout_ps, 1e6, "us"});
+}
+
+}  // namespace
+
+extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
 
 }  // namespace inasim::protocols::switchml

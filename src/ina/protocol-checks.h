@@ -1,0 +1,41 @@
+// What a protocol tells the scenario checks (src/ina/scenario-checks.cc, run
+// by `validate` and `run` alike) about a scenario that uses it. Each protocol
+// defines `inasim::protocols::<name>::kChecks` (in its host/workload.cc, next
+// to the constructors whose checks it calls); the registry points to it.
+#pragma once
+
+#include "ina/scenario.h"
+#include "topology/topology.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace inasim {
+
+/// A timer a scenario sets (slow-run warnings: one shorter than a frame fires
+/// before a packet can be answered).
+struct NamedTimer {
+  const char* path;  ///< the scenario key
+  uint64_t ps;
+  double unit_ps;    ///< of the key: 1e6 for _us, 1e3 for _ns
+  const char* unit;
+};
+
+/// Periodic events counted over the whole simulated-time limit above this are
+/// a run of hours (bench/README.md: 0.1 - 0.3 M events/s).
+inline constexpr double kSlowRunEvents = 1e9;
+
+struct ProtocolChecks {
+  /// Throws ScenarioError when building the workload on `hosts` (selected,
+  /// in order) of `t` would fail: the same functions its constructors call.
+  void (*check_placement)(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts);
+  /// Bytes its hosts size up front for a collective (the memory estimate);
+  /// 0 when windows bound them.
+  double (*state_bytes)(const Scenario& s, size_t hosts);
+  /// Its timers, and warnings of its own about runs that could take hours.
+  void (*add_warnings)(const Scenario& s, const topo::Topology& t, std::vector<NamedTimer>& timers,
+                       std::vector<std::string>& warnings);
+};
+
+}  // namespace inasim
