@@ -60,7 +60,7 @@ foreach(_file IN LISTS _inasim_protocol_files)
   file(READ ${_file} _json)
   get_filename_component(_dir ${_file} DIRECTORY)
   get_filename_component(_folder ${_dir} NAME)
-  foreach(_key name workload_type summary section dtype_note uniform_note concurrent_jobs jobs_note
+  foreach(_key name default workload_type summary section dtype_note uniform_note concurrent_jobs jobs_note
           min_hosts_per_job dataplane)
     _inasim_json_field(_${_key} "${_json}" ${_key} ${_file})
   endforeach()
@@ -77,6 +77,15 @@ foreach(_file IN LISTS _inasim_protocol_files)
     message(FATAL_ERROR "${_file}: concurrent_jobs must be \"jobs\", \"own\" or \"none\"")
   endif()
   list(APPEND INASIM_PROTOCOLS ${_name})
+  if(_default)
+    if(DEFINED _default_protocol)
+      message(FATAL_ERROR "${_file}: \"default\": true, but ${_default_protocol} is the default already")
+    endif()
+    if(NOT _workload_type STREQUAL "allreduce")
+      message(FATAL_ERROR "${_file}: the default protocol must be an allreduce")
+    endif()
+    set(_default_protocol ${_name})
+  endif()
   _inasim_json_list(_dtypes "${_json}" dtypes "")
   _inasim_json_list(_data "${_json}" data "")
   _inasim_json_list(_also "${_json}" also_reads "")
@@ -102,6 +111,9 @@ foreach(_file IN LISTS _inasim_protocol_files)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_file})
 endforeach()
 string(APPEND _all_json "\n]\n")
+if(NOT DEFINED _default_protocol)
+  message(FATAL_ERROR "no protocols/*/protocol.json says \"default\": true (workload.protocol's default)")
+endif()
 
 set(INASIM_PROTOCOL_REGISTRY_CC ${CMAKE_BINARY_DIR}/generated/protocol_registry.cc)
 set(INASIM_DATAPLANE_REGISTRY_CC ${CMAKE_BINARY_DIR}/generated/dataplane_registry.cc)
@@ -118,6 +130,8 @@ const std::vector<Protocol>& Protocols() {
 ${_rows}  };
   return kProtocols;
 }
+
+std::string_view DefaultProtocol() { return \"${_default_protocol}\"; }
 
 const std::vector<std::string_view>& ProtocolMetadataTexts() {
   static const std::vector<std::string_view> kTexts = {

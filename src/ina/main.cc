@@ -1,7 +1,7 @@
 // inasim: run scenario files.
 //   inasim run SCENARIO.json [--set PATH=VALUE]... [--out DIR] [--seed N] [--progress auto|on|off] [--quiet]
 //   inasim validate SCENARIO.json [--set PATH=VALUE]...
-//   inasim sweep SWEEP.json [...] | inasim compare SCENARIO.json --protocols ring[,...] [...]
+//   inasim sweep SWEEP.json [...] | inasim compare SCENARIO.json --protocols NAME[,...] [...]
 //     (both run the Python package: /usr/bin/python3 -m inasim ...)
 //   inasim --help, inasim run --help, inasim validate --help
 // Exit codes: 0 ran and every aggregate was exact; 1 ran but a check failed or
@@ -33,7 +33,7 @@ constexpr const char* kUsage =
     "usage: inasim run SCENARIO.json [--set PATH=VALUE]... [--out DIR] [--seed N] [--progress auto|on|off] [--quiet]\n"
     "       inasim validate SCENARIO.json [--set PATH=VALUE]...\n"
     "       inasim sweep SWEEP.json [--out DIR] [--jobs N] [--scheduler tcp://HOST:PORT] [--no-resume]\n"
-    "       inasim compare SCENARIO.json --protocols ring[,...] [--set PATH=VALUE]... [--out DIR]\n"
+    "       inasim compare SCENARIO.json --protocols NAME[,...] [--set PATH=VALUE]... [--out DIR]\n"
     "       inasim protocols [--json]\n"
     "       inasim --version | --help | COMMAND --help\n"
     "Scenario keys, units and defaults: docs/SCENARIO.md\n";

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace inasim {
@@ -36,6 +37,9 @@ struct ProtocolChecks {
   /// Its timers, and warnings of its own about runs that could take hours.
   void (*add_warnings)(const Scenario& s, const topo::Topology& t, std::vector<NamedTimer>& timers,
                        std::vector<std::string>& warnings);
+  /// The UDP ports its hosts receive on that a scenario key sets (key, port):
+  /// background traffic must not be sent to them.
+  void (*add_udp_ports)(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports);
 };
 
 }  // namespace inasim

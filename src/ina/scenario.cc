@@ -1,8 +1,7 @@
 #include "ina/scenario.h"
 
-#include "ina/dnn-models.h"
-
 #include "ina/addressing.h"
+#include "ina/protocol-checks.h"
 #include "ina/scenario-checks.h"
 #include "ina/scenario-sections.h"
 #include "ina/workload.h"
@@ -368,7 +367,7 @@ void ParseHostSection(Reader& top, Scenario& s) {
 
 /// The keys every allreduce shares, then the protocol's own (its registry entry).
 void ParseAllreduceKeys(Reader& w, Scenario& s) {
-  s.workload.protocol = w.Str("protocol", "ring");
+  s.workload.protocol = w.Str("protocol", std::string(DefaultProtocol()));
   const Protocol* protocol = FindProtocol(s.workload.protocol);
   if (!protocol || protocol->workload_type != "allreduce")
     w.Fail("protocol", fmt::format("must be one of {}, got \"{}\"", ProtocolNames(), s.workload.protocol));
@@ -505,10 +504,14 @@ void ParseCongestion(Reader& b, Scenario& s) {
   c.udp_port = static_cast<uint16_t>(g.U32("udp_port", 7, 1, 65'535));
   c.socket_buffer_bytes = g.U32("socket_buffer_bytes", CongestionSpec{}.socket_buffer_bytes, 0, 1u << 30);
   c.permutation = g.Enum("peers", "uniform", {"uniform", "permutation"}) == "permutation";
-  if (s.workload.type == WorkloadType::kAllreduce && c.udp_port == s.workload.ring.udp_port)
-    g.Fail("udp_port", fmt::format("collides with workload.ring.udp_port ({})", c.udp_port));
-  if (s.workload.type == WorkloadType::kPermutation && c.udp_port == 9)
-    g.Fail("udp_port", "collides with the permutation's UDP port 9");
+  // Its senders must not hit a port the workload's hosts receive on.
+  std::vector<std::pair<const char*, uint16_t>> ports;
+  if (const Protocol* p = s.workload.type == WorkloadType::kNone ? nullptr
+                          : FindProtocol(s.workload.type == WorkloadType::kPermutation ? std::string_view("permutation")
+                                                                                       : std::string_view(s.workload.protocol)))
+    p->checks->add_udp_ports(s, ports);
+  for (const auto& [key, port] : ports)
+    if (c.udp_port == port) g.Fail("udp_port", fmt::format("collides with {} ({})", key, port));
   g.Done();
 }
 

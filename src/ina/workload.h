@@ -99,6 +99,8 @@ struct Protocol {
 
 /// Every registered protocol, in folder-name order (generated).
 const std::vector<Protocol>& Protocols();
+/// workload.protocol's default (the protocol.json saying "default": true).
+std::string_view DefaultProtocol();
 /// nullptr when no protocol has that name.
 const Protocol* FindProtocol(std::string_view name);
 /// "ring", "switchml", ... quoted and comma-separated, for error messages.

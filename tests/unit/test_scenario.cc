@@ -4,6 +4,12 @@
 // exact JSON path at the start of the message and for the problem words.
 #include "ina/scenario.h"
 #include "ina/scenario-checks.h"
+#include "protocols/canary/host/spec.h"
+#include "protocols/p4sgd/host/spec.h"
+#include "protocols/panama/host/spec.h"
+#include "protocols/ring/host/spec.h"
+#include "protocols/static_tree/host/spec.h"
+#include "protocols/switchml/host/spec.h"
 
 #include "topology/topology.h"
 
@@ -101,6 +107,22 @@ TEST(Scenario, DefaultScenarioFileParses) {
   EXPECT_EQ(s.resolved["topology"], json::parse(R"({"type": "single_rack", "hosts": 8})"));
 }
 
+// Each protocol's spec is held by type (ProtocolSpecs): a copied Scenario is a
+// deep copy (sweeps and tests change one without touching the other), and a
+// protocol whose section was not parsed reads its defaults.
+TEST(Scenario, ProtocolSpecsAreDeepCopiesAndDefaultWhenAbsent) {
+  Scenario a = ParseScenario(With({"workload.protocol=switchml", "workload.switchml.pool_size=64"}));
+  EXPECT_EQ(a.workload.spec<SwitchMLSpec>().pool_size, 64u);
+  Scenario b = a;
+  b.workload.spec<SwitchMLSpec>().pool_size = 8;
+  EXPECT_EQ(a.workload.spec<SwitchMLSpec>().pool_size, 64u);
+  EXPECT_EQ(b.workload.spec<SwitchMLSpec>().pool_size, 8u);
+  a = b;
+  EXPECT_EQ(a.workload.spec<SwitchMLSpec>().pool_size, 8u);
+  const Scenario& c = a;
+  EXPECT_EQ(c.workload.spec<CanarySpec>().table_size, CanarySpec{}.table_size);  // never parsed: defaults
+}
+
 TEST(Scenario, DefaultsAreFilledIntoResolved) {
   const Scenario s = ParseScenario(Base());
   const json& r = s.resolved;
@@ -143,7 +165,7 @@ TEST(Scenario, DefaultsAreFilledIntoResolved) {
 
   // The typed values agree with the header's defaults.
   EXPECT_EQ(s.links.mtu_bytes, 1500u);
-  EXPECT_EQ(s.workload.ring.window_packets, 64u);
+  EXPECT_EQ(s.workload.spec<RingSpec>().window_packets, 64u);
   EXPECT_EQ(s.sw.port.buffer_bytes, 1u << 20);
   EXPECT_EQ(s.host_port.buffer_bytes, 16u << 20);
   EXPECT_EQ(s.max_sim_time_ps, 1'000'000'000'000ULL);
@@ -195,8 +217,8 @@ TEST(Scenario, TimesAreConvertedToPicoseconds) {
   EXPECT_EQ(s.sw.forwarding_latency_ps, 250'000u);
   EXPECT_EQ(s.workload.compute_gap_ps, 3'000'000u);
   EXPECT_EQ(s.workload.start_ps, 250'000u);
-  EXPECT_EQ(s.workload.ring.rto_ps, 200'000'000u);
-  EXPECT_EQ(s.workload.ring.ack_delay_ps, 2'000'000u);
+  EXPECT_EQ(s.workload.spec<RingSpec>().rto_ps, 200'000'000u);
+  EXPECT_EQ(s.workload.spec<RingSpec>().ack_delay_ps, 2'000'000u);
   EXPECT_EQ(s.max_sim_time_ps, 500'000'000u);
   EXPECT_EQ(s.outputs.sample_interval_ps, 10'000'000u);
   ASSERT_EQ(s.faults.links.size(), 1u);
@@ -280,7 +302,7 @@ TEST(ApplyOverride, SetsNestedValuesCreatingObjects) {
   ApplyOverride(doc, "topology.hosts=4");  // replaces
   EXPECT_EQ(doc["topology"]["hosts"], 4);
   EXPECT_EQ(doc["topology"]["type"], "single_rack");  // siblings kept
-  EXPECT_EQ(ParseScenario(doc).workload.ring.window_packets, 16u);
+  EXPECT_EQ(ParseScenario(doc).workload.spec<RingSpec>().window_packets, 16u);
 }
 
 TEST(ApplyOverride, ParsesJsonValuesAndBareWords) {
@@ -460,7 +482,7 @@ TEST(BadInput, OutOfRange) {
 
 TEST(BadInput, ElementsPerPacketBoundedByMtu) {
   // (1500 - 20 IP - 8 UDP - 16 ring header) / 4 = 364 elements.
-  EXPECT_EQ(ParseScenario(With({"workload.ring.elements_per_packet=364"})).workload.ring.elements_per_packet, 364u);
+  EXPECT_EQ(ParseScenario(With({"workload.ring.elements_per_packet=364"})).workload.spec<RingSpec>().elements_per_packet, 364u);
   EXPECT_THAT(ErrorOf({"workload.ring.elements_per_packet=365"}),
               AllOf(AtPath("workload.ring.elements_per_packet"), HasSubstr("between 0 and 364")));
   EXPECT_THAT(ErrorOf({"links.mtu_bytes=9000", "workload.ring.elements_per_packet=2240"}),
@@ -766,21 +788,21 @@ TEST(BadInput, ErrorsNameTheFirstProblemOnly) {
 TEST(Scenario, CanaryAndStaticTreeSectionsParseWithDefaults) {
   const Scenario c = ParseScenario(With({"workload.protocol=canary", "workload.canary.timeout_us=2.5",
                                          "workload.canary.timeout_mode=clock_scan"}));
-  EXPECT_EQ(c.workload.canary.timeout_ps, 2'500'000u);
-  EXPECT_EQ(c.workload.canary.timeout_mode, CanaryTimeoutMode::kClockScan);
-  EXPECT_EQ(c.workload.canary.elements_per_packet, 256u);
-  EXPECT_EQ(c.workload.canary.table_size, 32768u);
+  EXPECT_EQ(c.workload.spec<CanarySpec>().timeout_ps, 2'500'000u);
+  EXPECT_EQ(c.workload.spec<CanarySpec>().timeout_mode, CanaryTimeoutMode::kClockScan);
+  EXPECT_EQ(c.workload.spec<CanarySpec>().elements_per_packet, 256u);
+  EXPECT_EQ(c.workload.spec<CanarySpec>().table_size, 32768u);
   EXPECT_EQ(c.resolved["workload"]["canary"]["window_blocks"], 1024);
   EXPECT_EQ(c.resolved["workload"]["canary"]["nic_queue_bytes"], 8192);
   EXPECT_EQ(c.resolved["workload"]["canary"]["retransmit_timeout_us"], 500);
   EXPECT_EQ(c.resolved["workload"]["canary"]["table_partition"], "shared");
-  EXPECT_FALSE(c.workload.canary.partition_per_job);
+  EXPECT_FALSE(c.workload.spec<CanarySpec>().partition_per_job);
   EXPECT_TRUE(ParseScenario(With({"workload.protocol=canary", "workload.canary.table_partition=per_job"}))
-                  .workload.canary.partition_per_job);
+                  .workload.spec<CanarySpec>().partition_per_job);
   // Four trees need four candidate roots (one rack has one: RunChecks below).
   const Scenario t = ParseScenario(With({"workload.protocol=static_tree", "workload.static_tree.trees=4",
                                          R"(topology={"type":"leaf_spine","leaves":2,"spines":4,"hosts_per_leaf":4})"}));
-  EXPECT_EQ(t.workload.static_tree.trees, 4u);
+  EXPECT_EQ(t.workload.spec<StaticTreeSpec>().trees, 4u);
   EXPECT_EQ(t.resolved["workload"]["static_tree"]["slots_per_tree"], 4096);
 }
 
@@ -827,13 +849,13 @@ TEST(BadInput, CanaryKeys) {
 
 TEST(Scenario, SendNoiseDefaultsOffAndParsesForCanaryAndStaticTree) {
   const Scenario c = ParseScenario(With({"workload.protocol=canary"}));
-  EXPECT_EQ(c.workload.send_noise.probability, 0.0);
-  EXPECT_EQ(c.workload.send_noise.delay_ps, 1'000'000u);
+  EXPECT_EQ(c.workload.spec<SendNoiseSpec>().probability, 0.0);
+  EXPECT_EQ(c.workload.spec<SendNoiseSpec>().delay_ps, 1'000'000u);
   EXPECT_EQ(c.resolved["workload"]["send_noise"]["delay_us"], 1);
   const Scenario t = ParseScenario(With({"workload.protocol=static_tree", "workload.send_noise.probability=0.01",
                                          "workload.send_noise.delay_us=2.5"}));
-  EXPECT_EQ(t.workload.send_noise.probability, 0.01);
-  EXPECT_EQ(t.workload.send_noise.delay_ps, 2'500'000u);
+  EXPECT_EQ(t.workload.spec<SendNoiseSpec>().probability, 0.01);
+  EXPECT_EQ(t.workload.spec<SendNoiseSpec>().delay_ps, 2'500'000u);
 }
 
 TEST(Scenario, JobsDefaultToOne) {

@@ -7,6 +7,7 @@
 #include "common/spec_fields.h"
 #include "common/spec_reader.h"
 #include "ina/scenario.h"
+#include "protocols/ring/host/spec.h"
 
 #include <gtest/gtest.h>
 
@@ -248,7 +249,7 @@ RingResult ViaParseScenario(const json& ring, uint32_t mtu) {
   RingResult out;
   try {
     const Scenario s = ParseScenario(ScenarioWithRing(ring, mtu));
-    out.ring = s.workload.ring;
+    out.ring = s.workload.spec<RingSpec>();
     out.resolved = s.resolved["workload"]["ring"];
   } catch (const ScenarioError& e) {
     out.error = e.what();

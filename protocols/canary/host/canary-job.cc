@@ -560,22 +560,22 @@ void CanaryHost::OnTimerEvent() {
 
 CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
                      uint64_t seed, const WorkloadSpec& spec, uint32_t job_index)
-    : fabric_(&fabric), hosts_(hosts), mode_(mode), spec_(spec), seed_(seed) {
+    : fabric_(&fabric), hosts_(hosts), mode_(mode), spec_(spec), canary_(&spec_.spec<CanarySpec>()), seed_(seed) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
   const char* name = mode == InaTreeMode::kCanary ? "canary" : "static_tree";
   if (n < 2) throw std::invalid_argument(fmt::format("{} needs at least two hosts", name));
   if (n > 0xffff) throw std::invalid_argument(fmt::format("{}: the hosts field is 16 bits (at most 65,535 hosts)", name));
   if (spec.dtype != DType::kInt32) throw std::invalid_argument(fmt::format("{} aggregates int32 only", name));
-  k_ = mode == InaTreeMode::kCanary ? spec.canary.elements_per_packet : spec.static_tree.elements_per_packet;
-  window_ = mode == InaTreeMode::kCanary ? spec.canary.window_blocks : spec.static_tree.window_blocks;
-  nic_queue_bytes_ = mode == InaTreeMode::kCanary ? spec.canary.nic_queue_bytes : spec.static_tree.nic_queue_bytes;
-  num_trees_ = mode == InaTreeMode::kCanary ? 1 : spec.static_tree.trees;
+  k_ = mode == InaTreeMode::kCanary ? spec.spec<CanarySpec>().elements_per_packet : spec.spec<StaticTreeSpec>().elements_per_packet;
+  window_ = mode == InaTreeMode::kCanary ? spec.spec<CanarySpec>().window_blocks : spec.spec<StaticTreeSpec>().window_blocks;
+  nic_queue_bytes_ = mode == InaTreeMode::kCanary ? spec.spec<CanarySpec>().nic_queue_bytes : spec.spec<StaticTreeSpec>().nic_queue_bytes;
+  num_trees_ = mode == InaTreeMode::kCanary ? 1 : spec.spec<StaticTreeSpec>().trees;
   tree_offset_ = job_index * num_trees_;
   job_index_ = job_index;
   elements_ = spec.bytes / 4;
   blocks_ = (elements_ + k_ - 1) / k_;
   if (mode == InaTreeMode::kCanary &&
-      blocks_ * spec.iterations * (uint64_t{spec.canary.max_failures} + 1) > (uint64_t{1} << 24))
+      blocks_ * spec.iterations * (uint64_t{spec.spec<CanarySpec>().max_failures} + 1) > (uint64_t{1} << 24))
     throw std::invalid_argument("canary: the blocks and their re-issues do not fit the 24-bit id sequence");
   if (mode == InaTreeMode::kStaticTree && blocks_ * spec.iterations > UINT32_MAX)
     throw std::invalid_argument("static_tree: more blocks than 32-bit ids");
@@ -583,8 +583,8 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
   // Leaders: racks interleaved (rank order within a rack, ToR order across),
   // so block g and g + 1 have different root switches (canary-fgcs24 §3.1.3
   // "each block in a different root ... selected in a round-robin way").
-  if (!spec.canary.leader_order.empty() && mode == InaTreeMode::kCanary) {
-    leader_order_ = spec.canary.leader_order;
+  if (!spec.spec<CanarySpec>().leader_order.empty() && mode == InaTreeMode::kCanary) {
+    leader_order_ = spec.spec<CanarySpec>().leader_order;
     if (leader_order_.empty()) throw std::invalid_argument("canary: empty leader order");
     for (uint32_t r : leader_order_)
       if (r >= n) throw std::invalid_argument("canary: leader order names a rank beyond the hosts");
@@ -634,21 +634,21 @@ CanaryJob::~CanaryJob() = default;
 
 uint32_t CanaryJob::BlockId(uint64_t g, uint32_t attempt) const {
   const uint64_t seq = uint64_t{attempt} * total_blocks() + g;
-  return spec_.canary.application_id << 24 | static_cast<uint32_t>(seq & 0xffffff);
+  return (*canary_).application_id << 24 | static_cast<uint32_t>(seq & 0xffffff);
 }
 
 bool CanaryJob::DecodeId(uint32_t id, uint64_t& g, uint32_t& attempt) const {
-  if ((id >> 24) != spec_.canary.application_id) return false;
+  if ((id >> 24) != (*canary_).application_id) return false;
   const uint64_t seq = id & 0xffffff;
   g = seq % total_blocks();
   attempt = static_cast<uint32_t>(seq / total_blocks());
-  return attempt <= spec_.canary.max_failures;
+  return attempt <= (*canary_).max_failures;
 }
 
 void CanaryJob::InstallCanary() {
   const topo::Topology& t = fabric_->topology();
   const uint32_t nh = t.num_hosts();
-  const CanarySpec& cs = spec_.canary;
+  const CanarySpec& cs = (*canary_);
   // Every switch runs Canary: adaptive routing may take a packet anywhere
   // (canary-fgcs24 §3.2 "it cannot reserve any resource because the paths that
   // packets will take are not known a priori").
@@ -723,15 +723,15 @@ std::vector<topo::AggregationTree> CanaryJob::StaticTrees(const topo::Topology& 
 void CanaryJob::CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts, InaTreeMode mode,
                                uint64_t seed, const WorkloadSpec& spec, uint32_t job_index) {
   if (mode == InaTreeMode::kStaticTree) {
-    (void)StaticTrees(t, hosts, spec.static_tree, seed, job_index);
+    (void)StaticTrees(t, hosts, spec.spec<StaticTreeSpec>(), seed, job_index);
     return;
   }
   for (uint32_t v = t.num_hosts(); v < t.num_vertices(); ++v)
-    (void)SwitchConfig(t, v, spec.canary, spec.canary.elements_per_packet);
+    (void)SwitchConfig(t, v, spec.spec<CanarySpec>(), spec.spec<CanarySpec>().elements_per_packet);
 }
 
 uint32_t CanaryJob::table_share() const {
-  const CanarySpec& cs = spec_.canary;
+  const CanarySpec& cs = (*canary_);
   if (!cs.partition_per_job || spec_.jobs <= 1) return cs.table_size;
   // §5.2.4: the table split equally between the jobs, a power of two each
   // (the index is base + the hash's low bits).
@@ -742,15 +742,15 @@ uint32_t CanaryJob::table_share() const {
 
 void CanaryJob::AddPartition(p4::canary::CanaryDataplane& dp) const {
   const uint32_t share = table_share();
-  if (share == spec_.canary.table_size) return;  // the whole table: the default action
-  dp.AddPartition({static_cast<uint8_t>(spec_.canary.application_id), job_index_ * share, share});
+  if (share == (*canary_).table_size) return;  // the whole table: the default action
+  dp.AddPartition({static_cast<uint8_t>((*canary_).application_id), job_index_ * share, share});
 }
 
 void CanaryJob::InstallStaticTrees() {
   namespace st = p4::statictree;
   const topo::Topology& t = fabric_->topology();
   const uint32_t nh = t.num_hosts();
-  const std::vector<topo::AggregationTree> trees = StaticTrees(t, hosts_, spec_.static_tree, seed_, job_index_);
+  const std::vector<topo::AggregationTree> trees = StaticTrees(t, hosts_, spec_.spec<StaticTreeSpec>(), seed_, job_index_);
   std::vector<std::vector<st::TreeEntry>> per_switch(fabric_->num_switches());
   for (uint32_t i = 0; i < trees.size(); ++i) {
     tree_roots_.push_back(t.node(trees[i].root).name);
@@ -771,8 +771,8 @@ void CanaryJob::InstallStaticTrees() {
     c.switch_mac = MacBytesOfIpv4(c.switch_ip);
     c.num_ports = static_cast<uint32_t>(t.ports(v).size());
     c.num_elements = k_;
-    c.slots_per_tree = spec_.static_tree.slots_per_tree;
-    c.pass_latency_ps = spec_.static_tree.pass_latency_ps;
+    c.slots_per_tree = spec_.spec<StaticTreeSpec>().slots_per_tree;
+    c.pass_latency_ps = spec_.spec<StaticTreeSpec>().pass_latency_ps;
     // Earlier concurrent jobs' trees on this switch stay: one program holds them all.
     if (const auto* earlier = dynamic_cast<const st::StaticTreeDataplane*>(fabric_->switch_node(sw).dataplane()))
       c.trees = earlier->config().trees;
@@ -787,7 +787,7 @@ void CanaryJob::InstallStaticTrees() {
 }
 
 uint32_t CanaryJob::GroupOf(uint32_t port) const {
-  const uint32_t w = spec_.canary.multicast_shard_ports;
+  const uint32_t w = (*canary_).multicast_shard_ports;
   return (port / w) << w | uint32_t{1} << (port % w);
 }
 

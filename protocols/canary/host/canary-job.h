@@ -38,6 +38,8 @@
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
 #include "protocols/canary/dataplane/config.h"
+#include "protocols/canary/host/spec.h"
+#include "protocols/static_tree/host/spec.h"
 #include "topology/topology.h"
 
 #include "ns3/application.h"
@@ -225,9 +227,9 @@ class CanaryJob {
   bool DecodeId(uint32_t id, uint64_t& g, uint32_t& attempt) const;
   uint32_t TreeOf(uint64_t g) const { return tree_offset_ + static_cast<uint32_t>(g % num_trees_); }
   uint32_t TorIpv4(uint32_t rank) const { return tor_ip_[rank]; }
-  const CanarySpec& canary() const { return spec_.canary; }
-  const StaticTreeSpec& static_tree() const { return spec_.static_tree; }
-  const SendNoiseSpec& send_noise() const { return spec_.send_noise; }
+  const CanarySpec& canary() const { return (*canary_); }
+  const StaticTreeSpec& static_tree() const { return spec_.spec<StaticTreeSpec>(); }
+  const SendNoiseSpec& send_noise() const { return spec_.spec<SendNoiseSpec>(); }
   uint64_t seed() const { return seed_; }
   uint32_t window() const { return window_; }
   /// Hosts keep the blocks in flight within window() consecutive ids (not
@@ -235,7 +237,7 @@ class CanaryJob {
   /// Canary with ids mapped directly to descriptors (§3.2.1), where a block
   /// window ids on would take the slot its predecessor still holds.
   bool sliding_window() const {
-    return mode_ == InaTreeMode::kStaticTree || spec_.canary.direct_index;
+    return mode_ == InaTreeMode::kStaticTree || (*canary_).direct_index;
   }
   uint32_t nic_queue_bytes() const { return nic_queue_bytes_; }  ///< 0: no host-side limit
   const TensorData& data(uint32_t iteration) const { return data_[iteration]; }
@@ -267,6 +269,7 @@ class CanaryJob {
   std::vector<uint32_t> hosts_;
   InaTreeMode mode_;
   WorkloadSpec spec_;
+  const CanarySpec* canary_;  ///< spec_'s, looked up once (ids are made and read per packet)
   uint32_t k_ = 0, window_ = 0, nic_queue_bytes_ = 0, num_trees_ = 1;
   uint32_t tree_offset_ = 0;  ///< static trees: this job's first tree id (job index x trees)
   uint32_t job_index_ = 0;    ///< position among the concurrent jobs (CanaryJobSet)

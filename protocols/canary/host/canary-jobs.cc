@@ -92,10 +92,10 @@ CanaryJobSet::CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, I
     const auto groups = SplitHosts(hosts, jobs, seed, spec.jobs_contiguous);
     for (uint32_t j = 0; j < jobs; ++j) {
       WorkloadSpec js = spec;
-      js.canary.application_id = spec.canary.application_id + j;  // §3.4: each application its own ids
-      if (js.canary.application_id > 255)
+      js.spec<CanarySpec>().application_id = spec.spec<CanarySpec>().application_id + j;  // §3.4: each application its own ids
+      if (js.spec<CanarySpec>().application_id > 255)
         throw std::invalid_argument(fmt::format("job {}: application id {} does not fit 8 bits", j,
-                                                js.canary.application_id));
+                                                js.spec<CanarySpec>().application_id));
       jobs_.push_back(std::make_unique<CanaryJob>(fabric, groups[j], mode, pattern, JobSeed(seed, j), js, j));
     }
   }

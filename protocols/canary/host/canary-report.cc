@@ -159,8 +159,8 @@ void CanaryJob::Report(const Scenario& s, bool finished, WorkloadReport& out) co
   for (uint32_t v = nh; v < t.num_vertices(); ++v) max_tier = std::max<uint32_t>(max_tier, t.node(v).tier);
   const uint32_t d = 2 * max_tier;
   const double l_s = PsToS(std::max(s.links.host_delay_ps, s.links.fabric_delay_ps)) + wire * 8.0 / rate +
-                     PsToS(canary_mode ? spec_.canary.pass_latency_ps : spec_.static_tree.pass_latency_ps);
-  const double t_s = canary_mode ? PsToS(spec_.canary.timeout_ps) : 0.0;
+                     PsToS(canary_mode ? spec_.spec<CanarySpec>().pass_latency_ps : spec_.spec<StaticTreeSpec>().pass_latency_ps);
+  const double t_s = canary_mode ? PsToS(spec_.spec<CanarySpec>().timeout_ps) : 0.0;
   const double model_bytes = rate / 8.0 * (2.0 * d * (l_s + t_s));
   const double model_descriptors = model_bytes / static_cast<double>(packet_bytes);
   const uint64_t descriptor_bytes = uint64_t{k_} * 4 + 32;  // accumulator + id, counters, leader, children, time
@@ -184,8 +184,8 @@ void CanaryJob::Report(const Scenario& s, bool finished, WorkloadReport& out) co
        {"mismatches", mism},
        {"correct", correct},
        {"collectives", colls},
-       {"send_noise", {{"probability", spec_.send_noise.probability},
-                       {"delay_s", PsToS(spec_.send_noise.delay_ps)}}},
+       {"send_noise", {{"probability", spec_.spec<SendNoiseSpec>().probability},
+                       {"delay_s", PsToS(spec_.spec<SendNoiseSpec>().delay_ps)}}},
        {"hosts", {{"packets_sent", h.packets_sent},
                   {"noise_delayed_packets", h.noise_delayed},
                   {"nic_held_blocks", h.nic_held},
@@ -195,7 +195,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, WorkloadReport& out) co
        {"peak_descriptors", {{"max_per_switch", peak_max}, {"switch", peak_switch},
                              {"bytes", peak_max * descriptor_bytes}}}};
   if (canary_mode) {
-    const CanarySpec& c = spec_.canary;
+    const CanarySpec& c = spec_.spec<CanarySpec>();
     w["timeout_s"] = PsToS(c.timeout_ps);
     w["timeout_mode"] = c.timeout_mode == CanaryTimeoutMode::kExact ? "exact" : "clock_scan";
     w["table_size"] = c.table_size;
@@ -238,7 +238,7 @@ void CanaryJob::Report(const Scenario& s, bool finished, WorkloadReport& out) co
 
   summary += fmt::format("{} allreduce of {} (int32) over {} hosts, {} elements/packet, window {} blocks{}: ", proto,
                          HumanBytes(spec_.bytes), n, k_, window_,
-                         canary_mode ? fmt::format(", timeout {}", HumanTime(PsToS(spec_.canary.timeout_ps)))
+                         canary_mode ? fmt::format(", timeout {}", HumanTime(PsToS(spec_.spec<CanarySpec>().timeout_ps)))
                                      : fmt::format(", {} tree(s)", num_trees_));
   if (done_its)
     summary += fmt::format("{} per collective, {:.2f} Gb/s goodput (x{} iterations)\n", HumanTime(mean),

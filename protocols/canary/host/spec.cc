@@ -22,7 +22,7 @@ uint64_t BlocksOf(const Scenario& s, uint32_t k) {
 
 void ParseCanary(Reader& w, Scenario& s) {
   Reader c = w.Obj("canary");
-  CanarySpec& cs = s.workload.canary;
+  CanarySpec& cs = s.workload.spec<CanarySpec>();
   // IPv4 20 + UDP 8 + Canary header 19 bytes, then 4k bytes of data, within the MTU.
   const uint32_t max_k = (s.links.mtu_bytes - 20 - 8 - 19) / 4;
   cs.elements_per_packet = c.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
@@ -69,8 +69,8 @@ void ParseCanary(Reader& w, Scenario& s) {
 // probability (noise probability) of delaying the transmission by 1 microsecond".
 void ParseSendNoise(Reader& w, Scenario& s) {
   Reader n = w.Obj("send_noise");
-  s.workload.send_noise.probability = n.Num("probability", 0, 0, 1);
-  s.workload.send_noise.delay_ps = n.TimePs("delay_us", 1, 0, 1e6, kPsPerUs);
+  s.workload.spec<SendNoiseSpec>().probability = n.Num("probability", 0, 0, 1);
+  s.workload.spec<SendNoiseSpec>().delay_ps = n.TimePs("delay_us", 1, 0, 1e6, kPsPerUs);
   n.Done();
 }
 

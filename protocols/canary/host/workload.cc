@@ -50,13 +50,13 @@ void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vecto
 /// CanaryHost's attempt_, state_, generation_, queued_, lead_ per block.
 double StateBytes(const Scenario& s, size_t hosts) {
   const WorkloadSpec& w = s.workload;
-  const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.canary.elements_per_packet) * w.iterations;
+  const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.spec<CanarySpec>().elements_per_packet) * w.iterations;
   return blocks * (7.0 * static_cast<double>(hosts) + 80.0);
 }
 
 void AddWarnings(const Scenario& s, const topo::Topology& t, std::vector<NamedTimer>& timers,
                  std::vector<std::string>& warnings) {
-  const CanarySpec& c = s.workload.canary;
+  const CanarySpec& c = s.workload.spec<CanarySpec>();
   timers.push_back({"workload.canary.timeout_us", c.timeout_ps, 1e6, "us"});
   timers.push_back({"workload.canary.retransmit_timeout_us", c.retransmit_timeout_ps, 1e6, "us"});
   if (c.timeout_mode != CanaryTimeoutMode::kClockScan) return;
@@ -68,9 +68,12 @@ void AddWarnings(const Scenario& s, const topo::Topology& t, std::vector<NamedTi
                                    c.clock_period_ps / 1e3, t.num_switches(), limit_ps / 1e9, clocks));
 }
 
+// Its hosts use the Canary header's fixed port (p4model), no scenario key.
+void AddUdpPorts(const Scenario&, std::vector<std::pair<const char*, uint16_t>>&) {}
+
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
 
 }  // namespace inasim::protocols::canary

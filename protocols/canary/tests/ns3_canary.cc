@@ -55,13 +55,13 @@ class CanaryOnNs3 : public NetTest {
     WorkloadSpec w;
     w.protocol = "canary";
     w.bytes = bytes;
-    w.canary.elements_per_packet = k;
-    w.canary.window_blocks = 32;
-    w.canary.retransmit_timeout_ps = 30 * kUs;
-    w.canary.table_size = 1024;
-    w.static_tree.elements_per_packet = k;
-    w.static_tree.window_blocks = 32;
-    w.static_tree.slots_per_tree = 64;
+    w.spec<CanarySpec>().elements_per_packet = k;
+    w.spec<CanarySpec>().window_blocks = 32;
+    w.spec<CanarySpec>().retransmit_timeout_ps = 30 * kUs;
+    w.spec<CanarySpec>().table_size = 1024;
+    w.spec<StaticTreeSpec>().elements_per_packet = k;
+    w.spec<StaticTreeSpec>().window_blocks = 32;
+    w.spec<StaticTreeSpec>().slots_per_tree = 64;
     return w;
   }
   std::unique_ptr<CanaryJob> Job(std::vector<uint32_t> hosts, const WorkloadSpec& w,
@@ -112,8 +112,8 @@ class CanaryOnNs3 : public NetTest {
 TEST_F(CanaryOnNs3, Fig3CountersReachHostsAtTheRoot) {
   Build(topo::BuildLeafSpine(2, 2, 2, Link(100, 500'000), Link(100, 500'000)));
   WorkloadSpec w = Spec(4 * 64);  // one block
-  w.canary.leader_order = {3, 0, 1, 2};
-  w.canary.timeout_ps = 3 * kUs;  // §5.2.5's largest
+  w.spec<CanarySpec>().leader_order = {3, 0, 1, 2};
+  w.spec<CanarySpec>().timeout_ps = 3 * kUs;  // §5.2.5's largest
   auto j = std::make_unique<CanaryJob>(*fabric_, std::vector<uint32_t>{0, 1, 2, 3}, InaTreeMode::kCanary,
                                        DataPattern::kHashed, 7, w);
   // S3 waits one timeout, the spine another, so S3's counter-2 packet reaches
@@ -147,8 +147,8 @@ TEST_F(CanaryOnNs3, Fig3CountersReachHostsAtTheRoot) {
 TEST_F(CanaryOnNs3, Fig5CollisionIsRestoredByTheLeader) {
   Build(topo::BuildLeafSpine(3, 1, 2, Link(100, 500'000), Link(100, 500'000)));
   WorkloadSpec w = Spec(4 * 64);
-  w.canary.direct_index = true;  // index = id mod table size: the other block's id is chosen to collide
-  w.canary.leader_order = {0, 1, 2};
+  w.spec<CanarySpec>().direct_index = true;  // index = id mod table size: the other block's id is chosen to collide
+  w.spec<CanarySpec>().leader_order = {0, 1, 2};
   // Another application's block (id 2 << 24, same index) from H4 to H5
   // occupies leaf2's slot (and only leaf2's); its broadcast never comes, so the
   // descriptor stays.
@@ -228,7 +228,7 @@ TEST_F(CanaryOnNs3, SpineFailureMidAllreduceStillEndsExact) {
 TEST_F(CanaryOnNs3, StragglersAreCountedExactlyOnce) {
   Build(topo::BuildLeafSpine(2, 2, 4, Link(100, 500'000), Link(100, 500'000)));
   WorkloadSpec w = Spec(4 * 64 * 16);
-  w.canary.timeout_ps = 1'000;  // 1 ns
+  w.spec<CanarySpec>().timeout_ps = 1'000;  // 1 ns
   auto j = Job({0, 1, 2, 3, 4, 5, 6, 7}, w);
   RunFor(2000 * kUs);
   ExpectExact(*j);
@@ -246,7 +246,7 @@ TEST_F(CanaryOnNs3, StaticTreesOneAndFourOnALeafSpine) {
     Build(topo::BuildLeafSpine(4, 4, 4, Link(100, 500'000), Link(100, 500'000)));
     WorkloadSpec w = Spec(64 << 10);
     w.protocol = "static_tree";
-    w.static_tree.trees = trees;
+    w.spec<StaticTreeSpec>().trees = trees;
     std::vector<uint32_t> hosts;
     for (uint32_t h = 0; h < 16; ++h) hosts.push_back(h);
     auto j = Job(hosts, w, InaTreeMode::kStaticTree);

@@ -21,9 +21,10 @@
 #pragma once
 
 #include "ina/workload.h"
-#include "protocols/p4sgd/glm/p4sgd-glm.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
+#include "protocols/p4sgd/glm/p4sgd-glm.h"
+#include "protocols/p4sgd/host/spec.h"
 
 #include "ns3/application.h"
 #include "ns3/event-id.h"

@@ -1,6 +1,7 @@
 // P4SGD's scenario keys: the workload.p4sgd section of a scenario -> P4SGDSpec
 // (docs/SCENARIO.md), through the registry (Protocol::parse).
 #include "ina/scenario-sections.h"
+#include "protocols/p4sgd/host/spec.h"
 
 #include "common/bounded_file.h"
 
@@ -19,7 +20,7 @@ namespace {
 /// workload.p4sgd: the FPGA workers' training and the switch protocol (p4sgd §3-§5).
 void ParseP4SGD(Reader& w, Scenario& s) {
   Reader m = w.Obj("p4sgd");
-  P4SGDSpec& p = s.workload.p4sgd;
+  P4SGDSpec& p = s.workload.spec<P4SGDSpec>();
   p.mode = m.Enum("mode", "paper", {"paper"});
   p.task = m.Enum("task", "train", {"train", "allreduce"}) == "train" ? P4SGDTask::kTrain : P4SGDTask::kAllreduce;
   p.data_parallel = m.Enum("parallelism", "model", {"model", "data"}) == "data";

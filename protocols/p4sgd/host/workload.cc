@@ -15,7 +15,7 @@ class P4SGDWorkload final : public Workload {
  public:
   explicit P4SGDWorkload(const WorkloadContext& c) : s_(c.scenario) {
     try {
-      job_ = std::make_unique<P4SGDJob>(c.fabric, c.hosts, s_.workload.p4sgd, s_.seed);
+      job_ = std::make_unique<P4SGDJob>(c.fabric, c.hosts, s_.workload.spec<P4SGDSpec>(), s_.seed);
     } catch (const std::invalid_argument& e) {
       throw ScenarioError(fmt::format("workload: {}", e.what()));
     }
@@ -43,7 +43,7 @@ namespace {
 void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
   P4SGDJob::CheckWorkers(t, hosts);
   // A LIBSVM file's shape is known only once it is read (at run time).
-  const P4SGDSpec& spec = s.workload.p4sgd;
+  const P4SGDSpec& spec = s.workload.spec<P4SGDSpec>();
   if (spec.hashed || spec.dataset == "synthetic")
     P4SGDJob::CheckTrainingShape(spec, static_cast<uint32_t>(hosts.size()), spec.samples, spec.features);
 }
@@ -53,12 +53,16 @@ double StateBytes(const Scenario&, size_t) { return 0; }
 
 void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
                  std::vector<std::string>&) {
-  timers.push_back({"workload.p4sgd.timeout_us", s.workload.p4sgd.timeout_ps, 1e6, "us"});
+  timers.push_back({"workload.p4sgd.timeout_us", s.workload.spec<P4SGDSpec>().timeout_ps, 1e6, "us"});
+}
+
+void AddUdpPorts(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports) {
+  ports.emplace_back("workload.p4sgd.udp_port", s.workload.spec<P4SGDSpec>().udp_port);
 }
 
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
 
 }  // namespace inasim::protocols::p4sgd

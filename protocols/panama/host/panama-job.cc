@@ -2,7 +2,7 @@
 
 #include "ina/addressing.h"
 #include "ina/background.h"
-#include "ina/dnn-models.h"
+#include "protocols/panama/host/dnn-models.h"
 #include "ina/fabric.h"
 #include "protocols/ring/host/ring-allreduce.h"
 #include "topology/split_mix64.h"
@@ -795,7 +795,7 @@ std::vector<PanamaClusterJob> PanamaJobSet::PlaceCluster(const topo::Topology& t
 
 PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<uint32_t>& workload_hosts)
     : pool_hosts_(workload_hosts.size()) {
-  const PanamaSpec& ps = s.workload.panama;
+  const PanamaSpec& ps = s.workload.spec<PanamaSpec>();
   const uint32_t nh = fabric.topology().num_hosts();
   std::vector<PanamaJob*> all;
   if (ps.cluster.jobs && ps.cluster.allreduce == PanamaClusterSpec::Allreduce::kRing) {
@@ -890,7 +890,7 @@ PanamaJobSet::~PanamaJobSet() = default;
 
 std::vector<std::vector<uint32_t>> PanamaJobSet::FixedJobHosts(const Scenario& s, uint32_t nh,
                                                              const std::vector<uint32_t>& workload_hosts) {
-  const PanamaSpec& ps = s.workload.panama;
+  const PanamaSpec& ps = s.workload.spec<PanamaSpec>();
   if (ps.jobs.empty()) return {workload_hosts};
   std::vector<std::vector<uint32_t>> out;
   std::vector<uint8_t> used(nh, 0);
@@ -916,7 +916,7 @@ std::vector<std::vector<uint32_t>> PanamaJobSet::FixedJobHosts(const Scenario& s
 
 void PanamaJobSet::CheckPlacement(const topo::Topology& topology, const Scenario& s,
                                   const std::vector<uint32_t>& workload_hosts) {
-  const PanamaSpec& ps = s.workload.panama;
+  const PanamaSpec& ps = s.workload.spec<PanamaSpec>();
   std::vector<std::vector<uint32_t>> job_hosts;
   if (ps.cluster.jobs) {
     if (ps.cluster.allreduce == PanamaClusterSpec::Allreduce::kRing && s.workload.data == DataPattern::kUniform)
@@ -1022,14 +1022,14 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
     const std::vector<std::string>& texts = job_out.csv_texts;
     bool ok = false;
     if (ring) {
-      RingJobReport(*rings_[i], cluster_[i].bytes, s.workload.panama.cluster.iterations, wj, ok, payload_delivered);
+      RingJobReport(*rings_[i], cluster_[i].bytes, s.workload.spec<PanamaSpec>().cluster.iterations, wj, ok, payload_delivered);
     } else {
       jobs_[i]->Report(s, finished, job_out);
       ok = job_out.correct;
       payload_delivered += job_out.payload_delivered;
       (cluster ? job_summaries : summary) += job_out.summary;
     }
-    wj["jid"] = ring ? s.workload.panama.jid + i : jobs_[i]->jid();
+    wj["jid"] = ring ? s.workload.spec<PanamaSpec>().jid + i : jobs_[i]->jid();
     all_correct &= ok;
     if (wj.contains("mean_duration_s") && wj["mean_duration_s"].is_number()) {
       mean_sum += wj["mean_duration_s"].get<double>();
@@ -1084,14 +1084,14 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
   double jct_sum = 0;
   for (double x : jcts) jct_sum += x;
   const double mean_jct = jcts.empty() ? 0.0 : jct_sum / static_cast<double>(jcts.size());
-  const PanamaClusterSpec& cs = s.workload.panama.cluster;
+  const PanamaClusterSpec& cs = s.workload.spec<PanamaSpec>().cluster;
   uint64_t partial = 0, skipped = 0;  // PANAMA-<quorum>
   for (const auto& job : jobs_) {
     partial += job->partial_aggregations();
     for (uint32_t r = 0; r < job->num_workers(); ++r) skipped += job->worker(r).counters().skipped;
   }
   w["cluster"] = {{"allreduce", ring ? "ring" : "panama"},
-                  {"quorum", s.workload.panama.quorum},
+                  {"quorum", s.workload.spec<PanamaSpec>().quorum},
                   {"partial_aggregations", partial},
                   {"skipped_by_quorum", skipped},
                   {"arrival_rate_per_s", cs.load > 0 ? ArrivalRateForLoad(cs, pool_hosts_, s.links.host_rate_gbps)
@@ -1108,8 +1108,8 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
   csv_texts.push_back(csv);
   summary += fmt::format("{} cluster: {} jobs arriving at {:g}/s ({} .. {} workers, models {}), {} finished\n",
                          ring ? "ring-allreduce" : "panama", count(), w["cluster"]["arrival_rate_per_s"].get<double>(),
-                         s.workload.panama.cluster.min_workers, s.workload.panama.cluster.max_workers,
-                         fmt::join(s.workload.panama.cluster.models, "/"), jcts.size());
+                         s.workload.spec<PanamaSpec>().cluster.min_workers, s.workload.spec<PanamaSpec>().cluster.max_workers,
+                         fmt::join(s.workload.spec<PanamaSpec>().cluster.models, "/"), jcts.size());
   summary += fmt::format("  job completion time mean {:.6f} s, p50 {:.6f}, p99 {:.6f}; mean wait for hosts {:.6f} s\n",
                          mean_jct, pct(0.5), pct(0.99),
                          jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size()));

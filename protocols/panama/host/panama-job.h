@@ -28,11 +28,13 @@
 // the tree (uniform data).
 #pragma once
 
-#include "congestion/panama_window.h"
-#include "ina/workload.h"
+#include "protocols/panama/host/panama_window.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
+#include "ina/workload.h"
 #include "p4model/common/dataplane.h"
+#include "protocols/panama/host/spec.h"
+#include "protocols/ring/host/spec.h"
 #include "topology/topology.h"
 
 #include "ns3/application.h"

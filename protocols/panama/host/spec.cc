@@ -1,7 +1,8 @@
 // PANAMA's scenario keys: the workload.panama section of a scenario -> PanamaSpec (and workload.ring, the transport of a cluster's ring jobs)
 // (docs/SCENARIO.md), through the registry (Protocol::parse).
 #include "ina/scenario-sections.h"
-#include "ina/dnn-models.h"
+#include "protocols/panama/host/dnn-models.h"
+#include "protocols/panama/host/spec.h"
 #include "protocols/ring/host/spec.h"
 
 #include <fmt/format.h>
@@ -35,7 +36,7 @@ void ParseTreeRoots(Reader& p, PanamaSpec& ps) {
 
 /// jobs: concurrent jobs, each with its own workers, size, iterations and start.
 void ParseJobs(Reader& p, Scenario& s) {
-  PanamaSpec& ps = s.workload.panama;
+  PanamaSpec& ps = s.workload.spec<PanamaSpec>();
   if (const json* jobs = p.Raw("jobs")) {
     if (!jobs->is_array() || jobs->empty() || jobs->size() > 256)
       p.Fail("jobs", "must be an array of 1 to 256 jobs, each {\"hosts\", \"bytes\", \"iterations\", \"start_us\", "
@@ -63,7 +64,7 @@ void ParseJobs(Reader& p, Scenario& s) {
   }
 }
 
-/// cluster.models: the DNNs jobs draw from (src/ina/dnn-models.h); all by default.
+/// cluster.models: the DNNs jobs draw from (protocols/panama/host/dnn-models.h); all by default.
 void ParseModels(Reader& c, PanamaClusterSpec& cs) {
   cs.models.clear();
   if (const json* m = c.Raw("models")) {
@@ -85,7 +86,7 @@ void ParseModels(Reader& c, PanamaClusterSpec& cs) {
 
 /// cluster: jobs arriving over time (§7), placed by the controller at arrival.
 void ParseCluster(Reader& p, Scenario& s) {
-  PanamaSpec& ps = s.workload.panama;
+  PanamaSpec& ps = s.workload.spec<PanamaSpec>();
   if (p.Has("cluster")) {
     if (!ps.jobs.empty()) p.Fail("cluster", "give either jobs (fixed) or cluster (arriving over time), not both");
     Reader c = p.Obj("cluster");
@@ -122,7 +123,7 @@ void ParseCluster(Reader& p, Scenario& s) {
 
 void ParsePanama(Reader& w, Scenario& s) {
   Reader p = w.Obj("panama");
-  PanamaSpec& ps = s.workload.panama;
+  PanamaSpec& ps = s.workload.spec<PanamaSpec>();
   // IPv4 20 + UDP 8 + PANAMA header 14 bytes, then 4k bytes of fp32, within
   // the MTU and the accelerator's 1600-byte packet slots (fp_datapath.v:115).
   const uint32_t max_k = (std::min<uint32_t>(s.links.mtu_bytes, 1600 - 14) - 20 - 8 - 14) / 4;

@@ -1,6 +1,6 @@
 // PANAMA end to end on ns-3: workers on real UDP sockets, the accelerator
 // model on every tree switch, Fig. 5's windows, ECN from real queues, PFC.
-#include "ina/dnn-models.h"
+#include "protocols/panama/host/dnn-models.h"
 #include "protocols/panama/host/panama-job.h"
 #include "ina/runner.h"
 #include "ina/scenario.h"

@@ -100,9 +100,13 @@ void CheckPlacement(const Scenario&, const topo::Topology&, const std::vector<ui
 double StateBytes(const Scenario&, size_t) { return 0; }
 void AddWarnings(const Scenario&, const topo::Topology&, std::vector<NamedTimer>&, std::vector<std::string>&) {}
 
+void AddUdpPorts(const Scenario&, std::vector<std::pair<const char*, uint16_t>>& ports) {
+  ports.emplace_back("the permutation's UDP port", 9);
+}
+
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
 
 }  // namespace inasim::protocols::permutation

@@ -59,12 +59,12 @@ uint32_t RingPlan::packet_elements(uint64_t g) const {
 
 RingConfig RingConfigOf(const Scenario& s) {
   RingConfig rc;
-  rc.elements_per_packet = s.workload.ring.elements_per_packet;
-  rc.window_packets = s.workload.ring.window_packets;
-  rc.ack_every = s.workload.ring.ack_every;
-  rc.ack_delay_ps = s.workload.ring.ack_delay_ps;
-  rc.rto_ps = s.workload.ring.rto_ps;
-  rc.udp_port = s.workload.ring.udp_port;
+  rc.elements_per_packet = s.workload.spec<RingSpec>().elements_per_packet;
+  rc.window_packets = s.workload.spec<RingSpec>().window_packets;
+  rc.ack_every = s.workload.spec<RingSpec>().ack_every;
+  rc.ack_delay_ps = s.workload.spec<RingSpec>().ack_delay_ps;
+  rc.rto_ps = s.workload.spec<RingSpec>().rto_ps;
+  rc.udp_port = s.workload.spec<RingSpec>().udp_port;
   return rc;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "ina/tensor-data.h"
+#include "protocols/ring/host/spec.h"
 
 #include "ns3/application.h"
 #include "ns3/event-id.h"

@@ -15,7 +15,7 @@ using spec::Reader;
 
 void ParseRingSection(Reader& w, Scenario& s) {
   Reader r = w.Obj("ring");
-  RingSpec& ring = s.workload.ring;
+  RingSpec& ring = s.workload.spec<RingSpec>();
   const uint32_t max_epp = (s.links.mtu_bytes - 20 - 8 - 16) / 4;
   ring.elements_per_packet = r.U32("elements_per_packet", 0, 0, max_epp);
   ring.window_packets = r.U32("window_packets", 64, 1, 1 << 20);

@@ -1,12 +1,28 @@
-// The ring's scenario section, also read by PANAMA (its cluster's ring jobs).
+// The ring's scenario section, workload.ring, also read by PANAMA (its
+// cluster's ring jobs; parsed by spec.cc).
 #pragma once
 
 #include "common/spec_reader.h"
 #include "ina/scenario.h"
 
-namespace inasim::protocols::ring {
+#include <cstdint>
+
+namespace inasim {
+
+struct RingSpec {
+  uint32_t elements_per_packet = 0;
+  uint32_t window_packets = 64;
+  uint32_t ack_every = 8;
+  uint64_t ack_delay_ps = 2'000'000;
+  uint64_t rto_ps = 200'000'000;
+  uint16_t udp_port = 4791;
+};
+
+namespace protocols::ring {
 
 /// workload.ring: the transport of the host ring allreduce.
 void ParseRingSection(spec::Reader& w, Scenario& s);
 
-}  // namespace inasim::protocols::ring
+}  // namespace protocols::ring
+
+}  // namespace inasim

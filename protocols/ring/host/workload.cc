@@ -267,8 +267,8 @@ namespace {
 
 /// A ring's per-rank packet stream must fit its 32-bit sequence numbers (RingAllreduce).
 void CheckRingStream(const Scenario& s, size_t ranks) {
-  const uint32_t epp = s.workload.ring.elements_per_packet
-                           ? s.workload.ring.elements_per_packet
+  const uint32_t epp = s.workload.spec<RingSpec>().elements_per_packet
+                           ? s.workload.spec<RingSpec>().elements_per_packet
                            : (s.links.mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
   const RingPlan plan(static_cast<uint32_t>(ranks), s.workload.bytes / 4, epp);
   if (plan.stream_packets(0) >= (1ull << 32) - 1)
@@ -293,19 +293,23 @@ void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<
 double StateBytes(const Scenario& s, size_t hosts) {
   const WorkloadSpec& w = s.workload;
   const double n = static_cast<double>(hosts), elements = static_cast<double>(w.bytes / 4);
-  const uint32_t epp = w.ring.elements_per_packet ? w.ring.elements_per_packet
+  const uint32_t epp = w.spec<RingSpec>().elements_per_packet ? w.spec<RingSpec>().elements_per_packet
                                                   : (s.links.mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
   return 6.0 * std::max(1.0, n - w.jobs) * std::ceil(elements / epp);
 }
 
 void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
                  std::vector<std::string>&) {
-  timers.push_back({"workload.ring.rto_us", s.workload.ring.rto_ps, 1e6, "us"});
+  timers.push_back({"workload.ring.rto_us", s.workload.spec<RingSpec>().rto_ps, 1e6, "us"});
+}
+
+void AddUdpPorts(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports) {
+  ports.emplace_back("workload.ring.udp_port", s.workload.spec<RingSpec>().udp_port);
 }
 
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
 
 }  // namespace inasim::protocols::ring

@@ -2,6 +2,7 @@
 // (docs/SCENARIO.md), through the registry (Protocol::parse).
 #include "ina/scenario-sections.h"
 #include "protocols/canary/host/spec.h"
+#include "protocols/static_tree/host/spec.h"
 
 #include <fmt/format.h>
 
@@ -17,7 +18,7 @@ namespace {
 
 void ParseStaticTree(Reader& w, Scenario& s) {
   Reader t = w.Obj("static_tree");
-  StaticTreeSpec& st = s.workload.static_tree;
+  StaticTreeSpec& st = s.workload.spec<StaticTreeSpec>();
   const uint32_t max_k = (s.links.mtu_bytes - 20 - 8 - 19) / 4;
   st.trees = t.U32("trees", 1, 1, 1024);
   st.random_roots = t.Enum("roots", "spread", {"spread", "random"}) == "random";

@@ -50,15 +50,18 @@ void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vecto
 /// CanaryHost's per-block arrays, as static trees use them.
 double StateBytes(const Scenario& s, size_t hosts) {
   const WorkloadSpec& w = s.workload;
-  const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.static_tree.elements_per_packet) * w.iterations;
+  const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.spec<StaticTreeSpec>().elements_per_packet) * w.iterations;
   return blocks * 3.0 * static_cast<double>(hosts);
 }
 
 void AddWarnings(const Scenario&, const topo::Topology&, std::vector<NamedTimer>&, std::vector<std::string>&) {}
 
+// Its hosts use the static-tree header's fixed port (p4model), no scenario key.
+void AddUdpPorts(const Scenario&, std::vector<std::pair<const char*, uint16_t>>&) {}
+
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
 
 }  // namespace inasim::protocols::static_tree

@@ -1,6 +1,7 @@
 // SwitchML's scenario keys: the workload.switchml section of a scenario -> SwitchMLSpec
 // (docs/SCENARIO.md), through the registry (Protocol::parse).
 #include "ina/scenario-sections.h"
+#include "protocols/switchml/host/spec.h"
 
 #include <fmt/format.h>
 
@@ -17,7 +18,7 @@ namespace {
 /// workload.switchml: the client library's knobs (dev_root/client_lib/src/configs).
 void ParseSwitchML(Reader& w, Scenario& s) {
   Reader m = w.Obj("switchml");
-  SwitchMLSpec& ml = s.workload.switchml;
+  SwitchMLSpec& ml = s.workload.spec<SwitchMLSpec>();
   ml.elements_per_packet = m.U32("elements_per_packet", 256, 1, 1u << 20);
   if (ml.elements_per_packet != 64 && ml.elements_per_packet != 256)
     m.Fail("elements_per_packet",

@@ -20,6 +20,7 @@
 #include "ina/workload.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
+#include "protocols/switchml/host/spec.h"
 #include "topology/topology.h"
 
 #include "ns3/application.h"

@@ -16,11 +16,11 @@ namespace {
 class SwitchMLWorkload final : public Workload {
  public:
   explicit SwitchMLWorkload(const WorkloadContext& c) : s_(c.scenario) {
-    std::vector<uint64_t> tensors = s_.workload.switchml.tensors;
+    std::vector<uint64_t> tensors = s_.workload.spec<SwitchMLSpec>().tensors;
     if (tensors.empty()) tensors.push_back(s_.workload.bytes);
     try {
       job_ = std::make_unique<SwitchMLJob>(c.fabric, c.hosts, s_.workload.dtype, s_.workload.data, s_.seed,
-                                           s_.workload.switchml, tensors, s_.workload.iterations,
+                                           s_.workload.spec<SwitchMLSpec>(), tensors, s_.workload.iterations,
                                            s_.workload.compute_gap_ps);
     } catch (const std::invalid_argument& e) {
       throw ScenarioError(fmt::format("workload: {}", e.what()));
@@ -54,19 +54,23 @@ void CheckPlacement(const Scenario&, const topo::Topology& t, const std::vector<
 double StateBytes(const Scenario& s, size_t hosts) {
   const WorkloadSpec& w = s.workload;
   double largest = static_cast<double>(w.bytes / 4);
-  for (uint64_t t : w.switchml.tensors) largest = std::max(largest, static_cast<double>(t / 4));
+  for (uint64_t t : w.spec<SwitchMLSpec>().tensors) largest = std::max(largest, static_cast<double>(t / 4));
   const double per_packet = w.dtype == DType::kFloat32 ? 5.0 : 1.0;
-  return static_cast<double>(hosts) * per_packet * std::ceil(largest / w.switchml.elements_per_packet);
+  return static_cast<double>(hosts) * per_packet * std::ceil(largest / w.spec<SwitchMLSpec>().elements_per_packet);
 }
 
 void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
                  std::vector<std::string>&) {
-  timers.push_back({"workload.switchml.timeout_us", s.workload.switchml.timeout_ps, 1e6, "us"});
+  timers.push_back({"workload.switchml.timeout_us", s.workload.spec<SwitchMLSpec>().timeout_ps, 1e6, "us"});
+}
+
+void AddUdpPorts(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports) {
+  ports.emplace_back("workload.switchml.worker_udp_port", s.workload.spec<SwitchMLSpec>().worker_udp_port);
 }
 
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings};
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
 
 }  // namespace inasim::protocols::switchml

@@ -1,4 +1,4 @@
-#include "congestion/panama_window.h"
+#include "protocols/panama/host/panama_window.h"
 
 #include <algorithm>
 #include <cmath>

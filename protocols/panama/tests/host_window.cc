@@ -1,7 +1,7 @@
 // PANAMA's congestion control (panama-mlsys21 Fig. 5) on scripted sequences of
 // result packets: the window trace is worked out by hand below (every value
 // is a dyadic rational, so exact in double).
-#include "congestion/panama_window.h"
+#include "protocols/panama/host/panama_window.h"
 
 #include <gtest/gtest.h>
 

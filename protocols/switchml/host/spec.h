@@ -1,0 +1,34 @@
+// SwitchML's scenario section, workload.switchml (parsed by spec.cc).
+#pragma once
+
+#include "ina/scenario.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace inasim {
+
+/// SwitchML workers (scenario `workload.switchml`); defaults are the client
+/// library's (p4app-switchML@b5c74a04 dev_root/client_lib/src/configs).
+enum class SwitchMLTimerMode : uint8_t {
+  kPaper,     ///< Algorithm 4: one timer per outstanding packet, from its first send
+  kUpstream,  ///< dpdk_worker_thread.cc as written (first batch: timer slot and packet id off by one)
+};
+struct SwitchMLSpec {
+  uint32_t elements_per_packet = 256;            ///< general.cfg packet_numel: 64 or 256
+  uint32_t pool_size = 512;                      ///< max_outstanding_packets of the one worker thread
+  uint64_t timeout_ps = 10'000'000'000ULL;       ///< general.cfg timeout = 10 ms
+  uint64_t timeout_threshold = 100;              ///< timeouts before the timeout doubles
+  uint64_t timeout_threshold_increment = 100;
+  SwitchMLTimerMode timer_mode = SwitchMLTimerMode::kPaper;
+  bool vcl = true;                               ///< quantize as the VCL (vector) build does
+  uint16_t harvest3_port = 320;                  ///< 1024 B HARVEST3 recirculation port (448 = upstream as written)
+  uint16_t worker_udp_port = 4000;               ///< dpdk.cfg worker_port
+  uint64_t pass_latency_ps = 520'000;            ///< per pipeline pass (paper: ~520 ns)
+  std::vector<uint64_t> tensors;                 ///< bytes of each tensor of an iteration (empty: workload.bytes)
+  uint32_t warmup_tensors = 0;                   ///< left out of the summary means
+  uint64_t timeline_bin_ps = 0;                  ///< worker 0's packets sent per bin (0 = off)
+};
+
+}  // namespace inasim
