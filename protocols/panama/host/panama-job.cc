@@ -974,13 +974,13 @@ void PanamaJobSet::RingJobReport(const RingAllreduce& ring, uint64_t bytes, uint
   double dur_sum = 0;
   uint64_t done = 0, checked = 0, mism = 0, retx = 0;
   bool ok = true;
-  for (const CollectiveRecord& c : ring.records()) {
+  for (const RingRecord& c : ring.records()) {
     checked += c.elements_checked;
     mism += c.mismatches;
     retx += c.retransmissions;
-    if (c.end_ps == 0) continue;  // unfinished
-    ok &= ring.Exact(c);
-    dur_sum += static_cast<double>(c.end_ps - c.start_ps) / 1e12;
+    if (!c.finished()) continue;
+    ok &= c.mismatches == 0 && c.elements_checked == ring.expected_checks();
+    dur_sum += static_cast<double>(c.last_end_ps() - c.first_start_ps()) / 1e12;
     ++done;
   }
   ok &= done == iterations;

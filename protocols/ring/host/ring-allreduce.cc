@@ -100,19 +100,21 @@ void RingAllreduce::Start(uint64_t at_ps) {
 }
 
 void RingAllreduce::BeginIteration() {
-  CollectiveRecord rec;
+  RingRecord rec;
   rec.iteration = iteration_;
-  rec.start_ps = NowPs();
-  records_.push_back(rec);
+  rec.bytes = plan_.elements() * 4;
+  rec.Reset(plan_.ranks());
+  std::fill(rec.start_ps.begin(), rec.start_ps.end(), NowPs());
+  records_.push_back(std::move(rec));
   data_ = job_data_.ForIteration(iteration_);  // fresh values: a stale result is wrong data
   ranks_done_ = 0;
   for (auto& r : ranks_) r->BeginIteration(iteration_);
 }
 
 void RingAllreduce::RankDone(uint32_t rank) {
+  RingRecord& rec = records_.back();
+  rec.end_ps[rank] = NowPs();
   if (++ranks_done_ < ranks_.size()) return;
-  CollectiveRecord& rec = records_.back();
-  rec.end_ps = NowPs();
   uint64_t mism = 0, checked = 0, retx = 0;
   for (auto& r : ranks_) {
     mism += r->mismatches();

@@ -9,6 +9,7 @@
 // Every fully reduced element a rank ends with is checked against the exact sum.
 #pragma once
 
+#include "ina/collective-table.h"
 #include "ina/tensor-data.h"
 #include "protocols/ring/host/spec.h"
 
@@ -72,12 +73,9 @@ class RingPlan {
   uint64_t total_;
 };
 
-struct CollectiveRecord {
-  uint32_t iteration = 0;
-  uint64_t start_ps = 0;
-  uint64_t end_ps = 0;
-  uint64_t mismatches = 0;
-  uint64_t elements_checked = 0;
+/// One ring collective: the shared record (every rank starts together, each
+/// ends when it holds the whole result) and the ring's retransmissions.
+struct RingRecord : CollectiveRecord {
   uint64_t retransmissions = 0;
 };
 
@@ -95,12 +93,9 @@ class RingAllreduce {
 
   void Start(uint64_t at_ps);
   bool done() const { return records_.size() == iterations_ && !running_; }
-  const std::vector<CollectiveRecord>& records() const { return records_; }
-  /// A finished collective is exact when every rank ended with every element
-  /// equal to the exact sum: n x E checks, no mismatch.
-  bool Exact(const CollectiveRecord& c) const {
-    return c.end_ps != 0 && c.mismatches == 0 && c.elements_checked == uint64_t{plan_.ranks()} * plan_.elements();
-  }
+  const std::vector<RingRecord>& records() const { return records_; }
+  /// Checks of a finished collective: every rank ends with every element, n x E.
+  uint64_t expected_checks() const { return uint64_t{plan_.ranks()} * plan_.elements(); }
   const RingPlan& plan() const { return plan_; }
   /// Fraction of the whole workload finished, for progress reports.
   double progress() const;
@@ -123,7 +118,7 @@ class RingAllreduce {
   uint32_t iterations_;
   uint64_t compute_gap_ps_;
   std::vector<ns3::Ptr<RingRank>> ranks_;
-  std::vector<CollectiveRecord> records_;
+  std::vector<RingRecord> records_;
   uint32_t iteration_ = 0;
   uint32_t ranks_done_ = 0;
   bool running_ = false;
