@@ -38,16 +38,16 @@ class CanaryJobSet {
   /// Called once, when every job has finished.
   std::function<void()> on_finished;
 
-  /// One job: CanaryJob::Report. Several: results.json "workload" with the
-  /// mean goodput over the jobs, every job's line in `per_job`, sums of the
-  /// hosts' counters; collectives.csv with a leading `job` column.
+  /// results.json "workload": the core keys of every job's collectives
+  /// (CollectiveTable: with several jobs per_job and the mean goodput over
+  /// them) and workload.<protocol> (CanaryJob::Details, the hosts' counters
+  /// summed over the jobs); collectives.csv, <protocol>_switches.csv.
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   size_t size() const { return jobs_.size(); }
   CanaryJob& job(size_t j) const { return *jobs_[j]; }
 
  private:
-  void ReportSeveral(const Scenario& s, bool finished, WorkloadReport& out) const;
   std::vector<std::unique_ptr<CanaryJob>> jobs_;
   size_t jobs_done_ = 0;
 };
