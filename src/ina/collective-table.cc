@@ -52,6 +52,13 @@ RowExtras& RowExtras::Add(std::string_view key, uint64_t v) {
   return *this;
 }
 
+RowExtras& RowExtras::Add(std::string_view key, bool v) {
+  json_[std::string(key)] = v;
+  csv_ += v ? ",1" : ",0";
+  ++csv_cells_;
+  return *this;
+}
+
 RowExtras& RowExtras::Add(std::string_view key, double v, std::string_view csv_format) {
   json_[std::string(key)] = v;
   csv_ += ',';

@@ -57,6 +57,7 @@ struct CollectiveRow {
 class RowExtras {
  public:
   RowExtras& Add(std::string_view key, uint64_t v);
+  RowExtras& Add(std::string_view key, bool v);  ///< JSON true/false, CSV 1/0
   RowExtras& Add(std::string_view key, double v, std::string_view csv_format);  ///< e.g. "{:.6f}"
   RowExtras& JsonOnly(std::string_view key, nlohmann::json v);
 
