@@ -112,6 +112,21 @@ void CollectiveTable::AddRecord(const CollectiveRecord& r, uint64_t expected_che
   else AddUnfinished(r.job, r.elements_checked, r.mismatches);
 }
 
+uint32_t CollectiveTable::AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records,
+                                       uint64_t expected_checks) {
+  const uint32_t j = AddJob(ranks, records.size());
+  for (const CollectiveRecord& r : records) {
+    if (!r.finished()) {
+      AddUnfinished(j, r.elements_checked, r.mismatches);
+      continue;
+    }
+    CollectiveRow row = CollectiveRow::Of(r, expected_checks);
+    row.job = j;
+    Add(row);
+  }
+  return j;
+}
+
 void CollectiveTable::SetJobExtras(uint32_t j, json extras) { job_extras_.at(j) = std::move(extras); }
 
 double CollectiveTable::JobTotals::mean_duration_s() const {

@@ -91,6 +91,9 @@ class CollectiveTable {
   void AddUnfinished(uint32_t job, uint64_t elements_checked, uint64_t mismatches);
   /// Add for a finished record, AddUnfinished for another.
   void AddRecord(const CollectiveRecord& r, uint64_t expected_checks, RowExtras extras = {});
+  /// A new job of `ranks` whose collectives are `records` (AddRecord each,
+  /// as this job). Returns its index.
+  uint32_t AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records, uint64_t expected_checks);
   /// Lists at most `rows` collectives (the first ones); later ones count in
   /// every total and mean but are not listed (`collectives_listed`).
   void set_max_listed(size_t rows) { max_listed_ = rows; }

@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace inasim {
 
@@ -51,13 +50,9 @@ CanaryHostCounters& CanaryHostCounters::operator+=(const CanaryHostCounters& c) 
 
 void CanaryJob::AddCollectives(CollectiveTable& table, uint64_t& payload_delivered) const {
   const uint32_t n = num_hosts();
-  if (table.AddJob(n, records_.size()) != job_index_)
-    throw std::logic_error("CanaryJob::AddCollectives: jobs added out of order");
-  for (const CollectiveRecord& r : records_) {
-    // Every host ends with every element exactly once: n * E checks.
-    table.AddRecord(r, uint64_t{n} * elements_);
-    if (r.finished()) payload_delivered += 2 * uint64_t{n} * spec_.bytes;
-  }
+  // Every host ends with every element exactly once: n * E checks.
+  const uint32_t j = table.AddJobRecords(n, records_, uint64_t{n} * elements_);
+  payload_delivered += 2 * uint64_t{n} * spec_.bytes * table.job(j).completed;
 }
 
 CanaryHostCounters CanaryJob::HostTotals() const {

@@ -139,6 +139,38 @@ void RingAllreduce::RankDone(uint32_t rank) {
   }
 }
 
+double RingAllreduce::AnalyticBound(double host_rate_gbps) const {
+  const uint32_t n = plan_.ranks();
+  return 2.0 * (n - 1) / n * static_cast<double>(plan_.elements() * 4) * 8.0 / (host_rate_gbps * 1e9);
+}
+
+std::vector<std::string> RingAllreduce::ExtraColumns() {
+  return {"busbw_gbps", "bound_s", "bound_ratio", "retransmissions"};
+}
+
+uint32_t RingAllreduce::AddCollectives(CollectiveTable& table, double host_rate_gbps,
+                                       uint64_t& payload_delivered) const {
+  const uint32_t n = plan_.ranks();
+  const double bound = AnalyticBound(host_rate_gbps);
+  const uint32_t j = table.AddJob(n, iterations_);
+  for (const RingRecord& c : records_) {
+    if (!c.finished()) {
+      table.AddUnfinished(j, c.elements_checked, c.mismatches);
+      continue;
+    }
+    CollectiveRow row = CollectiveRow::Of(c, expected_checks());
+    row.job = j;
+    RowExtras extras;
+    extras.Add("busbw_gbps", row.goodput_gbps() * 2.0 * (n - 1) / n, "{:.6f}")
+        .Add("bound_s", bound, "{:.12f}")
+        .Add("bound_ratio", bound / row.duration_s(), "{:.6f}")
+        .Add("retransmissions", c.retransmissions);
+    table.Add(row, std::move(extras));
+    payload_delivered += 2 * (uint64_t{n} - 1) * c.bytes;
+  }
+  return j;
+}
+
 double RingAllreduce::progress() const {
   if (iterations_ == 0) return 1.0;
   uint64_t have = 0, want = 0;

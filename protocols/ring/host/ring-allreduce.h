@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace inasim {
@@ -96,6 +97,14 @@ class RingAllreduce {
   const std::vector<RingRecord>& records() const { return records_; }
   /// Checks of a finished collective: every rank ends with every element, n x E.
   uint64_t expected_checks() const { return uint64_t{plan_.ranks()} * plan_.elements(); }
+  /// The analytic bound 2(n-1)/n * S / B at `host_rate_gbps`, in seconds.
+  double AnalyticBound(double host_rate_gbps) const;
+  /// The ring's own columns of collectives.csv, after the core ones.
+  static std::vector<std::string> ExtraColumns();
+  /// Its collectives into `table` as a new job, with the ring's columns
+  /// (busbw, the bound, retransmissions); adds the payload they delivered
+  /// (summed over ranks). Returns the job's index.
+  uint32_t AddCollectives(CollectiveTable& table, double host_rate_gbps, uint64_t& payload_delivered) const;
   const RingPlan& plan() const { return plan_; }
   /// Fraction of the whole workload finished, for progress reports.
   double progress() const;

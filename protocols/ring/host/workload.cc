@@ -58,51 +58,22 @@ double FramingBound(const RingPlan& plan, const Scenario& s) {
   return static_cast<double>(worst_wire) * 8.0 / (s.links.host_rate_gbps * 1e9);
 }
 
-/// The analytic bound 2(n-1)/n * S / B of one ring, in seconds.
-double AnalyticBound(const RingAllreduce& ring, const Scenario& s) {
-  const uint32_t n = ring.plan().ranks();
-  return 2.0 * (n - 1) / n * static_cast<double>(s.workload.bytes) * 8.0 / (s.links.host_rate_gbps * 1e9);
-}
-
-/// Ring j's collectives into the table, with the ring's own columns; its packets per rank and bounds.
-json AddRing(const RingAllreduce& ring, uint32_t j, const Scenario& s, CollectiveTable& table,
-             uint64_t& payload_delivered) {
-  const uint32_t n = ring.plan().ranks();
-  const double bound = AnalyticBound(ring, s);
-  table.AddJob(n, s.workload.iterations);
-  for (RingRecord c : ring.records()) {
-    c.job = j;
-    if (!c.finished()) {
-      table.AddUnfinished(j, c.elements_checked, c.mismatches);
-      continue;
-    }
-    const CollectiveRow row = CollectiveRow::Of(c, ring.expected_checks());
-    RowExtras extras;
-    extras.Add("busbw_gbps", row.goodput_gbps() * 2.0 * (n - 1) / n, "{:.6f}")
-        .Add("bound_s", bound, "{:.12f}")
-        .Add("bound_ratio", bound / row.duration_s(), "{:.6f}")
-        .Add("retransmissions", c.retransmissions);
-    table.Add(row, std::move(extras));
-    payload_delivered += 2 * (uint64_t{n} - 1) * s.workload.bytes;  // summed over ranks
-  }
-  return {{"packets_per_rank", ring.plan().stream_packets(0)},
-          {"analytic_bound_s", bound},
-          {"framing_bound_s", FramingBound(ring.plan(), s)}};
-}
-
 /// Every ring's collectives (one job, or workload.jobs concurrent rings, split
 /// as CanaryJobSet splits them): the core keys, `workload.ring` (one ring: its
 /// bounds; several: each job's in per_job), collectives.csv, the summary.
 void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const Scenario& s, bool finished,
                  WorkloadReport& out) {
-  CollectiveTable table({"busbw_gbps", "bound_s", "bound_ratio", "retransmissions"});
+  CollectiveTable table(RingAllreduce::ExtraColumns());
   json ring = {{"elements", rings[0]->plan().elements()},
                {"elements_per_packet", rings[0]->plan().epp()},
                {"analytic_bound_formula", "2(n-1)/n * S / B"}};
   uint64_t iterations_done = s.workload.iterations;
   for (uint32_t j = 0; j < rings.size(); ++j) {
-    json bounds = AddRing(*rings[j], j, s, table, out.payload_delivered);
+    rings[j]->AddCollectives(table, s.links.host_rate_gbps, out.payload_delivered);
     iterations_done = std::min(iterations_done, table.job(j).completed);
+    json bounds = {{"packets_per_rank", rings[j]->plan().stream_packets(0)},
+                   {"analytic_bound_s", rings[j]->AnalyticBound(s.links.host_rate_gbps)},
+                   {"framing_bound_s", FramingBound(rings[j]->plan(), s)}};
     if (rings.size() == 1) ring.update(bounds);
     else table.SetJobExtras(j, std::move(bounds));
   }
@@ -120,7 +91,7 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
     return;
   }
   const uint32_t n = rings[0]->plan().ranks();
-  const double mean = table.mean_duration_s(), bound = AnalyticBound(*rings[0], s);
+  const double mean = table.mean_duration_s(), bound = rings[0]->AnalyticBound(s.links.host_rate_gbps);
   const double framing_bound = out.workload["ring"]["framing_bound_s"].get<double>();
   if (iterations_done)
     out.summary += fmt::format("ring allreduce of {} ({}, {}) over {} hosts at {} Gb/s: {} per collective "
