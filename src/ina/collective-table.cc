@@ -85,7 +85,7 @@ uint32_t CollectiveTable::AddJob(uint64_t ranks, uint64_t collectives_requested)
 
 void CollectiveTable::Add(const CollectiveRow& row, RowExtras extras) {
   if (row.job >= jobs_.size()) throw std::logic_error(fmt::format("collective of job {}: no such job", row.job));
-  if (extras.csv_cells_ != extra_columns_.size())
+  if (!full() && extras.csv_cells_ != extra_columns_.size())
     throw std::logic_error(fmt::format("collective row with {} extra CSV cells, {} columns declared",
                                        extras.csv_cells_, extra_columns_.size()));
   JobTotals& t = jobs_[row.job];
@@ -98,7 +98,7 @@ void CollectiveTable::Add(const CollectiveRow& row, RowExtras extras) {
     t.measured_bytes += row.bytes;
     t.duration_sum_s += row.duration_s();
   }
-  if (listed_.size() < max_listed_) listed_.push_back({row, std::move(extras.json_), std::move(extras.csv_)});
+  if (!full()) listed_.push_back({row, std::move(extras.json_), std::move(extras.csv_)});
 }
 
 void CollectiveTable::AddUnfinished(uint32_t job, uint64_t elements_checked, uint64_t mismatches) {

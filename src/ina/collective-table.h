@@ -97,6 +97,8 @@ class CollectiveTable {
   /// Lists at most `rows` collectives (the first ones); later ones count in
   /// every total and mean but are not listed (`collectives_listed`).
   void set_max_listed(size_t rows) { max_listed_ = rows; }
+  /// No more rows are listed: Add takes no extras (the caller may skip making them).
+  bool full() const { return listed_.size() >= max_listed_; }
   /// Keys of job j's `per_job` entry beside the core ones.
   void SetJobExtras(uint32_t j, nlohmann::json extras);
 

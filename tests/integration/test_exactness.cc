@@ -122,7 +122,7 @@ TEST(ExactnessP4sgdRealTraining, FaultsAtTheSourceChangeTheModelAndAreWrong) {
                               ContributionFault::kLostContribution}) {
     const RunResult r = RunWithFault(RealTraining(), f);
     EXPECT_FALSE(r.correct) << static_cast<int>(f) << "\n" << r.summary;
-    EXPECT_FALSE(r.json["workload"]["networkless_match"].get<bool>()) << static_cast<int>(f);
+    EXPECT_FALSE(r.json["workload"]["p4sgd"]["networkless_match"].get<bool>()) << static_cast<int>(f);
   }
 }
 
