@@ -140,27 +140,9 @@ double CollectiveTable::JobTotals::goodput_gbps() const {
   return static_cast<double>(measured_bytes) / static_cast<double>(measured) * 8.0 / mean / 1e9;
 }
 
-uint64_t CollectiveTable::ranks() const {
+uint64_t CollectiveTable::Sum(uint64_t JobTotals::*field) const {
   uint64_t n = 0;
-  for (const JobTotals& t : jobs_) n += t.ranks;
-  return n;
-}
-
-uint64_t CollectiveTable::completed() const {
-  uint64_t n = 0;
-  for (const JobTotals& t : jobs_) n += t.completed;
-  return n;
-}
-
-uint64_t CollectiveTable::elements_checked() const {
-  uint64_t n = 0;
-  for (const JobTotals& t : jobs_) n += t.elements_checked;
-  return n;
-}
-
-uint64_t CollectiveTable::mismatches() const {
-  uint64_t n = 0;
-  for (const JobTotals& t : jobs_) n += t.mismatches;
+  for (const JobTotals& t : jobs_) n += t.*field;
   return n;
 }
 
@@ -180,16 +162,13 @@ double CollectiveTable::goodput_gbps() const {
   return sum / static_cast<double>(jobs_.size());
 }
 
-double CollectiveTable::min_goodput_gbps() const {
-  double v = 0;
-  for (size_t j = 0; j < jobs_.size(); ++j) v = j == 0 ? jobs_[j].goodput_gbps() : std::min(v, jobs_[j].goodput_gbps());
-  return v;
-}
-
-double CollectiveTable::max_goodput_gbps() const {
-  double v = 0;
-  for (size_t j = 0; j < jobs_.size(); ++j) v = j == 0 ? jobs_[j].goodput_gbps() : std::max(v, jobs_[j].goodput_gbps());
-  return v;
+std::pair<double, double> CollectiveTable::goodput_range_gbps() const {
+  std::pair<double, double> range{0.0, 0.0};
+  for (size_t j = 0; j < jobs_.size(); ++j) {
+    const double g = jobs_[j].goodput_gbps();
+    range = j == 0 ? std::make_pair(g, g) : std::make_pair(std::min(range.first, g), std::max(range.second, g));
+  }
+  return range;
 }
 
 bool CollectiveTable::correct() const {
@@ -251,8 +230,9 @@ json CollectiveTable::CoreJson(const CollectiveCore& core, bool correct) const {
             {"collectives", std::move(rows)}};
   if (jobs_.size() > 1) {
     w["per_job"] = PerJobJson();
-    w["min_goodput_gbps"] = min_goodput_gbps();
-    w["max_goodput_gbps"] = max_goodput_gbps();
+    const auto [lo, hi] = goodput_range_gbps();
+    w["min_goodput_gbps"] = lo;
+    w["max_goodput_gbps"] = hi;
   }
   return w;
 }
@@ -271,9 +251,10 @@ std::string CollectiveTable::Csv() const {
 }
 
 std::string CollectiveTable::JobsSummary(std::string_view what, std::string_view verdict) const {
+  const auto [lo, hi] = goodput_range_gbps();
   return fmt::format("{} jobs of {} over {} hosts in all: mean goodput {:.2f} Gb/s per job (min {:.2f}, max {:.2f})\n"
                      "  result: {} - {} elements checked against the exact sums, {} mismatches\n",
-                     jobs_.size(), what, ranks(), goodput_gbps(), min_goodput_gbps(), max_goodput_gbps(), verdict,
+                     jobs_.size(), what, ranks(), goodput_gbps(), lo, hi, verdict,
                      elements_checked(), mismatches());
 }
 

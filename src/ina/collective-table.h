@@ -13,6 +13,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace inasim {
@@ -116,18 +117,18 @@ class CollectiveTable {
   };
   size_t jobs() const { return jobs_.size(); }
   const JobTotals& job(uint32_t j) const { return jobs_.at(j); }
-  uint64_t ranks() const;
-  uint64_t completed() const;
-  uint64_t elements_checked() const;
-  uint64_t mismatches() const;
+  uint64_t ranks() const { return Sum(&JobTotals::ranks); }
+  uint64_t completed() const { return Sum(&JobTotals::completed); }
+  uint64_t elements_checked() const { return Sum(&JobTotals::elements_checked); }
+  uint64_t mismatches() const { return Sum(&JobTotals::mismatches); }
   /// One job: its mean over its measured collectives. Several: the mean over
   /// the jobs of their means (each job weighs the same).
   double mean_duration_s() const;
   /// One job: measured bytes x 8 / their summed durations (= bytes x 8 /
   /// mean_duration_s with equal sizes). Several: the mean of the jobs' (Canary Fig. 10a).
   double goodput_gbps() const;
-  double min_goodput_gbps() const;
-  double max_goodput_gbps() const;
+  /// The lowest and the highest of the jobs' goodputs.
+  std::pair<double, double> goodput_range_gbps() const;
   /// Every job correct().
   bool correct() const;
 
@@ -151,6 +152,7 @@ class CollectiveTable {
     std::string extra_csv;
   };
   nlohmann::json PerJobJson() const;
+  uint64_t Sum(uint64_t JobTotals::*field) const;  ///< over the jobs
   std::vector<std::string> extra_columns_;
   std::vector<JobTotals> jobs_;
   std::vector<nlohmann::json> job_extras_;
