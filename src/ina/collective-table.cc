@@ -146,19 +146,10 @@ uint64_t CollectiveTable::Sum(uint64_t JobTotals::*field) const {
   return n;
 }
 
-double CollectiveTable::mean_duration_s() const {
+double CollectiveTable::MeanOverJobs(double (JobTotals::*metric)() const) const {
   if (jobs_.empty()) return 0.0;
-  if (jobs_.size() == 1) return jobs_[0].mean_duration_s();
-  double sum = 0;
-  for (const JobTotals& t : jobs_) sum += t.mean_duration_s();
-  return sum / static_cast<double>(jobs_.size());
-}
-
-double CollectiveTable::goodput_gbps() const {
-  if (jobs_.empty()) return 0.0;
-  if (jobs_.size() == 1) return jobs_[0].goodput_gbps();
-  double sum = 0;
-  for (const JobTotals& t : jobs_) sum += t.goodput_gbps();
+  double sum = 0;  // one job: its own value, exactly (0 + x, x / 1)
+  for (const JobTotals& t : jobs_) sum += (t.*metric)();
   return sum / static_cast<double>(jobs_.size());
 }
 

@@ -123,10 +123,10 @@ class CollectiveTable {
   uint64_t mismatches() const { return Sum(&JobTotals::mismatches); }
   /// One job: its mean over its measured collectives. Several: the mean over
   /// the jobs of their means (each job weighs the same).
-  double mean_duration_s() const;
+  double mean_duration_s() const { return MeanOverJobs(&JobTotals::mean_duration_s); }
   /// One job: measured bytes x 8 / their summed durations (= bytes x 8 /
   /// mean_duration_s with equal sizes). Several: the mean of the jobs' (Canary Fig. 10a).
-  double goodput_gbps() const;
+  double goodput_gbps() const { return MeanOverJobs(&JobTotals::goodput_gbps); }
   /// The lowest and the highest of the jobs' goodputs.
   std::pair<double, double> goodput_range_gbps() const;
   /// Every job correct().
@@ -153,6 +153,7 @@ class CollectiveTable {
   };
   nlohmann::json PerJobJson() const;
   uint64_t Sum(uint64_t JobTotals::*field) const;  ///< over the jobs
+  double MeanOverJobs(double (JobTotals::*metric)() const) const;
   std::vector<std::string> extra_columns_;
   std::vector<JobTotals> jobs_;
   std::vector<nlohmann::json> job_extras_;

@@ -1,6 +1,7 @@
 // CollectiveTable (src/ina/collective-table.h): the core keys, collectives.csv,
 // per_job, warm-up rows, unfinished collectives and the listing cap.
 #include "ina/collective-table.h"
+#include "ina/program-counters.h"
 
 #include <gtest/gtest.h>
 
@@ -160,6 +161,19 @@ TEST(CollectiveTable, ListsAtMostTheCapButCountsEveryCollective) {
   EXPECT_EQ(w["collectives"].size(), 2u);
   EXPECT_DOUBLE_EQ(w["mean_duration_s"].get<double>(), 3e-6);  // all five
   EXPECT_EQ(w["elements_checked"], 40);
+}
+
+TEST(ProgramCounters, CsvRowsInDeclaredOrderAndSumsOfTheSummedOnes) {
+  using W = ProgramCounters::Where;
+  ProgramCounters c({{"a"}, {"peak", W::kCsv}, {"hidden", W::kSum}, {"b"}});
+  EXPECT_EQ(c.csv(), "switch,tier,a,peak,b\n");
+  EXPECT_EQ(c.Sums(), nlohmann::json({{"a", 0}, {"hidden", 0}, {"b", 0}}));
+  c.Add("leaf0", 1, {1, 7, 100, 2});
+  c.Add("spine0", 2, {3, 9, 200, 4});
+  EXPECT_EQ(c.csv(), "switch,tier,a,peak,b\nleaf0,1,1,7,2\nspine0,2,3,9,4\n");
+  EXPECT_EQ(c.Sums(), nlohmann::json({{"a", 4}, {"hidden", 300}, {"b", 6}}));
+  EXPECT_EQ(c.switches(), 2u);
+  EXPECT_THROW(c.Add("x", 1, {1, 2, 3}), std::logic_error);
 }
 
 }  // namespace

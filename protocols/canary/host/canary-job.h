@@ -277,8 +277,7 @@ class CanaryJob {
     uint64_t peak = 0;
     std::string peak_switch, csv;
   };
-  SwitchTotals CanarySwitches() const;
-  SwitchTotals StaticTreeSwitches() const;
+  SwitchTotals Switches() const;
   /// canary-fgcs24 §3.2.2's descriptor memory b(2d(l+t)+r) next to the measured peak.
   nlohmann::json MemoryModel(const Scenario& s, uint64_t peak) const;
   Fabric* fabric_;

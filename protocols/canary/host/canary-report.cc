@@ -6,6 +6,7 @@
 #include "protocols/canary/host/canary-job.h"
 
 #include "ina/fabric.h"
+#include "ina/program-counters.h"
 #include "ina/units.h"
 #include "protocols/canary/dataplane/canary_dataplane.h"
 #include "protocols/static_tree/dataplane/static_tree_dataplane.h"
@@ -61,67 +62,41 @@ CanaryHostCounters CanaryJob::HostTotals() const {
   return h;
 }
 
-CanaryJob::SwitchTotals CanaryJob::CanarySwitches() const {
+CanaryJob::SwitchTotals CanaryJob::Switches() const {
+  using W = ProgramCounters::Where;
+  const bool canary_mode = mode_ == InaTreeMode::kCanary;
   const topo::Topology& t = fabric_->topology();
+  ProgramCounters counters = canary_mode
+      ? ProgramCounters({{"allocated"}, {"aggregated"}, {"completed"}, {"timeouts"}, {"stragglers"}, {"collisions"},
+                         {"bypassed"}, {"broadcasts"}, {"broadcast_misses"}, {"restorations"},
+                         {"malformed_dropped", W::kSum}, {"peak_descriptors", W::kCsv}, {"descriptors_left", W::kCsv}})
+      : ProgramCounters({{"allocated", W::kCsv}, {"aggregated", W::kCsv}, {"sent_up", W::kCsv}, {"results", W::kCsv},
+                         {"broadcasts", W::kCsv}, {"duplicates"}, {"slot_conflicts"}, {"peak_slots", W::kCsv}});
   SwitchTotals out;
-  out.csv = "switch,tier,allocated,aggregated,completed,timeouts,stragglers,collisions,bypassed,broadcasts,"
-            "broadcast_misses,restorations,peak_descriptors,descriptors_left\n";
-  p4::canary::CanaryDataplane::Stats tot;
   for (uint32_t v : reported_switches_.empty() ? switch_vertices_ : reported_switches_) {
-    const auto* prog =
-        dynamic_cast<const p4::canary::CanaryDataplane*>(fabric_->switch_node(v - t.num_hosts()).dataplane());
-    if (!prog) continue;
-    const auto& st = prog->stats();
-    tot.allocated += st.allocated;
-    tot.aggregated += st.aggregated;
-    tot.completed += st.completed;
-    tot.timeouts += st.timeouts;
-    tot.stragglers += st.stragglers;
-    tot.collisions += st.collisions;
-    tot.bypassed += st.bypassed;
-    tot.broadcasts += st.broadcasts;
-    tot.broadcast_misses += st.broadcast_misses;
-    tot.restorations += st.restorations;
-    tot.malformed_dropped += st.malformed_dropped;
-    if (prog->peak_descriptors_in_use() > out.peak) {
-      out.peak = prog->peak_descriptors_in_use();
+    const p4::Dataplane* dp = fabric_->switch_node(v - t.num_hosts()).dataplane();
+    uint64_t peak = 0;  // descriptors (Canary) or slots (static trees) in use at once
+    if (const auto* c = canary_mode ? dynamic_cast<const p4::canary::CanaryDataplane*>(dp) : nullptr) {
+      const auto& st = c->stats();
+      peak = c->peak_descriptors_in_use();
+      counters.Add(t.node(v).name, t.node(v).tier,
+                   {st.allocated, st.aggregated, st.completed, st.timeouts, st.stragglers, st.collisions,
+                    st.bypassed, st.broadcasts, st.broadcast_misses, st.restorations, st.malformed_dropped, peak,
+                    c->descriptors_in_use()});
+    } else if (const auto* p = canary_mode ? nullptr : dynamic_cast<const p4::statictree::StaticTreeDataplane*>(dp)) {
+      const auto& st = p->stats();
+      peak = st.peak_slots;
+      counters.Add(t.node(v).name, t.node(v).tier,
+                   {st.allocated, st.aggregated, st.sent_up, st.results, st.broadcasts, st.duplicates,
+                    st.slot_conflicts, st.peak_slots});
+    }
+    if (peak > out.peak) {
+      out.peak = peak;
       out.peak_switch = t.node(v).name;
     }
-    out.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.node(v).name, t.node(v).tier,
-                           st.allocated, st.aggregated, st.completed, st.timeouts, st.stragglers, st.collisions,
-                           st.bypassed, st.broadcasts, st.broadcast_misses, st.restorations,
-                           prog->peak_descriptors_in_use(), prog->descriptors_in_use());
   }
-  out.totals = {{"allocated", tot.allocated},      {"aggregated", tot.aggregated},
-                {"completed", tot.completed},      {"timeouts", tot.timeouts},
-                {"stragglers", tot.stragglers},    {"collisions", tot.collisions},
-                {"bypassed", tot.bypassed},        {"broadcasts", tot.broadcasts},
-                {"broadcast_misses", tot.broadcast_misses}, {"restorations", tot.restorations},
-                {"malformed_dropped", tot.malformed_dropped}};
-  return out;
-}
-
-CanaryJob::SwitchTotals CanaryJob::StaticTreeSwitches() const {
-  const topo::Topology& t = fabric_->topology();
-  SwitchTotals out;
-  out.csv = "switch,tier,allocated,aggregated,sent_up,results,broadcasts,duplicates,slot_conflicts,peak_slots\n";
-  uint64_t conflicts = 0, dups = 0;
-  for (uint32_t v : reported_switches_.empty() ? switch_vertices_ : reported_switches_) {
-    const auto* prog =
-        dynamic_cast<const p4::statictree::StaticTreeDataplane*>(fabric_->switch_node(v - t.num_hosts()).dataplane());
-    if (!prog) continue;
-    const auto& st = prog->stats();
-    conflicts += st.slot_conflicts;
-    dups += st.duplicates;
-    if (st.peak_slots > out.peak) {
-      out.peak = st.peak_slots;
-      out.peak_switch = t.node(v).name;
-    }
-    out.csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", t.node(v).name, t.node(v).tier, st.allocated,
-                           st.aggregated, st.sent_up, st.results, st.broadcasts, st.duplicates, st.slot_conflicts,
-                           st.peak_slots);
-  }
-  out.totals = {{"slot_conflicts", conflicts}, {"duplicates", dups}};
+  out.totals = counters.Sums();
+  out.csv = counters.csv();
   return out;
 }
 
@@ -157,7 +132,7 @@ json CanaryJob::Details(const Scenario& s, const CanaryHostCounters& h, uint64_t
                         std::string& switches_csv) const {
   const bool canary_mode = mode_ == InaTreeMode::kCanary;
   const uint64_t wire = PacketBytes(k_) + s.links.wire_overhead_bytes;
-  const SwitchTotals sw = canary_mode ? CanarySwitches() : StaticTreeSwitches();
+  const SwitchTotals sw = Switches();
   switches_csv = sw.csv;
   const uint64_t descriptor_bytes = uint64_t{k_} * 4 + 32;  // accumulator + id, counters, leader, children, time
   json w = {{"elements", elements_},

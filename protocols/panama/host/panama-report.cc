@@ -6,6 +6,7 @@
 #include "protocols/panama/host/panama-job.h"
 
 #include "ina/fabric.h"
+#include "ina/program-counters.h"
 #include "ina/units.h"
 #include "protocols/panama/dataplane/panama_dataplane.h"
 #include "protocols/ring/host/ring-allreduce.h"
@@ -28,48 +29,27 @@ using Accelerators = std::map<uint32_t, const pn::PanamaDataplane*>;
 
 /// The accelerators' counters: summed in `totals`, one CSV row per switch.
 struct AcceleratorTotals {
-  pn::PanamaDataplane::Stats sum;
-  std::string csv = "switch,tier,buffered,aggregations,result_packets,forwarded,buffer_overflow_dropped,"
-                    "vid_mismatch_dropped,vids_skipped,length_mismatch_dropped,fin_resets,own_wnd_cap\n";
-  json totals;
+  nlohmann::json totals;
+  std::string csv;
 };
 
 AcceleratorTotals SumAccelerators(const topo::Topology& t, const Accelerators& accelerators, double quorum,
                                   uint64_t quorum_unresolved) {
-  AcceleratorTotals a;
-  pn::PanamaDataplane::Stats& tot = a.sum;
+  using W = ProgramCounters::Where;
+  ProgramCounters counters({{"buffered"}, {"aggregations"}, {"result_packets"}, {"forwarded"},
+                           {"buffer_overflow_dropped"}, {"vid_mismatch_dropped"}, {"vids_skipped"},
+                           {"length_mismatch_dropped"}, {"fin_resets"}, {"own_wnd_cap", W::kCsv},
+                           {"partial_aggregations", W::kSum}, {"malformed_dropped", W::kSum}});
   for (const auto& [v, acc] : accelerators) {
     const auto& st = acc->stats();
-    tot.buffered += st.buffered;
-    tot.aggregations += st.aggregations;
-    tot.partial_aggregations += st.partial_aggregations;
-    tot.result_packets += st.result_packets;
-    tot.forwarded += st.forwarded;
-    tot.buffer_overflow_dropped += st.buffer_overflow_dropped;
-    tot.vid_mismatch_dropped += st.vid_mismatch_dropped;
-    tot.vids_skipped += st.vids_skipped;
-    tot.length_mismatch_dropped += st.length_mismatch_dropped;
-    tot.fin_resets += st.fin_resets;
-    tot.malformed_dropped += st.malformed_dropped;
-    a.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", t.node(v).name, t.node(v).tier, st.buffered,
-                         st.aggregations, st.result_packets, st.forwarded, st.buffer_overflow_dropped,
-                         st.vid_mismatch_dropped, st.vids_skipped, st.length_mismatch_dropped, st.fin_resets,
-                         acc->OwnWndCap());
+    counters.Add(t.node(v).name, t.node(v).tier,
+                 {st.buffered, st.aggregations, st.result_packets, st.forwarded, st.buffer_overflow_dropped,
+                  st.vid_mismatch_dropped, st.vids_skipped, st.length_mismatch_dropped, st.fin_resets,
+                  acc->OwnWndCap(), st.partial_aggregations, st.malformed_dropped});
   }
-  a.totals = {{"switches", accelerators.size()},
-              {"buffered", tot.buffered},
-              {"aggregations", tot.aggregations},
-              {"quorum", quorum},
-              {"quorum_unresolved_results", quorum_unresolved},
-              {"partial_aggregations", tot.partial_aggregations},
-              {"result_packets", tot.result_packets},
-              {"forwarded", tot.forwarded},
-              {"buffer_overflow_dropped", tot.buffer_overflow_dropped},
-              {"vid_mismatch_dropped", tot.vid_mismatch_dropped},
-              {"vids_skipped", tot.vids_skipped},
-              {"length_mismatch_dropped", tot.length_mismatch_dropped},
-              {"malformed_dropped", tot.malformed_dropped},
-              {"fin_resets", tot.fin_resets}};
+  AcceleratorTotals a{counters.Sums(), counters.csv()};
+  a.totals.update({{"switches", accelerators.size()}, {"quorum", quorum},
+                   {"quorum_unresolved_results", quorum_unresolved}});
   return a;
 }
 
@@ -162,7 +142,9 @@ std::string PanamaJob::Summary(const Scenario& s, const CollectiveTable::JobTota
                          spec_.congestion_control ? fmt::format("{:.1f} mean cwnd, ", c["mean_cwnd"].get<double>())
                                                   : std::string(),
                          c["results_ecn_marked"].get<uint64_t>(), results, c["wnd_cap_hits"].get<uint64_t>(),
-                         timeouts, acc.sum.aggregations, acc.sum.buffer_overflow_dropped, acc.sum.vid_mismatch_dropped);
+                         timeouts, acc.totals["aggregations"].get<uint64_t>(),
+                         acc.totals["buffer_overflow_dropped"].get<uint64_t>(),
+                         acc.totals["vid_mismatch_dropped"].get<uint64_t>());
   summary += fmt::format(
       "  result: {} - {} elements checked ({}), {} mismatches{}\n", VerdictWord(correct, s.workload.data),
       t.elements_checked,
