@@ -1,9 +1,9 @@
 // Tests for src/common/spec_fields.h (spec::Section): one declaration per key
 // gives parsing (through spec::Reader: exact values, resolved echo, error
-// texts), the JSON Schema and the docs' table rows. The second half declares
-// workload.ring with a Section and proves it parses exactly as ParseScenario's
-// hand-written code does (values, resolved echo, error texts), including the
-// elements_per_packet bound that depends on links.mtu_bytes.
+// texts), the JSON Schema and the docs' table rows. The second half takes the
+// real workload.ring declaration (protocols/ring/host/spec.cc) and checks it
+// alone against ParseScenario (values, resolved echo, error texts), including
+// the elements_per_packet bound that depends on links.mtu_bytes.
 #include "common/spec_fields.h"
 #include "common/spec_reader.h"
 #include "ina/scenario.h"
@@ -207,31 +207,9 @@ TEST(SpecFields, MarkdownRows) {
   EXPECT_EQ(rows[7], "| `demo.color` | string | | `\"green\"` | `\"red\"`, `\"green\"`, `\"blue\"` | Colour \\| shade. |");
 }
 
-// --- workload.ring, declared once ---------------------------------------------
+// --- workload.ring, as protocols/ring/host/spec.cc declares it ----------------
 
-// Context: the scenario parsed so far (ParseScenario reads links before the
-// workload), for the one bound that depends on it.
-using RingSection = spec::Section<RingSpec, Scenario>;
-
-const RingSection& Ring() {
-  // IP 20 + UDP 8 + ring header 16 bytes; 2293 is the bound at the largest MTU
-  // (9216), the schema's maximum.
-  static const RingSection section =
-      RingSection("workload.ring", "Ring allreduce transport")
-          .U32("elements_per_packet", &RingSpec::elements_per_packet, 0, 0, (9216 - 44) / 4, "elements",
-               "Elements per data packet; `0` fills the MTU (IP 20 + UDP 8 + ring header 16 = 44 bytes of headers).")
-          .MaxFrom([](const Scenario& s) -> uint64_t { return (s.links.mtu_bytes - 20 - 8 - 16) / 4; },
-                   "(mtu_bytes - 44) / 4 (364 at MTU 1500)")
-          .U32("window_packets", &RingSpec::window_packets, 64, 1, 1 << 20, "packets",
-               "Unacknowledged packets allowed per stream.")
-          .U32("ack_every", &RingSpec::ack_every, 8, 1, 1 << 16, "packets",
-               "One (cumulative + 64-bit selective) ACK per this many data packets.")
-          .TimePs("ack_delay_us", &RingSpec::ack_delay_ps, 2, 0, 1e6, spec::TimeUnit::kUs,
-                  "A partial ACK batch is flushed after this long.")
-          .TimePs("rto_us", &RingSpec::rto_ps, 200, 0.001, 1e9, spec::TimeUnit::kUs, "Retransmission timeout.")
-          .U16("udp_port", &RingSpec::udp_port, 4791, 1, 65535, "", "UDP port of the ring traffic.");
-  return section;
-}
+const protocols::ring::RingSection& Ring() { return protocols::ring::Section(); }
 
 struct RingResult {
   RingSpec ring;
@@ -334,7 +312,7 @@ TEST(SpecFieldsRing, DocsRowsAndSchema) {
             "| `workload.ring.elements_per_packet` | integer | elements | `0` | 0 .. (mtu_bytes - 44) / 4 (364 at MTU "
             "1500) | Elements per data packet; `0` fills the MTU (IP 20 + UDP 8 + ring header 16 = 44 bytes of "
             "headers). |\n"
-            "| `workload.ring.window_packets` | integer | packets | `64` | 1 .. 1048576 | Unacknowledged packets "
+            "| `workload.ring.window_packets` | integer | packets | `64` | 1 .. 2^20 | Unacknowledged packets "
             "allowed per stream. |\n"
             "| `workload.ring.ack_every` | integer | packets | `8` | 1 .. 65536 | One (cumulative + 64-bit selective) "
             "ACK per this many data packets. |\n"
