@@ -112,10 +112,16 @@ inline std::string DocNumber(uint64_t v) {
     while ((1ull << n) != v) ++n;
     return fmt::format("2^{}", n);
   }
+  if (v >= 10'000'000) {  // 1e8 rather than 100000000
+    int e = 0;
+    uint64_t p = 1;
+    while (p < v && e < 19) p *= 10, ++e;
+    if (p == v) return fmt::format("1e{}", e);
+  }
   return fmt::format("{}", v);
 }
 inline std::string DocNumber(double v) {
-  if (v >= 1e5 && v < 1e300) {
+  if ((v >= 1e5 && v < 1e300) || (v > 0 && v < 1e-3)) {  // 1e9, 1e-6 (not 1e-06)
     const int e = static_cast<int>(std::lround(std::log10(v)));
     if (std::pow(10.0, e) == v) return fmt::format("1e{}", e);
   }
@@ -398,6 +404,7 @@ class Section : public Doc {
                   std::function<void(Reader&, T&, const Ctx&)> parse) {
     Field& f = Add(key, doc.type.c_str(), doc.unit.c_str(), doc.help.c_str());
     f.def_doc = doc.def;
+    f.def_doc_verbatim = true;  // even when empty: no default to show
     f.allowed = doc.allowed;
     f.schema = std::move(schema);
     f.parse = [p = std::move(parse)](const Field&, Reader& r, T& out, const Ctx& ctx) { p(r, out, ctx); };
@@ -409,6 +416,7 @@ class Section : public Doc {
   Section& DocRow(const char* key, KeyDoc doc) {
     Field& f = Add(key, doc.type.c_str(), doc.unit.c_str(), doc.help.c_str());
     f.def_doc = doc.def;
+    f.def_doc_verbatim = true;
     f.allowed = doc.allowed;
     f.row_only = true;
     f.parse = [](const Field&, Reader&, T&, const Ctx&) {};
@@ -550,6 +558,7 @@ class Section : public Doc {
     bool required = false;
     bool known_when_absent = true;  // ObjectIfGiven
     bool row_only = false;          // DocRow: in the docs only
+    bool def_doc_verbatim = false;  // Custom, DocRow: def_doc as declared, even empty
     bool conditional = false;       // ReadIf: read only sometimes
     From<uint64_t> max_from, min_from, def_u64;
     From<double> def_num;
@@ -686,7 +695,7 @@ class Section : public Doc {
   }
 
   std::string DocDefault(const Field& f) const {
-    if (!f.def_doc.empty()) return f.def_doc;
+    if (!f.def_doc.empty() || f.def_doc_verbatim) return f.def_doc;
     if (f.required) return "**required**";
     if (f.def.is_number_float()) return "`" + detail::DocNumber(f.def.template get<double>()) + "`";
     return "`" + f.def.dump() + "`";  // integers as they are, strings quoted, booleans

@@ -353,6 +353,7 @@ void BuildTopologyOnce(Reader&, Scenario& s, const ScenarioInput& in) {
 const spec::Section<Scenario, ScenarioInput>& ScenarioSection() {
   static const auto section =
       CoreSection<Scenario>("", "INA-Sim scenario")
+          .Named("top-level")
           .Str("name", &Scenario::name, "scenario",
                "Name of the run; the default output directory is `out/<name>`.")
           .Allowed("one file name: non-empty, not `.` or `..`, no `/` or NUL, at most 255 bytes")

@@ -151,20 +151,21 @@ void DeclareSectionRows(WorkloadKeys& a) {
 }
 
 std::string ProtocolHelp() {
-  std::vector<std::string> sections;
-  for (std::string_view s : AllSections()) sections.push_back(fmt::format("`workload.{}`", s));
   const auto ints = NamesOf([](const Protocol& p) { return !p.Accepts(DType::kFloat32); });
   const auto floats = NamesOf([](const Protocol& p) { return !p.Accepts(DType::kInt32); });
-  return fmt::format("The allreduce algorithm (`inasim protocols` lists them); each reads its own section ({}), "
-                     "giving another one is an error. {} need `dtype` `\"int32\"` (the switches add 32-bit "
-                     "integers); {} need `\"float32\"`.",
-                     JoinNames(sections, " and "), JoinNames(ints, " and "), JoinNames(floats, " and "));
+  return fmt::format("The allreduce algorithm (`inasim protocols` lists them); each reads its own section (the "
+                     "`workload.<section>` rows below), giving another one is an error. `dtype` must be `\"int32\"` "
+                     "with {} (the switches add 32-bit integers) and `\"float32\"` with {}.",
+                     JoinNames(ints, " and "), JoinNames(floats, " and "));
 }
 
 std::string DataHelp() {
-  std::vector<std::string> uniform;
+  std::vector<std::string> uniform, how;
   for (const Protocol& p : Protocols())
-    if (p.Accepts(DataPattern::kUniform)) uniform.push_back(fmt::format("\"{}\": {}", p.name, p.uniform_note));
+    if (p.Accepts(DataPattern::kUniform)) {
+      uniform.push_back(fmt::format("\"{}\"", p.name));
+      how.push_back(fmt::format("\"{}\": {}", p.name, p.uniform_note));
+    }
   return fmt::format(
       "`hashed`: each rank weighs pseudo-random element coefficients with weights of its own (`a(e) + h_r b(e)`, "
       "one weight per rank and element class e mod 8), fresh coefficients every iteration and job, so the exact sum "
@@ -172,9 +173,9 @@ std::string DataHelp() {
       "previous-iteration result or a shifted element all show as mismatches (`src/ina/tensor-data.h`); `ones`: "
       "every value 1 (what some of the papers verified with): it checks counts only, and the verdict says so "
       "(`check: \"count only ...\"`, summary `COUNTS CORRECT (ones data: values not checked)`); `uniform` (float32; "
-      "protocols {}): gradients s/2^23 in (-1, 1) with full 24-bit mantissas, checked against the real sum within "
-      "the protocol's error bound. `float32` with `hashed` is exact up to 4,194,304 ranks.",
-      JoinNames(uniform, " and "));
+      "protocols {}): gradients s/2^23 in (-1, 1) with full 24-bit mantissas, checked against the real sum ({}). "
+      "`float32` with `hashed` is exact up to 4,194,304 ranks.",
+      JoinNames(uniform, " and "), JoinNames(how, "; "));
 }
 
 /// The type, size and data of the tensor every allreduce reduces.
