@@ -152,6 +152,7 @@ inline nlohmann::json IfThen(const std::string& key, const nlohmann::json& value
 template <class T, class Ctx = NoContext>
 class Section : public Doc {
  public:
+  using Struct = T;  ///< for declarations shared by sections of different structs
   template <class M>
   using Ref = std::function<M&(T&)>;
   /// A bound or default computed from what was read so far.
@@ -167,6 +168,10 @@ class Section : public Doc {
 
   // --- Field declarations (each one key; chain them) -------------------------
 
+  Section& U8(const char* key, Ref<uint8_t> m, uint8_t def, uint8_t lo, uint8_t hi, const char* unit,
+              const char* help) {
+    return Unsigned(key, std::move(m), def, lo, hi, unit, help);
+  }
   Section& U16(const char* key, Ref<uint16_t> m, uint16_t def, uint16_t lo, uint16_t hi, const char* unit,
                const char* help) {
     return Unsigned(key, std::move(m), def, lo, hi, unit, help);
@@ -599,10 +604,12 @@ class Section : public Doc {
     fields_.emplace_back();
     return fields_.back();
   }
+  // The field declared last (checks after it do not count: a shared
+  // declaration may end with its check, and the caller still adds a note).
   Field& Last() {
-    if (fields_.empty() || fields_.back().key.empty())
-      throw std::logic_error("spec::Section " + path_ + ": a modifier needs a field before it");
-    return fields_.back();
+    for (auto it = fields_.rbegin(); it != fields_.rend(); ++it)
+      if (!it->key.empty()) return *it;
+    throw std::logic_error("spec::Section " + path_ + ": a modifier needs a field before it");
   }
   Field& Integer(const char* what) {
     Field& f = Last();

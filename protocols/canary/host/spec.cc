@@ -3,6 +3,7 @@
 #include "ina/scenario-sections.h"
 #include "common/spec_fields.h"
 #include "protocols/canary/host/spec.h"
+#include "protocols/canary/dataplane/keys.h"
 
 #include <fmt/format.h>
 
@@ -45,28 +46,9 @@ void CheckIdSpace(const CanarySpec& cs, const Scenario& s, Reader& c) {
 }
 
 CanarySection& DeclareTable(CanarySection& c) {
+  p4::canary::keys::Table(c, &CanarySpec::table_size, &CanarySpec::scan_entries_per_clock);
+  p4::canary::keys::IndexHash(c, &CanarySpec::direct_index, false, true);
   return c
-      .U32("table_size", &CanarySpec::table_size, 32768, 1, 1u << 24, "descriptors",
-           "Descriptor entries per switch (§5.1: 32K).")
-      .Allowed("a power of two, 1 .. 2^24")
-      .Check([](const CanarySpec& cs, Reader& r) {
-        if (cs.table_size & (cs.table_size - 1))
-          r.Fail("table_size", fmt::format("must be a power of two (the index is the id's low bits), got {}",
-                                           cs.table_size));
-      })
-      .U32("scan_entries_per_clock", &CanarySpec::scan_entries_per_clock, 1, 1, 1u << 24, "entries",
-           "`clock_scan`: entries each clock packet checks.")
-      .MaxFrom(CanarySection::From<uint64_t>([](const CanarySpec& cs, const Scenario&) { return cs.table_size; }),
-               "table_size")
-      .AllowedNote("divides it")
-      .Check([](const CanarySpec& cs, Reader& r) {
-        if (cs.table_size % cs.scan_entries_per_clock)
-          r.Fail("scan_entries_per_clock", fmt::format("must divide table_size ({}), got {}", cs.table_size,
-                                                       cs.scan_entries_per_clock));
-      })
-      .Enum("index_hash", &CanarySpec::direct_index, "crc32", {{"crc32", false}, {"direct", true}},
-            "Id to entry: CRC-32 of the id, or the id's low bits (§3.2.1 \"statically mapping ids\": no collisions "
-            "while a window of ids fits the table).")
       .Enum("table_partition", &CanarySpec::partition_per_job, "shared", {{"shared", false}, {"per_job", true}},
             "With `workload.jobs` > 1: `shared`, every job's ids hash into the whole table (collisions between jobs "
             "possible); `per_job`, job j's application id gets descriptors j·s .. j·s+s−1 on every switch, s = "
@@ -84,28 +66,19 @@ CanarySection& DeclareTable(CanarySection& c) {
       });
 }
 
+// The keys shared with inasim-p4's replay config are declared in
+// protocols/canary/dataplane/keys.h; the host's own follow them.
 const CanarySection& Canary() {
   static const CanarySection section = [] {
     CanarySection c("workload.canary", "Canary switches and hosts (canary-fgcs24)");
-    c.U32("elements_per_packet", &CanarySpec::elements_per_packet, 256, 1, (9216 - 47) / 4, "elements",
-          "k, int32 elements per packet (§5.1: 32 on the prototype, 256 in the simulations).")
+    p4::canary::keys::ElementsPerPacket(c, &CanarySpec::elements_per_packet)
         .MaxFrom([](const Scenario& s) -> uint64_t { return MaxK(s); }, "(mtu - 47) / 4")
         .DefaultFrom([](const CanarySpec&, const Scenario& s) { return std::min<uint32_t>(256, MaxK(s)); },
-                     "`256` (the bound if lower)")
-        .TimePs("timeout_us", &CanarySpec::timeout_ps, 1, 0.001, 1e6, spec::TimeUnit::kUs,
-                "Switch timeout t: how long a descriptor gathers packets before its partial sum goes on (§3.1.1; "
-                "§5.2.5 uses 1..3 us).")
-        .Enum("timeout_mode", &CanarySpec::timeout_mode, "exact",
-              {{"exact", CanaryTimeoutMode::kExact}, {"clock_scan", CanaryTimeoutMode::kClockScan}},
-              "`exact`: one timer per descriptor; `clock_scan`: the prototype's packet generator checks "
-              "`scan_entries_per_clock` entries per clock packet (§4.3; a descriptor leaves up to one sweep later).")
-        .TimePs("clock_period_ns", &CanarySpec::clock_period_ps, 10, 0.001, 1e9, spec::TimeUnit::kNs,
-                "`clock_scan`: clock packet period.");
-    DeclareTable(c)
-        .U32("multicast_shard_ports", &CanarySpec::multicast_shard_ports, 16, 1, 31, "ports",
-             "Ports per children-bitmap shard (§4.2; 16 = four shards of a 64-port switch).")
-        .TimePs("pass_latency_ns", &CanarySpec::pass_latency_ps, 520, 0, 1e6, spec::TimeUnit::kNs,
-                "Switch pipeline time per pass.")
+                     "`256` (the bound if lower)");
+    p4::canary::keys::Timeout(c, &CanarySpec::timeout_ps, &CanarySpec::timeout_mode, CanaryTimeoutMode::kExact,
+                              CanaryTimeoutMode::kClockScan);
+    DeclareTable(c);
+    p4::canary::keys::ShardsAndLatency(c, &CanarySpec::multicast_shard_ports, &CanarySpec::pass_latency_ps)
         .U32("window_blocks", &CanarySpec::window_blocks, 1024, 1, 1u << 20, "blocks",
              "Blocks a host has outstanding (issued, final sum not yet held). Must cover the bandwidth-delay product "
              "of a block's round trip, timeouts included (§3.2.2 \"the bandwidth-delay product bounds the number of "

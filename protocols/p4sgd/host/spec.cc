@@ -3,6 +3,7 @@
 #include "ina/scenario-sections.h"
 #include "common/spec_fields.h"
 #include "protocols/p4sgd/host/spec.h"
+#include "protocols/p4sgd/dataplane/keys.h"
 
 #include "common/bounded_file.h"
 
@@ -94,22 +95,16 @@ P4SGDSection& DeclareWorker(P4SGDSection& m) {
               "The FPGA's receive path (ours, calibrated: see `scenarios/p4sgd/README.md`).");
 }
 
-/// The switch protocol (Algorithm 3).
+/// The switch protocol (Algorithm 3); slots, udp_port and pass_latency_ns are
+/// shared with inasim-p4's replay config (protocols/p4sgd/dataplane/keys.h).
 P4SGDSection& DeclareProtocol(P4SGDSection& m) {
-  return m
-      .TimePs("timeout_us", &P4SGDSpec::timeout_ps, 50, 0.01, 1e9, spec::TimeUnit::kUs,
-              "Retransmission timer per aggregation or ack packet (Algorithm 3).")
-      .U32("slots", &P4SGDSpec::slots, 65536, 1, 65536, "", "Switch register cells (§4.2); op i uses slot i mod slots.")
-      .Allowed("power of two, 1 .. 65536")
-      .Check([](const P4SGDSpec& p, Reader& r) {
-        if (p.slots & (p.slots - 1))
-          r.Fail("slots", fmt::format("must be a power of two (the switch indexes its registers by the low bits), "
-                                      "got {}", p.slots));
-      })
-      .U32("window", &P4SGDSpec::window, 256, 1, 65536, "packets", "Data-parallel: gradient packets in flight per worker.")
-      .U16("udp_port", &P4SGDSpec::udp_port, 20050, 1, 65535, "", "Claimed by the switch; the workers' port.")
-      .TimePs("pass_latency_ns", &P4SGDSpec::pass_latency_ps, 520, 0, 1e6, spec::TimeUnit::kNs, "Switch pipeline pass.")
-      .U32("operations", &P4SGDSpec::operations, 1000, 1, 100'000'000, "", "Task `allreduce`: operations.")
+  m.TimePs("timeout_us", &P4SGDSpec::timeout_ps, 50, 0.01, 1e9, spec::TimeUnit::kUs,
+           "Retransmission timer per aggregation or ack packet (Algorithm 3).");
+  p4::p4sgd::keys::Slots(m, &P4SGDSpec::slots)
+      .U32("window", &P4SGDSpec::window, 256, 1, 65536, "packets", "Data-parallel: gradient packets in flight per worker.");
+  p4::p4sgd::keys::UdpPort(m, &P4SGDSpec::udp_port);
+  p4::p4sgd::keys::PassLatency(m, &P4SGDSpec::pass_latency_ps);
+  return m.U32("operations", &P4SGDSpec::operations, 1000, 1, 100'000'000, "", "Task `allreduce`: operations.")
       .TimePs("gap_us", &P4SGDSpec::gap_ps, 0, 0, 1e9, spec::TimeUnit::kUs, "Task `allreduce`: pause between operations.")
       .Check([](const P4SGDSpec& p, Reader& r) {
         if (p.data_parallel && p.task == P4SGDTask::kAllreduce)

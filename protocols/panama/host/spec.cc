@@ -4,6 +4,7 @@
 #include "common/spec_fields.h"
 #include "protocols/panama/host/dnn-models.h"
 #include "protocols/panama/host/spec.h"
+#include "protocols/panama/dataplane/keys.h"
 #include "protocols/ring/host/spec.h"
 
 #include <fmt/format.h>
@@ -232,15 +233,9 @@ PanamaSection& DeclareWindow(PanamaSection& p) {
 
 /// The accelerators and the job's addresses.
 PanamaSection& DeclareAccelerator(PanamaSection& p) {
-  return p
-      .U64("accelerator_buffer_bytes", &PanamaSpec::accelerator_buffer_bytes, 64ull << 20, 1, 1ull << 40, "bytes",
-           "Memory of each accelerator, split over its ports in 1600-byte slots; wnd_cap = min over the tree of "
-           "slots per port / active jobs.")
-      .DocDefault("`67108864` (64 MB, §7)")
-      .Enum("float_mode", &PanamaSpec::ieee_float, "fpga", {{"fpga", false}, {"ieee", true}},
-            "The Xilinx adder (subnormals flushed) or IEEE-754 (see `protocols/panama/dataplane/README.md`).")
-      .Enum("latency", &PanamaSpec::latency_table1, "equation", {{"equation", false}, {"table1", true}},
-            "Accelerator latency: eq. (3) + fitted constants, or Table 1 interpolated.")
+  // Shared with inasim-p4's replay config (protocols/panama/dataplane/keys.h).
+  return p4::panama::keys::Accelerator(p, &PanamaSpec::accelerator_buffer_bytes, &PanamaSpec::ieee_float, false, true,
+                                       &PanamaSpec::latency_table1, false, true)
       .TimePs("timeout_us", &PanamaSpec::timeout_ps, 10000, 0.001, 1e9, spec::TimeUnit::kUs,
               "A tree with packets in flight and no result this long has lost a packet: counted (`workers.timeouts`); "
               "the run then ends unfinished at `stop.max_sim_time_ms` (no recovery: PFC makes the fabric lossless, "

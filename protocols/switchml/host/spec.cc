@@ -3,6 +3,7 @@
 #include "ina/scenario-sections.h"
 #include "common/spec_fields.h"
 #include "protocols/switchml/host/spec.h"
+#include "protocols/switchml/dataplane/keys.h"
 
 #include <fmt/format.h>
 
@@ -52,22 +53,10 @@ void CheckWarmup(const SwitchMLSpec& ml, const Scenario& s, Reader& m) {
 }
 
 SwitchMLSection& DeclareTransport(SwitchMLSection& m) {
+  // Shared with inasim-p4's replay config (protocols/switchml/dataplane/keys.h).
+  p4::switchml::keys::ElementsPerPacket(m, &SwitchMLSpec::elements_per_packet, 256);
+  p4::switchml::keys::PoolSize(m, &SwitchMLSpec::pool_size, 512);
   return m
-      .U32("elements_per_packet", &SwitchMLSpec::elements_per_packet, 256, 1, 1u << 20, "elements",
-           "`packet_numel`: 64 (256 B of data, one pipeline pass + harvest) or 256 (1024 B, the folded 4-pipe path "
-           "with 9 passes).")
-      .Allowed("`64`, `256`")
-      .SchemaAlso({{"enum", {64, 256}}})
-      .Check([](const SwitchMLSpec& ml, Reader& r) {
-        if (ml.elements_per_packet != 64 && ml.elements_per_packet != 256)
-          r.Fail("elements_per_packet",
-                 fmt::format("must be 64 (256 B packets) or 256 (1024 B packets), the two sizes the P4 program "
-                             "aggregates; got {}", ml.elements_per_packet));
-      })
-      // slot index < 8192: 16,384 registers hold both sets
-      .U32("pool_size", &SwitchMLSpec::pool_size, 512, 1, 8192, "slots",
-           "`max_outstanding_packets`: packets in flight per worker, and slots used per set (the paper's appendix "
-           "C: 128 at 10 Gb/s, 512 at 100 Gb/s).")
       .TimePs("timeout_us", &SwitchMLSpec::timeout_ps, 10000, 0.001, 1e9, spec::TimeUnit::kUs,
               "Retransmission timeout (`timeout = 10` ms; the paper's loss experiments used 1 ms).")
       .U64("timeout_threshold", &SwitchMLSpec::timeout_threshold, 100, 1, 1ull << 40, "timeouts",
@@ -81,20 +70,15 @@ SwitchMLSection& DeclareTransport(SwitchMLSection& m) {
             "first-batch packet then completes with another packet's sums; see `src/ina/README.md`).")
       .Bool("vcl_rounding", &SwitchMLSpec::vcl, true,
             "Quantize as the library's default VCL build (round half to even in 16-element vector chunks); "
-            "`false`: `std::round` everywhere.")
-      // "upstream": port 448 as next_step_selector.py installs it (1024 B packets
-      // return elements 128..159 with the sums of 192..223); "pipe2": port 320.
-      .Enum("harvest3", &SwitchMLSpec::harvest3_port, "pipe2", {{"pipe2", uint16_t{320}}, {"upstream", uint16_t{448}}},
-            "Recirculation port of the 1024 B HARVEST3 pass: `upstream` = 448 as the controller installs it (pipe "
-            "3: elements 128..159 of each packet come back with the sums of 192..223, invisible with all-ones "
-            "data), `pipe2` = 320 (correct sums, as the paper reports).");
+            "`false`: `std::round` everywhere.");
 }
 
 const SwitchMLSection& SwitchML() {
   static const SwitchMLSection section = [] {
     SwitchMLSection m("workload.switchml", "SwitchML workers (p4app-switchML client library)");
-    DeclareTransport(m)
-        .U16("worker_udp_port", &SwitchMLSpec::worker_udp_port, 4000, 1, 65535, "",
+    DeclareTransport(m);
+    p4::switchml::keys::Harvest3(m, &SwitchMLSpec::harvest3_port, "pipe2");
+    m.U16("worker_udp_port", &SwitchMLSpec::worker_udp_port, 4000, 1, 65535, "",
              "The workers' UDP port (`dpdk.cfg worker_port`); the switch's is 0xbee0.")
         .AllowedNote("not 0xbee0-0xbeef")
         .SchemaAlso({{"not", {{"minimum", 0xbee0}, {"maximum", 0xbeef}}}})
@@ -102,9 +86,8 @@ const SwitchMLSection& SwitchML() {
           if ((ml.worker_udp_port & 0xfff0) == 0xbee0)
             r.Fail("worker_udp_port", fmt::format("{} is in the switch's SwitchML range 0xbee0-0xbeef: switches "
                                                   "would take results for worker packets", ml.worker_udp_port));
-        })
-        .TimePs("pass_latency_ns", &SwitchMLSpec::pass_latency_ps, 520, 0, 1e6, spec::TimeUnit::kNs,
-                "Switch pipeline time per pass (the paper measured ~520 ns).")
+        });
+    p4::switchml::keys::PassLatency(m, &SwitchMLSpec::pass_latency_ps)
         .Custom("tensors",
                 {"array of integers", "bytes", "`[workload.bytes]`", "each a positive multiple of 4, at most 2^40",
                  "The tensors of one iteration, streamed back to back (one job each)."},
