@@ -91,7 +91,7 @@ class Reader {
     uint64_t x = 0;
     if (v->is_number_unsigned()) x = v->get<uint64_t>();
     else if (v->is_number_integer()) {
-      if (config) config_fail();
+      if (config && v->get<int64_t>() < 0) config_fail();
       if (v->get<int64_t>() < 0) Fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, v->dump()));
       x = static_cast<uint64_t>(v->get<int64_t>());
     }
