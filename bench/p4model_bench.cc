@@ -73,7 +73,7 @@ nlohmann::json Run(uint32_t size, int workers, uint64_t packets, bool hot) {
   SwitchMLConfig c;
   c.switch_mac = {2, 0, 0, 0, 0, 0xfe};
   c.switch_ip = 0x0a0000fe;
-  c.packet_size = size;
+  c.elements_per_packet = size / 4;
   c.num_workers = static_cast<uint8_t>(workers);
   c.pool_size = 512;
   for (int w = 0; w < workers; ++w)

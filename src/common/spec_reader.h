@@ -51,7 +51,14 @@ inline std::string TypeName(const json& v) {
 /// defaults included, into `resolved`.
 class Reader {
  public:
-  Reader(const json* j, std::string path, json* resolved) : j_(j), path_(std::move(path)), out_(resolved) {
+  /// Whose error texts: a scenario's, or an `inasim-p4 replay --config`
+  /// file's (the texts its hand-written readers had, util::CheckedUnsigned
+  /// and util::CheckKnownKeys: "must be an integer in 0..65535, got 70000",
+  /// "unknown key \"pool\" (known: ...)"), which scripts may match.
+  enum class Texts : uint8_t { kScenario, kConfig };
+
+  Reader(const json* j, std::string path, json* resolved, Texts texts = Texts::kScenario)
+      : j_(j), path_(std::move(path)), out_(resolved), texts_(texts) {
     if (j_ && !j_->is_object()) Fail("", "must be an object, got " + TypeName(*j_));
     *out_ = json::object();
   }
@@ -76,16 +83,26 @@ class Reader {
       (*out_)[key] = def;
       return def;
     }
+    const bool config = texts_ == Texts::kConfig;
+    auto config_fail = [&] {
+      Fail(key, fmt::format("must be an integer in {}..{}, got {}", lo, hi,
+                            v->dump(-1, ' ', false, json::error_handler_t::replace)));
+    };
     uint64_t x = 0;
     if (v->is_number_unsigned()) x = v->get<uint64_t>();
     else if (v->is_number_integer()) {
+      if (config && v->get<int64_t>() < 0) config_fail();
       if (v->get<int64_t>() < 0) Fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, v->dump()));
       x = static_cast<uint64_t>(v->get<int64_t>());
     }
     else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>() && v->get<double>() >= 0 && v->get<double>() < 1.8e19)
       x = static_cast<uint64_t>(v->get<double>());
+    else if (config) config_fail();
     else Fail(key, "must be a non-negative integer, got " + TypeName(*v));
-    if (x < lo || x > hi) Fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, x));
+    if (x < lo || x > hi) {
+      if (config) config_fail();
+      Fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, x));
+    }
     (*out_)[key] = x;
     return x;
   }
@@ -139,13 +156,19 @@ class Reader {
   }
   Reader Obj(const std::string& key) {
     const json* v = Raw(key);
-    return Reader(v, Path(key), &(*out_)[key]);
+    return Reader(v, Path(key), &(*out_)[key], texts_);
   }
   /// Errors on any key that was never asked for.
   void Done() const {
     if (!j_) return;
     for (auto it = j_->begin(); it != j_->end(); ++it) {
       if (used_.count(it.key())) continue;
+      if (texts_ == Texts::kConfig) {
+        std::string known;
+        for (const auto& k : used_) known += (known.empty() ? "" : ", ") + k;
+        throw ScenarioError(fmt::format("{}unknown key \"{}\" (known: {})", path_.empty() ? "" : path_ + ": ",
+                                        it.key(), known));
+      }
       std::string best;
       size_t best_d = 3;
       for (const auto& k : used_) {
@@ -179,6 +202,7 @@ class Reader {
   const json* j_;
   std::string path_;
   json* out_;
+  Texts texts_;
   std::set<std::string> used_;
 };
 

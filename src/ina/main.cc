@@ -3,6 +3,7 @@
 //   inasim validate SCENARIO.json [--set PATH=VALUE]...
 //   inasim sweep SWEEP.json [...] | inasim compare SCENARIO.json --protocols NAME[,...] [...]
 //     (both run the Python package: /usr/bin/python3 -m inasim ...)
+//   inasim protocols [--json] | inasim schema [--markdown]
 //   inasim --help, inasim run --help, inasim validate --help
 // Exit codes: 0 ran and every aggregate was exact; 1 ran but a check failed or
 // the workload did not finish; 2 bad input (nothing written: --out is checked
@@ -10,6 +11,7 @@
 #include "ina/runner.h"
 #include "ina/workload.h"
 #include "ina/scenario-checks.h"
+#include "ina/scenario-sections.h"
 #include "ina/scenario.h"
 
 #include <fmt/format.h>
@@ -35,6 +37,7 @@ constexpr const char* kUsage =
     "       inasim sweep SWEEP.json [--out DIR] [--jobs N] [--scheduler tcp://HOST:PORT] [--no-resume]\n"
     "       inasim compare SCENARIO.json --protocols NAME[,...] [--set PATH=VALUE]... [--out DIR]\n"
     "       inasim protocols [--json]\n"
+    "       inasim schema [--markdown]\n"
     "       inasim --version | --help | COMMAND --help\n"
     "Scenario keys, units and defaults: docs/SCENARIO.md\n";
 
@@ -60,6 +63,35 @@ constexpr const char* kProtocolsUsage =
     "usage: inasim protocols [--json]\n"
     "Lists the registered protocols (one folder each under protocols/): the workload.protocol values of\n"
     "an allreduce, the other workload types, and what each accepts. --json: every protocols/<name>/protocol.json.\n";
+
+constexpr const char* kSchemaUsage =
+    "usage: inasim schema [--markdown]\n"
+    "Prints the JSON Schema (draft 2020-12) of a scenario file, made from the declaration of every key (the\n"
+    "scenario core's and each registered protocol's), for editor completion and checking, e.g. in VS Code's\n"
+    "settings: \"json.schemas\": [{\"fileMatch\": [\"scenarios/**/*.json\"], \"url\": \"./scenario.schema.json\"}]\n"
+    "after `inasim schema > scenario.schema.json`. The schema does not take null for \"absent\" as inasim does.\n"
+    "  --markdown   docs/SCENARIO.md's key tables instead, each in its <!-- generated: NAME --> region\n"
+    "               (scripts/update-scenario-docs.py writes them into the docs)\n";
+
+/// `inasim schema [--markdown]`: the scenario's JSON Schema, or its docs tables.
+int SchemaCommand(const std::vector<std::string>& args) {
+  if (args.size() > 2 || (args.size() == 2 && args[1] != "--markdown" && args[1] != "--help" && args[1] != "-h"))
+    throw std::invalid_argument(args.size() > 2 ? "schema: too many arguments"
+                                                : fmt::format("schema: unknown option \"{}\"", args[1]));
+  if (args.size() == 2 && (args[1] == "--help" || args[1] == "-h")) {
+    std::fputs(kSchemaUsage, stdout);
+    return 0;
+  }
+  if (args.size() == 1) {
+    std::printf("%s\n", inasim::ScenarioJsonSchema().dump(2).c_str());
+    return 0;
+  }
+  std::string out;
+  for (const inasim::spec::Doc* d : inasim::ScenarioDocs())
+    out += fmt::format("<!-- generated: {} -->\n{}<!-- end generated -->\n\n", d->name(), d->MarkdownTable());
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
 
 /// `inasim protocols [--json]`: the registry, for people and for scripts.
 int ProtocolsCommand(const std::vector<std::string>& args) {
@@ -197,9 +229,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (args[0] == "sweep" || args[0] == "compare") return ExecPython(args);  // their --help is Python's
-    if (args[0] == "protocols") {
+    if (args[0] == "protocols" || args[0] == "schema") {
       try {
-        return ProtocolsCommand(args);
+        return args[0] == "schema" ? SchemaCommand(args) : ProtocolsCommand(args);
       } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
       }

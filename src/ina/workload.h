@@ -26,6 +26,7 @@ struct Scenario;
 struct ProtocolChecks;
 namespace spec {
 class Reader;
+class Doc;
 }
 
 /// What one workload adds to a run's results: results.json's "workload"
@@ -90,6 +91,10 @@ struct Protocol {
   /// those it also reads) into the Scenario, after the keys every workload of
   /// its type shares; errors name the JSON path (ScenarioError).
   void (*parse)(spec::Reader& workload, Scenario& s);
+  /// The sections `parse` reads, as declared (spec::Section): its own
+  /// workload.<section>, those it also reads, or (a workload type) the keys
+  /// it adds to the workload object itself. Docs tables and `inasim schema`.
+  std::vector<const spec::Doc*> (*sections)();
   /// What `validate` checks for it (src/ina/protocol-checks.h).
   const ProtocolChecks* checks;
 

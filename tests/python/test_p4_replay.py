@@ -22,7 +22,7 @@ SWITCH_MAC, SWITCH_IP = "02:00:00:00:00:fe", "10.0.0.254"
 CONFIG = {
     "switch_mac": SWITCH_MAC,
     "switch_ip": SWITCH_IP,
-    "packet_size": 256,
+    "elements_per_packet": 64,
     "workers": [{"id": w, "port": 10 + w, "mac": f"02:00:00:00:00:0{w + 1}", "ip": f"10.0.0.{w + 1}"} for w in (0, 1)],
 }
 
@@ -124,7 +124,7 @@ def canary_replay(tmp_path, config, lines):
 
 
 def test_canary_tenant_shares_keep_two_applications_block_apart(tmp_path):
-    config = {"num_ports": 8, "num_elements": 4, "table_size": 1024, "index_hash": "direct"}
+    config = {"num_ports": 8, "elements_per_packet": 4, "table_size": 1024, "index_hash": "direct"}
     app1, app2 = 1 << 24 | 5, 2 << 24 | 5  # both block 5: the same direct index in one shared table
     lines = [{"port": 1, "hex": canary_packet(app1, [1, 2, 3, 4], 1).hex()},
              {"port": 2, "hex": canary_packet(app2, [10, 20, 30, 40], 2).hex()}]
@@ -171,7 +171,7 @@ def static_tree_packet(block_id: int, values, port_host: int, tree: int = 0) -> 
 
 def test_static_tree_root_sums_its_children_and_multicasts_the_result(tmp_path):
     cfg = tmp_path / "tree.json"
-    cfg.write_text(json.dumps({"num_ports": 4, "num_elements": 4, "slots_per_tree": 16,
+    cfg.write_text(json.dumps({"num_ports": 4, "elements_per_packet": 4, "slots_per_tree": 16,
                                "trees": [{"tree_id": 3, "child_ports": [1, 0]}]}))
     a, b = [1, -2, 2**31 - 1, 7], [10, 20, 1, -7]
     lines = [{"port": 0, "hex": static_tree_packet(9, a, 1, tree=3).hex()},

@@ -1,9 +1,9 @@
 // Tests for src/common/spec_fields.h (spec::Section): one declaration per key
 // gives parsing (through spec::Reader: exact values, resolved echo, error
-// texts), the JSON Schema and the docs' table rows. The second half declares
-// workload.ring with a Section and proves it parses exactly as ParseScenario's
-// hand-written code does (values, resolved echo, error texts), including the
-// elements_per_packet bound that depends on links.mtu_bytes.
+// texts), the JSON Schema and the docs' table rows. The second half takes the
+// real workload.ring declaration (protocols/ring/host/spec.cc) and checks it
+// alone against ParseScenario (values, resolved echo, error texts), including
+// the elements_per_packet bound that depends on links.mtu_bytes.
 #include "common/spec_fields.h"
 #include "common/spec_reader.h"
 #include "ina/scenario.h"
@@ -207,31 +207,135 @@ TEST(SpecFields, MarkdownRows) {
   EXPECT_EQ(rows[7], "| `demo.color` | string | | `\"green\"` | `\"red\"`, `\"green\"`, `\"blue\"` | Colour \\| shade. |");
 }
 
-// --- workload.ring, declared once ---------------------------------------------
+// --- Structure: nested objects, variants, custom keys, context defaults -------
 
-// Context: the scenario parsed so far (ParseScenario reads links before the
-// workload), for the one bound that depends on it.
-using RingSection = spec::Section<RingSpec, Scenario>;
+struct Inner {
+  uint32_t depth = 0;
+};
+struct Outer {
+  std::string kind;
+  uint32_t width = 0, height = 0;
+  Inner inner;
+  std::vector<uint32_t> ids;
+  uint32_t limit = 0;
+  bool extra_read = false;
+};
 
-const RingSection& Ring() {
-  // IP 20 + UDP 8 + ring header 16 bytes; 2293 is the bound at the largest MTU
-  // (9216), the schema's maximum.
-  static const RingSection section =
-      RingSection("workload.ring", "Ring allreduce transport")
-          .U32("elements_per_packet", &RingSpec::elements_per_packet, 0, 0, (9216 - 44) / 4, "elements",
-               "Elements per data packet; `0` fills the MTU (IP 20 + UDP 8 + ring header 16 = 44 bytes of headers).")
-          .MaxFrom([](const Scenario& s) -> uint64_t { return (s.links.mtu_bytes - 20 - 8 - 16) / 4; },
-                   "(mtu_bytes - 44) / 4 (364 at MTU 1500)")
-          .U32("window_packets", &RingSpec::window_packets, 64, 1, 1 << 20, "packets",
-               "Unacknowledged packets allowed per stream.")
-          .U32("ack_every", &RingSpec::ack_every, 8, 1, 1 << 16, "packets",
-               "One (cumulative + 64-bit selective) ACK per this many data packets.")
-          .TimePs("ack_delay_us", &RingSpec::ack_delay_ps, 2, 0, 1e6, spec::TimeUnit::kUs,
-                  "A partial ACK batch is flushed after this long.")
-          .TimePs("rto_us", &RingSpec::rto_ps, 200, 0.001, 1e9, spec::TimeUnit::kUs, "Retransmission timeout.")
-          .U16("udp_port", &RingSpec::udp_port, 4791, 1, 65535, "", "UDP port of the ring traffic.");
-  return section;
+const spec::Section<Inner>& InnerSection() {
+  static const auto s = spec::Section<Inner>("shape.inner", "Inner").U32("depth", &Inner::depth, 2, 1, 9, "", "Depth.");
+  return s;
 }
+const spec::Section<Outer>& BoxKeys() {
+  static const auto s = spec::Section<Outer>("shape", "Box").Named("shape:box")
+                            .Required().U32("height", &Outer::height, 0, 1, 100, "", "Height.");
+  return s;
+}
+const spec::Section<Outer>& ShapeSection() {
+  static const auto s =
+      spec::Section<Outer>("shape", "Shape")
+          .Enum("kind", &Outer::kind, "square", {{"square", std::string("square")}, {"box", std::string("box")}}, "Kind.")
+          .U32("width", &Outer::width, 4, 1, 100, "", "Width.")
+          .When("kind", {"box"}, BoxKeys())
+          .Object("inner", &Outer::inner, InnerSection(), "The inner part.")
+          .Custom("ids", {"array of integers", "", "`[]`", "each 0 .. 9", "Ids."},
+                  [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"maximum", 9}}}}; },
+                  [](spec::Reader& r, Outer& o, const spec::NoContext&) {
+                    const json* v = r.Raw("ids");
+                    r.out()["ids"] = v ? *v : json::array();
+                    if (v)
+                      for (const json& x : *v) o.ids.push_back(x.get<uint32_t>());
+                  })
+          .U32("limit", &Outer::limit, 1, 1, 1000, "", "At least the width.")
+          .MinFrom([](const Outer& o, const spec::NoContext&) -> uint64_t { return o.width; }, "width")
+          .DefaultFrom([](const Outer& o, const spec::NoContext&) { return o.width * 2; }, "`2 x width`")
+          .Bool("extra", &Outer::extra_read, false, "Read only with a box.")
+          .ReadIf([](spec::Reader&, const Outer& o, const spec::NoContext&) { return o.kind == "box"; });
+  return s;
+}
+
+struct ShapeParsed {
+  Outer o;
+  json resolved;
+  std::string error;
+};
+
+ShapeParsed ParseShape(const json& j) {
+  ShapeParsed p;
+  try {
+    spec::Reader r(&j, "shape", &p.resolved);
+    ShapeSection().Parse(r, p.o);
+    r.Done();
+  } catch (const ScenarioError& e) {
+    p.error = e.what();
+  }
+  return p;
+}
+
+TEST(SpecFieldsStructure, VariantsObjectsCustomKeysAndContextBounds) {
+  const ShapeParsed a = ParseShape(json{{"width", 5}});
+  ASSERT_EQ(a.error, "");
+  EXPECT_EQ(a.o.limit, 10u);  // DefaultFrom: 2 x width
+  EXPECT_EQ(a.o.inner.depth, 2u);
+  EXPECT_EQ(a.resolved.dump(), R"({"ids":[],"inner":{"depth":2},"kind":"square","limit":10,"width":5})");
+  const ShapeParsed b = ParseShape(json::parse(R"({"kind":"box","height":3,"ids":[1,2],"extra":true,"limit":7,
+                                                  "width":7,"inner":{"depth":9}})"));
+  ASSERT_EQ(b.error, "");
+  EXPECT_EQ(b.o.height, 3u);
+  EXPECT_EQ(b.o.ids, (std::vector<uint32_t>{1, 2}));
+  EXPECT_TRUE(b.o.extra_read);
+  EXPECT_EQ(b.o.inner.depth, 9u);
+  // The variant's keys exist only with it; a required one is required there.
+  EXPECT_EQ(ParseShape(json{{"height", 3}}).error, "shape.height: unknown key");
+  EXPECT_EQ(ParseShape(json{{"kind", "box"}}).error, "shape.height: is required");
+  EXPECT_EQ(ParseShape(json{{"extra", true}}).error, "shape.extra: unknown key");  // ReadIf: not read, not known
+  EXPECT_EQ(ParseShape(json{{"width", 8}, {"limit", 7}}).error, "shape.limit: must be between 8 and 1000, got 7");
+  EXPECT_EQ(ParseShape(json{{"inner", {{"depht", 1}}}}).error, "shape.inner.depht: unknown key (did you mean \"depth\"?)");
+}
+
+TEST(SpecFieldsStructure, SchemaAndDocsOfTheStructure) {
+  const json s = ShapeSection().JsonSchema();
+  EXPECT_EQ(s["unevaluatedProperties"], false);  // a variant: closed after the if/then
+  EXPECT_FALSE(s.contains("additionalProperties"));
+  ASSERT_EQ(s["allOf"].size(), 1u);
+  EXPECT_EQ(s["allOf"][0]["if"], json::parse(R"({"properties":{"kind":{"const":"box"}},"required":["kind"]})"));
+  EXPECT_EQ(s["allOf"][0]["then"]["required"], json::array({"height"}));
+  EXPECT_EQ(s["properties"]["inner"]["additionalProperties"], false);
+  EXPECT_EQ(s["properties"]["inner"]["description"], "The inner part.");
+  EXPECT_EQ(s["properties"]["ids"]["type"], "array");
+  EXPECT_FALSE(s["properties"]["limit"].contains("default"));  // it depends on width
+  EXPECT_FALSE(s.contains("required"));                         // extra is read only sometimes
+  EXPECT_EQ(Lines(ShapeSection().MarkdownRows())[4],
+            "| `shape.limit` | integer | | `2 x width` | width .. 1000 | At least the width. |");
+  EXPECT_EQ(Lines(ShapeSection().MarkdownRows())[3], "| `shape.ids` | array of integers | | `[]` | each 0 .. 9 | Ids. |");
+  std::vector<const spec::Doc*> docs;
+  spec::CollectDocs(ShapeSection(), docs);
+  ASSERT_EQ(docs.size(), 3u);
+  EXPECT_EQ(docs[1]->name(), "shape:box");
+  EXPECT_EQ(docs[2]->name(), "shape.inner");
+  EXPECT_EQ(ShapeSection().Keys(), (std::vector<std::string>{"kind", "width", "inner", "ids", "limit", "extra"}));
+}
+
+TEST(SpecFieldsReader, ConfigDialectKeepsTheConfigTexts) {
+  auto err = [](const json& j) {
+    json out;
+    try {
+      spec::Reader r(&j, "", &out, spec::Reader::Texts::kConfig);
+      r.U64("port", 0, 0, 65535);
+      r.Done();
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  EXPECT_EQ(err({{"port", 70000}}), "port: must be an integer in 0..65535, got 70000");
+  EXPECT_EQ(err({{"port", 1.5}}), "port: must be an integer in 0..65535, got 1.5");
+  EXPECT_EQ(err({{"port", -1}}), "port: must be an integer in 0..65535, got -1");
+  EXPECT_EQ(err({{"port", 1}, {"prot", 2}}), "unknown key \"prot\" (known: port)");
+}
+
+// --- workload.ring, as protocols/ring/host/spec.cc declares it ----------------
+
+const protocols::ring::RingSection& Ring() { return protocols::ring::Section(); }
 
 struct RingResult {
   RingSpec ring;
@@ -334,7 +438,7 @@ TEST(SpecFieldsRing, DocsRowsAndSchema) {
             "| `workload.ring.elements_per_packet` | integer | elements | `0` | 0 .. (mtu_bytes - 44) / 4 (364 at MTU "
             "1500) | Elements per data packet; `0` fills the MTU (IP 20 + UDP 8 + ring header 16 = 44 bytes of "
             "headers). |\n"
-            "| `workload.ring.window_packets` | integer | packets | `64` | 1 .. 1048576 | Unacknowledged packets "
+            "| `workload.ring.window_packets` | integer | packets | `64` | 1 .. 2^20 | Unacknowledged packets "
             "allowed per stream. |\n"
             "| `workload.ring.ack_every` | integer | packets | `8` | 1 .. 65536 | One (cumulative + 64-bit selective) "
             "ACK per this many data packets. |\n"

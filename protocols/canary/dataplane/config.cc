@@ -1,6 +1,8 @@
 #include "protocols/canary/dataplane/config.h"
 
 #include "p4model/common/address_text.h"
+#include "p4model/common/config_reader.h"
+#include "protocols/canary/dataplane/keys.h"
 
 #include "common/json_text.h"
 
@@ -40,18 +42,6 @@ void CheckPartition(const TablePartition& p, uint32_t table_size, const std::vec
 
 }  // namespace
 
-mac_addr_t ParseMac(const std::string& s) {
-  mac_addr_t m{};
-  if (!ParseMacText(s, m)) Fail("bad MAC address '" + s + "'");
-  return m;
-}
-
-uint32_t ParseIpv4(const std::string& s) {
-  uint32_t ip = 0;
-  if (!ParseIpv4Text(s, ip)) Fail("bad IPv4 address '" + s + "'");
-  return ip;
-}
-
 void CanaryConfig::Validate() const {
   if (num_ports == 0 || num_ports > kMaxPorts) Fail("num_ports must be in 1..64");
   if (num_elements == 0 || num_elements > 16384) Fail("num_elements must be in 1..16384");
@@ -78,20 +68,16 @@ void CanaryConfig::ValidatePartition(const TablePartition& p) const {
 
 namespace {
 
-const std::set<std::string> kConfigKeys = {
-    "switch_address",  "switch_ip",       "switch_mac",   "num_ports",
-    "udp_port",        "num_elements",    "table_size",   "index_hash",      "partitions",
-    "timeout_ns",      "timeout_mode",    "clock_period_ns", "scan_entries_per_clock",
-    "multicast_shard_ports", "multicast_groups_per_pass", "pass_latency_ns"};
-const std::set<std::string> kPartitionKeys = {"application_id", "base", "size"};
-// Times in ns become picoseconds: at most 1e9 ns (1 s), far from overflowing.
-constexpr uint64_t kMaxNs = 1'000'000'000;
+using nlohmann::json;
+using ConfigKeys = spec::Section<CanaryConfig>;
 
-std::vector<TablePartition> PartitionsFromJson(const nlohmann::json& parts) {
+const std::set<std::string> kPartitionKeys = {"application_id", "base", "size"};
+
+std::vector<TablePartition> PartitionsFromJson(const json& parts) {
   if (!parts.is_array()) Fail("partitions must be an array");
   std::vector<TablePartition> out;
   for (size_t i = 0; i < parts.size(); ++i) {
-    const nlohmann::json& e = parts[i];
+    const json& e = parts[i];
     const std::string path = "partitions[" + std::to_string(i) + "]";
     if (!e.is_object()) Fail("partitions: each entry must be an object");
     util::CheckKnownKeys(e, kPartitionKeys, path);
@@ -104,59 +90,53 @@ std::vector<TablePartition> PartitionsFromJson(const nlohmann::json& parts) {
   return out;
 }
 
-void ReadConfigKeys(const nlohmann::json& j, CanaryConfig& c) {
-  using util::UnsignedField;
-  util::CheckKnownKeys(j, kConfigKeys, "");
-  c.switch_address = UnsignedField<uint16_t>(j, "switch_address", "", c.switch_address);
-  if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(util::StringField(j, "switch_ip", ""));
-  if (j.contains("switch_mac")) c.switch_mac = ParseMac(util::StringField(j, "switch_mac", ""));
-  c.num_ports = UnsignedField<uint32_t>(j, "num_ports", "", c.num_ports);
-  c.udp_port = UnsignedField<uint16_t>(j, "udp_port", "", c.udp_port);
-  c.num_elements = UnsignedField<uint32_t>(j, "num_elements", "", c.num_elements);
-  c.table_size = UnsignedField<uint32_t>(j, "table_size", "", c.table_size);
-  const std::string hash = util::StringField(j, "index_hash", "", "crc32");
-  if (hash == "crc32") c.index_hash = IndexHash::kCrc32;
-  else if (hash == "direct") c.index_hash = IndexHash::kDirect;
-  else Fail("index_hash must be \"crc32\" or \"direct\"");
-  if (j.contains("partitions")) c.partitions = PartitionsFromJson(j.at("partitions"));
-  c.timeout_ps = UnsignedField<uint64_t>(j, "timeout_ns", "", c.timeout_ps / 1000, 0, kMaxNs) * 1000;
-  const std::string mode = util::StringField(j, "timeout_mode", "", "exact");
-  if (mode == "exact") c.timeout_mode = TimeoutMode::kExactTimer;
-  else if (mode == "clock_scan") c.timeout_mode = TimeoutMode::kClockScan;
-  else Fail("timeout_mode must be \"exact\" or \"clock_scan\"");
-  c.clock_period_ps = UnsignedField<uint64_t>(j, "clock_period_ns", "", c.clock_period_ps / 1000, 0, kMaxNs) * 1000;
-  c.scan_entries_per_clock = UnsignedField<uint32_t>(j, "scan_entries_per_clock", "", c.scan_entries_per_clock);
-  c.multicast_shard_ports = UnsignedField<uint32_t>(j, "multicast_shard_ports", "", c.multicast_shard_ports);
-  c.multicast_groups_per_pass =
-      UnsignedField<uint32_t>(j, "multicast_groups_per_pass", "", c.multicast_groups_per_pass);
-  c.pass_latency_ps = UnsignedField<uint64_t>(j, "pass_latency_ns", "", c.pass_latency_ps / 1000, 0, kMaxNs) * 1000;
+json PartitionsSchema() {
+  return {{"type", "array"},
+          {"items", {{"type", "object"},
+                     {"required", {"application_id", "size"}},
+                     {"additionalProperties", false},
+                     {"properties", {{"application_id", {{"type", "integer"}, {"minimum", 0}, {"maximum", 255}}},
+                                     {"base", {{"type", "integer"}, {"minimum", 0}}},
+                                     {"size", {{"type", "integer"}, {"minimum", 1}}}}}}}};
+}
+
+/// The switch's own address and ports (what the control plane installs on it).
+ConfigKeys& DeclareSwitch(ConfigKeys& k) {
+  k.U16("switch_address", &CanaryConfig::switch_address, 0, 0, 65535, "",
+        "This switch's address in collided and restoration packets (§3.2.1, §4.1).");
+  Ipv4Key(k, "switch_ip", &CanaryConfig::switch_ip, false, "Source address of the aggregates it originates.");
+  MacKey(k, "switch_mac", &CanaryConfig::switch_mac, false, "Source MAC of the aggregates it originates.");
+  return k.U32("num_ports", &CanaryConfig::num_ports, 64, 1, kMaxPorts, "ports", "Switch ports 0 .. num_ports - 1.")
+      .U16("udp_port", &CanaryConfig::udp_port, kCanaryUdpPort, 0, 65535, "", "UDP port that marks a Canary packet.");
+}
+
+const ConfigKeys& Keys() {
+  static const ConfigKeys section = [] {
+    ConfigKeys k("", "inasim-p4 replay canary --config");
+    DeclareSwitch(k);
+    // The keys a scenario's workload.canary has too: protocols/canary/dataplane/keys.h.
+    keys::ElementsPerPacket(k, &CanaryConfig::num_elements);
+    keys::Table(k, &CanaryConfig::table_size, &CanaryConfig::scan_entries_per_clock);
+    keys::IndexHash(k, &CanaryConfig::index_hash, IndexHash::kCrc32, IndexHash::kDirect);
+    HandKey<CanaryConfig>(k, "partitions",
+                          {"array of objects", "", "`[]`", "`{\"application_id\", \"base\", \"size\"}` each",
+                           "Static per-tenant shares of the table (§5.2.4): sizes powers of two, no overlaps."},
+                          PartitionsSchema(),
+                          [](const json& v, CanaryConfig& c) { c.partitions = PartitionsFromJson(v); });
+    keys::Timeout(k, &CanaryConfig::timeout_ps, &CanaryConfig::timeout_mode, TimeoutMode::kExactTimer,
+                  TimeoutMode::kClockScan);
+    keys::ShardsAndLatency(k, &CanaryConfig::multicast_shard_ports, &CanaryConfig::pass_latency_ps)
+        .U32("multicast_groups_per_pass", &CanaryConfig::multicast_groups_per_pass, 2, 1, 1u << 20, "groups",
+             "Multicast groups one pipeline pass replicates to (Tofino: 2); more shards recirculate.");
+    return k;
+  }();
+  return section;
 }
 
 }  // namespace
 
 CanaryConfig CanaryConfig::FromJson(const std::string& text) {
-  using nlohmann::json;
-  CanaryConfig c;
-  json j;
-  try {
-    j = util::ParseStrictJson(text, "");
-  } catch (const json::exception& e) {
-    Fail(std::string("bad JSON: ") + e.what());
-  } catch (const std::invalid_argument& e) {
-    Fail(e.what());
-  }
-  if (!j.is_object()) Fail("not a JSON object");
-  try {
-    ReadConfigKeys(j, c);
-  } catch (const json::exception& e) {
-    Fail(e.what());
-  } catch (const std::invalid_argument& e) {
-    const std::string m = e.what();
-    if (m.rfind("canary config: ", 0) == 0) throw;
-    Fail(m);
-  }
-  c.Validate();
-  return c;
+  return ReadConfig(text, "canary", Keys(), &CanaryConfig::Validate);
 }
 
 }  // namespace inasim::p4::canary

@@ -93,22 +93,19 @@ struct CanaryConfig {
   /// already in `partitions` (same application id, or overlapping descriptors).
   void ValidatePartition(const TablePartition& p) const;
 
-  /// Parses JSON like:
+  /// Parses JSON like (the keys a scenario's workload.canary has too keep
+  /// its names and units: protocols/canary/dataplane/keys.h):
   /// {"switch_address":7,"switch_ip":"10.255.0.7","switch_mac":"02:00:00:00:ff:07",
-  ///  "num_ports":64,"udp_port":45501,"num_elements":256,"table_size":32768,
+  ///  "num_ports":64,"udp_port":45501,"elements_per_packet":256,"table_size":32768,
   ///  "index_hash":"crc32"|"direct",
-  ///  "partitions":[{"application_id":1,"base":0,"size":1024}],"timeout_ns":1000,
+  ///  "partitions":[{"application_id":1,"base":0,"size":1024}],"timeout_us":1,
   ///  "timeout_mode":"exact"|"clock_scan","clock_period_ns":10,
   ///  "scan_entries_per_clock":1,"multicast_shard_ports":16,
   ///  "multicast_groups_per_pass":2,"pass_latency_ns":520}
   /// Every key is optional (defaults above; "{}" is a valid config). Throws
-  /// std::invalid_argument on malformed input or unknown keys.
+  /// std::invalid_argument "canary config: <key>: <problem>" on malformed
+  /// input or unknown keys.
   static CanaryConfig FromJson(const std::string& text);
 };
-
-/// "aa:bb:cc:dd:ee:ff" -> bytes; throws std::invalid_argument.
-mac_addr_t ParseMac(const std::string& s);
-/// "a.b.c.d" -> host-order address; throws std::invalid_argument.
-uint32_t ParseIpv4(const std::string& s);
 
 }  // namespace inasim::p4::canary

@@ -2,7 +2,7 @@
 // static trees read too (parsed by spec.cc).
 #pragma once
 
-#include "common/spec_reader.h"
+#include "common/spec_fields.h"
 #include "ina/scenario.h"
 
 #include <cstdint>
@@ -48,6 +48,8 @@ namespace protocols::canary {
 
 /// workload.send_noise (canary-fgcs24 §5.2.5, Fig. 11): read by canary and static_tree.
 void ParseSendNoise(spec::Reader& w, Scenario& s);
+/// Its declaration (one docs table, one schema entry, whoever reads it).
+const spec::Section<SendNoiseSpec>& SendNoiseSection();
 
 }  // namespace protocols::canary
 

@@ -859,7 +859,7 @@ TEST(CanaryState, DumpStateShowsTheDescriptor) {
 TEST(CanaryConfig, FromJsonReadsEveryKeyAndRejectsBadInput) {
   const cn::CanaryConfig c = cn::CanaryConfig::FromJson(
       R"({"switch_address":7,"switch_ip":"10.255.0.7","switch_mac":"02:00:00:00:ff:07","num_ports":32,
-          "udp_port":45000,"num_elements":32,"table_size":4096,"index_hash":"direct","timeout_ns":3000,
+          "udp_port":45000,"elements_per_packet":32,"table_size":4096,"index_hash":"direct","timeout_us":3,
           "timeout_mode":"clock_scan","clock_period_ns":5,"scan_entries_per_clock":4,
           "multicast_shard_ports":8,"multicast_groups_per_pass":1,"pass_latency_ns":400,
           "partitions":[{"application_id":3,"base":1024,"size":512},{"application_id":4,"size":1024}]})");
@@ -890,7 +890,7 @@ TEST(CanaryConfig, FromJsonReadsEveryKeyAndRejectsBadInput) {
   EXPECT_EQ(d.udp_port, kUdpPort);
   for (const char* bad : {"[]", "{", R"({"table_size":1000})", R"({"timeout_mode":"fast"})", R"({"num_ports":65})",
                           R"({"num_ports":64,"multicast_shard_ports":32})", R"({"tabel_size":8})",
-                          R"({"switch_ip":"10.0.0"})", R"({"timeout_ns":0})",
+                          R"({"switch_ip":"10.0.0"})", R"({"timeout_us":0})", R"({"num_elements":32})",
                           R"({"table_size":8,"timeout_mode":"clock_scan","scan_entries_per_clock":3})",
                           R"({"partitions":{}})", R"({"partitions":[{"application_id":1}]})",
                           R"({"partitions":[{"application_id":256,"size":8}]})",

@@ -11,7 +11,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  std::string cfg = R"({"num_ports":64,"num_elements":8,"timeout_ns":300,"table_size":)";
+  std::string cfg = R"({"num_ports":64,"elements_per_packet":8,"timeout_us":0.3,"table_size":)";
   cfg += (data[0] & 1) ? "16" : "4096";
   if (data[0] & 2) cfg += R"(,"timeout_mode":"clock_scan","clock_period_ns":50,"scan_entries_per_clock":4)";
   if (data[0] & 4) cfg += R"(,"index_hash":"direct")";

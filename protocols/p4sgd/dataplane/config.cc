@@ -1,6 +1,8 @@
 #include "protocols/p4sgd/dataplane/config.h"
 
 #include "p4model/common/address_text.h"
+#include "p4model/common/config_reader.h"
+#include "protocols/p4sgd/dataplane/keys.h"
 
 #include "common/json_text.h"
 
@@ -15,18 +17,6 @@ namespace inasim::p4::p4sgd {
 namespace {
 [[noreturn]] void Fail(const std::string& m) { throw std::invalid_argument("p4sgd config: " + m); }
 }  // namespace
-
-mac_addr_t ParseMac(const std::string& s) {
-  mac_addr_t m{};
-  if (!ParseMacText(s, m)) Fail("bad MAC address '" + s + "'");
-  return m;
-}
-
-uint32_t ParseIpv4(const std::string& s) {
-  uint32_t ip = 0;
-  if (!ParseIpv4Text(s, ip)) Fail("bad IPv4 address '" + s + "'");
-  return ip;
-}
 
 void P4SGDConfig::Finalize() {
   if (num_workers == 0) num_workers = static_cast<uint32_t>(workers.size());
@@ -80,11 +70,7 @@ void P4SGDConfig::Validate() const {
 
 namespace {
 
-const std::set<std::string> kConfigKeys = {"mode",  "num_workers", "workers",   "multicast_ports",
-                                           "slots", "node_size",   "dev_ports", "pass_latency_ns",
-                                           "encap", "udp_port",    "switch_mac", "switch_ip"};
 const std::set<std::string> kWorkerKeys = {"id", "port", "mac", "ip"};
-constexpr uint64_t kMaxPassLatencyNs = 1'000'000'000;  // becomes ps: far from overflowing
 
 /// A list of 16-bit port numbers, each range-checked (70000 is an error, not 4464).
 std::vector<uint16_t> PortList(const nlohmann::json& v, const std::string& path) {
@@ -108,76 +94,74 @@ std::vector<P4SGDWorker> WorkersFromJson(const nlohmann::json& list) {
     P4SGDWorker x;
     x.id = util::UnsignedField<uint16_t>(w, "id", path, next_id);
     x.port = util::UnsignedField<uint16_t>(w, "port", path, 0);
-    if (w.contains("mac")) x.mac = ParseMac(util::StringField(w, "mac", path));
-    if (w.contains("ip")) x.ip = ParseIpv4(util::StringField(w, "ip", path));
+    if (w.contains("mac")) x.mac = MacOrThrow(util::StringField(w, "mac", path), "p4sgd config");
+    if (w.contains("ip")) x.ip = Ipv4OrThrow(util::StringField(w, "ip", path), "p4sgd config");
     next_id = static_cast<uint16_t>(x.id + 1);
     out.push_back(x);
   }
   return out;
 }
 
-void ReadDevPorts(const nlohmann::json& j, P4SGDConfig& c) {
-  if (!j.contains("dev_ports")) return;
-  if (j["dev_ports"].is_string()) {
-    if (j["dev_ports"].get<std::string>() != "identity") Fail("dev_ports must be an array or \"identity\"");
+void ReadDevPorts(const nlohmann::json& v, P4SGDConfig& c) {
+  if (v.is_string()) {
+    if (v.get<std::string>() != "identity") Fail("dev_ports must be an array or \"identity\"");
     for (uint16_t p = 0; p < 512; ++p) c.dev_ports.push_back(p);
   } else {
-    c.dev_ports = PortList(j.at("dev_ports"), "dev_ports");
+    c.dev_ports = PortList(v, "dev_ports");
     if (c.dev_ports.empty()) Fail("dev_ports must not be empty");
   }
 }
 
-void ReadConfigKeys(const nlohmann::json& j, P4SGDConfig& c) {
-  using util::UnsignedField;
-  util::CheckKnownKeys(j, kConfigKeys, "");
-  const std::string mode = util::StringField(j, "mode", "", "paper");
-  if (mode == "paper") c.mode = Mode::kPaper;
-  else if (mode == "public-p4") c.mode = Mode::kPublicP4;
-  else Fail("mode must be \"paper\" or \"public-p4\"");
-  if (c.mode == Mode::kPaper && (j.contains("node_size") || j.contains("dev_ports")))
-    Fail("node_size and dev_ports are public-p4 settings");
-  c.num_workers = UnsignedField<uint32_t>(j, "num_workers", "", c.num_workers);
-  if (j.contains("workers")) c.workers = WorkersFromJson(j.at("workers"));
-  if (j.contains("multicast_ports")) c.multicast_ports = PortList(j.at("multicast_ports"), "multicast_ports");
-  c.slots = UnsignedField<uint32_t>(j, "slots", "", c.mode == Mode::kPaper ? kPaperSlots : kIndexSize);
-  c.node_size = UnsignedField<uint32_t>(j, "node_size", "", c.node_size);
-  ReadDevPorts(j, c);
-  c.pass_latency_ps =
-      UnsignedField<uint64_t>(j, "pass_latency_ns", "", c.pass_latency_ps / 1000, 0, kMaxPassLatencyNs) * 1000;
-  const std::string encap = util::StringField(j, "encap", "", "raw");
-  if (encap == "raw") c.encap = Encap::kRaw;
-  else if (encap == "udp") c.encap = Encap::kUdp;
-  else Fail("encap must be \"raw\" or \"udp\"");
-  c.udp_port = UnsignedField<uint16_t>(j, "udp_port", "", c.udp_port, 1, 65535);
-  if (j.contains("switch_mac")) c.switch_mac = ParseMac(util::StringField(j, "switch_mac", ""));
-  if (j.contains("switch_ip")) c.switch_ip = ParseIpv4(util::StringField(j, "switch_ip", ""));
+using ConfigKeys = spec::Section<P4SGDConfig>;
+const nlohmann::json kPortsSchema = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}, {"maximum", 65535}}}};
+
+/// The program, the job's workers and the switch's ports.
+ConfigKeys& DeclareJob(ConfigKeys& k) {
+  k.Enum("mode", &P4SGDConfig::mode, "paper", {{"paper", Mode::kPaper}, {"public-p4", Mode::kPublicP4}},
+         "`paper`: Algorithms 2/3 (the simulator's); `public-p4`: the public P4 program (replay only).")
+      .Check([](const P4SGDConfig& c, spec::Reader& r) {
+        if (c.mode == Mode::kPaper && (r.Has("node_size") || r.Has("dev_ports")))
+          r.Fail("mode", "node_size and dev_ports are public-p4 settings");
+      })
+      .U32("num_workers", &P4SGDConfig::num_workers, 0, 0, 1u << 20, "workers",
+           "The job's workers (0: as many as `workers` lists).");
+  HandKey<P4SGDConfig>(k, "workers",
+                       {"array of objects", "", "ids 0 .. num_workers-1 on ports 0 ..", "`{\"id\", \"port\", \"mac\", \"ip\"}` each",
+                        "The workers: id (default the previous + 1), switch port, MAC and IPv4 (encap `udp`)."},
+                       {{"type", "array"}, {"items", {{"type", "object"}, {"required", {"port"}}}}},
+                       [](const nlohmann::json& v, P4SGDConfig& c) { c.workers = WorkersFromJson(v); });
+  HandKey<P4SGDConfig>(k, "multicast_ports", {"array of integers", "", "the workers' ports", "0 .. 65535 each",
+                                              "The result multicast group's ports."},
+                       kPortsSchema, [](const nlohmann::json& v, P4SGDConfig& c) {
+                         c.multicast_ports = PortList(v, "multicast_ports");
+                       });
+  return k;
+}
+
+const ConfigKeys& Keys() {
+  static const ConfigKeys section = [] {
+    ConfigKeys k("", "inasim-p4 replay p4sgd --config");
+    DeclareJob(k);
+    keys::Slots(k, &P4SGDConfig::slots);  // shared with workload.p4sgd (keys.h)
+    k.U32("node_size", &P4SGDConfig::node_size, kNodeSize, 1, 1u << 20, "", "public-p4: the program's NODE_SIZE.");
+    HandKey<P4SGDConfig>(k, "dev_ports", {"array of integers", "", "the front-panel ports", "0 .. 511 each, or `\"identity\"`",
+                                          "public-p4: the Tofino device port of each simulator port."},
+                         {{"anyOf", {kPortsSchema, {{"const", "identity"}}}}}, ReadDevPorts);
+    keys::PassLatency(k, &P4SGDConfig::pass_latency_ps);
+    k.Enum("encap", &P4SGDConfig::encap, "raw", {{"raw", Encap::kRaw}, {"udp", Encap::kUdp}},
+           "`raw`: the header right after Ethernet, as the P4 parses it; `udp`: as the UDP payload to `udp_port`.");
+    keys::UdpPort(k, &P4SGDConfig::udp_port);
+    MacKey(k, "switch_mac", &P4SGDConfig::switch_mac, false, "encap `udp`: the switch's MAC.");
+    Ipv4Key(k, "switch_ip", &P4SGDConfig::switch_ip, false, "encap `udp`: the switch's IPv4 address.");
+    return k;
+  }();
+  return section;
 }
 
 }  // namespace
 
 P4SGDConfig P4SGDConfig::FromJson(const std::string& text) {
-  using nlohmann::json;
-  P4SGDConfig c;
-  json j;
-  try {
-    j = util::ParseStrictJson(text, "");
-  } catch (const json::exception& e) {
-    Fail(std::string("bad JSON: ") + e.what());
-  } catch (const std::invalid_argument& e) {
-    Fail(e.what());
-  }
-  if (!j.is_object()) Fail("not a JSON object");
-  try {
-    ReadConfigKeys(j, c);
-  } catch (const json::exception& e) {
-    Fail(e.what());
-  } catch (const std::invalid_argument& e) {
-    const std::string m = e.what();
-    if (m.rfind("p4sgd config: ", 0) == 0) throw;
-    Fail(m);
-  }
-  c.Finalize();
-  return c;
+  return ReadConfig(text, "p4sgd", Keys(), &P4SGDConfig::Finalize);
 }
 
 }  // namespace inasim::p4::p4sgd

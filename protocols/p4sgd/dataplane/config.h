@@ -88,9 +88,4 @@ struct P4SGDConfig {
   static P4SGDConfig FromJson(const std::string& text);
 };
 
-/// "aa:bb:cc:dd:ee:ff" -> bytes; throws std::invalid_argument.
-mac_addr_t ParseMac(const std::string& s);
-/// "a.b.c.d" -> host-order address; throws std::invalid_argument.
-uint32_t ParseIpv4(const std::string& s);
-
 }  // namespace inasim::p4::p4sgd

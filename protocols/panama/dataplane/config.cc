@@ -1,5 +1,8 @@
 #include "protocols/panama/dataplane/config.h"
 
+#include "p4model/common/config_reader.h"
+#include "protocols/panama/dataplane/keys.h"
+
 #include "common/json_text.h"
 
 #include <nlohmann/json.hpp>
@@ -47,9 +50,7 @@ void PanamaConfig::Validate() const {
 
 namespace {
 
-const std::set<std::string> kConfigKeys = {"num_ports", "float_mode", "claim_all_traffic", "buffer_bytes",
-                                           "slot_bytes", "latency",   "jobs"};
-const std::set<std::string> kLatencyKeys = {"mode", "bus_bits", "clock_mhz", "adder_ns", "fixed_ns", "agg_fixed_ns"};
+const std::set<std::string> kLatencyKeys = {"bus_bits", "clock_mhz", "adder_ns", "fixed_ns", "agg_fixed_ns"};
 const std::set<std::string> kJobKeys = {"jid", "ports", "trees", "result", "quorum", "port_workers"};
 constexpr double kMaxClockMhz = 1e6;  // 1 THz: anything beyond is a typo (and would overflow the Hz count)
 
@@ -62,24 +63,20 @@ std::vector<T> UnsignedList(const nlohmann::json& v, const std::string& path, ui
   return out;
 }
 
-PanamaLatency LatencyFromJson(const nlohmann::json& l, PanamaLatency lat) {
-  if (!l.is_object()) Fail("latency must be an object");
-  util::CheckKnownKeys(l, kLatencyKeys, "latency");
-  const std::string mode = util::StringField(l, "mode", "latency", "equation");
-  if (mode == "equation") lat.mode = LatencyMode::kEquation;
-  else if (mode == "table1") lat.mode = LatencyMode::kTable1;
-  else Fail("latency.mode must be \"equation\" or \"table1\"");
-  lat.bus_bits = util::UnsignedField<uint32_t>(l, "bus_bits", "latency", lat.bus_bits);
+/// latency_model: the constants of eq. (3) (the model is `latency`).
+void LatencyModelFromJson(const nlohmann::json& l, PanamaLatency& lat) {
+  if (!l.is_object()) Fail("latency_model must be an object");
+  util::CheckKnownKeys(l, kLatencyKeys, "latency_model");
+  lat.bus_bits = util::UnsignedField<uint32_t>(l, "bus_bits", "latency_model", lat.bus_bits);
   if (l.contains("clock_mhz")) {
     const nlohmann::json& v = l["clock_mhz"];
     if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > kMaxClockMhz)
-      Fail("latency.clock_mhz must be > 0 and at most 1e6");
+      Fail("latency_model.clock_mhz must be > 0 and at most 1e6");
     lat.clock_hz = static_cast<uint64_t>(std::llround(v.get<double>() * 1e6));
   }
-  if (l.contains("adder_ns")) lat.adder_ps = NsToPs(l["adder_ns"], "latency.adder_ns");
-  if (l.contains("fixed_ns")) lat.fixed_ps = NsToPs(l["fixed_ns"], "latency.fixed_ns");
-  if (l.contains("agg_fixed_ns")) lat.agg_fixed_ps = NsToPs(l["agg_fixed_ns"], "latency.agg_fixed_ns");
-  return lat;
+  if (l.contains("adder_ns")) lat.adder_ps = NsToPs(l["adder_ns"], "latency_model.adder_ns");
+  if (l.contains("fixed_ns")) lat.fixed_ps = NsToPs(l["fixed_ns"], "latency_model.fixed_ns");
+  if (l.contains("agg_fixed_ns")) lat.agg_fixed_ps = NsToPs(l["agg_fixed_ns"], "latency_model.agg_fixed_ns");
 }
 
 PanamaJob JobFromJson(const nlohmann::json& x, const std::string& path) {
@@ -111,52 +108,43 @@ PanamaJob JobFromJson(const nlohmann::json& x, const std::string& path) {
   return job;
 }
 
-void ReadConfigKeys(const nlohmann::json& j, PanamaConfig& c) {
-  util::CheckKnownKeys(j, kConfigKeys, "");
-  c.num_ports = util::UnsignedField<uint32_t>(j, "num_ports", "", c.num_ports);
-  const std::string fm = util::StringField(j, "float_mode", "", "fpga");
-  if (fm == "fpga") c.float_mode = FloatMode::kFpga;
-  else if (fm == "ieee") c.float_mode = FloatMode::kIeee;
-  else Fail("float_mode must be \"fpga\" or \"ieee\"");
-  if (j.contains("claim_all_traffic")) {
-    if (!j["claim_all_traffic"].is_boolean()) Fail("claim_all_traffic: must be true or false");
-    c.claim_all_traffic = j["claim_all_traffic"].get<bool>();
-  }
-  c.buffer_bytes = util::UnsignedField<uint64_t>(j, "buffer_bytes", "", c.buffer_bytes);
-  c.slot_bytes = util::UnsignedField<uint32_t>(j, "slot_bytes", "", c.slot_bytes);
-  if (j.contains("latency")) c.latency = LatencyFromJson(j["latency"], c.latency);
-  if (j.contains("jobs")) {
-    if (!j["jobs"].is_array()) Fail("jobs must be an array");
-    for (size_t i = 0; i < j["jobs"].size(); ++i)
-      c.jobs.push_back(JobFromJson(j["jobs"][i], "jobs[" + std::to_string(i) + "]"));
-  }
+using ConfigKeys = spec::Section<PanamaConfig>;
+
+const ConfigKeys& Keys() {
+  static const ConfigKeys section = [] {
+    ConfigKeys k("", "inasim-p4 replay panama --config");
+    k.U32("num_ports", &PanamaConfig::num_ports, kPrototypePorts, 1, kMaxPorts, "ports", "The accelerator's ports.")
+        .Bool("claim_all_traffic", &PanamaConfig::claim_all_traffic, true,
+              "Claim every packet (the FPGA sits inline); false: only PANAMA's.");
+    // Shared with workload.panama (keys.h).
+    keys::Accelerator(k, &PanamaConfig::buffer_bytes, &PanamaConfig::float_mode, FloatMode::kFpga, FloatMode::kIeee,
+                      spec::In(&PanamaConfig::latency, &PanamaLatency::mode), LatencyMode::kEquation,
+                      LatencyMode::kTable1)
+        .U32("slot_bytes", &PanamaConfig::slot_bytes, kMaxPacketBytes, 1, 1u << 20, "bytes",
+             "Bytes per packet slot of the accelerator's memory.");
+    HandKey<PanamaConfig>(k, "latency_model",
+                          {"object", "", "`{}`", "`bus_bits`, `clock_mhz`, `adder_ns`, `fixed_ns`, `agg_fixed_ns`",
+                           "The constants of eq. (3): bus width, clock, adder and fixed latencies."},
+                          {{"type", "object"}},
+                          [](const nlohmann::json& v, PanamaConfig& c) { LatencyModelFromJson(v, c.latency); });
+    HandKey<PanamaConfig>(k, "jobs",
+                          {"array of objects", "", "`[]`", "`{\"jid\", \"ports\", \"trees\", \"result\", "
+                           "\"quorum\", \"port_workers\"}` each", "The jobs this accelerator serves."},
+                          {{"type", "array"}, {"items", {{"type", "object"}, {"required", {"jid", "ports"}}}}},
+                          [](const nlohmann::json& v, PanamaConfig& c) {
+                            if (!v.is_array()) Fail("jobs must be an array");
+                            for (size_t i = 0; i < v.size(); ++i)
+                              c.jobs.push_back(JobFromJson(v[i], "jobs[" + std::to_string(i) + "]"));
+                          });
+    return k;
+  }();
+  return section;
 }
 
 }  // namespace
 
 PanamaConfig PanamaConfig::FromJson(const std::string& text) {
-  using nlohmann::json;
-  PanamaConfig c;
-  json j;
-  try {
-    j = util::ParseStrictJson(text, "");
-  } catch (const json::exception& e) {
-    Fail(std::string("bad JSON: ") + e.what());
-  } catch (const std::invalid_argument& e) {
-    Fail(e.what());
-  }
-  if (!j.is_object()) Fail("not a JSON object");
-  try {
-    ReadConfigKeys(j, c);
-  } catch (const json::exception& e) {
-    Fail(e.what());
-  } catch (const std::invalid_argument& e) {
-    const std::string m = e.what();
-    if (m.rfind("panama config: ", 0) == 0) throw;
-    Fail(m);
-  }
-  c.Validate();
-  return c;
+  return ReadConfig(text, "panama", Keys(), &PanamaConfig::Validate);
 }
 
 }  // namespace inasim::p4::panama

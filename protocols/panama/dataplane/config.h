@@ -85,11 +85,12 @@ struct PanamaConfig {
   /// Throws std::invalid_argument naming the problem.
   void Validate() const;
 
-  /// Parses JSON like:
+  /// Parses JSON like (the keys a scenario's workload.panama has too keep its
+  /// names and values: protocols/panama/dataplane/keys.h):
   /// {"num_ports":4,"float_mode":"fpga"|"ieee","claim_all_traffic":true,
-  ///  "buffer_bytes":67108864,"slot_bytes":1600,
-  ///  "latency":{"mode":"equation"|"table1","bus_bits":64,"clock_mhz":200,
-  ///             "adder_ns":10,"fixed_ns":25,"agg_fixed_ns":10},
+  ///  "accelerator_buffer_bytes":67108864,"slot_bytes":1600,
+  ///  "latency":"equation"|"table1",
+  ///  "latency_model":{"bus_bits":64,"clock_mhz":200,"adder_ns":10,"fixed_ns":25,"agg_fixed_ns":10},
   ///  "jobs":[{"jid":1,"ports":[0,1,2,3],"trees":1,
   ///           "result":"routed"|"echo"|[0,1]}]}
   /// Every key is optional; unknown keys are errors.

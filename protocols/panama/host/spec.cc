@@ -1,8 +1,10 @@
 // PANAMA's scenario keys: the workload.panama section of a scenario -> PanamaSpec (and workload.ring, the transport of a cluster's ring jobs)
 // (docs/SCENARIO.md), through the registry (Protocol::parse).
 #include "ina/scenario-sections.h"
+#include "common/spec_fields.h"
 #include "protocols/panama/host/dnn-models.h"
 #include "protocols/panama/host/spec.h"
+#include "protocols/panama/dataplane/keys.h"
 #include "protocols/ring/host/spec.h"
 
 #include <fmt/format.h>
@@ -17,8 +19,10 @@ using spec::Reader;
 
 namespace {
 
+using PanamaSection = spec::Section<PanamaSpec, Scenario>;
+
 /// tree_roots: the root switch of each tree by name; given, it sets the tree count.
-void ParseTreeRoots(Reader& p, PanamaSpec& ps) {
+void ParseTreeRoots(Reader& p, PanamaSpec& ps, const Scenario&) {
   if (const json* roots = p.Raw("tree_roots")) {
     if (!roots->is_array() || roots->empty() || roots->size() > 256)
       p.Fail("tree_roots", "must be a list of 1 to 256 switch names, e.g. [\"spine0\"]");
@@ -34,9 +38,43 @@ void ParseTreeRoots(Reader& p, PanamaSpec& ps) {
   }
 }
 
+double Us(uint64_t ps) { return static_cast<double>(ps) / kPsPerUs; }
+
+/// One of workload.panama.jobs: its workers and, by default, the workload's size, iterations and times.
+const spec::Section<PanamaJobSpec, Scenario>& Job() {
+  using JobSection = spec::Section<PanamaJobSpec, Scenario>;
+  static const JobSection section =
+      JobSection("workload.panama.jobs[i]", "One of several concurrent PANAMA jobs")
+          .Custom("hosts",
+                  {"see [workload.hosts](#workloadhosts)", "", "**required**",
+                   "the forms of `workload.hosts`; disjoint from every other job's", "The job's workers."},
+                  [] { return HostSelectionSchema(false); },
+                  [](Reader& j, PanamaJobSpec& js, const Scenario&) {
+                    if (!j.Has("hosts")) j.Fail("hosts", "is required (each job's workers, disjoint from the other jobs')");
+                    ParseHosts(j, js.hosts);
+                  })
+          .U64("bytes", &PanamaJobSpec::bytes, 4, 4, 1ull << 40, "bytes", "The job's gradient size.")
+          .DefaultFrom([](const PanamaJobSpec&, const Scenario& s) { return s.workload.bytes; }, "`workload.bytes`")
+          .AllowedNote("multiple of 4")
+          .SchemaAlso({{"multipleOf", 4}})
+          .Check([](const PanamaJobSpec& js, Reader& j) {
+            if (js.bytes % 4) j.Fail("bytes", fmt::format("must be a multiple of 4 (whole fp32 values), got {}", js.bytes));
+          })
+          .U32("iterations", &PanamaJobSpec::iterations, 1, 1, 1'000'000, "", "The job's allreduces.")
+          .DefaultFrom([](const PanamaJobSpec&, const Scenario& s) { return s.workload.iterations; },
+                       "`workload.iterations`")
+          .TimePs("start_us", &PanamaJobSpec::start_ps, 0, 0, 1e9, spec::TimeUnit::kUs, "The job's start.")
+          .DefaultFrom([](const PanamaJobSpec&, const Scenario& s) { return Us(s.workload.start_ps); },
+                       "`workload.start_us`")
+          .TimePs("compute_gap_us", &PanamaJobSpec::compute_gap_ps, 0, 0, 1e9, spec::TimeUnit::kUs,
+                  "The job's pause between allreduces.")
+          .DefaultFrom([](const PanamaJobSpec&, const Scenario& s) { return Us(s.workload.compute_gap_ps); },
+                       "`workload.compute_gap_us`");
+  return section;
+}
+
 /// jobs: concurrent jobs, each with its own workers, size, iterations and start.
-void ParseJobs(Reader& p, Scenario& s) {
-  PanamaSpec& ps = s.workload.spec<PanamaSpec>();
+void ParseJobs(Reader& p, PanamaSpec& ps, const Scenario& s) {
   if (const json* jobs = p.Raw("jobs")) {
     if (!jobs->is_array() || jobs->empty() || jobs->size() > 256)
       p.Fail("jobs", "must be an array of 1 to 256 jobs, each {\"hosts\", \"bytes\", \"iterations\", \"start_us\", "
@@ -44,18 +82,7 @@ void ParseJobs(Reader& p, Scenario& s) {
     json resolved_jobs = json::array();
     for (size_t i = 0; i < jobs->size(); ++i) {
       json resolved;
-      Reader j(&(*jobs)[i], fmt::format("workload.panama.jobs[{}]", i), &resolved);
-      PanamaJobSpec js;
-      if (!j.Has("hosts")) j.Fail("hosts", "is required (each job's workers, disjoint from the other jobs')");
-      ParseHosts(j, js.hosts);
-      js.bytes = j.U64("bytes", s.workload.bytes, 4, 1ull << 40);
-      if (js.bytes % 4) j.Fail("bytes", fmt::format("must be a multiple of 4 (whole fp32 values), got {}", js.bytes));
-      js.iterations = j.U32("iterations", s.workload.iterations, 1, 1'000'000);
-      js.start_ps = j.TimePs("start_us", static_cast<double>(s.workload.start_ps) / kPsPerUs, 0, 1e9, kPsPerUs);
-      js.compute_gap_ps =
-          j.TimePs("compute_gap_us", static_cast<double>(s.workload.compute_gap_ps) / kPsPerUs, 0, 1e9, kPsPerUs);
-      j.Done();
-      ps.jobs.push_back(js);
+      ps.jobs.push_back(Job().ParseEntry((*jobs)[i], fmt::format("workload.panama.jobs[{}]", i), resolved, s));
       resolved_jobs.push_back(resolved);
     }
     if (uint32_t{ps.jid} + ps.jobs.size() > 0x10000)
@@ -65,7 +92,7 @@ void ParseJobs(Reader& p, Scenario& s) {
 }
 
 /// cluster.models: the DNNs jobs draw from (protocols/panama/host/dnn-models.h); all by default.
-void ParseModels(Reader& c, PanamaClusterSpec& cs) {
+void ParseModels(Reader& c, PanamaClusterSpec& cs, const Scenario&) {
   cs.models.clear();
   if (const json* m = c.Raw("models")) {
     if (!m->is_array() || m->empty()) c.Fail("models", "must be a non-empty array of model names");
@@ -84,83 +111,215 @@ void ParseModels(Reader& c, PanamaClusterSpec& cs) {
   }
 }
 
-/// cluster: jobs arriving over time (§7), placed by the controller at arrival.
-void ParseCluster(Reader& p, Scenario& s) {
-  PanamaSpec& ps = s.workload.spec<PanamaSpec>();
-  if (p.Has("cluster")) {
-    if (!ps.jobs.empty()) p.Fail("cluster", "give either jobs (fixed) or cluster (arriving over time), not both");
-    Reader c = p.Obj("cluster");
-    PanamaClusterSpec& cs = ps.cluster;
-    // A job's group addresses are 239.<jid mod 256>.<tree>: JIDs must not wrap.
-    cs.window_ps = c.TimePs("window_us", 0, 0, 1e9, kPsPerUs);
-    cs.jobs = c.U32("jobs", cs.window_ps ? 256 - std::min<uint32_t>(ps.jid, 255) : 0, 1, 255, cs.window_ps == 0);
-    if (uint32_t{ps.jid} + cs.jobs > 256)
-      c.Fail("jobs", fmt::format("jobs take JIDs jid .. jid + {}; their group addresses 239.<jid>.<tree> need them "
-                                 "below 256 (jid is {})", cs.jobs - 1, ps.jid));
-    if (uint32_t{ps.udp_port} + cs.jobs > 0x10000)
-      c.Fail("jobs", fmt::format("job i uses UDP port udp_port + i, past 65535 (udp_port is {})", ps.udp_port));
-    if (c.Has("load")) {
-      if (c.Has("arrival_rate_per_s"))
-        c.Fail("load", "give either arrival_rate_per_s or load (the arrival rate follows from it), not both");
-      cs.load = c.Num("load", 0, 1e-6, 100);
-    } else {
-      cs.arrival_rate_per_s = c.Num("arrival_rate_per_s", 10, 1e-9, 1e12);
-    }
-    cs.allreduce = c.Enum("allreduce", "panama", {"panama", "ring"}) == "ring" ? PanamaClusterSpec::Allreduce::kRing
-                                                                             : PanamaClusterSpec::Allreduce::kPanama;
-    cs.slots_per_host = c.U32("slots_per_host", 1, 1, 64);
-    cs.min_workers = c.U32("min_workers", 16, 2, 1u << 20);
-    cs.max_workers = c.U32("max_workers", 96, 2, 1u << 20);
-    if (cs.max_workers < cs.min_workers)
-      c.Fail("max_workers", fmt::format("must be at least min_workers ({}), got {}", cs.min_workers, cs.max_workers));
-    ParseModels(c, cs);
-    cs.iterations = c.U32("iterations", 10, 1, 1'000'000);
-    cs.scale = c.Num("scale", 1, 1e-9, 1e3);
-    cs.start_ps = c.TimePs("start_us", static_cast<double>(s.workload.start_ps) / kPsPerUs, 0, 1e9, kPsPerUs);
-    c.Done();
-  }
+json ModelsSchema() {
+  json names = json::array();
+  for (const DnnModel& d : kDnnModels) names.push_back(d.name);
+  return {{"type", "array"}, {"minItems", 1}, {"items", {{"enum", names}}},
+          {"description", "The DNNs jobs draw from, uniformly (protocols/panama/host/dnn-models.h)."}};
 }
 
-void ParsePanama(Reader& w, Scenario& s) {
-  Reader p = w.Obj("panama");
-  PanamaSpec& ps = s.workload.spec<PanamaSpec>();
-  // IPv4 20 + UDP 8 + PANAMA header 14 bytes, then 4k bytes of fp32, within
-  // the MTU and the accelerator's 1600-byte packet slots (fp_datapath.v:115).
-  const uint32_t max_k = (std::min<uint32_t>(s.links.mtu_bytes, 1600 - 14) - 20 - 8 - 14) / 4;
-  ps.trees = p.U32("trees", 4, 1, 256);
-  ParseTreeRoots(p, ps);
-  ps.elements_per_packet = p.U32("elements_per_packet", std::min<uint32_t>(256, max_k), 1, max_k);
-  ps.congestion_control = p.Bool("congestion_control", true);
-  ps.fixed_window = p.U32("fixed_window", 64, 1, 65535);
-  ps.quorum = p.Num("quorum", 1, 1e-3, 1);
-  ps.initial_cwnd = p.Num("initial_cwnd", 2, 1, 65535);
-  ps.initial_ssthresh = p.Num("initial_ssthresh", 64, 1, 1e9);
-  ps.initial_alpha = p.Num("initial_alpha", 1, 0, 1);
-  ps.g = p.Num("g", 1.0 / 16, 1e-6, 1);
-  ps.reset_ecn_count_per_window = p.Enum("ecn_count", "per_window", {"per_window", "never_reset"}) == "per_window";
-  ps.increase_in_marked_windows = p.Enum("increase", "unmarked_windows", {"unmarked_windows", "every_window"}) ==
-                                  "every_window";
-  ps.accelerator_buffer_bytes = p.U64("accelerator_buffer_bytes", 64ull << 20, 1, 1ull << 40);
-  ps.ieee_float = p.Enum("float_mode", "fpga", {"fpga", "ieee"}) == "ieee";
-  ps.latency_table1 = p.Enum("latency", "equation", {"equation", "table1"}) == "table1";
-  ps.timeout_ps = p.TimePs("timeout_us", 10000, 0.001, 1e9, kPsPerUs);
-  ps.udp_port = static_cast<uint16_t>(p.U32("udp_port", 6000, 1, 65535));
-  ps.jid = static_cast<uint16_t>(p.U32("jid", 1, 0, 65535));
-  ParseJobs(p, s);
-  ParseCluster(p, s);
-  // VIDs are 32 bits and count every packet of a tree over the whole run.
-  const uint64_t packets = (s.workload.bytes / 4 + ps.elements_per_packet - 1) / ps.elements_per_packet *
-                           s.workload.iterations;
-  if (packets / ps.trees >= (1ull << 31))
-    p.Fail("trees", fmt::format("{} packets over {} trees overflow the 32-bit vector id", packets, ps.trees));
-  p.Done();
+const PanamaSpec& Panama(const Scenario& s) { return s.workload.spec<PanamaSpec>(); }
+
+using ClusterSection = spec::Section<PanamaClusterSpec, Scenario>;
+
+/// How many jobs arrive (and when): a JID and a UDP port each.
+ClusterSection& DeclareArrivals(ClusterSection& c) {
+  return c
+      // A job's group addresses are 239.<jid mod 256>.<tree>: JIDs must not wrap.
+      .TimePs("window_us", &PanamaClusterSpec::window_ps, 0, 0, 1e9, spec::TimeUnit::kUs,
+              "> 0: jobs arrive only in `[start_us, start_us + window_us)`; `jobs` becomes a maximum (default 256 - "
+              "jid).")
+      .U32("jobs", &PanamaClusterSpec::jobs, 1, 1, 255, "jobs", "Jobs that arrive.")
+      .RequiredIf([](const PanamaClusterSpec& cs, const Scenario&) { return cs.window_ps == 0; },
+                  "**required** (with `window_us`: 256 - jid)")
+      .DefaultFrom([](const PanamaClusterSpec& cs, const Scenario& s) -> uint32_t {
+        return cs.window_ps ? 256 - std::min<uint32_t>(Panama(s).jid, 255) : 0;
+      }, "**required** (with `window_us`: 256 - jid)")
+      .AllowedNote("jid + jobs <= 256")
+      .CheckWithContext([](const PanamaClusterSpec& cs, const Scenario& s, Reader& c) {
+        const PanamaSpec& ps = Panama(s);
+        if (uint32_t{ps.jid} + cs.jobs > 256)
+          c.Fail("jobs", fmt::format("jobs take JIDs jid .. jid + {}; their group addresses 239.<jid>.<tree> need "
+                                     "them below 256 (jid is {})", cs.jobs - 1, ps.jid));
+        if (uint32_t{ps.udp_port} + cs.jobs > 0x10000)
+          c.Fail("jobs", fmt::format("job i uses UDP port udp_port + i, past 65535 (udp_port is {})", ps.udp_port));
+      })
+      .Check([](const PanamaClusterSpec&, Reader& c) {
+        if (c.Has("load") && c.Has("arrival_rate_per_s"))
+          c.Fail("load", "give either arrival_rate_per_s or load (the arrival rate follows from it), not both");
+      })
+      .Num("load", &PanamaClusterSpec::load, 1e-6, 1e-6, 100, "fraction",
+           "The offered aggregation load instead of the arrival rate: jobs arrive at lambda = load x hosts x host "
+           "rate / (8 x E[workers] x iterations x E[gradient bytes]) (each worker sends its gradient once per "
+           "iteration; models drawn uniformly). Results echo the rate as `workload.panama.cluster.arrival_rate_per_s`.")
+      .NoDefault("(none)")
+      .AllowedNote("not with `arrival_rate_per_s`")
+      .ReadIf([](Reader& c, const PanamaClusterSpec&, const Scenario&) { return c.Has("load"); })
+      .Num("arrival_rate_per_s", &PanamaClusterSpec::arrival_rate_per_s, 10, 1e-9, 1e12, "jobs/s",
+           "Mean arrival rate of the Poisson process (seeded).")
+      .ReadIf([](Reader& c, const PanamaClusterSpec&, const Scenario&) { return !c.Has("load"); });
+}
+
+/// cluster: jobs arriving over time (§7), placed by the controller at arrival.
+const ClusterSection& Cluster() {
+  static const ClusterSection section = [] {
+    ClusterSection c("workload.panama.cluster", "A shared PANAMA cluster (panama-mlsys21 §7)");
+    DeclareArrivals(c)
+        .Enum("allreduce", &PanamaClusterSpec::allreduce, "panama",
+              {{"panama", PanamaClusterSpec::Allreduce::kPanama}, {"ring", PanamaClusterSpec::Allreduce::kRing}},
+              "How the jobs allreduce: PANAMA's accelerators, or Ring-AllReduce (§7's baseline): each job a host "
+              "ring over its workers in rank order (same arrivals, models and placement; the ring's transport from "
+              "`workload.ring`, read with protocol `\"panama\"` for this; job i uses UDP port `panama.udp_port + "
+              "i`; data must not be `\"uniform\"`). SwitchML* is `\"panama\"` with `congestion_control: false`; "
+              "Ideal is two runs (`analysis/fig_panama_fig8.py`).")
+        .U32("slots_per_host", &PanamaClusterSpec::slots_per_host, 1, 1, 64, "jobs",
+             "Jobs one host runs at once (one per GPU; their workers share the host's link). The controller prefers "
+             "racks, then hosts, with the most free slots.")
+        .U32("min_workers", &PanamaClusterSpec::min_workers, 16, 2, 1u << 20, "hosts",
+             "A job's workers are uniform in [min_workers, max_workers].")
+        .U32("max_workers", &PanamaClusterSpec::max_workers, 96, 2, 1u << 20, "hosts",
+             "... at most the workload's hosts.")
+        .Check([](const PanamaClusterSpec& cs, Reader& r) {
+          if (cs.max_workers < cs.min_workers)
+            r.Fail("max_workers", fmt::format("must be at least min_workers ({}), got {}", cs.min_workers,
+                                              cs.max_workers));
+        })
+        .Custom("models",
+                {"array of strings", "", "every model", "vgg16, alexnet, resnet152, resnet50, inceptionv3",
+                 "The DNNs jobs draw from, uniformly (the paper's weights are not published): their gradient bytes (4 "
+                 "x parameters) and P100 compute time per iteration (`protocols/panama/host/dnn-models.h`)."},
+                ModelsSchema, ParseModels)
+        .U32("iterations", &PanamaClusterSpec::iterations, 10, 1, 1'000'000, "", "Each job's iterations.")
+        .Num("scale", &PanamaClusterSpec::scale, 1, 1e-9, 1e3, "",
+             "Gradient bytes and compute time both times this (the comm/compute ratio and the load stay the "
+             "model's).")
+        .TimePs("start_us", &PanamaClusterSpec::start_ps, 0, 0, 1e9, spec::TimeUnit::kUs,
+                "The arrival process starts here.")
+        .DefaultFrom([](const PanamaClusterSpec&, const Scenario& s) { return Us(s.workload.start_ps); },
+                     "`workload.start_us`");
+    return c;
+  }();
+  return section;
+}
+
+/// PANAMA's window (Fig. 5) and its initialisation.
+PanamaSection& DeclareWindow(PanamaSection& p) {
+  return p
+      .Bool("congestion_control", &PanamaSpec::congestion_control, true,
+            "Fig. 5. `false`: every tree keeps `fixed_window` packets in flight (SwitchML*, Fig. 10b).")
+      .U32("fixed_window", &PanamaSpec::fixed_window, 64, 1, 65535, "packets", "Window per tree without congestion control.")
+      .Num("quorum", &PanamaSpec::quorum, 1, 1e-3, 1, "fraction",
+           "PANAMA-0.88 / 0.94 (§7, partial synchronisation; the paper's, not the FPGA's): each accelerator sums a "
+           "vector as soon as the ports whose head is the expected VID carry at least `quorum` of the job's workers "
+           "below it (rounded up: 0.88 of 8 is all 8); the others add +0 and their late packets are dropped as "
+           "stale; a worker receiving the result of a packet it has not sent yet skips that packet. Results are "
+           "checked bit for bit against the adder order replayed over the workers each partial sum holds. Reports "
+           "add `accelerators.partial_aggregations`, `workers.skipped_by_quorum`.")
+      .Num("initial_cwnd", &PanamaSpec::initial_cwnd, 2, 1, 65535, "packets", "Fig. 5 initialisation.")
+      .Num("initial_ssthresh", &PanamaSpec::initial_ssthresh, 64, 1, 1e9, "packets", "Fig. 5 initialisation.")
+      .Num("initial_alpha", &PanamaSpec::initial_alpha, 1, 0, 1, "", "Fig. 5 initialisation.")
+      .Num("g", &PanamaSpec::g, 1.0 / 16, 1e-6, 1, "",
+           "Weight of the newest window's marked fraction (the paper gives none; DCTCP's 1/16).")
+      .Enum("ecn_count", &PanamaSpec::reset_ecn_count_per_window, "per_window",
+            {{"per_window", true}, {"never_reset", false}},
+            "`never_reset` runs Fig. 5 literally: its ecn_count is never reset, so no window grows after the first "
+            "mark.")
+      .Enum("increase", &PanamaSpec::increase_in_marked_windows, "unmarked_windows",
+            {{"unmarked_windows", false}, {"every_window", true}},
+            "Fig. 5 grows a window only when it had no mark; `\"every_window\"` keeps DCTCP's additive increase in "
+            "marked windows too (cwnd x (1 - alpha/2) + 1), as RFC 8257 / ns-3's TcpDctcp do (§4.2.2 says the "
+            "mechanism matches DCTCP's).");
+}
+
+/// The accelerators and the job's addresses.
+PanamaSection& DeclareAccelerator(PanamaSection& p) {
+  // Shared with inasim-p4's replay config (protocols/panama/dataplane/keys.h).
+  return p4::panama::keys::Accelerator(p, &PanamaSpec::accelerator_buffer_bytes, &PanamaSpec::ieee_float, false, true,
+                                       &PanamaSpec::latency_table1, false, true)
+      .TimePs("timeout_us", &PanamaSpec::timeout_ps, 10000, 0.001, 1e9, spec::TimeUnit::kUs,
+              "A tree with packets in flight and no result this long has lost a packet: counted (`workers.timeouts`); "
+              "the run then ends unfinished at `stop.max_sim_time_ms` (no recovery: PFC makes the fabric lossless, "
+              "§4.2.2).")
+      .U16("udp_port", &PanamaSpec::udp_port, 6000, 1, 65535, "", "The workers' UDP port.")
+      .U16("jid", &PanamaSpec::jid, 1, 0, 65535, "", "Job id (JID); with `jobs`, job i has JID jid + i.");
+}
+
+/// Jobs (fixed or arriving) and the vector-id check over them.
+PanamaSection& DeclareJobs(PanamaSection& p) {
+  return p
+      .Custom("jobs",
+              {"array of objects", "", "(none: one job of `workload.hosts`, `bytes`, `iterations`)",
+               "1 .. 256 jobs, see [below](#workloadpanamajobsi)",
+               "Concurrent jobs sharing the accelerators (multi-tenancy, §5 (2)): a switch's accelerator holds every "
+               "job whose trees cross it, and each active job gets packet_memory / active jobs of it. "
+               "`workload.hosts` is not used. Results: the core keys over every job (`jobs`, `per_job` with each "
+               "job's `jid`, `bytes`, `iterations_requested` and its own keys under `per_job[i].panama`, "
+               "`mean_duration_s` the mean over the jobs); one `collectives.csv` (its `job` column) and one "
+               "`panama_accelerators.csv` (every accelerator once: the jobs share them)."},
+              [] { return json{{"type", "array"}, {"minItems", 1}, {"maxItems", 256}, {"items", Job().JsonSchema()}}; },
+              ParseJobs)
+      .Nests({&Job()})
+      .Check([](const PanamaSpec& ps, Reader& p) {
+        if (p.Has("cluster") && !ps.jobs.empty())
+          p.Fail("cluster", "give either jobs (fixed) or cluster (arriving over time), not both");
+      })
+      .ObjectIfGiven("cluster", &PanamaSpec::cluster, Cluster(),
+                     "A shared cluster (§7): jobs arrive as a Poisson process (seeded), each with uniform workers in "
+                     "[min_workers, max_workers] and a model drawn uniformly; the controller places each job at its "
+                     "arrival among `workload.hosts`: hosts free by its estimate, as few racks as possible; a job "
+                     "whose hosts are still busy starts when the jobs before it on them end (no host runs more than "
+                     "`slots_per_host` jobs at once; the wait counts in its completion time). Job i uses JID jid + i "
+                     "and UDP port udp_port + i. Exclusive with `jobs`. Results add `workload.panama.cluster` (`allreduce`, "
+                     "`arrival_rate_per_s`, `load`, `slots_per_host`, `quorum`, `partial_aggregations`, "
+                     "`skipped_by_quorum`, `jobs[]` with model, workers, racks, hosts, after, arrival/start/end, "
+                     "`jct_s`; `mean_jct_s`, `p50_jct_s`, `p99_jct_s`, `mean_wait_s`) and `panama_cluster.csv`.",
+                     false)
+      .DocDefault("(none)")
+      // VIDs are 32 bits and count every packet of a tree over the whole run.
+      .CheckWithContext([](const PanamaSpec& ps, const Scenario& s, Reader& p) {
+        const uint64_t packets = (s.workload.bytes / 4 + ps.elements_per_packet - 1) / ps.elements_per_packet *
+                                 s.workload.iterations;
+        if (packets / ps.trees >= (1ull << 31))
+          p.Fail("trees", fmt::format("{} packets over {} trees overflow the 32-bit vector id", packets, ps.trees));
+      });
+}
+
+// IPv4 20 + UDP 8 + PANAMA header 14 bytes, then 4k bytes of fp32, within
+// the MTU and the accelerator's 1600-byte packet slots (fp_datapath.v:115).
+uint32_t MaxK(const Scenario& s) { return (std::min<uint32_t>(s.links.mtu_bytes, 1600 - 14) - 20 - 8 - 14) / 4; }
+
+const PanamaSection& Panama() {
+  static const PanamaSection section = [] {
+    PanamaSection p("workload.panama", "PANAMA workers and accelerators (panama-mlsys21)");
+    p.U32("trees", &PanamaSpec::trees, 4, 1, 256, "",
+          "N aggregation trees (§4.1). A switch must have the same children in every tree it is in (one ports "
+          "bitmap per job, §5 (2)).")
+        .Custom("tree_roots",
+                {"array of strings", "", "(none)", "switch names, 1 .. 256",
+                 "The root of each tree by name (PANAMA-Agg_i of Fig. 9: `[\"spine2\"]`); sets the tree count "
+                 "(giving a different `trees` too is an error). Unknown names are errors."},
+                [] { return json{{"type", "array"}, {"minItems", 1}, {"maxItems", 256}, {"items", {{"type", "string"}}}}; },
+                ParseTreeRoots)
+        .U32("elements_per_packet", &PanamaSpec::elements_per_packet, 256, 1, (1586 - 42) / 4, "values",
+             "fp32 values per packet (IPv4 20 + UDP 8 + PANAMA header 14; the FPGA's 1600-byte packet slots).")
+        .MaxFrom([](const Scenario& s) -> uint64_t { return MaxK(s); }, "(min(mtu, 1586) - 42) / 4")
+        .DefaultFrom([](const PanamaSpec&, const Scenario& s) { return std::min<uint32_t>(256, MaxK(s)); },
+                     "`256` (the bound if lower)");
+    DeclareWindow(p);
+    DeclareAccelerator(p);
+    DeclareJobs(p);
+    return p;
+  }();
+  return section;
 }
 
 }  // namespace
 
 void ParseWorkload(Reader& w, Scenario& s) {
-  ParsePanama(w, s);
+  Panama().ParseObject(w, "panama", s.workload.spec<PanamaSpec>(), s);
   ring::ParseRingSection(w, s);  // the transport of a cluster's ring jobs (workload.panama.cluster.allreduce = "ring")
 }
+
+std::vector<const spec::Doc*> WorkloadSections() { return {&Panama(), &ring::Section()}; }
 
 }  // namespace inasim::protocols::panama

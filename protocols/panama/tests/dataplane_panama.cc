@@ -1059,8 +1059,8 @@ TEST(PanamaLatency, EmittedPacketsCarryTable1Latencies) {
 
 TEST(PanamaConfig, FromJsonAndErrors) {
   const pn::PanamaConfig c = pn::PanamaConfig::FromJson(
-      R"({"num_ports":8,"float_mode":"ieee","claim_all_traffic":false,"buffer_bytes":1280000,"slot_bytes":1600,
-          "latency":{"mode":"table1","bus_bits":512,"clock_mhz":1000,"adder_ns":6,"fixed_ns":2.5,"agg_fixed_ns":0},
+      R"({"num_ports":8,"float_mode":"ieee","claim_all_traffic":false,"accelerator_buffer_bytes":1280000,"slot_bytes":1600,
+          "latency":"table1","latency_model":{"bus_bits":512,"clock_mhz":1000,"adder_ns":6,"fixed_ns":2.5,"agg_fixed_ns":0},
           "jobs":[{"jid":3,"ports":[0,2,7],"trees":4,"result":"echo"},{"jid":4,"ports":[1],"result":[5,6]}]})");
   EXPECT_EQ(c.num_ports, 8u);
   EXPECT_EQ(c.float_mode, pn::FloatMode::kIeee);
@@ -1087,8 +1087,9 @@ TEST(PanamaConfig, FromJsonAndErrors) {
                           "{\"jobs\":[{\"jid\":1,\"ports\":[0],\"trees\":0}]}",
                           "{\"jobs\":[{\"jid\":1,\"ports\":[0],\"result\":\"up\"}]}",
                           "{\"jobs\":[{\"jid\":1,\"ports\":[0],\"result\":[9]}]}",
-                          "{\"latency\":{\"mode\":\"fast\"}}", "{\"latency\":{\"bus_bits\":12}}",
-                          "{\"latency\":{\"clock_mhz\":0}}", "{\"latency\":{\"adder_ns\":-1}}", "{\"slot_bytes\":0}",
+                          "{\"latency\":\"fast\"}", "{\"latency_model\":{\"bus_bits\":12}}",
+                          "{\"latency_model\":{\"clock_mhz\":0}}", "{\"latency_model\":{\"adder_ns\":-1}}", "{\"slot_bytes\":0}",
+                          "{\"buffer_bytes\":1600}", "{\"latency\":{\"mode\":\"table1\"}}",
                           "not json"}) {
     EXPECT_THROW(pn::PanamaConfig::FromJson(bad), std::invalid_argument) << bad;
   }

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::string result = (data[0] & 2) ? R"("echo")" : R"("routed")";
   std::string cfg = std::string(R"({"num_ports":6,"float_mode":")") + ((data[0] & 1) ? "ieee" : "fpga") + "\"";
-  if (data[0] & 4) cfg += R"(,"buffer_bytes":38400)";  // 6 ports x 4 slots x 1600 B
+  if (data[0] & 4) cfg += R"(,"accelerator_buffer_bytes":38400)";  // 6 ports x 4 slots x 1600 B
   cfg += R"(,"jobs":[{"jid":7,"ports":[0,1,2,3],"trees":2,"result":)" + result +
          R"(},{"jid":9,"ports":[2,3,4,5],"trees":1,"result":[0,1]}]})";
   inasim::p4::panama::PanamaDataplane dp(inasim::p4::panama::PanamaConfig::FromJson(cfg));

@@ -2,7 +2,7 @@
 // cluster's ring jobs; parsed by spec.cc).
 #pragma once
 
-#include "common/spec_reader.h"
+#include "common/spec_fields.h"
 #include "ina/scenario.h"
 
 #include <cstdint>
@@ -19,6 +19,12 @@ struct RingSpec {
 };
 
 namespace protocols::ring {
+
+/// Context: the scenario parsed so far (links before the workload), for the
+/// one bound that depends on it (elements_per_packet and the MTU).
+using RingSection = spec::Section<RingSpec, Scenario>;
+/// workload.ring, declared once (also read by PANAMA's ring jobs).
+const RingSection& Section();
 
 /// workload.ring: the transport of the host ring allreduce.
 void ParseRingSection(spec::Reader& w, Scenario& s);

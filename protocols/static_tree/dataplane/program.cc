@@ -1,12 +1,16 @@
 // inasim-p4's entry to the static-tree switch: its configuration as JSON,
-// with the key names and units of the other programs' configs (canary's:
-// switch_ip, switch_mac, num_ports, udp_port, num_elements, pass_latency_ns).
-//   {"num_ports": 4, "num_elements": 256, "slots_per_tree": 4096,
+// with the key names and units of the scenario's workload.static_tree
+// (elements_per_packet, slots_per_tree, pass_latency_ns: the same
+// declarations, keys.h) and of the other programs' configs (switch_ip,
+// switch_mac, num_ports, udp_port).
+//   {"num_ports": 4, "elements_per_packet": 256, "slots_per_tree": 4096,
 //    "trees": [{"tree_id": 0, "child_ports": [0, 1], "parent_port": 3}]}
 // A tree without "parent_port" (or with -1) is rooted at this switch.
 #include <algorithm>
 
 #include "p4model/common/address_text.h"
+#include "p4model/common/config_reader.h"
+#include "protocols/static_tree/dataplane/keys.h"
 #include "p4model/common/dataplane_registry.h"
 #include "protocols/static_tree/dataplane/static_tree_dataplane.h"
 
@@ -24,10 +28,8 @@ namespace {
 
 [[noreturn]] void Fail(const std::string& m) { throw std::invalid_argument("static_tree config: " + m); }
 
-const std::set<std::string> kConfigKeys = {"switch_ip", "switch_mac", "num_ports",      "udp_port",
-                                           "num_elements", "slots_per_tree", "pass_latency_ns", "trees"};
 const std::set<std::string> kTreeKeys = {"tree_id", "child_ports", "parent_port"};
-constexpr uint64_t kMaxNs = 1'000'000'000;
+using ConfigKeys = spec::Section<StaticTreeConfig>;
 
 TreeEntry TreeFromJson(const nlohmann::json& e, const std::string& path) {
   if (!e.is_object()) Fail(path + ": must be an object");
@@ -46,44 +48,35 @@ TreeEntry TreeFromJson(const nlohmann::json& e, const std::string& path) {
   return t;
 }
 
-void ReadConfigKeys(const nlohmann::json& j, StaticTreeConfig& c) {
-  using util::UnsignedField;
-  util::CheckKnownKeys(j, kConfigKeys, "");
-  if (j.contains("switch_ip") && !ParseIpv4Text(util::StringField(j, "switch_ip", ""), c.switch_ip))
-    Fail("bad IPv4 address in switch_ip");
-  if (j.contains("switch_mac") && !ParseMacText(util::StringField(j, "switch_mac", ""), c.switch_mac))
-    Fail("bad MAC address in switch_mac");
-  c.num_ports = UnsignedField<uint32_t>(j, "num_ports", "", c.num_ports);
-  c.udp_port = UnsignedField<uint16_t>(j, "udp_port", "", c.udp_port);
-  c.num_elements = UnsignedField<uint32_t>(j, "num_elements", "", c.num_elements);
-  c.slots_per_tree = UnsignedField<uint32_t>(j, "slots_per_tree", "", c.slots_per_tree);
-  c.pass_latency_ps = UnsignedField<uint64_t>(j, "pass_latency_ns", "", c.pass_latency_ps / 1000, 0, kMaxNs) * 1000;
-  if (!j.contains("trees") || !j["trees"].is_array()) Fail("trees: must be an array of {tree_id, child_ports, parent_port}");
-  for (size_t i = 0; i < j["trees"].size(); ++i) c.trees.push_back(TreeFromJson(j["trees"][i], "trees[" + std::to_string(i) + "]"));
+const ConfigKeys& Keys() {
+  static const ConfigKeys section = [] {
+    ConfigKeys k("", "inasim-p4 replay static_tree --config");
+    Ipv4Key(k, "switch_ip", &StaticTreeConfig::switch_ip, false, "Source of the packets this switch builds.");
+    MacKey(k, "switch_mac", &StaticTreeConfig::switch_mac, false, "Source MAC of the packets this switch builds.");
+    k.U32("num_ports", &StaticTreeConfig::num_ports, 64, 1, 64, "ports", "Switch ports (the duplicate bitmap).")
+        .U16("udp_port", &StaticTreeConfig::udp_port, kStaticTreeUdpPort, 0, 65535, "", "UDP port of tree packets.");
+    keys::ElementsPerPacket(k, &StaticTreeConfig::num_elements);
+    keys::SlotsPerTree(k, &StaticTreeConfig::slots_per_tree);
+    keys::PassLatency(k, &StaticTreeConfig::pass_latency_ps);
+    HandKey<StaticTreeConfig>(
+        k, "trees",
+        {"array of objects", "", "**required**", "`{\"tree_id\", \"child_ports\", \"parent_port\"}` each",
+         "The trees this switch is in: its children's ports and its parent's (none or -1: the root)."},
+        {{"type", "array"}, {"items", {{"type", "object"}, {"required", {"tree_id", "child_ports"}}}}},
+        [](const nlohmann::json& v, StaticTreeConfig& c) {
+          if (!v.is_array()) Fail("trees: must be an array of {tree_id, child_ports, parent_port}");
+          for (size_t i = 0; i < v.size(); ++i) c.trees.push_back(TreeFromJson(v[i], "trees[" + std::to_string(i) + "]"));
+        },
+        true);
+    return k;
+  }();
+  return section;
 }
 
 }  // namespace
 
 StaticTreeConfig StaticTreeConfig::FromJson(const std::string& text) {
-  StaticTreeConfig c;
-  nlohmann::json j;
-  try {
-    j = util::ParseStrictJson(text, "");
-  } catch (const std::exception& e) {
-    Fail(std::string("bad JSON: ") + e.what());
-  }
-  if (!j.is_object()) Fail("not a JSON object");
-  try {
-    ReadConfigKeys(j, c);
-  } catch (const nlohmann::json::exception& e) {
-    Fail(e.what());
-  } catch (const std::invalid_argument& e) {
-    const std::string m = e.what();
-    if (m.rfind("static_tree config: ", 0) == 0) throw;
-    Fail(m);
-  }
-  c.Validate();
-  return c;
+  return ReadConfig(text, "static_tree", Keys(), &StaticTreeConfig::Validate);
 }
 
 }  // namespace statictree

@@ -27,10 +27,11 @@ struct SwitchMLConfig {
   uint8_t num_workers = 0;              ///< receive_udp set_bitmap num_workers
   std::vector<SwitchMLWorker> workers;  ///< in PRE node order
 
-  /// Job's packet size in bytes of data: 256 (64 elements) or 1024 (256). The
-  /// P4 acts on each packet's own switchml_h.size; this selects the default of
-  /// folded_pipe and is checked by Validate().
-  uint32_t packet_size = 256;
+  /// Job's elements per packet: 64 (256 B of data) or 256 (1024 B), as the
+  /// scenario's workload.switchml.elements_per_packet. The P4 acts on each
+  /// packet's own switchml_h.size; this selects the default of folded_pipe
+  /// and is checked by Validate().
+  uint32_t elements_per_packet = 64;
   /// Slots the workers use (informational, <= num_slots; registers are modeled
   /// at their full P4 size).
   uint32_t pool_size = kNumSlots;
@@ -67,21 +68,17 @@ struct SwitchMLConfig {
   /// Throws std::invalid_argument naming the problem.
   void Validate() const;
 
-  /// Parses JSON like:
+  /// Parses JSON like (protocols/switchml/dataplane/README.md; the keys a
+  /// scenario's workload.switchml has too, with its names and units):
   /// {"switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254","num_workers":2,
-  ///  "packet_size":256,"pool_size":512,"multicast_group":0,
+  ///  "elements_per_packet":64,"pool_size":512,"multicast_group":0,
   ///  "workers":[{"id":0,"port":1,"mac":"02:00:00:00:00:01","ip":"10.0.0.1"},...],
   ///  "ingress_drop_probability":0,"egress_drop_probability":0,"drop_seed":1,
-  ///  "pass_latency_ns":520,"folded_pipe":true,"udp_port":48864,"udp_mask":65520}
+  ///  "pass_latency_ns":520,"folded_pipe":true,"harvest3":"upstream","udp_port":48864,"udp_mask":65520}
   /// Missing optional keys keep their defaults ("num_workers" defaults to the
-  /// number of workers; "folded_pipe" to packet_size == 1024). Throws
-  /// std::invalid_argument on malformed input.
+  /// number of workers; "folded_pipe" to elements_per_packet == 256). Throws
+  /// std::invalid_argument "switchml config: <key>: <problem>" on malformed input.
   static SwitchMLConfig FromJson(const std::string& text);
 };
-
-/// "aa:bb:cc:dd:ee:ff" -> bytes; throws std::invalid_argument.
-mac_addr_t ParseMac(const std::string& s);
-/// "a.b.c.d" -> host-order address; throws std::invalid_argument.
-uint32_t ParseIpv4(const std::string& s);
 
 }  // namespace inasim::p4::switchml

@@ -446,7 +446,7 @@ void SwitchMLJob::InstallPrograms(Fabric& fabric) {
     c.switch_ip = SwitchIpv4(sw);
     c.switch_mac = MacBytesOfIpv4(c.switch_ip);
     c.num_workers = static_cast<uint8_t>(children.size());
-    c.packet_size = 4 * spec_.elements_per_packet;
+    c.elements_per_packet = spec_.elements_per_packet;
     c.pool_size = spec_.pool_size;
     c.pass_latency_ps = spec_.pass_latency_ps;
     c.harvest3_port = spec_.harvest3_port;

@@ -40,7 +40,7 @@ SwitchMLConfig TorConfig(int tor) {
   c.switch_ip = kTorIp[tor];
   c.switch_mac = Mac(static_cast<uint8_t>(0xf0 + tor));
   c.num_workers = 2;
-  c.packet_size = 256;
+  c.elements_per_packet = 64;
   for (int w = 0; w < 2; ++w)
     c.workers.push_back({static_cast<uint16_t>(w), static_cast<uint16_t>(w), Mac(WorkerMacByte(tor, w)), WorkerIp(tor, w)});
   return c;
@@ -51,7 +51,7 @@ SwitchMLConfig RootConfig() {
   c.switch_ip = kRootIp;
   c.switch_mac = Mac(0xfe);
   c.num_workers = 2;
-  c.packet_size = 256;
+  c.elements_per_packet = 64;
   for (int t = 0; t < 2; ++t)
     c.workers.push_back({static_cast<uint16_t>(t), static_cast<uint16_t>(t), Mac(static_cast<uint8_t>(0xf0 + t)), kTorIp[t]});
   return c;

@@ -85,7 +85,7 @@ sml::SwitchMLConfig MakeConfig(int n, uint32_t packet_size = 256) {
   c.switch_mac = kSwitchMac;
   c.switch_ip = kSwitchIp;
   c.num_workers = uint8_t(n);
-  c.packet_size = packet_size;
+  c.elements_per_packet = packet_size / 4;
   for (int i = 0; i < n; ++i) {
     c.workers.push_back({uint16_t(i), uint16_t(kPortBase + i), Mac(uint8_t(i + 1)), Ip(uint8_t(i + 1))});
   }
@@ -661,14 +661,14 @@ TEST(SwitchML, DumpStateListsTouchedRegisters) {
 
 TEST(SwitchML, ConfigFromJson) {
   const auto c = sml::SwitchMLConfig::FromJson(R"({
-    "switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254","packet_size":1024,"pool_size":512,
+    "switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254","elements_per_packet":256,"pool_size":512,
     "multicast_group":3,"pass_latency_ns":600,
     "workers":[{"id":0,"port":4,"mac":"02:00:00:00:00:01","ip":"10.0.0.1"},
                {"id":1,"port":5,"mac":"02:00:00:00:00:02","ip":"10.0.0.2"}]})");
   EXPECT_EQ(c.switch_mac, kSwitchMac);
   EXPECT_EQ(c.switch_ip, kSwitchIp);
   EXPECT_EQ(c.num_workers, 2);
-  EXPECT_EQ(c.packet_size, 1024u);
+  EXPECT_EQ(c.elements_per_packet, 256u);
   EXPECT_TRUE(c.folded_pipe);
   EXPECT_EQ(c.pool_size, 512u);
   EXPECT_EQ(c.multicast_group, 3);
@@ -680,7 +680,7 @@ TEST(SwitchML, ConfigFromJson) {
   EXPECT_THROW(sml::SwitchMLConfig::FromJson(R"({"switch_mac":"x","switch_ip":"10.0.0.1","workers":[]})"),
                std::invalid_argument);
   EXPECT_THROW(sml::SwitchMLConfig::FromJson(
-                   R"({"switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254","packet_size":512,
+                   R"({"switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254","elements_per_packet":128,
                        "workers":[{"id":0,"port":4,"mac":"02:00:00:00:00:01","ip":"10.0.0.1"}]})"),
                std::invalid_argument);
   EXPECT_THROW(sml::SwitchMLConfig::FromJson(

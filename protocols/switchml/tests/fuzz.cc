@@ -1,4 +1,4 @@
-// Fuzz target: the SwitchML model (p4model/switchml). Input byte 0 picks the
+// Fuzz target: the SwitchML model (protocols/switchml/dataplane). Input byte 0 picks the
 // mode: bit 0 1024 B packets (four pipes, eleven passes), bit 1 simulated
 // ingress/egress drops; the rest is a frame sequence (fuzz_dataplane.h) on 4
 // worker ports. Worker 0 is 10.0.0.1 / 02:00:00:00:00:01 on port 0, ...; the
@@ -11,8 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  std::string cfg = R"({"switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254","pool_size":8,"packet_size":)";
-  cfg += (data[0] & 1) ? "1024" : "256";
+  std::string cfg = R"({"switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254","pool_size":8,"elements_per_packet":)";
+  cfg += (data[0] & 1) ? "256" : "64";
   if (data[0] & 2) cfg += R"(,"ingress_drop_probability":0.2,"egress_drop_probability":0.2)";
   cfg += "," + inasim::fuzz::WorkersJson(4) + "}";
   inasim::p4::switchml::SwitchMLDataplane dp(inasim::p4::switchml::SwitchMLConfig::FromJson(cfg));

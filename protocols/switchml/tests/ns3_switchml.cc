@@ -44,7 +44,7 @@ TEST_F(SwitchMLOnNs3, ThreeWorkersGetTheExactSumThroughTheFabric) {
   c.switch_ip = kSwitchIp;
   c.switch_mac = MacBytesOfIpv4(kSwitchIp);
   c.num_workers = kWorkers;
-  c.packet_size = 256;
+  c.elements_per_packet = 64;
   for (int w = 0; w < kWorkers; ++w)
     c.workers.push_back({static_cast<uint16_t>(w), topo_->ports(static_cast<uint32_t>(w)).at(0).peer_port,
                          MacBytesOfIpv4(HostIpv4(static_cast<uint32_t>(w))), HostIpv4(static_cast<uint32_t>(w))});

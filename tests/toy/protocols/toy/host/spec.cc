@@ -20,9 +20,9 @@ const spec::Section<ToySpec>& ToySection() {
 }
 
 void ParseWorkload(spec::Reader& workload, Scenario& s) {
-  spec::Reader r = workload.Obj("toy");
-  ToySection().Parse(r, s.workload.spec<ToySpec>());
-  r.Done();
+  ToySection().ParseObject(workload, "toy", s.workload.spec<ToySpec>());
 }
+
+std::vector<const spec::Doc*> WorkloadSections() { return {&ToySection()}; }
 
 }  // namespace inasim::protocols::toy

@@ -1,0 +1,394 @@
+// The scenario core's sections, each key declared once (spec::Section): the
+// top level, topology, links, switch, host, background, faults, stop and
+// outputs (the workload's are in scenario-workload.cc). ParseScenario reads
+// with these declarations; docs/SCENARIO.md's tables and `inasim schema` are
+// generated from them.
+#include "ina/scenario-sections.h"
+
+#include "ina/addressing.h"
+#include "ina/protocol-checks.h"
+#include "ina/workload.h"
+#include "topology/topology.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+namespace inasim {
+
+using nlohmann::json;
+using spec::Reader;
+using spec::TimeUnit;
+using spec::TypeName;
+
+namespace {
+
+constexpr size_t kMaxNameBytes = 255;  // NAME_MAX of Linux file systems
+constexpr uint64_t kMaxBuffer = 1ull << 40;
+
+template <class T>
+using CoreSection = spec::Section<T, ScenarioInput>;
+
+const spec::Section<HostSelection>& HostsObject() {
+  static const auto section =
+      spec::Section<HostSelection>("workload.hosts", "Hosts by count and placement")
+          .U32("count", &HostSelection::count, 0, 0, kMaxHosts, "", "How many hosts; `0` means all.")
+          .Allowed("0 .. number of hosts in the topology")
+          .Enum("placement", &HostSelection::placement, "first",
+                {{"first", Placement::kFirst}, {"spread", Placement::kSpread}, {"random", Placement::kRandom}},
+                "`first`: hosts 0..count-1; `spread`: host floor(i x H / count) for i = 0..count-1 (H = hosts in the "
+                "topology), i.e. evenly over racks; `random`: a seeded random subset, sorted by id.");
+  return section;
+}
+
+}  // namespace
+
+void ParseHosts(Reader& w, HostSelection& sel, bool allow_others) {
+  const json* v = w.Raw("hosts");
+  if (!v) {
+    w.out()["hosts"] = {{"count", 0}, {"placement", "first"}};
+    return;
+  }
+  if (v->is_string() && v->get<std::string>() == "all") {
+    w.out()["hosts"] = "all";
+    return;
+  }
+  if (allow_others && v->is_string() && v->get<std::string>() == "others") {
+    sel.others = true;
+    w.out()["hosts"] = "others";
+    return;
+  }
+  if (v->is_array()) {
+    if (v->size() < 2) w.Fail("hosts", fmt::format("needs at least 2 host ids, got {}", v->size()));
+    std::set<uint32_t> seen;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const json& e = (*v)[i];
+      if (!e.is_number_unsigned())
+        w.Fail(fmt::format("hosts[{}]", i), "must be a host id (non-negative integer), got " + TypeName(e));
+      const uint64_t id = e.get<uint64_t>();
+      if (id > kMaxHosts) w.Fail(fmt::format("hosts[{}]", i), "host id too large");
+      if (!seen.insert(static_cast<uint32_t>(id)).second)
+        w.Fail(fmt::format("hosts[{}]", i), fmt::format("host {} is listed twice", id));
+      sel.list.push_back(static_cast<uint32_t>(id));
+    }
+    w.out()["hosts"] = *v;
+    return;
+  }
+  if (!v->is_object())
+    w.Fail("hosts", fmt::format("must be \"all\",{} a list of host ids, or {{\"count\", \"placement\"}}, got {}",
+                                allow_others ? " \"others\"," : "", TypeName(*v)));
+  HostsObject().ParseObject(w, "hosts", sel);
+}
+
+json HostSelectionSchema(bool allow_others) {
+  json forms = json::array({{{"const", "all"}}});
+  if (allow_others) forms.push_back({{"const", "others"}});
+  forms.push_back({{"type", "array"},
+                   {"minItems", 2},
+                   {"uniqueItems", true},
+                   {"items", {{"type", "integer"}, {"minimum", 0}, {"maximum", kMaxHosts}}}});
+  forms.push_back(HostsObject().JsonSchema());
+  return {{"anyOf", std::move(forms)},
+          {"description", fmt::format("\"all\",{} a list of host ids, or {{\"count\", \"placement\"}}",
+                                      allow_others ? " \"others\" (the hosts the workload does not use)," : "")}};
+}
+
+const spec::Doc& HostSelectionObjectDoc() { return HostsObject(); }
+
+spec::KeyDoc HostSelectionKeyDoc(const char* help) {
+  return {"see [workload.hosts](#workloadhosts)", "", "every host", "see [workload.hosts](#workloadhosts)", help};
+}
+
+namespace {
+
+// --- topology -----------------------------------------------------------------
+
+const CoreSection<TopologySpec>& SingleRack() {
+  static const auto section =
+      CoreSection<TopologySpec>("topology", "single_rack: n hosts on one switch")
+          .Named("topology:single_rack")
+          .Required().U32("hosts", &TopologySpec::hosts, 0, 1, 65'535, "hosts", "Number of hosts.")
+          .AllowedNote("a switch's port numbers are 16-bit");
+  return section;
+}
+
+const CoreSection<TopologySpec>& LeafSpine() {
+  static const auto section =
+      CoreSection<TopologySpec>("topology", "leaf_spine: a two-level Clos")
+          .Named("topology:leaf_spine")
+          .Required().U32("leaves", &TopologySpec::leaves, 0, 1, 10'000, "switches", "Number of leaves (ToRs).")
+          .Required().U32("spines", &TopologySpec::spines, 0, 1, 10'000, "switches", "Number of spines.")
+          .Required().U32("hosts_per_leaf", &TopologySpec::hosts_per_leaf, 0, 1, 10'000, "hosts",
+                          "Hosts under each leaf.")
+          .Check([](const TopologySpec& t, Reader& r) {
+            const uint64_t links = uint64_t{t.leaves} * (t.spines + t.hosts_per_leaf);
+            if (links > 4'000'000)
+              r.Fail("", fmt::format("{} links is more than this simulator accepts (4,000,000)", links));
+          });
+  return section;
+}
+
+const CoreSection<TopologySpec>& FatTree() {
+  static const auto section =
+      CoreSection<TopologySpec>("topology", "fat_tree: a 3-tier k-ary fat tree")
+          .Named("topology:fat_tree")
+          .Required().U32("k", &TopologySpec::k, 0, 2, 128, "ports", "Switch radix.")
+          .AllowedNote("even")
+          .SchemaAlso({{"multipleOf", 2}})
+          .Check([](const TopologySpec& t, Reader& r) {
+            if (t.k % 2) r.Fail("k", fmt::format("must be even, got {}", t.k));
+          })
+          .U32("hosts_per_edge", &TopologySpec::hosts_per_edge, 0, 0, 10'000, "hosts",
+               "Hosts per edge switch; `0` means k/2 (non-blocking), more oversubscribes the edge layer.");
+  return section;
+}
+
+const CoreSection<TopologySpec>& Topology() {
+  static const auto section =
+      CoreSection<TopologySpec>("topology", "Topology")
+          .Required().Enum("type", &TopologySpec::type, "",
+                           {{"single_rack", TopologyType::kSingleRack},
+                            {"leaf_spine", TopologyType::kLeafSpine},
+                            {"fat_tree", TopologyType::kFatTree}},
+                           "Which builder to use.")
+          .When("type", {"single_rack"}, SingleRack())
+          .When("type", {"leaf_spine"}, LeafSpine())
+          .When("type", {"fat_tree"}, FatTree());
+  return section;
+}
+
+// --- links, switch, host -------------------------------------------------------
+
+const CoreSection<LinksSpec>& Links() {
+  static const auto section =
+      CoreSection<LinksSpec>("links", "Links")
+          .Num("host_rate_gbps", &LinksSpec::host_rate_gbps, 100, 0.001, 10'000, "Gb/s", "Rate of every host-ToR link.")
+          .Num("fabric_rate_gbps", &LinksSpec::fabric_rate_gbps, 100, 0.001, 10'000, "Gb/s",
+               "Rate of every switch-switch link.")
+          .DefaultFrom([](const LinksSpec& l, const ScenarioInput&) { return l.host_rate_gbps; },
+                       "`links.host_rate_gbps`")
+          .TimePs("host_delay_ns", &LinksSpec::host_delay_ps, 500, 0, 1e9, TimeUnit::kNs,
+                  "One-way propagation delay of host links.")
+          .TimePs("fabric_delay_ns", &LinksSpec::fabric_delay_ps, 500, 0, 1e9, TimeUnit::kNs,
+                  "One-way propagation delay of switch-switch links.")
+          .U32("mtu_bytes", &LinksSpec::mtu_bytes, 1500, 128, 9216, "bytes", 
+               "IP MTU of host interfaces; bounds every workload's packets (each protocol's `elements_per_packet`, "
+               "the permutation's `payload_bytes`) and the background traffic's.")
+          .U32("wire_overhead_bytes", &LinksSpec::wire_overhead_bytes, 24, 0, 1000, "bytes",
+               "Bytes each frame occupies on the wire beyond the frame itself (FCS 4 + preamble/SFD 8 + inter-frame "
+               "gap 12).");
+  return section;
+}
+
+/// K per link speed: {"10": 65, "100": 650} (keys in Gb/s, values in `unit`).
+void ParseKByRate(Reader& ecn, SwitchSpec& sw, const ScenarioInput&) {
+  const json* by_rate = ecn.Raw("threshold_by_rate_gbps");
+  ecn.out()["threshold_by_rate_gbps"] = json::object();
+  if (!by_rate) return;
+  if (!by_rate->is_object())
+    ecn.Fail("threshold_by_rate_gbps", "must be an object mapping a link rate in Gb/s to K, e.g. {\"100\": 650}");
+  for (auto it = by_rate->begin(); it != by_rate->end(); ++it) {
+    const std::string key = "threshold_by_rate_gbps." + it.key();
+    double rate = 0;
+    size_t used = 0;
+    try {
+      rate = std::stod(it.key(), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != it.key().size() || !(rate > 0 && rate <= 10'000))
+      ecn.Fail(key, "the key must be a link rate in Gb/s between 0 and 10000");
+    if (!it.value().is_number_unsigned() || it.value().get<uint64_t>() > kMaxBuffer)
+      ecn.Fail(key, fmt::format("must be an integer K between 0 and {}, got {}", kMaxBuffer, TypeName(it.value())));
+    sw.ecn_threshold_by_rate.emplace_back(static_cast<uint64_t>(std::llround(rate * 1e9)), it.value().get<uint64_t>());
+    ecn.out()["threshold_by_rate_gbps"][it.key()] = it.value();
+  }
+}
+
+const CoreSection<SwitchSpec>& Ecn() {
+  using congestion::EcnUnit;
+  using congestion::PortConfig;
+  static const auto section =
+      CoreSection<SwitchSpec>("switch.ecn", "ECN marking on every switch egress port")
+          .Bool("enabled", spec::In(&SwitchSpec::port, &PortConfig::ecn_enabled), false,
+                "Mark ECN CE on enqueue when over the threshold.")
+          .Enum("unit", spec::In(&SwitchSpec::port, &PortConfig::ecn_unit), "packets",
+                {{"packets", EcnUnit::kPackets}, {"bytes", EcnUnit::kBytes}}, "Unit of `threshold`.")
+          .U64("threshold", spec::In(&SwitchSpec::port, &PortConfig::ecn_threshold), 65, 0, kMaxBuffer,
+               "packets or bytes", "K: a packet is marked when the queue occupancy it finds on arrival is > K.")
+          .DefaultFrom([](const SwitchSpec& sw, const ScenarioInput&) -> uint64_t {
+            return sw.port.ecn_unit == EcnUnit::kPackets ? 65 : 65 * 1500;
+          }, "`65` if unit is packets, `97500` (65 x 1500) if bytes")
+          .Custom("threshold_by_rate_gbps",
+                  {"object", "Gb/s -> packets or bytes", "`{}`", "keys: rates 0 .. 10000; values 0 .. 2^40",
+                   "K per link speed (DCTCP's K grows with C x RTT): a switch port whose link runs at exactly a listed "
+                   "rate uses that K instead of `threshold`, e.g. `{\"10\": 65, \"100\": 200}`."},
+                  [] {
+                    return json{{"type", "object"},
+                                {"propertyNames", {{"pattern", "^[0-9.eE+-]+$"}}},
+                                {"additionalProperties", {{"type", "integer"}, {"minimum", 0}, {"maximum", kMaxBuffer}}},
+                                {"description", "K per link rate in Gb/s (keys), in `unit` (values)."}};
+                  },
+                  ParseKByRate);
+  return section;
+}
+
+const CoreSection<congestion::PortConfig>& Pfc() {
+  using congestion::PortConfig;
+  static const auto section =
+      CoreSection<PortConfig>("switch.pfc", "Priority flow control on every switch port")
+          .Bool("enabled", &PortConfig::pfc_enabled, false, "Priority flow control (PAUSE/RESUME towards the upstream transmitter).")
+          .U64("xoff_bytes", &PortConfig::pfc_xoff_bytes, 256 << 10, 1, kMaxBuffer, "bytes", "Per ingress port: send PAUSE when its buffered bytes exceed this. Buffered bytes are the frames from "
+                                                                                             "that port still waiting for an egress wire. A multicast counts once, however many of its copies "
+                                                                                             "wait: the buffer is shared, as on a Tofino.")
+          .DocDefault("`262144` (256 KiB)")
+          .U64("xon_bytes", &PortConfig::pfc_xon_bytes, 128 << 10, 0, kMaxBuffer, "bytes", "Per ingress port: send RESUME when they fall below this.")
+          .DocDefault("`131072` (128 KiB)")
+          .AllowedNote("and at most `xoff_bytes`")
+          .Check([](const PortConfig& p, Reader& r) {
+            if (p.pfc_xon_bytes > p.pfc_xoff_bytes)
+              r.Fail("xon_bytes", fmt::format("must not exceed xoff_bytes ({})", p.pfc_xoff_bytes));
+          });
+  return section;
+}
+
+const CoreSection<SwitchSpec>& Switch() {
+  using congestion::ForwardingPolicy;
+  static const auto section =
+      CoreSection<SwitchSpec>("switch", "Every switch egress port")
+          .U64("buffer_bytes", spec::In(&SwitchSpec::port, &congestion::PortConfig::buffer_bytes), 1ull << 20, 1500,
+               kMaxBuffer, "bytes", "Drop-tail limit of the bytes waiting in one egress queue.")
+          .DocDefault("`1048576` (1 MiB)")
+          .Object("ecn", spec::Self<SwitchSpec>(), Ecn(), "See [switch.ecn](#switchecn).")
+          .Enum("forwarding", &SwitchSpec::forwarding, "ecmp",
+                {{"ecmp", ForwardingPolicy::kEcmp}, {"spray", ForwardingPolicy::kSpray},
+                 {"adaptive", ForwardingPolicy::kAdaptive}},
+                "Choice among equal-cost next hops: `ecmp` hashes the 5-tuple (one path per flow); `spray` picks "
+                "uniformly at random per packet; `adaptive` takes the hash-chosen port unless its queue is above "
+                "`adaptive_threshold` of the buffer, then the least-queued port.")
+          .Num("adaptive_threshold", &SwitchSpec::adaptive_threshold, 0.5, 0.0, 1.0, "fraction",
+               "Queue fill (fraction of `buffer_bytes`) above which `adaptive` leaves the hashed port.")
+          .Enum("adaptive_default", &SwitchSpec::adaptive_by_destination, "flow", {{"flow", false}, {"destination", true}},
+                "The port `adaptive` starts from: `flow` hashes the 5-tuple (salted per switch); `destination` is "
+                "d-mod-k up/down routing, port (destination host / n^(tier-1)) mod n among the n equal-cost ports, "
+                "the same at every switch of a tier (\"a default up port (selected depending on the packet "
+                "destination)\", see below).")
+          .U64("hash_seed", &SwitchSpec::hash_seed, 0, 0, UINT64_MAX, "", "Salt of the ECMP hash.")
+          .TimePs("forwarding_latency_ns", &SwitchSpec::forwarding_latency_ps, 0, 0, 1e6, TimeUnit::kNs,
+                  "Added to every hop that ends at a switch (pipeline latency).")
+          .Object("pfc", &SwitchSpec::port, Pfc(), "See [switch.pfc](#switchpfc).");
+  return section;
+}
+
+const CoreSection<congestion::PortConfig>& Host() {
+  static const auto section =
+      CoreSection<congestion::PortConfig>("host", "Every host NIC")
+          .U64("nic_buffer_bytes", &congestion::PortConfig::buffer_bytes, 16ull << 20, 1500, kMaxBuffer, "bytes",
+               "Drop-tail limit of each host NIC's transmit queue. It stands for the host's socket buffers too: UDP "
+               "senders (aggregation, congestion traffic) have no other backpressure. Background TCP flows keep only "
+               "`background.flows.tcp.small_queue_bytes` each in it.")
+          .DocDefault("`16777216` (16 MiB)");
+  return section;
+}
+
+// --- stop, outputs ---------------------------------------------------------------
+
+const CoreSection<Scenario>& Stop() {
+  static const auto section =
+      CoreSection<Scenario>("stop", "When the simulation stops")
+          .TimePs("max_sim_time_ms", &Scenario::max_sim_time_ps, 1000, 1e-6, 1e7, TimeUnit::kMs,
+                  "Simulated-time limit. A run normally stops when the workload finishes; if the limit comes first, the "
+                  "results say `\"stopped_by\": \"max_sim_time\"` (an unfinished allreduce exits with code 1).");
+  return section;
+}
+
+const CoreSection<OutputSpec>& Outputs() {
+  static const auto section =
+      CoreSection<OutputSpec>("outputs", "What a run writes besides results.json")
+          .Bool("links_csv", &OutputSpec::links_csv, true, "Write `links.csv`.")
+          .TimePs("sample_interval_us", &OutputSpec::sample_interval_ps, 0, 0, 1e9, TimeUnit::kUs,
+                  "If > 0, sample every link direction's queue, byte counter and utilisation over the last interval "
+                  "into `samples.csv`.");
+  return section;
+}
+
+}  // namespace
+
+// Background traffic and faults: scenario-sections-traffic.cc.
+const CoreSection<BackgroundSpec>& BackgroundSection();
+const CoreSection<FaultSpec>& FaultsSection();
+
+namespace {
+
+/// `name` is the default output directory out/<name>: one safe path
+/// component, or a run could write (and replace) a directory elsewhere.
+void CheckScenarioName(const Scenario& s, Reader& top) {
+  const std::string& name = s.name;
+  const char* why = "; it names the output directory out/<name>, so it must be one file name";
+  if (name.empty()) top.Fail("name", fmt::format("must not be empty{}", why));
+  if (name == "." || name == "..") top.Fail("name", fmt::format("must not be \"{}\"{}", name, why));
+  if (name.find('/') != std::string::npos) top.Fail("name", fmt::format("must not contain '/'{}", why));
+  if (name.find('\0') != std::string::npos) top.Fail("name", fmt::format("must not contain a NUL character{}", why));
+  if (name.size() > kMaxNameBytes)
+    top.Fail("name", fmt::format("is {} bytes long, at most {} (a file name){}", name.size(), kMaxNameBytes, why));
+}
+
+/// Topology-dependent checks (faults, host counts) need the (cheap) graph:
+/// built once, after every section it depends on was read.
+void BuildTopologyOnce(Reader&, Scenario& s, const ScenarioInput& in) {
+  try {
+    *in.topology = BuildTopology(s);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("topology: {}", e.what()));
+  }
+  const uint32_t nh = in.topology->num_hosts();
+  if (nh > kMaxHosts) throw ScenarioError(fmt::format("topology: {} hosts exceed the address plan ({})", nh, kMaxHosts));
+}
+
+}  // namespace
+
+const spec::Section<Scenario, ScenarioInput>& ScenarioSection() {
+  static const auto section =
+      CoreSection<Scenario>("", "INA-Sim scenario")
+          .Named("top-level")
+          .Str("name", &Scenario::name, "scenario",
+               "Name of the run; the default output directory is `out/<name>`.")
+          .Allowed("one file name: non-empty, not `.` or `..`, no `/` or NUL, at most 255 bytes")
+          .Check(CheckScenarioName)
+          .Str("description", &Scenario::description, "", "Free text, echoed in the results.")
+          .U64("seed", &Scenario::seed, 1, 1, 1ull << 62, "", "Seeds everything random: ns-3's RNG (link loss, spraying), the tensor data, `random` host placement, "
+                                                              "the permutation. `--seed N` overrides it.")
+          .Required().Object("topology", &Scenario::topology, Topology(), "See [topology](#topology).")
+          .Object("links", &Scenario::links, Links(), "See [links](#links).")
+          .Object("switch", &Scenario::sw, Switch(), "See [switch](#switch).")
+          .Object("host", &Scenario::host_port, Host(), "See [host](#host).")
+          .Object("workload", spec::Self<Scenario>(), WorkloadSection(), "See [workload](#workload).")
+          .DocDefault(fmt::format("`{{}}` (a \"{}\" allreduce over every host)", DefaultProtocol()))
+          .ObjectIfGiven("background", &Scenario::background, BackgroundSection(),
+                         "Background traffic next to the workload: Poisson TCP flows and/or moving UDP congestion. "
+                         "See [background](#background).")
+          .Object("stop", spec::Self<Scenario>(), Stop(), "See [stop](#stop).")
+          .Object("outputs", &Scenario::outputs, Outputs(), "See [outputs](#outputs).")
+          .Step(BuildTopologyOnce)
+          .Object("faults", &Scenario::faults, FaultsSection(), "See [faults](#faults).");
+  return section;
+}
+
+json ScenarioJsonSchema() {
+  json schema = {{"$schema", "https://json-schema.org/draft/2020-12/schema"}};
+  schema.update(ScenarioSection().JsonSchema());
+  schema["description"] =
+      "An INA-Sim scenario (docs/SCENARIO.md). null means absent (the key's default) to inasim, not to this schema.";
+  return schema;
+}
+
+std::vector<const spec::Doc*> ScenarioDocs() {
+  std::vector<const spec::Doc*> docs;
+  spec::CollectDocs(ScenarioSection(), docs);
+  return docs;
+}
+
+}  // namespace inasim

@@ -1,0 +1,295 @@
+// The scenario's workload object, each key declared once (spec::Section):
+// the workload type, its hosts, the keys every allreduce shares, and then,
+// through the registry, the protocol's own keys (Protocol::parse and
+// Protocol::sections: protocols/<name>/host/spec.cc). What a protocol
+// accepts comes from its protocols/<name>/protocol.json; the refusals say
+// why a scenario asks for something else.
+#include "ina/scenario-sections.h"
+
+#include "ina/workload.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace inasim {
+
+using nlohmann::json;
+using spec::Reader;
+using spec::TimeUnit;
+
+namespace {
+
+using WorkloadKeys = spec::Section<Scenario, ScenarioInput>;
+
+std::string JoinNames(const std::vector<std::string>& names, const char* last_sep) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? last_sep : ", ") + names[i];
+  return s;
+}
+
+/// The quoted names of the allreduce protocols `pick` selects.
+std::vector<std::string> NamesOf(bool (*pick)(const Protocol&)) {
+  std::vector<std::string> names;
+  for (const Protocol& p : Protocols())
+    if (p.workload_type == "allreduce" && pick(p)) names.push_back(fmt::format("\"{}\"", p.name));
+  return names;
+}
+
+std::string DataRefusal(const Protocol& p, DataPattern data) {
+  if (data != DataPattern::kUniform)
+    return fmt::format("protocol \"{}\" does not check \"{}\" data", p.name, data == DataPattern::kOnes ? "ones" : "hashed");
+  std::vector<std::string> checkers;
+  for (const Protocol& q : Protocols())
+    if (q.Accepts(DataPattern::kUniform)) checkers.push_back(fmt::format("\"{}\" ({})", q.name, q.uniform_note));
+  return fmt::format("\"uniform\" sums are inexact in float32; only protocols {} check them; protocol \"{}\" checks "
+                     "the exact sum bit for bit (use \"hashed\")", JoinNames(checkers, " and "), p.name);
+}
+
+std::string JobsRefusal(const Protocol& p) {
+  if (!p.jobs_note.empty()) return std::string(p.jobs_note);
+  std::vector<std::string> able;
+  for (const Protocol& q : Protocols())
+    if (q.concurrent_jobs == "jobs") able.push_back(fmt::format("\"{}\"", q.name));
+  return fmt::format("only protocols {} run concurrent jobs; this workload's protocol is \"{}\"",
+                     JoinNames(able, " and "), p.name);
+}
+
+std::string DtypeRefusal(const Protocol& p) {
+  const bool int32 = p.Accepts(DType::kInt32);
+  return fmt::format("protocol \"{}\" aggregates {} ({}); use \"{}\"", p.name, int32 ? "int32" : "IEEE-754 fp32",
+                     p.dtype_note, int32 ? "int32" : "float32");
+}
+
+/// Whether `p` reads workload.<section>: its own, or one it also reads.
+bool Reads(const Protocol& p, std::string_view section) {
+  return p.section == section || std::find(p.also_reads.begin(), p.also_reads.end(), section) != p.also_reads.end();
+}
+
+/// Every workload section some protocol reads, sorted, once.
+std::vector<std::string_view> AllSections() {
+  std::vector<std::string_view> sections;
+  for (const Protocol& q : Protocols()) {
+    if (!q.section.empty()) sections.push_back(q.section);
+    for (std::string_view a : q.also_reads) sections.push_back(a);
+  }
+  std::sort(sections.begin(), sections.end());
+  sections.erase(std::unique(sections.begin(), sections.end()), sections.end());
+  return sections;
+}
+
+/// The protocols that read `section`, quoted: its owner first.
+std::vector<std::string> Readers(std::string_view section) {
+  std::vector<std::string> readers;
+  for (const Protocol& q : Protocols())
+    if (q.section == section) readers.insert(readers.begin(), fmt::format("\"{}\"", q.name));
+    else if (Reads(q, section)) readers.push_back(fmt::format("\"{}\"", q.name));
+  return readers;
+}
+
+/// Each protocol reads its own section; another's is an error, not ignored.
+void RefuseOtherSections(Reader& w, const Protocol& p) {
+  for (std::string_view section : AllSections()) {
+    if (Reads(p, section)) continue;
+    const std::string key(section);
+    if (w.Has(key))
+      w.Fail(key, fmt::format("only read with protocol {} (this workload's protocol is \"{}\")",
+                              JoinNames(Readers(section), " or "), p.name));
+    w.Raw(key);
+  }
+}
+
+const Protocol& TheProtocol(const Scenario& s) { return *FindProtocol(s.workload.protocol); }
+
+/// The schema of what `p`'s sections add to the workload object: its own
+/// workload.<section> objects, or (path "workload") keys of the object itself.
+json SectionsFragment(const Protocol& p) {
+  json fragment = {{"properties", json::object()}};
+  for (const spec::Doc* d : p.sections()) {
+    if (d->path() == "workload") {
+      const json f = d->SchemaFragment();
+      fragment["properties"].update(f["properties"]);
+      if (f.contains("required")) fragment["required"] = f["required"];
+    } else {
+      fragment["properties"][d->path().substr(std::string("workload.").size())] = d->JsonSchema();
+    }
+  }
+  return fragment;
+}
+
+/// Reads the protocol's own keys (after refusing another's section).
+void ParseProtocolKeys(Reader& w, Scenario& s, const ScenarioInput&) {
+  const Protocol& protocol = TheProtocol(s);
+  RefuseOtherSections(w, protocol);
+  if (!protocol.Accepts(s.workload.dtype)) w.Fail("dtype", DtypeRefusal(protocol));
+  protocol.parse(w, s);  // its own section (protocols/<name>/host/spec.cc)
+}
+
+/// The sections of every protocol whose workload type `pick` selects.
+std::vector<const spec::Doc*> SectionsOf(bool allreduce) {
+  std::vector<const spec::Doc*> docs;
+  for (const Protocol& p : Protocols())
+    if ((p.workload_type == "allreduce") == allreduce)
+      for (const spec::Doc* d : p.sections()) docs.push_back(d);
+  return docs;
+}
+
+/// One docs row per protocol section (the section's own table follows).
+void DeclareSectionRows(WorkloadKeys& a) {
+  for (std::string_view section : AllSections()) {
+    const std::string key(section);
+    std::string title;
+    for (const spec::Doc* d : SectionsOf(true))
+      if (d->path() == "workload." + key) title = d->title();
+    a.DocRow(key.c_str(), {"object", "", "`{}`", "",
+                           fmt::format("{}; read with protocol {}. See [workload.{}](#workload{}).", title,
+                                       JoinNames(Readers(section), " or "), key, key)});
+  }
+}
+
+std::string ProtocolHelp() {
+  const auto ints = NamesOf([](const Protocol& p) { return !p.Accepts(DType::kFloat32); });
+  const auto floats = NamesOf([](const Protocol& p) { return !p.Accepts(DType::kInt32); });
+  return fmt::format("The allreduce algorithm (`inasim protocols` lists them); each reads its own section (the "
+                     "`workload.<section>` rows below), giving another one is an error. `dtype` must be `\"int32\"` "
+                     "with {} (the switches add 32-bit integers) and `\"float32\"` with {}.",
+                     JoinNames(ints, " and "), JoinNames(floats, " and "));
+}
+
+std::string DataHelp() {
+  std::vector<std::string> uniform, how;
+  for (const Protocol& p : Protocols())
+    if (p.Accepts(DataPattern::kUniform)) {
+      uniform.push_back(fmt::format("\"{}\"", p.name));
+      how.push_back(fmt::format("\"{}\": {}", p.name, p.uniform_note));
+    }
+  return fmt::format(
+      "`hashed`: each rank weighs pseudo-random element coefficients with weights of its own (`a(e) + h_r b(e)`, "
+      "one weight per rank and element class e mod 8), fresh coefficients every iteration and job, so the exact sum "
+      "is known in closed form and a rank's values replaced by another's, a lost contribution, a stale "
+      "previous-iteration result or a shifted element all show as mismatches (`src/ina/tensor-data.h`); `ones`: "
+      "every value 1 (what some of the papers verified with): it checks counts only, and the verdict says so "
+      "(`check: \"count only ...\"`, summary `COUNTS CORRECT (ones data: values not checked)`); `uniform` (float32; "
+      "protocols {}): gradients s/2^23 in (-1, 1) with full 24-bit mantissas, checked against the real sum ({}). "
+      "`float32` with `hashed` is exact up to 4,194,304 ranks.",
+      JoinNames(uniform, " and "), JoinNames(how, "; "));
+}
+
+/// The type, size and data of the tensor every allreduce reduces.
+WorkloadKeys& DeclareTensor(WorkloadKeys& a) {
+  std::vector<std::string> names;
+  for (const Protocol& p : Protocols())
+    if (p.workload_type == "allreduce") names.emplace_back(p.name);
+  return a
+      .EnumOf<std::string>("protocol", spec::In(&Scenario::workload, &WorkloadSpec::protocol),
+                           std::string(DefaultProtocol()), names, names, ProtocolHelp().c_str())
+      .U64("bytes", spec::In(&Scenario::workload, &WorkloadSpec::bytes), 4ull << 20, 4, 1ull << 40, "bytes",
+           "Size of the tensor each rank contributes (elements = bytes / 4).")
+      .DocDefault("`4194304` (4 MiB)")
+      .AllowedNote("multiple of 4")
+      .SchemaAlso({{"multipleOf", 4}})
+      .Check([](const Scenario& s, Reader& w) {
+        if (s.workload.bytes % 4)
+          w.Fail("bytes", fmt::format("must be a multiple of 4 (whole 32-bit elements), got {}", s.workload.bytes));
+      })
+      .Enum("dtype", spec::In(&Scenario::workload, &WorkloadSpec::dtype), "int32",
+            {{"int32", DType::kInt32}, {"float32", DType::kFloat32}}, "Element type; int32 sums wrap modulo 2^32.")
+      .Enum("data", spec::In(&Scenario::workload, &WorkloadSpec::data), "hashed",
+            {{"hashed", DataPattern::kHashed}, {"ones", DataPattern::kOnes}, {"uniform", DataPattern::kUniform}},
+            DataHelp().c_str())
+      .Check([](const Scenario& s, Reader& w) {
+        if (s.workload.data == DataPattern::kUniform && s.workload.dtype != DType::kFloat32)
+          w.Fail("data", "\"uniform\" draws float32 gradients in (-1, 1); it needs dtype \"float32\"");
+        if (!TheProtocol(s).Accepts(s.workload.data)) w.Fail("data", DataRefusal(TheProtocol(s), s.workload.data));
+      });
+}
+
+/// Iterations, timing and concurrent jobs.
+WorkloadKeys& DeclareSchedule(WorkloadKeys& a) {
+  std::vector<std::string> able;
+  for (const Protocol& q : Protocols())
+    if (q.concurrent_jobs == "jobs") able.push_back(fmt::format("`{}`", q.name));
+  return a
+      .U32("iterations", spec::In(&Scenario::workload, &WorkloadSpec::iterations), 1, 1, 1'000'000, "",
+           "Number of back-to-back collectives.")
+      .TimePs("compute_gap_us", spec::In(&Scenario::workload, &WorkloadSpec::compute_gap_ps), 0, 0, 1e9, TimeUnit::kUs,
+              "Pause between the end of one collective and the start of the next.")
+      .TimePs("start_us", spec::In(&Scenario::workload, &WorkloadSpec::start_ps), 0, 0, 1e9, TimeUnit::kUs,
+              "Start time of the first collective.")
+      .U32("jobs", spec::In(&Scenario::workload, &WorkloadSpec::jobs), 1, 1, 256, "",
+           "Concurrent allreduces: the selected hosts are dealt into this many groups of equal size (+-1), each "
+           "running its own allreduce of `bytes` at the same time (see below).")
+      .AllowedNote(fmt::format("> 1 with {}; at least 2 selected hosts per job", JoinNames(able, " and ")))
+      .Enum("job_split", spec::In(&Scenario::workload, &WorkloadSpec::jobs_contiguous), "shuffled",
+            {{"shuffled", false}, {"contiguous", true}},
+            "How `workload.jobs` splits the selected hosts: `shuffled` with the seed, then dealt out (each job "
+            "scattered over the racks); `contiguous` in host-id order, so each job holds a range of racks, as a "
+            "scheduler that partitions the system would give. `host_split` in the results says which.")
+      .Check([](const Scenario& s, Reader& w) {
+        if (s.workload.jobs > 1 && TheProtocol(s).concurrent_jobs != "jobs") w.Fail("jobs", JobsRefusal(TheProtocol(s)));
+      });
+}
+
+/// allreduce: the keys every protocol shares, then the protocol's own (its registry entry).
+const WorkloadKeys& Allreduce() {
+  static const WorkloadKeys section = [] {
+    WorkloadKeys a("workload", "Allreduce");
+    a.Named("workload:allreduce");
+    DeclareTensor(a);
+    DeclareSchedule(a);
+    a.Step(ParseProtocolKeys,
+           [](json& fragment) {
+             for (const Protocol& p : Protocols())
+               if (p.workload_type == "allreduce")
+                 fragment["allOf"].push_back(spec::detail::IfThen("protocol", json::array({p.name}),
+                                                                  p.name == DefaultProtocol(), SectionsFragment(p)));
+           },
+           [] { return SectionsOf(true); });
+    DeclareSectionRows(a);
+    return a;
+  }();
+  return section;
+}
+
+/// Workload types other than allreduce (and "none"): one protocol each reads them.
+void ParseOtherType(Reader& w, Scenario& s, const ScenarioInput&) {
+  const std::string& type = w.out()["type"].get_ref<const std::string&>();
+  for (const Protocol& p : Protocols())
+    if (p.workload_type != "allreduce" && p.workload_type == type) p.parse(w, s);
+}
+
+void OtherTypesSchema(json& fragment) {
+  for (const Protocol& p : Protocols())
+    if (p.workload_type != "allreduce")
+      fragment["allOf"].push_back(
+          spec::detail::IfThen("type", json::array({p.workload_type}), false, SectionsFragment(p)));
+  // "none": no hosts either.
+  fragment["allOf"].push_back(spec::detail::IfThen("type", json::array({"none"}), false,
+                                                   json{{"not", json{{"required", json::array({"hosts"})}}}}));
+}
+
+}  // namespace
+
+const spec::Section<Scenario, ScenarioInput>& WorkloadSection() {
+  static const WorkloadKeys section =
+      WorkloadKeys("workload", "Workload")
+          .Enum("type", spec::In(&Scenario::workload, &WorkloadSpec::type), "allreduce",
+                {{"allreduce", WorkloadType::kAllreduce},
+                 {"permutation", WorkloadType::kPermutation},
+                 {"none", WorkloadType::kNone}},
+                "What the hosts do.")
+          .Custom("hosts", HostSelectionKeyDoc("Which hosts take part (`allreduce` and `permutation` only)."),
+                  [] { return HostSelectionSchema(false); },
+                  [](Reader& w, Scenario& s, const ScenarioInput&) {
+                    if (s.workload.type != WorkloadType::kNone) ParseHosts(w, s.workload.hosts);
+                  })
+          .Nests({&HostSelectionObjectDoc()})
+          .When("type", {"allreduce"}, Allreduce())
+          .Step(ParseOtherType, OtherTypesSchema, [] { return SectionsOf(false); });
+  return section;
+}
+
+}  // namespace inasim
