@@ -71,7 +71,7 @@ void CanaryHost::Setup(CanaryJob* job, uint32_t rank) {
   const uint64_t total = job->total_blocks();
   attempt_.assign(total, 0);
   state_.assign(total, kNotIssued);
-  generation_.assign(job->mode() == InaTreeMode::kCanary ? total : 0, 0);
+  timers_.Reset(job->mode() == InaTreeMode::kCanary ? total : 0);
   if (job->mode() == InaTreeMode::kCanary) {
     // Blocks g with g mod n == my slot: g / n indexes them.
     const uint64_t slot = job->LeaderSlot(rank);
@@ -103,13 +103,13 @@ void CanaryHost::Setup(CanaryJob* job, uint32_t rank) {
 void CanaryHost::StopApplication() {
   if (data_socket_) data_socket_->Close();
   if (control_socket_) control_socket_->Close();
-  timer_event_.Cancel();
+  timers_.CancelEvent();
 }
 
 void CanaryHost::DoDispose() {
   data_socket_ = nullptr;
   control_socket_ = nullptr;
-  timer_event_.Cancel();
+  timers_.CancelEvent();
   ns3::Application::DoDispose();
 }
 
@@ -492,7 +492,7 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
   state_[g] = kDone;
   ++c_.results_received;
   ++blocks_done_total_;
-  if (job_->mode() == InaTreeMode::kCanary) ++generation_[g];  // its timer is stale
+  if (job_->mode() == InaTreeMode::kCanary) timers_.Stop(g);
   // Every element this host ends with, against the exact sum.
   const TensorData& data = job_->data(it);
   const uint64_t first = (g % job_->blocks_per_iteration()) * k_;
@@ -514,19 +514,8 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
 }
 
 void CanaryHost::ArmTimer(uint64_t g) {
-  const uint32_t gen = ++generation_[g];
-  timers_.push({NowPs() + job_->canary().retransmit_timeout_ps, g, gen});
-  ArmEvent();
-}
-
-void CanaryHost::ArmEvent() {
-  while (!timers_.empty() && timers_.top().generation != generation_[timers_.top().block]) timers_.pop();
-  if (timers_.empty()) return;
-  const uint64_t at = timers_.top().deadline_ps;
-  if (timer_event_.IsRunning() && timer_event_at_ <= at) return;
-  timer_event_.Cancel();
-  timer_event_at_ = at;
-  timer_event_ = Simulator::Schedule(PicoSeconds(at - NowPs()), &CanaryHost::OnTimerEvent, this);
+  timers_.Start(g, NowPs() + job_->canary().retransmit_timeout_ps);
+  timers_.Arm(NowPs(), this, &CanaryHost::OnTimerEvent);
 }
 
 // canary-fgcs24 §3.3 "all the hosts (excluding the leader) set a timeout for
@@ -534,26 +523,19 @@ void CanaryHost::ArmEvent() {
 // retransmission request is issued."
 void CanaryHost::OnTimerEvent() {
   const uint64_t now = NowPs();
-  timer_event_at_ = 0;
-  while (!timers_.empty()) {
-    const Timer t = timers_.top();
-    if (t.generation != generation_[t.block]) {
-      timers_.pop();
-      continue;
-    }
-    if (t.deadline_ps > now) break;
-    timers_.pop();
-    if (state_[t.block] != kIssued) continue;
-    if (attempt_[t.block] > job_->canary().max_failures) {
-      SendBlock(t.block);  // host-based reduction: resend the data itself
+  timers_.Fired();
+  uint64_t g;
+  while (timers_.PopDue(now, g)) {
+    if (state_[g] != kIssued) continue;
+    if (attempt_[g] > job_->canary().max_failures) {
+      SendBlock(g);  // host-based reduction: resend the data itself
     } else {
       ++c_.retransmit_requests;
-      SendControl(job_->LeaderOf(t.block), kRetransmitRequest, t.block, attempt_[t.block], nullptr);
+      SendControl(job_->LeaderOf(g), kRetransmitRequest, g, attempt_[g], nullptr);
     }
-    const uint32_t gen = ++generation_[t.block];
-    timers_.push({now + job_->canary().retransmit_timeout_ps, t.block, gen});
+    timers_.Start(g, now + job_->canary().retransmit_timeout_ps);
   }
-  ArmEvent();
+  timers_.Arm(now, this, &CanaryHost::OnTimerEvent);
 }
 
 // ------------------------------------------------------------------- job ----

@@ -47,7 +47,7 @@ void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vecto
   CanaryJobSet::CheckPlacement(t, hosts, InaTreeMode::kCanary, s.seed, s.workload, s.workload.jobs);
 }
 
-/// CanaryHost's attempt_, state_, generation_, queued_, lead_ per block.
+/// CanaryHost's attempt_, state_, queued_, lead_ and its timers' generation per block.
 double StateBytes(const Scenario& s, size_t hosts) {
   const WorkloadSpec& w = s.workload;
   const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.spec<CanarySpec>().elements_per_packet) * w.iterations;
