@@ -7,6 +7,7 @@
 // model's adder.
 #include "protocols/panama/dataplane/panama_dataplane.h"
 #include "p4model/tools/programs.h"
+#include "tests/common/recording_emitter.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -187,28 +188,8 @@ Bytes Result(Pkt src, uint8_t ecn, uint16_t wnd_cap, bool fin, std::vector<uint3
 
 // --- recording harness ------------------------------------------------------
 
-struct Out {
-  enum Kind { kUnicast, kMulticast, kRouted } kind;
-  Bytes bytes;
-  uint16_t port = 0;
-  std::vector<uint16_t> ports;
-  Picoseconds latency = 0;
-};
-
-class Recorder : public inasim::p4::Emitter {
- public:
-  void Emit(inasim::Span<const uint8_t> f, uint16_t port, Picoseconds latency) override {
-    out.push_back({Out::kUnicast, Bytes(f.begin(), f.end()), port, {}, latency});
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> f, inasim::Span<const uint16_t> ports, Picoseconds latency) override {
-    out.push_back({Out::kMulticast, Bytes(f.begin(), f.end()), 0, std::vector<uint16_t>(ports.begin(), ports.end()),
-                   latency});
-  }
-  void EmitRouted(inasim::Span<const uint8_t> f, Picoseconds latency) override {
-    out.push_back({Out::kRouted, Bytes(f.begin(), f.end()), 0, {}, latency});
-  }
-  std::vector<Out> out;
-};
+using Out = inasim::testing::Emitted;
+using Recorder = inasim::testing::RecordingEmitter;
 
 struct Accel {
   explicit Accel(pn::PanamaConfig c) : dp(std::move(c)) {}
