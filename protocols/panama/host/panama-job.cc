@@ -4,6 +4,7 @@
 #include "ina/background.h"
 #include "protocols/panama/host/dnn-models.h"
 #include "ina/fabric.h"
+#include "ina/jobs.h"
 #include "protocols/ring/host/ring-allreduce.h"
 #include "topology/split_mix64.h"
 #include "p4model/common/frame.h"
@@ -817,8 +818,8 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       rc.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' ranks in turn
       try {
         rings_.push_back(std::make_unique<RingAllreduce>(nodes, addrs, cj.bytes, DType::kFloat32, s.workload.data,
-                                                         s.seed + i, rc, ps.cluster.iterations, cj.compute_ps,
-                                                         static_cast<uint16_t>(s.links.mtu_bytes)));
+                                                         ConsecutiveJobSeed(s.seed, i), rc, ps.cluster.iterations,
+                                                         cj.compute_ps, static_cast<uint16_t>(s.links.mtu_bytes)));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
       }
@@ -831,8 +832,8 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       PanamaSpec spec = ps;
       spec.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' workers in turn
       try {
-        jobs_.push_back(std::make_unique<PanamaJob>(fabric, cj.hosts, s.workload.data, s.seed + i, spec,
-                                                    static_cast<uint16_t>(ps.jid + i), cj.bytes,
+        jobs_.push_back(std::make_unique<PanamaJob>(fabric, cj.hosts, s.workload.data, ConsecutiveJobSeed(s.seed, i),
+                                                    spec, static_cast<uint16_t>(ps.jid + i), cj.bytes,
                                                     ps.cluster.iterations, cj.compute_ps));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
@@ -854,8 +855,8 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
     for (size_t i = 0; i < jobs.size(); ++i) {
       const std::vector<uint32_t>& hosts = job_hosts[i];
       try {
-        jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, s.seed + i, ps,
-                                                    static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
+        jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, ConsecutiveJobSeed(s.seed, i),
+                                                    ps, static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
                                                     jobs[i].iterations, jobs[i].compute_gap_ps));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload: {}", e.what()));
@@ -903,7 +904,7 @@ std::vector<std::vector<uint32_t>> PanamaJobSet::FixedJobHosts(const Scenario& s
     if (sel.count > nh)
       throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts.count: {} hosts asked for, the topology has {}",
                                       i, sel.count, nh));
-    out.push_back(SelectHosts(sel, nh, s.seed + i));
+    out.push_back(SelectHosts(sel, nh, ConsecutiveJobSeed(s.seed, i)));
     for (uint32_t h : out.back()) {
       if (used[h])
         throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} is already a worker of another "

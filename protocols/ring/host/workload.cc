@@ -1,14 +1,14 @@
 // The host ring allreduce's entry in the protocol registry
 // (protocols/ring/protocol.json): one ring over the selected hosts, or
 // workload.jobs concurrent rings over disjoint host groups (canary-fgcs24
-// Fig. 10a's baseline), split as CanaryJobSet splits them.
+// Fig. 10a's baseline), split as every protocol's jobs are (ina/jobs.h).
 #include "congestion/flow_generator.h"
 #include "ina/fabric.h"
+#include "ina/jobs.h"
 #include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/units.h"
 #include "ina/workload.h"
-#include "protocols/canary/host/canary-jobs.h"
 #include "protocols/ring/host/ring-allreduce.h"
 
 #include <fmt/format.h>
@@ -217,19 +217,13 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
 class RingWorkload final : public Workload {
  public:
   explicit RingWorkload(const WorkloadContext& c) : s_(c.scenario) {
-    if (s_.workload.jobs == 1) {
-      rings_.push_back(MakeRing(s_, c.fabric, c.hosts, s_.seed));
-      return;
-    }
-    // Job 0 keeps the scenario's data seed.
-    std::vector<std::vector<uint32_t>> groups;
+    std::vector<JobPlacement> jobs;
     try {
-      groups = CanaryJobSet::SplitHosts(c.hosts, s_.workload.jobs, s_.seed, s_.workload.jobs_contiguous);
+      jobs = PlaceJobs(c.hosts, s_.workload.jobs, s_.seed, s_.workload.jobs_contiguous);
     } catch (const std::invalid_argument& e) {
       throw ScenarioError(fmt::format("workload: {}", e.what()));
     }
-    for (uint32_t j = 0; j < groups.size(); ++j)
-      rings_.push_back(MakeRing(s_, c.fabric, groups[j], j == 0 ? s_.seed : s_.seed ^ congestion::Mix64(0x6a6f6273ull + j)));
+    for (const JobPlacement& job : jobs) rings_.push_back(MakeRing(s_, c.fabric, job.hosts, job.seed));
   }
   void Start(std::function<void()> on_finished) override {
     on_finished_ = std::move(on_finished);
@@ -283,7 +277,7 @@ void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<
     return;
   }
   // The smallest group has the longest per-rank stream (fewer ranks, larger chunks).
-  const auto groups = CanaryJobSet::SplitHosts(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous);
+  const auto groups = SplitHosts(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous);
   size_t smallest = hosts.size();
   for (const auto& g : groups) smallest = std::min(smallest, g.size());
   CheckRingStream(s, smallest);
