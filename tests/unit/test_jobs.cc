@@ -1,7 +1,8 @@
 // ina/jobs.h: how workload.jobs splits the selected hosts, each job's seed,
-// and concurrent jobs run as one. The expected groups and seeds are computed
+// and concurrent jobs run as one; ina/job-workload.h: a job as a Workload. The expected groups and seeds are computed
 // independently (SplitMix64 in Python), so a change that moves them, and with
 // them every multi-job run's data, fails here.
+#include "ina/job-workload.h"
 #include "ina/jobs.h"
 
 #include <gtest/gtest.h>
@@ -91,6 +92,65 @@ TEST(Jobs, ConcurrentJobsFinishOnceAllHave) {
   EXPECT_EQ(finished, 0);
   jobs.job(1).on_finished();
   EXPECT_EQ(finished, 1);
+}
+
+/// A job as JobWorkload sees one: started at a time given, or at its own.
+struct FakeRun {
+  std::function<void()> on_finished;
+  uint64_t started_at = 0;
+  void Start(uint64_t at_ps) { started_at = at_ps; }
+  double progress() const { return 0.25; }
+  void Report(const inasim::Scenario&, bool finished, inasim::WorkloadReport& out) const {
+    out.correct = finished;
+    out.summary = "fake";
+  }
+};
+struct FakeOwnTimes {
+  std::function<void()> on_finished;
+  bool started = false;
+  void Start() { started = true; }
+  double progress() const { return 1; }
+  void Report(const inasim::Scenario&, bool, inasim::WorkloadReport&) const {}
+};
+
+TEST(JobWorkload, StartsAtWorkloadStartAndForwards) {
+  inasim::Scenario s;
+  s.workload.start_ps = 5'000'000;
+  FakeRun* run = nullptr;
+  inasim::JobWorkload<FakeRun> w(s, [&] {
+    auto r = std::make_unique<FakeRun>();
+    run = r.get();
+    return r;
+  });
+  int done = 0;
+  w.Start([&done] { ++done; });
+  EXPECT_EQ(run->started_at, 5'000'000u);
+  run->on_finished();
+  EXPECT_EQ(done, 1);
+  EXPECT_DOUBLE_EQ(w.Progress(), 0.25);
+  inasim::WorkloadReport out;
+  w.Report(false, out);
+  EXPECT_FALSE(out.correct);
+  EXPECT_EQ(out.summary, "fake");
+
+  FakeOwnTimes* own = nullptr;
+  inasim::JobWorkload<FakeOwnTimes> w2(s, [&] {
+    auto r = std::make_unique<FakeOwnTimes>();
+    own = r.get();
+    return r;
+  });
+  w2.Start([] {});
+  EXPECT_TRUE(own->started);
+}
+
+TEST(JobWorkload, InvalidArgumentIsAWorkloadError) {
+  inasim::Scenario s;
+  try {
+    inasim::JobWorkload<FakeRun> w(s, []() -> std::unique_ptr<FakeRun> { throw std::invalid_argument("no hosts"); });
+    FAIL() << "no exception";
+  } catch (const inasim::ScenarioError& e) {
+    EXPECT_STREQ(e.what(), "workload: no hosts");
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // Fig. 10a's baseline), split as every protocol's jobs are (ina/jobs.h).
 #include "congestion/flow_generator.h"
 #include "ina/fabric.h"
+#include "ina/job-workload.h"
 #include "ina/jobs.h"
 #include "ina/protocol-checks.h"
 #include "ina/scenario.h"
@@ -214,47 +215,24 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
                              goodput_max, VerdictWord(out.correct, s.workload.data), checked, mism);
 }
 
-class RingWorkload final : public Workload {
+/// One ring over the selected hosts, or workload.jobs rings over disjoint groups.
+class RingJobs : public ConcurrentJobs<RingAllreduce> {
  public:
-  explicit RingWorkload(const WorkloadContext& c) : s_(c.scenario) {
-    std::vector<JobPlacement> jobs;
-    try {
-      jobs = PlaceJobs(c.hosts, s_.workload.jobs, s_.seed, s_.workload.jobs_contiguous);
-    } catch (const std::invalid_argument& e) {
-      throw ScenarioError(fmt::format("workload: {}", e.what()));
-    }
-    for (const JobPlacement& job : jobs) rings_.push_back(MakeRing(s_, c.fabric, job.hosts, job.seed));
+  RingJobs(const Scenario& s, Fabric& fabric, const std::vector<uint32_t>& hosts) {
+    for (const JobPlacement& job : PlaceJobs(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous))
+      Add(MakeRing(s, fabric, job.hosts, job.seed));
   }
-  void Start(std::function<void()> on_finished) override {
-    on_finished_ = std::move(on_finished);
-    for (auto& ring : rings_) {
-      ring->on_finished = [this] {
-        if (++done_ == rings_.size()) on_finished_();
-      };
-      ring->Start(s_.workload.start_ps);
-    }
+  void Report(const Scenario& s, bool finished, WorkloadReport& out) const {
+    if (s.workload.jobs == 1) ReportOneRing(*jobs_[0], s, finished, out);
+    else ReportRings(jobs_, s, finished, out);
   }
-  double Progress() const override {
-    double sum = 0;
-    for (const auto& ring : rings_) sum += ring->progress();
-    return sum / static_cast<double>(rings_.size());
-  }
-  void Report(bool finished, WorkloadReport& out) const override {
-    if (s_.workload.jobs == 1) ReportOneRing(*rings_[0], s_, finished, out);
-    else ReportRings(rings_, s_, finished, out);
-  }
-
- private:
-  const Scenario& s_;
-  std::vector<std::unique_ptr<RingAllreduce>> rings_;
-  std::function<void()> on_finished_;
-  size_t done_ = 0;
 };
 
 }  // namespace
 
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
-  return std::make_unique<RingWorkload>(context);
+  return MakeJobWorkload<RingJobs>(
+      context, [&] { return std::make_unique<RingJobs>(context.scenario, context.fabric, context.hosts); });
 }
 
 namespace {
