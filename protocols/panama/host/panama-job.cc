@@ -9,6 +9,7 @@
 #include "topology/split_mix64.h"
 #include "p4model/common/frame.h"
 #include "protocols/panama/dataplane/panama_dataplane.h"
+#include "protocols/panama/dataplane/tree_switch.h"
 
 #include "ns3/inet-socket-address.h"
 #include "ns3/ipv4-static-routing-helper.h"
@@ -41,91 +42,6 @@ uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds(
 /// DSCP 56 (panama §5 (1)) with ECT(0), so switches mark CE instead of only
 /// dropping (§4.2.2).
 constexpr uint8_t kAggregationTos = pn::kAggregationDscp << 2 | 0x2;
-
-// The hosted program of one tree switch: the accelerator model, with its
-// results and pass-through results steered along the job's trees.
-class PanamaTreeSwitch final : public p4::Dataplane, private p4::Emitter {
- public:
-  struct TreeRoute {
-    int32_t parent_port = -1;               ///< -1 at the root
-    std::vector<uint16_t> child_ports;
-    std::vector<uint32_t> child_host_ip;    ///< per child: its IPv4 if a host, 0 if a switch
-    std::vector<uint8_t> is_child;          ///< by port
-  };
-  /// `routes[j]`: the trees of job `jids[j]` at this switch, by TID.
-  PanamaTreeSwitch(pn::PanamaConfig config, std::vector<uint16_t> jids, std::vector<std::vector<TreeRoute>> routes)
-      : accelerator_(std::move(config)), jids_(std::move(jids)), routes_(std::move(routes)) {}
-
-  std::string Name() const override { return "panama"; }
-  bool Claims(const p4::FrameView& f) const override { return accelerator_.Claims(f); }
-  void Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, p4::Picoseconds now,
-               p4::Emitter& out) override {
-    out_ = &out;
-    ingress_ = ingress_port;
-    accelerator_.Process(ingress_port, frame, now, *this);
-    out_ = nullptr;
-  }
-  std::string DumpState() const override { return accelerator_.DumpState(); }
-  const pn::PanamaDataplane& accelerator() const { return accelerator_; }
-  pn::PanamaDataplane& mutable_accelerator() { return accelerator_; }
-
- private:
-  void Emit(inasim::Span<const uint8_t> frame, uint16_t port, p4::Picoseconds latency) override {
-    out_->Emit(frame, port, latency);
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> frame, inasim::Span<const uint16_t> ports,
-                     p4::Picoseconds latency) override {
-    out_->EmitMulticast(frame, ports, latency);
-  }
-  // A result (or a result passing down): up to the parent if it came from a
-  // child and this is not the root, else down to every child.
-  void EmitRouted(inasim::Span<const uint8_t> frame, p4::Picoseconds latency) override {
-    const p4::FrameView v = p4::ParseFrame(frame.data(), frame.size(), static_cast<uint32_t>(frame.size()));
-    const size_t hdr = v.l4_payload_offset;
-    const size_t job = v.l4 && v.protocol == 17 && frame.size() >= hdr + pn::kPanamaHeaderBytes
-                           ? static_cast<size_t>(std::find(jids_.begin(), jids_.end(),
-                                                           p4::LoadBe16(frame.data() + hdr + pn::kOffJid)) -
-                                                 jids_.begin())
-                           : jids_.size();
-    if (job == jids_.size() || frame.data()[hdr + pn::kOffTid] >= routes_[job].size() ||
-        routes_[job][frame.data()[hdr + pn::kOffTid]].is_child.empty()) {
-      out_->EmitRouted(frame, latency);  // no job's tree here: the switch forwards it
-      return;
-    }
-    const TreeRoute& r = routes_[job][frame.data()[hdr + pn::kOffTid]];
-    const bool from_child = ingress_ < r.is_child.size() && r.is_child[ingress_];
-    if (from_child && r.parent_port >= 0) {
-      out_->Emit(frame, static_cast<uint16_t>(r.parent_port), latency);
-      return;
-    }
-    if (!from_child && static_cast<int32_t>(ingress_) != r.parent_port) {
-      out_->EmitRouted(frame, latency);  // not on this tree's path: plain forwarding
-      return;
-    }
-    for (size_t i = 0; i < r.child_ports.size(); ++i) {
-      if (r.child_host_ip[i] == 0) {
-        out_->Emit(frame, r.child_ports[i], latency);
-        continue;
-      }
-      // Last hop: the worker's own address (and MAC), IPv4 checksum redone.
-      scratch_.assign(frame.data(), frame.data() + frame.size());
-      const auto mac = MacBytesOfIpv4(r.child_host_ip[i]);
-      std::memcpy(scratch_.data(), mac.data(), 6);
-      uint8_t* ip = scratch_.data() + p4::kEthernetBytes;
-      p4::StoreBe32(ip + 16, r.child_host_ip[i]);
-      p4::StoreBe16(ip + 10, 0);
-      p4::StoreBe16(ip + 10, p4::Ipv4HeaderChecksum(ip, v.ip_header_bytes));
-      out_->Emit(inasim::Span<const uint8_t>(scratch_.data(), scratch_.size()), r.child_ports[i], latency);
-    }
-  }
-
-  pn::PanamaDataplane accelerator_;
-  std::vector<uint16_t> jids_;
-  std::vector<std::vector<TreeRoute>> routes_;
-  p4::Emitter* out_ = nullptr;
-  uint16_t ingress_ = 0;
-  std::vector<uint8_t> scratch_;
-};
 
 }  // namespace
 
@@ -457,30 +373,27 @@ void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*
   for (uint32_t v : switches) {
     const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
     const PanamaSpec& spec = jobs.front()->spec_;  // accelerator parameters are the run's, not per job
-    pn::PanamaConfig c;
-    c.num_ports = ports;
-    c.float_mode = spec.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
-    c.latency.mode = spec.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
-    c.buffer_bytes = spec.accelerator_buffer_bytes;
-    c.claim_all_traffic = false;  // other traffic keeps the switch's own forwarding
+    pn::TreeSwitchConfig c;
+    c.accelerator.num_ports = ports;
+    c.accelerator.float_mode = spec.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
+    c.accelerator.latency.mode = spec.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
+    c.accelerator.buffer_bytes = spec.accelerator_buffer_bytes;
+    c.accelerator.claim_all_traffic = false;  // other traffic keeps the switch's own forwarding
     std::vector<uint16_t> jids;
-    std::vector<std::vector<PanamaTreeSwitch::TreeRoute>> routes;
     for (const PanamaJob* job : jobs) {
       uint64_t bitmap = 0;
       bool in_job = false;
-      std::vector<PanamaTreeSwitch::TreeRoute> job_routes(job->trees_.size());
+      std::vector<pn::TreeRoute> job_routes(job->trees_.size());
       for (uint32_t t = 0; t < job->trees_.size(); ++t) {
         const topo::AggregationTree& tree = job->trees_[t];
         if (!tree.contains(v)) continue;
-        PanamaTreeSwitch::TreeRoute& r = job_routes[t];
+        pn::TreeRoute& r = job_routes[t];
         r.parent_port = tree.parent_port[v];
-        r.is_child.assign(ports, 0);
         uint64_t b = 0;
         for (uint16_t p : tree.child_ports[v]) {
           const uint32_t child = topology.ports(v)[p].peer;
-          r.child_ports.push_back(p);
-          r.child_host_ip.push_back(topology.is_host(child) ? HostIpv4(child) : 0);
-          r.is_child[p] = 1;
+          const uint32_t ip = topology.is_host(child) ? HostIpv4(child) : 0;
+          r.children.push_back({p, ip, ip ? MacBytesOfIpv4(ip) : std::array<uint8_t, 6>{}});
           b |= uint64_t{1} << p;
         }
         bitmap = b;  // one Ports_bitmap per job per accelerator (§5 (2)): the same in every tree (CheckAccelerators)
@@ -504,11 +417,11 @@ void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*
       }
       pj.num_trees = static_cast<uint32_t>(job->trees_.size());
       pj.result = pn::ResultRoute::kRouted;
-      c.jobs.push_back(pj);
+      c.accelerator.jobs.push_back(pj);
+      c.routes.push_back(std::move(job_routes));
       jids.push_back(job->spec_.jid);
-      routes.push_back(std::move(job_routes));
     }
-    auto program = std::make_unique<PanamaTreeSwitch>(std::move(c), jids, std::move(routes));
+    auto program = std::make_unique<pn::PanamaTreeSwitch>(std::move(c));
     std::vector<std::pair<uint16_t, PanamaJob*>> partial_jobs;  // PANAMA-<quorum> jobs here
     for (PanamaJob* job : jobs)
       if (std::find(jids.begin(), jids.end(), job->spec_.jid) != jids.end()) {
