@@ -2,6 +2,7 @@
 
 #include "ina/addressing.h"
 #include "ina/fabric.h"
+#include "ina/shared-program.h"
 #include "protocols/canary/dataplane/canary_dataplane.h"
 #include "p4model/common/frame.h"
 #include "protocols/static_tree/dataplane/static_tree_dataplane.h"
@@ -636,17 +637,16 @@ void CanaryJob::InstallCanary() {
   // packets will take are not known a priori").
   for (uint32_t sw = 0; sw < fabric_->num_switches(); ++sw) {
     const uint32_t v = nh + sw;
-    // An earlier concurrent job installed the program: one Canary program per
-    // switch serves every application id (canary-fgcs24 §3.4).
-    if (auto* installed = dynamic_cast<cn::CanaryDataplane*>(fabric_->switch_node(sw).dataplane())) {
-      AddPartition(*installed);
-      switch_vertices_.push_back(v);
-      continue;
-    }
-    const cn::CanaryConfig c = SwitchConfig(t, v, cs, k_);
-    auto dp = std::make_unique<p4::canary::CanaryDataplane>(c);
-    AddPartition(*dp);
-    fabric_->switch_node(sw).SetDataplane(std::move(dp));
+    // One Canary program per switch serves every application id
+    // (canary-fgcs24 §3.4): a later concurrent job joins the one installed.
+    InstallOrJoin<cn::CanaryDataplane>(
+        fabric_->switch_node(sw),
+        [&] {
+          auto dp = std::make_unique<cn::CanaryDataplane>(SwitchConfig(t, v, cs, k_));
+          AddPartition(*dp);
+          return dp;
+        },
+        [&](cn::CanaryDataplane& installed) { AddPartition(installed); });
     switch_vertices_.push_back(v);
   }
 }
@@ -755,12 +755,12 @@ void CanaryJob::InstallStaticTrees() {
     c.num_elements = k_;
     c.slots_per_tree = spec_.spec<StaticTreeSpec>().slots_per_tree;
     c.pass_latency_ps = spec_.spec<StaticTreeSpec>().pass_latency_ps;
-    // Earlier concurrent jobs' trees on this switch stay: one program holds them all.
-    if (const auto* earlier = dynamic_cast<const st::StaticTreeDataplane*>(fabric_->switch_node(sw).dataplane()))
-      c.trees = earlier->config().trees;
-    c.trees.insert(c.trees.end(), per_switch[sw].begin(), per_switch[sw].end());
+    c.trees = per_switch[sw];
+    // One program holds every concurrent job's trees: a later job adds its own.
     try {
-      fabric_->switch_node(sw).SetDataplane(std::make_unique<st::StaticTreeDataplane>(c));
+      InstallOrJoin<st::StaticTreeDataplane>(
+          fabric_->switch_node(sw), [&] { return std::make_unique<st::StaticTreeDataplane>(c); },
+          [&](st::StaticTreeDataplane& installed) { installed.AddTrees(c.trees); });
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("static_tree program on {}: {}", t.node(v).name, e.what()));
     }

@@ -62,7 +62,7 @@ CanaryJobSet::CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, I
     Add(std::make_unique<CanaryJob>(fabric, placed[j].hosts, mode, pattern, placed[j].seed, js, j));
   }
   if (jobs_.size() > 1 && mode == InaTreeMode::kStaticTree) {
-    // Each job's trees cover some switches; the last program on a switch holds
+    // Each job's trees cover some switches; the one program on a switch holds
     // every job's trees, so job 0 reports the counters of all of them.
     std::vector<uint32_t> all;
     for (const auto& job : jobs_) all.insert(all.end(), job->switch_vertices().begin(), job->switch_vertices().end());

@@ -130,6 +130,17 @@ PanamaTreeSwitch::PanamaTreeSwitch(TreeSwitchConfig config)
   }
 }
 
+void PanamaTreeSwitch::AddJob(const PanamaJob& job, std::vector<TreeRoute> routes) {
+  TreeSwitchConfig check{accelerator_.config(), {}};
+  check.accelerator.jobs.push_back(job);
+  check.routes.resize(check.accelerator.jobs.size());
+  check.routes.back() = routes;
+  check.Validate();
+  accelerator_.AddJob(job);
+  jids_.push_back(job.jid);
+  AddRoutes(routes);
+}
+
 void PanamaTreeSwitch::AddRoutes(const std::vector<TreeRoute>& routes) {
   std::vector<Steering> job;
   for (const TreeRoute& r : routes) {

@@ -58,6 +58,10 @@ class PanamaTreeSwitch final : public Dataplane, private Emitter {
   void Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds now, Emitter& out) override;
   std::string DumpState() const override { return accelerator_.DumpState(); }
 
+  /// Controller action: one more job sharing this switch, with its trees here
+  /// (PanamaDataplane::AddJob). Throws std::invalid_argument as the constructor.
+  void AddJob(const PanamaJob& job, std::vector<TreeRoute> routes);
+
   const PanamaDataplane& accelerator() const { return accelerator_; }
   PanamaDataplane& mutable_accelerator() { return accelerator_; }
 

@@ -5,6 +5,7 @@
 #include "protocols/panama/host/dnn-models.h"
 #include "ina/fabric.h"
 #include "ina/jobs.h"
+#include "ina/shared-program.h"
 #include "protocols/ring/host/ring-allreduce.h"
 #include "topology/split_mix64.h"
 #include "p4model/common/frame.h"
@@ -358,84 +359,86 @@ void PanamaJob::CheckAccelerators(const topo::Topology& topology,
 }
 
 void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*>& jobs) {
-  const topo::Topology& topology = fabric.topology();
-  const uint32_t nh = topology.num_hosts();
-  std::vector<uint32_t> switches;
-  for (const PanamaJob* job : jobs)
-    for (const auto& tree : job->trees_)
-      for (uint32_t v : tree.vertices())
-        if (!topology.is_host(v) && std::find(switches.begin(), switches.end(), v) == switches.end())
-          switches.push_back(v);
-  std::sort(switches.begin(), switches.end());
   std::vector<const std::vector<topo::AggregationTree>*> job_trees;
   for (const PanamaJob* job : jobs) job_trees.push_back(&job->trees_);
-  CheckAccelerators(topology, job_trees);
-  for (uint32_t v : switches) {
-    const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
-    const PanamaSpec& spec = jobs.front()->spec_;  // accelerator parameters are the run's, not per job
-    pn::TreeSwitchConfig c;
-    c.accelerator.num_ports = ports;
-    c.accelerator.float_mode = spec.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
-    c.accelerator.latency.mode = spec.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
-    c.accelerator.buffer_bytes = spec.accelerator_buffer_bytes;
-    c.accelerator.claim_all_traffic = false;  // other traffic keeps the switch's own forwarding
-    std::vector<uint16_t> jids;
-    for (const PanamaJob* job : jobs) {
-      uint64_t bitmap = 0;
-      bool in_job = false;
-      std::vector<pn::TreeRoute> job_routes(job->trees_.size());
-      for (uint32_t t = 0; t < job->trees_.size(); ++t) {
-        const topo::AggregationTree& tree = job->trees_[t];
-        if (!tree.contains(v)) continue;
-        pn::TreeRoute& r = job_routes[t];
-        r.parent_port = tree.parent_port[v];
-        uint64_t b = 0;
-        for (uint16_t p : tree.child_ports[v]) {
-          const uint32_t child = topology.ports(v)[p].peer;
-          const uint32_t ip = topology.is_host(child) ? HostIpv4(child) : 0;
-          r.children.push_back({p, ip, ip ? MacBytesOfIpv4(ip) : std::array<uint8_t, 6>{}});
-          b |= uint64_t{1} << p;
-        }
-        bitmap = b;  // one Ports_bitmap per job per accelerator (§5 (2)): the same in every tree (CheckAccelerators)
-        in_job = true;
-      }
-      if (!in_job) continue;
-      pn::PanamaJob pj;
-      pj.jid = job->spec_.jid;
-      pj.ports_bitmap = bitmap;
-      pj.quorum = job->spec_.quorum;
-      if (pj.quorum < 1) {
-        // The quorum's weights: the job's workers behind each child port (the
-        // same in every tree through this switch: the bitmap is).
-        pj.port_workers.assign(ports, 0);
-        for (uint32_t t = 0; t < job->trees_.size(); ++t) {
-          if (!job->trees_[t].contains(v)) continue;
-          for (uint16_t p : job->trees_[t].child_ports[v])
-            pj.port_workers[p] = job->SubtreeWorkers(t, topology.ports(v)[p].peer);
-          break;
-        }
-      }
-      pj.num_trees = static_cast<uint32_t>(job->trees_.size());
-      pj.result = pn::ResultRoute::kRouted;
-      c.accelerator.jobs.push_back(pj);
-      c.routes.push_back(std::move(job_routes));
-      jids.push_back(job->spec_.jid);
-    }
-    auto program = std::make_unique<pn::PanamaTreeSwitch>(std::move(c));
-    std::vector<std::pair<uint16_t, PanamaJob*>> partial_jobs;  // PANAMA-<quorum> jobs here
-    for (PanamaJob* job : jobs)
-      if (std::find(jids.begin(), jids.end(), job->spec_.jid) != jids.end()) {
-        job->accelerators_[v] = &program->accelerator();
-        if (job->spec_.quorum < 1) partial_jobs.emplace_back(job->spec_.jid, job);
-      }
-    if (!partial_jobs.empty())
-      program->mutable_accelerator().on_partial_aggregate =
-          [partial_jobs](uint16_t jid, uint8_t /*tid*/, uint32_t /*vid*/, inasim::Span<const uint16_t> /*ports*/) {
-            for (const auto& [j, job] : partial_jobs)
-              if (j == jid) job->RecordPartial();
-          };
-    fabric.switch_node(v - nh).SetDataplane(std::move(program));
+  CheckAccelerators(fabric.topology(), job_trees);
+  const PanamaSpec& run = jobs.front()->spec_;  // accelerator parameters are the run's, not per job
+  for (PanamaJob* job : jobs) {
+    std::vector<uint32_t> switches;
+    for (const auto& tree : job->trees_)
+      for (uint32_t v : tree.vertices())
+        if (!fabric.topology().is_host(v)) switches.push_back(v);
+    std::sort(switches.begin(), switches.end());
+    switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
+    for (uint32_t v : switches) job->JoinAccelerator(fabric, v, run);
   }
+}
+
+void PanamaJob::JoinAccelerator(Fabric& fabric, uint32_t v, const PanamaSpec& run) {
+  const topo::Topology& topology = fabric.topology();
+  const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
+  std::vector<pn::TreeRoute> routes(trees_.size());
+  for (uint32_t t = 0; t < trees_.size(); ++t) {
+    if (!trees_[t].contains(v)) continue;
+    routes[t].parent_port = trees_[t].parent_port[v];
+    for (uint16_t p : trees_[t].child_ports[v]) {
+      const uint32_t child = topology.ports(v)[p].peer;
+      const uint32_t ip = topology.is_host(child) ? HostIpv4(child) : 0;
+      routes[t].children.push_back({p, ip, ip ? MacBytesOfIpv4(ip) : std::array<uint8_t, 6>{}});
+    }
+  }
+  const pn::PanamaJob job = AcceleratorJob(topology, v);
+  pn::PanamaTreeSwitch& program = InstallOrJoin<pn::PanamaTreeSwitch>(
+      fabric.switch_node(v - topology.num_hosts()),
+      [&] {
+        pn::TreeSwitchConfig c;
+        c.accelerator.num_ports = ports;
+        c.accelerator.float_mode = run.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
+        c.accelerator.latency.mode = run.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
+        c.accelerator.buffer_bytes = run.accelerator_buffer_bytes;
+        c.accelerator.claim_all_traffic = false;  // other traffic keeps the switch's own forwarding
+        c.accelerator.jobs.push_back(job);
+        c.routes.push_back(routes);
+        return std::make_unique<pn::PanamaTreeSwitch>(std::move(c));
+      },
+      [&](pn::PanamaTreeSwitch& installed) { installed.AddJob(job, routes); });
+  accelerators_[v] = &program.accelerator();
+  if (spec_.quorum < 1) {
+    // PANAMA-<quorum>: this accelerator's partial sums of our JID are counted here
+    // (after those of the jobs that joined it before).
+    auto earlier = std::move(program.mutable_accelerator().on_partial_aggregate);
+    program.mutable_accelerator().on_partial_aggregate =
+        [earlier = std::move(earlier), jid = spec_.jid, self = this](uint16_t j, uint8_t tid, uint32_t vid,
+                                                                      inasim::Span<const uint16_t> in) {
+          if (earlier) earlier(j, tid, vid, in);
+          if (j == jid) self->RecordPartial();
+        };
+  }
+}
+
+pn::PanamaJob PanamaJob::AcceleratorJob(const topo::Topology& topology, uint32_t v) const {
+  pn::PanamaJob pj;
+  pj.jid = spec_.jid;
+  for (const topo::AggregationTree& tree : trees_) {
+    if (!tree.contains(v)) continue;
+    // One Ports_bitmap per job per accelerator (§5 (2)): the same in every tree (CheckAccelerators).
+    pj.ports_bitmap = 0;
+    for (uint16_t p : tree.child_ports[v]) pj.ports_bitmap |= uint64_t{1} << p;
+  }
+  pj.quorum = spec_.quorum;
+  if (pj.quorum < 1) {
+    // The quorum's weights: the job's workers behind each child port (the
+    // same in every tree through this switch: the bitmap is).
+    pj.port_workers.assign(topology.ports(v).size(), 0);
+    for (uint32_t t = 0; t < trees_.size(); ++t) {
+      if (!trees_[t].contains(v)) continue;
+      for (uint16_t p : trees_[t].child_ports[v]) pj.port_workers[p] = SubtreeWorkers(t, topology.ports(v)[p].peer);
+      break;
+    }
+  }
+  pj.num_trees = static_cast<uint32_t>(trees_.size());
+  pj.result = pn::ResultRoute::kRouted;
+  return pj;
 }
 
 const pn::PanamaDataplane* PanamaJob::accelerator(uint32_t v) const {

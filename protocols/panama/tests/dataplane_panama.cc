@@ -1414,6 +1414,44 @@ TEST(PanamaTreeSwitch, FramesOffTheJobsTreesAreTheSwitchesToRoute) {
   EXPECT_EQ(o.bytes, Build(p));
 }
 
+TEST(PanamaTreeSwitch, AJobAddedLaterIsAsIfInstalledWithTheOthers) {
+  const pn::TreeRoute r7{2, {HostChild(0), SwitchChild(1)}}, r9{-1, {SwitchChild(0), SwitchChild(1)}};
+  pn::TreeSwitchConfig both;
+  both.accelerator = Config({Job(7, {0, 1}), Job(9, {0, 1})}, 3);
+  both.routes = {{r7}, {r9}};
+  pn::PanamaTreeSwitch a(both);
+  pn::TreeSwitchConfig first;
+  first.accelerator = Config({Job(7, {0, 1})}, 3);
+  first.routes = {{r7}};
+  pn::PanamaTreeSwitch b(first);
+  b.AddJob(Job(9, {0, 1}), {r9});
+  Recorder ra, rb;
+  for (uint32_t round = 0; round < 4; ++round) {
+    for (uint16_t port : {0, 1}) {
+      Pkt p;
+      p.jid = round % 2 ? 7 : 9;
+      p.vid = round / 2;
+      p.values = {F(float(port + p.jid + round))};
+      const Bytes f = Build(p);
+      a.Process(port, inasim::Span<const uint8_t>(f.data(), f.size()), 0, ra);
+      b.Process(port, inasim::Span<const uint8_t>(f.data(), f.size()), 0, rb);
+    }
+  }
+  ASSERT_EQ(ra.out.size(), 6u);  // job 7 up (1 each), job 9 down to both children (2 each), twice
+  ASSERT_EQ(rb.out.size(), ra.out.size());
+  for (size_t i = 0; i < ra.out.size(); ++i) {
+    EXPECT_EQ(rb.out[i].bytes, ra.out[i].bytes) << i;
+    EXPECT_EQ(rb.out[i].port, ra.out[i].port) << i;
+  }
+  EXPECT_EQ(b.DumpState(), a.DumpState());
+  try {
+    b.AddJob(Job(7, {0}), {});
+    FAIL() << "a JID installed twice";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "panama config: job 7 appears twice");
+  }
+}
+
 TEST(PanamaTreeSwitch, ReplayConfigWithTreeRoutes) {
   auto dp = inasim::p4tools::MakeProgram(
       "panama", R"({"num_ports":3,"jobs":[{"jid":7,"ports":[0,1],"tree_routes":[{"parent_port":2,"children":[

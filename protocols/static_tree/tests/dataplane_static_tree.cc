@@ -167,6 +167,33 @@ TEST(StaticTree, DropsWhatItCannotTakeAndCountsIt) {
   EXPECT_TRUE(r.out.empty());
 }
 
+TEST(StaticTree, TreesAddedByALaterJobAreAsIfInstalledTogether) {
+  st::StaticTreeConfig first = Config();
+  first.trees.resize(1);  // tree 0; tree 3 comes with the second job
+  st::StaticTreeDataplane joined(first);
+  joined.AddTrees({Config().trees[1]});
+  st::StaticTreeDataplane together(Config());
+  Recorder a, b;
+  for (st::StaticTreeDataplane* dp : {&joined, &together}) {
+    Recorder& r = dp == &joined ? a : b;
+    dp->Process(6, Packet(4, 3, 5, 3, false, {1, 2, 3, 4}), 0, r);
+    dp->Process(0, Packet(4, 2, 5, 3, false, {1, 1, 1, 1}), 0, r);
+    dp->Process(0, Packet(9, 1, 8, 0, false, {1, 2, 3, 4}), 0, r);
+  }
+  ASSERT_EQ(a.out.size(), 1u);
+  EXPECT_EQ(a.out[0].bytes, Built(4, 5, 5, 3, true, {2, 3, 4, 5}));
+  EXPECT_EQ(a.out[0].ports, b.out[0].ports);
+  EXPECT_EQ(joined.DumpState(), together.DumpState());
+  EXPECT_EQ(joined.config().trees.size(), 2u);
+  try {
+    joined.AddTrees({Config().trees[0]});
+    FAIL() << "a tree id installed twice";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "static_tree: tree 0 given twice");
+  }
+  EXPECT_EQ(joined.config().trees.size(), 2u);  // unchanged by the refused call
+}
+
 TEST(StaticTree, ConfigErrorsNameTheProblem) {
   st::StaticTreeConfig c = Config();
   c.slots_per_tree = 12;
