@@ -281,6 +281,12 @@ describe::ModelDescription Describe() {
                  "drop"},
                 "drop"};
     t.controller_entries = true;
+    // add_entry's encodings: None -> (0, 0); sizes mask 0x7, worker id 0xffff,
+    // types 0xf, flag 0xff, bitmap result 0xffffffff.
+    // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:237
+    d.controller_entries.push_back({"NextStepSelector.next_step", "dev_root/controller/next_step_selector.py",
+                                    {"dev_root/controller/common.py"}, "add_default_entries",
+                                    {0x7, 0xffff, 0xf, 0xff, 0xffffffff}});
     const NextStepSelector nss(/*folded_pipe=*/true);
     for (const auto& e : nss.entries()) {
       EntryDesc ed{{Key(e.packet_size), Key(e.worker_id), Key(e.packet_type), Key(e.first_last_flag), Key(e.map_result)},
