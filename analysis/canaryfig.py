@@ -1,48 +1,31 @@
-"""What the Canary figure scripts (analysis/fig_canary_*.py) share: the
-protocols the paper compares, running their sweep, and reading each run.
+"""What the Canary figure scripts (analysis/fig_canary_*.py) share on top of
+figscript.py: the protocols the paper compares, running their points, and
+reading and summarising each run.
 
+    import figscript
     from canaryfig import PROTOCOLS, point, run_points, summarize
-    points = [dict(point("canary", workload__hosts__count=64), **{"x.share": 50})]
-    runs, base, sweep_out, code = run_points("fig_canary_fig8", args, scenario, points, repetitions)
-    stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.share"]))
+    def main(argv=None):
+        return figscript.main(STEM, __doc__, "the reduced sweep (...)", argv, CONFIGS, draw, repetitions=True)
+    def draw(fig):
+        points = [dict(point("canary", workload__hosts__count=64), **{"x.share": 50})]
+        runs = run_points(fig, points)
+        stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.share"]))
 
 A point is a dict of `--set` overrides (protocol + whatever the figure
 varies) plus bookkeeping keys starting with "x." (kept out of the sweep,
-handed back with each run as `meta`); every point runs `repetitions` times with seeds seed, seed + 1, ...
+handed back with each run as `meta`); every point runs the configuration's
+`repetitions` times (--repetitions overrides it) with seeds seed, seed + 1, ...
 (each seed is another random placement of the allreduce hosts: the paper's
 "5 random placements per point").
-
-Every script starts the same way: `args, cfg, plot = start(STEM, __doc__,
-"the reduced sweep (...)", argv, CONFIGS)`, returning 2 when `plot` is None.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from figscript import num, parse_figure_args
-
-def start(stem: str, doc: Optional[str], small_help: str, argv, configs: Dict[str, dict]):
-    """A script's command line (figscript.parse_figure_args), its full or
-    --small configuration with --out defaulting to the configuration's, and
-    inasim's plot module; plot is None (after saying why on stderr) when
-    inasim cannot be imported."""
-    args = parse_figure_args(f"{stem}.py", doc, small_help, sys.argv[1:] if argv is None else argv,
-                             repetitions=True)
-    try:
-        from inasim import plot
-    except ImportError as e:
-        print(f"{stem}: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
-        return args, None, None
-    cfg = configs["small" if args.small else "full"]
-    if args.repetitions is not None:  # fewer (or more) placements per point than the figure's own
-        cfg = dict(cfg, repetitions=args.repetitions)
-    if args.out is None:
-        args.out = cfg["out"]
-    return args, cfg, plot
+from figscript import FigureRun, correct, num
 
 
 def _static_trees(n: int) -> Tuple[str, Dict[str, object]]:
@@ -81,44 +64,23 @@ def _sweep_points(points: Sequence[Dict[str, object]]) -> List[Dict[str, object]
     return [{k: v for k, v in p.items() if not k.startswith("x.")} for p in points]
 
 
-def run_points(stem: str, args, scenario: Path, points: Sequence[Dict[str, object]], repetitions: int):
-    """Runs the sweep (cached under OUT/sweeps/<scenario name>/). Returns
-    (rows, base, sweep_out, exit code): one dict per run with the point's
-    bookkeeping and the metrics read by `read_run`; the exit code is None when
-    all went well so far, else 1 (a run raised) or 2 (bad input)."""
-    import inasim
-    from inasim.sweep import SweepError, SweepRunError, run_sweep
-
-    try:
-        base = inasim.validate(scenario)
-    except inasim.ScenarioError as e:
-        print(f"{stem}: {scenario}: {e}", file=sys.stderr)
-        return None, None, None, 2
-    out = args.out
-    sweep_out = out / "sweeps" / base["name"]
-    sweep = {"name": base["name"], "description": f"analysis/{stem}.py{' --small' if args.small else ''}",
-             "scenario": str(scenario), "points": _sweep_points(points), "repetitions": repetitions}
-    try:
-        df = run_sweep(sweep, out=sweep_out, jobs=args.jobs, resume=args.resume)
-    except SweepError as e:
-        print(f"{stem}: {e}", file=sys.stderr)
-        return None, base, sweep_out, 2
-    except SweepRunError as e:
-        print(f"{stem}: {e}", file=sys.stderr)
-        return None, base, sweep_out, 1
-    rows = []
-    for rec in df.to_dict("records"):
-        meta = points[int(rec["point"])]
-        rows.append(read_run(rec, meta, sweep_out))
-    return rows, base, sweep_out, None
+def run_points(fig: FigureRun, points: Sequence[Dict[str, object]]) -> List[dict]:
+    """Runs the points as one sweep (cached under OUT/sweeps/<scenario name>/),
+    the configuration's repetitions each. Returns one dict per run with the
+    point's bookkeeping and the metrics read by `read_run`; every run that is
+    not correct is a failure of the figure."""
+    rows = fig.sweep(points=_sweep_points(points), repetitions=fig.cfg["repetitions"])
+    runs = [read_run(rec, points[int(rec["point"])]) for rec in rows]
+    for message in failures_of(runs):
+        fig.fail(message)
+    return runs
 
 
-def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
+def read_run(rec: dict, meta: Dict[str, object]) -> dict:
     """One run's numbers: goodput S x 8 / t (every protocol alike), time,
     correctness, mean link utilisation, drops; `meta` is its point."""
     nbytes = num(rec.get("workload.bytes"))
     duration = num(rec.get("workload.mean_duration_s"))
-    correct = bool(rec.get("correct") is True and rec.get("workload.correct") is True)
     goodput = nbytes * 8 / duration / 1e9 if duration > 0 else float("nan")
     return {
         "protocol": meta["x.protocol_key"],
@@ -126,8 +88,8 @@ def read_run(rec: dict, meta: Dict[str, object], sweep_out: Path) -> dict:
         "point": int(rec["point"]),
         "seed": int(rec["seed"]),
         "key": rec["key"],
-        "dir": sweep_out / "cache" / rec["key"],
-        "correct": correct,
+        "dir": rec["cache_dir"],
+        "correct": correct(rec),
         "stopped_by": rec.get("sim.stopped_by"),
         "bytes": nbytes,
         "hosts": num(rec.get("workload.ranks")),
@@ -199,7 +161,11 @@ def status(ok: bool) -> str:
     return "correct" if ok else "NOT CORRECT"
 
 
-def utilization_histogram(run_dir: Path, bins: int = 10) -> Optional[List[int]]:
+#: Bins of the link-utilisation distributions (10 % each).
+BINS = 10
+
+
+def utilization_histogram(run_dir: Path, bins: int = BINS) -> Optional[List[int]]:
     """Link directions per 10 % utilisation bin, from the run's links.csv
     (every link direction, host links included; Canary Fig. 7b / 10b)."""
     import csv
@@ -214,6 +180,34 @@ def utilization_histogram(run_dir: Path, bins: int = 10) -> Optional[List[int]]:
     for u in utils:
         counts[min(bins - 1, max(0, int(math.floor(u * bins))))] += 1
     return counts
+
+
+def utilization_line(fig: FigureRun, panel, proto: str, runs: Sequence[dict], where: str, util: float,
+                     **columns) -> None:
+    """Draws on `panel` the distribution of link utilisation of `runs` (their
+    links.csv summed over the seeds) as the line of `proto`, labelled with its
+    mean utilisation `util`; a run without links.csv is a failure (`where`:
+    what names its point before the seed). `columns`: the point's own CSV
+    columns (one value each, e.g. congested=True)."""
+    counts = [0] * BINS
+    for r in runs:
+        h = utilization_histogram(r["dir"], BINS)
+        if h is None:
+            fig.fail(f"{PROTOCOLS[proto][0]}, {where}seed {r['seed']}: no links.csv in {r['dir']}")
+            continue
+        counts = [a + b for a, b in zip(counts, h)]
+    total = sum(counts) or 1
+    lows = [100 * i / BINS for i in range(BINS)]
+    panel.line([x + 100 / BINS / 2 for x in lows], [100 * c / total for c in counts],
+               f"{PROTOCOLS[proto][0]} (mean {util * 100:.1f} %)", columns={
+                   "protocol": [proto] * BINS, **{k: [v] * BINS for k, v in columns.items()}, "bin_low_pct": lows,
+                   "links": counts, "fraction": [c / total for c in counts], "util_mean": [util] * BINS})
+
+
+def placements(cfg: dict) -> str:
+    """How many placements each point averages, for a title: "mean of 5 placements"."""
+    n = cfg["repetitions"]
+    return f"mean of {n} placement{'s' if n != 1 else ''}"
 
 
 def print_point(label: str, where: str, s: dict) -> None:

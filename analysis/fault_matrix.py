@@ -56,7 +56,7 @@ def registry() -> list[dict]:
     """The allreduce protocols the binary registers, the ring (the baseline) first."""
     p = subprocess.run([str(BIN), "protocols", "--json"], capture_output=True, text=True, check=True)
     protocols = [m for m in json.loads(p.stdout) if m["workload_type"] == "allreduce"]
-    return sorted(protocols, key=lambda m: (m["name"] != "ring", m["name"]))
+    return sorted(protocols, key=lambda m: (not m["default"], m["name"]))  # the default (baseline) first
 
 
 # What each protocol needs beyond the base, and the recovery it claims (its protocol.json's "fault_matrix").

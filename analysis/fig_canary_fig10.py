@@ -35,20 +35,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from canaryfig import (PROTOCOLS as LABELS, failures_of, mean, point,  # noqa: E402
-                       run_points, status, utilization_histogram, start)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, mean, point,  # noqa: E402
+                       placements, run_points, status, utilization_line)
 
 STEM = "fig_canary_fig10"
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "canary" / "fig10-jobs.json", "repetitions": 5,
-             "jobs": [1, 2, 4, 8, 16, 20, 32], "utilization_jobs": 20, "out": Path("out") / "figures"},
+             "jobs": [1, 2, 4, 8, 16, 20, 32], "utilization_jobs": 20},
     "small": {"scenario": ROOT / "scenarios" / "canary" / "fig10-jobs-small.json", "repetitions": 1,
-              "jobs": [1, 4, 16], "utilization_jobs": 16, "out": Path("out") / "figures" / "small"},
+              "jobs": [1, 4, 16], "utilization_jobs": 16},
 }
 PROTOCOLS = ["canary", "st1", "st4", "ring"]
 UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 10b
@@ -56,13 +54,10 @@ UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 10b
 SLOTS_PER_TREE = 256
 #: canary-fgcs24 Sec. 5.2.4: mean link utilisation at 20 concurrent allreduces.
 PAPER_UTIL = {"canary": 0.672, "st4": 0.629, "st1": 0.218}
-BINS = 10
 
 
-def main(argv=None) -> int:
-    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (12 runs, ~12 s)", argv, CONFIGS)
-    if plot is None:
-        return 2
+def draw(fig):
+    cfg, plot, base = fig.cfg, fig.plot, fig.base
     jobs = cfg["jobs"]
     points = []
     for proto in PROTOCOLS:
@@ -71,10 +66,7 @@ def main(argv=None) -> int:
             if proto.startswith("st"):
                 extra["workload__static_tree__slots_per_tree"] = SLOTS_PER_TREE
             points.append(dict(point(proto, **extra), **{"x.jobs": j}))
-    runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
-    if code is not None:
-        return code
-    failures = failures_of(runs)
+    runs = run_points(fig, points)
     fa = plot.Figure("goodput per allreduce (Fig. 10a)", "concurrent allreduces", "goodput per allreduce", "jobs",
                      "Gb/s", logx=2, legend_loc="lower left")
     for proto in PROTOCOLS:
@@ -101,33 +93,21 @@ def main(argv=None) -> int:
     fb = plot.Figure(f"link utilisation, {uj} jobs (Fig. 10b)", "link utilisation", "share of link directions", "%",
                      "%", legend_loc="upper right")
     for proto in UTILIZATION_PROTOCOLS:
-        counts = [0] * BINS
         rs = [r for r in runs if r["protocol"] == proto and r["meta"]["x.jobs"] == uj]
-        for r in rs:
-            h = utilization_histogram(r["dir"], BINS)
-            if h is None:
-                failures.append(f"{LABELS[proto][0]}, {uj} jobs, seed {r['seed']}: no links.csv in {r['dir']}")
-                continue
-            counts = [a + b for a, b in zip(counts, h)]
-        total = sum(counts) or 1
         util = mean([r["util_mean"] for r in rs])
-        lows = [100 * i / BINS for i in range(BINS)]
-        fb.line([x + 100 / BINS / 2 for x in lows], [100 * c / total for c in counts],
-                f"{LABELS[proto][0]} (mean {util * 100:.1f} %)", columns={
-                    "protocol": [proto] * BINS, "jobs": [uj] * BINS, "bin_low_pct": lows, "links": counts,
-                    "fraction": [c / total for c in counts], "util_mean": [util] * BINS})
+        utilization_line(fig, fb, proto, rs, f"{uj} jobs, ", util, jobs=uj)
         print(f"{LABELS[proto][0]:<16s} mean link utilisation at {uj} jobs {util * 100:5.1f} % "
               f"(paper at 20 jobs: {PAPER_UTIL[proto] * 100:.1f} %)")
     fb.ylim(bottom=0)
-    png, csv_path = plot.save_panels(
-        args.out / STEM, [fa, fb],
+    return plot.save_panels(
+        fig.out / STEM, [fa, fb],
         title=f"concurrent {int(base['workload']['bytes']) // 1024} KiB allreduces on "
               f"{int(base['topology']['leaves']) * int(base['topology']['hosts_per_leaf'])} hosts "
-              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
-    print(f"wrote {png} and {csv_path}")
-    for msg in failures:
-        print(f"{STEM}: {msg}", file=sys.stderr)
-    return 1 if failures else 0
+              f"({placements(cfg)})")
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (12 runs, ~12 s)", argv, CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

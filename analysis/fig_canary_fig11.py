@@ -29,26 +29,22 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from canaryfig import (failures_of, mean, point, print_point, run_points, summarize, start)  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT  # noqa: E402
+from canaryfig import (mean, placements, point, print_point, run_points, summarize)  # noqa: E402
 
 STEM = "fig_canary_fig11"
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "canary" / "fig11-noise.json", "repetitions": 5,
-             "noise": [1e-4, 1e-3, 1e-2, 1e-1], "timeouts": [1, 2, 3], "out": Path("out") / "figures"},
+             "noise": [1e-4, 1e-3, 1e-2, 1e-1], "timeouts": [1, 2, 3]},
     "small": {"scenario": ROOT / "scenarios" / "canary" / "fig11-noise-small.json", "repetitions": 1,
-              "noise": [1e-3, 1e-1], "timeouts": [1, 3], "out": Path("out") / "figures" / "small"},
+              "noise": [1e-3, 1e-1], "timeouts": [1, 3]},
 }
 
 
-def main(argv=None) -> int:
-    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", argv, CONFIGS)
-    if plot is None:
-        return 2
+def draw(fig):
+    cfg, plot, base = fig.cfg, fig.plot, fig.base
     noise, timeouts = cfg["noise"], cfg["timeouts"]
     series = [("canary", t) for t in timeouts] + [("st4", None)]
     points = []
@@ -60,9 +56,7 @@ def main(argv=None) -> int:
                     extra["workload__canary__timeout_us"] = t
                 points.append(dict(point(proto, congested=c, **extra), **{"x.congested": c, "x.timeout": t,
                                                                           "x.noise": p}))
-    runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
-    if code is not None:
-        return code
+    runs = run_points(fig, points)
     key = lambda r: (r["protocol"], r["meta"]["x.timeout"], r["meta"]["x.congested"], r["meta"]["x.noise"])
     stats = summarize(runs, key)
     panels = []
@@ -92,16 +86,15 @@ def main(argv=None) -> int:
             g = [stats[("canary", t, c, p)]["goodput_gbps"] for t in timeouts]
             print(f"spread between timeouts at p={p * 100:g} %, {'congestion' if c else 'no congestion'}: "
                   f"{(max(g) / min(g) - 1) * 100:5.1f} % (paper: at most 30 %)")
-    png, csv_path = plot.save_panels(
-        args.out / STEM, panels,
+    return plot.save_panels(
+        fig.out / STEM, panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts, {int(base['workload']['bytes']) // 1024} KiB, "
               f"packets held back {float(base['workload']['send_noise']['delay_us']):g} us with probability p "
-              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
-    print(f"wrote {png} and {csv_path}")
-    failures = failures_of(runs)
-    for msg in failures:
-        print(f"{STEM}: {msg}", file=sys.stderr)
-    return 1 if failures else 0
+              f"({placements(cfg)})")
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

@@ -26,33 +26,27 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from canaryfig import (PROTOCOLS as LABELS, failures_of, point, print_point, run_points, summarize, start)  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, placements, point, print_point, run_points, summarize)  # noqa: E402
 
 STEM = "fig_canary_fig2"
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "canary" / "fig2-motivation.json", "repetitions": 5,
-             "hosts": {1: 10, 75: 768}, "out": Path("out") / "figures"},
+             "hosts": {1: 10, 75: 768}},
     "small": {"scenario": ROOT / "scenarios" / "canary" / "fig2-motivation-small.json", "repetitions": 1,
-              "hosts": {3: 4, 75: 96}, "out": Path("out") / "figures" / "small"},
+              "hosts": {3: 4, 75: 96}},
 }
 PROTOCOLS = ["canary", "st1", "ring"]
 
 
-def main(argv=None) -> int:
-    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", argv, CONFIGS)
-    if plot is None:
-        return 2
+def draw(fig):
+    cfg, plot, base = fig.cfg, fig.plot, fig.base
     shares = cfg["hosts"]
     points = [dict(point(proto, congested=c, workload__hosts__count=n), **{"x.share": share, "x.congested": c})
               for share, n in shares.items() for c in (False, True) for proto in PROTOCOLS]
-    runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
-    if code is not None:
-        return code
+    runs = run_points(fig, points)
     stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.share"], r["meta"]["x.congested"]))
     panels = []
     for share, n in shares.items():
@@ -75,15 +69,14 @@ def main(argv=None) -> int:
         f.xticks([0, 1], ["no congestion", "congestion"])
         f.ylim(bottom=0)
         panels.append(f)
-    png, csv_path = plot.save_panels(
-        args.out / STEM, panels,
+    return plot.save_panels(
+        fig.out / STEM, panels,
         title=f"{int(base['workload']['bytes']) // 1024} KiB allreduce; congestion: the other hosts "
-              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
-    print(f"wrote {png} and {csv_path}")
-    failures = failures_of(runs)
-    for msg in failures:
-        print(f"{STEM}: {msg}", file=sys.stderr)
-    return 1 if failures else 0
+              f"({placements(cfg)})")
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

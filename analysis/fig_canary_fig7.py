@@ -33,38 +33,28 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from canaryfig import (PROTOCOLS as LABELS, failures_of, point, print_point,  # noqa: E402
-                       run_points, summarize, utilization_histogram, start)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, point, print_point,  # noqa: E402
+                       placements, run_points, summarize, utilization_line)
 
 STEM = "fig_canary_fig7"
 CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig7-static-trees.json", "repetitions": 5,
-             "out": Path("out") / "figures"},
-    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig7-static-trees-small.json", "repetitions": 1,
-              "out": Path("out") / "figures" / "small"},
+    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig7-static-trees.json", "repetitions": 5},
+    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig7-static-trees-small.json", "repetitions": 1},
 }
 PROTOCOLS = ["canary", "st1", "st2", "st4", "st8"]
 UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 7b shows these three
 #: canary-fgcs24 Sec. 5.2.1: mean link utilisation under congestion.
 PAPER_UTIL = {"canary": 0.402, "st4": 0.295, "st1": 0.209}
-BINS = 10
 
 
-def main(argv=None) -> int:
-    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (10 runs, ~10 s)", argv, CONFIGS)
-    if plot is None:
-        return 2
+def draw(fig):
+    cfg, plot, base = fig.cfg, fig.plot, fig.base
     points = [dict(point(proto, congested=c), **{"x.congested": c}) for c in (False, True) for proto in PROTOCOLS]
-    runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
-    if code is not None:
-        return code
+    runs = run_points(fig, points)
     stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.congested"]))
-    failures = failures_of(runs)
 
     # (a) goodput per protocol.
     xs = list(range(len(PROTOCOLS)))
@@ -89,37 +79,23 @@ def main(argv=None) -> int:
         f = plot.Figure(f"link utilisation, {'congestion' if congested else 'no congestion'} (Fig. 7b)",
                         "link utilisation", "share of link directions", "%", "%", legend_loc="upper right")
         for proto in UTILIZATION_PROTOCOLS:
-            counts = [0] * BINS
-            for r in runs:
-                if r["protocol"] != proto or r["meta"]["x.congested"] != congested:
-                    continue
-                h = utilization_histogram(r["dir"], BINS)
-                if h is None:
-                    failures.append(f"{LABELS[proto][0]}, seed {r['seed']}: no links.csv in {r['dir']}")
-                    continue
-                counts = [a + b for a, b in zip(counts, h)]
-            total = sum(counts) or 1
-            lows = [100 * i / BINS for i in range(BINS)]
+            rs = [r for r in runs if r["protocol"] == proto and r["meta"]["x.congested"] == congested]
             mean_util = stats[(proto, congested)]["util_mean"]
-            f.line([x + 100 / BINS / 2 for x in lows], [100 * c / total for c in counts],
-                   f"{LABELS[proto][0]} (mean {mean_util * 100:.1f} %)", columns={
-                       "protocol": [proto] * BINS, "congested": [congested] * BINS, "bin_low_pct": lows,
-                       "links": counts, "fraction": [c / total for c in counts],
-                       "util_mean": [mean_util] * BINS})
+            utilization_line(fig, f, proto, rs, "", mean_util, congested=congested)
             if congested:
                 print(f"{LABELS[proto][0]:<16s} mean link utilisation under congestion {mean_util * 100:5.1f} % "
                       f"(paper {PAPER_UTIL[proto] * 100:.1f} %)")
         f.ylim(bottom=0)
         panels.append(f)
 
-    png, csv_path = plot.save_panels(
-        args.out / STEM, [fa] + panels,
+    return plot.save_panels(
+        fig.out / STEM, [fa] + panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts allreduce {int(base['workload']['bytes']) // 1024} KiB, "
-              f"the other hosts congest (mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
-    print(f"wrote {png} and {csv_path}")
-    for msg in failures:
-        print(f"{STEM}: {msg}", file=sys.stderr)
-    return 1 if failures else 0
+              f"the other hosts congest ({placements(cfg)})")
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (10 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

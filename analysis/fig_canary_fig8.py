@@ -29,19 +29,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from canaryfig import (PROTOCOLS as LABELS, failures_of, point, print_point, run_points, summarize, start)  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, placements, point, print_point, run_points, summarize)  # noqa: E402
 
 STEM = "fig_canary_fig8"
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "canary" / "fig8-goodput.json", "shares": [5, 10, 25, 50, 75],
-             "repetitions": 5, "out": Path("out") / "figures"},
+             "repetitions": 5},
     "small": {"scenario": ROOT / "scenarios" / "canary" / "fig8-goodput-small.json", "shares": [10, 50],
-              "repetitions": 1, "out": Path("out") / "figures" / "small"},
+              "repetitions": 1},
 }
 PROTOCOLS = ["canary", "st1", "st4", "ring"]
 INA = ["canary", "st1", "st4"]
@@ -54,12 +52,8 @@ def hosts_for(share: int, total: int) -> int:
     return max(2, round(total * share / 100))
 
 
-def main(argv=None) -> int:
-    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (14 runs, ~15 s)", argv, CONFIGS)
-    if plot is None:
-        return 2
-    import inasim
-    base = inasim.validate(cfg["scenario"])
+def draw(fig):
+    cfg, plot, base = fig.cfg, fig.plot, fig.base
     topo = base["topology"]
     total = int(topo["leaves"]) * int(topo["hosts_per_leaf"])
     shares = cfg["shares"]
@@ -72,19 +66,17 @@ def main(argv=None) -> int:
     for proto in INA:  # the uncongested reference at the smallest share
         points.append(dict(point(proto, congested=False, workload__hosts__count=hosts_for(shares[0], total)),
                            **{"x.share": shares[0], "x.congested": False}))
-    runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
-    if code is not None:
-        return code
+    runs = run_points(fig, points)
     stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.share"], r["meta"]["x.congested"]))
 
-    fig = plot.Figure("4 MiB allreduce goodput vs hosts (Fig. 8)" if not args.small else
-                      "allreduce goodput vs hosts (Fig. 8, reduced)", "hosts in the allreduce", "goodput",
-                      "% of hosts", "Gb/s", legend_loc="best")
+    panel = plot.Figure("4 MiB allreduce goodput vs hosts (Fig. 8)" if not fig.small else
+                        "allreduce goodput vs hosts (Fig. 8, reduced)", "hosts in the allreduce", "goodput",
+                        "% of hosts", "Gb/s", legend_loc="best")
     for proto in PROTOCOLS:
         pts = [stats[(proto, s, True)] for s in shares]
         for s, st in zip(shares, pts):
             print_point(LABELS[proto][0], f"{s} % ({int(st['hosts'])} hosts)", st)
-        fig.line(shares, [p["goodput_gbps"] for p in pts], LABELS[proto][0], columns=columns(proto, shares, pts))
+        panel.line(shares, [p["goodput_gbps"] for p in pts], LABELS[proto][0], columns=columns(proto, shares, pts))
     losses = {}
     for proto in INA:
         ref = stats[(proto, shares[0], False)]
@@ -95,19 +87,14 @@ def main(argv=None) -> int:
               f"(paper at 5 %: {PAPER_LOSS_AT_5[proto] * 100:.0f} %)")
         cols = columns(proto, [shares[0]], [ref])
         cols["loss_vs_uncongested"] = [losses[proto]]
-        fig.line([shares[0]], [ref["goodput_gbps"]], f"{LABELS[proto][0]} no congestion", marker="x",
-                 linestyle="none", columns=cols)
-    fig.xticks(shares)
-    fig.ylim(bottom=0)
-    png, csv_path = plot.save_panels(
-        args.out / STEM, [fig],
+        panel.line([shares[0]], [ref["goodput_gbps"]], f"{LABELS[proto][0]} no congestion", marker="x",
+                   linestyle="none", columns=cols)
+    panel.xticks(shares)
+    panel.ylim(bottom=0)
+    return plot.save_panels(
+        fig.out / STEM, [panel],
         title=f"{int(base['workload']['bytes']) // 1024} KiB allreduce, {total} hosts, the others congesting "
-              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
-    print(f"wrote {png} and {csv_path}")
-    failures = failures_of(runs)
-    for msg in failures:
-        print(f"{STEM}: {msg}", file=sys.stderr)
-    return 1 if failures else 0
+              f"({placements(cfg)})")
 
 
 def columns(proto, shares, pts):
@@ -118,6 +105,10 @@ def columns(proto, shares, pts):
             "goodput_max_gbps": [p["goodput_max_gbps"] for p in pts], "runs": [p["runs"] for p in pts],
             "time_s": [p["duration_s"] for p in pts], "util_mean": [p["util_mean"] for p in pts],
             "drops_buffer": [p["drops_buffer"] for p in pts], "correct": [p["correct"] for p in pts]}
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (14 runs, ~15 s)", argv, CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

@@ -25,34 +25,28 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from canaryfig import (PROTOCOLS as LABELS, failures_of, point, print_point, run_points, summarize, start)  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, placements, point, print_point, run_points, summarize)  # noqa: E402
 
 STEM = "fig_canary_fig9"
 KIB = 1024
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "canary" / "fig9-sizes.json", "repetitions": 5,
-             "sizes": [1 * KIB, 16 * KIB, 256 * KIB, 1024 * KIB, 4096 * KIB], "out": Path("out") / "figures"},
+             "sizes": [1 * KIB, 16 * KIB, 256 * KIB, 1024 * KIB, 4096 * KIB]},
     "small": {"scenario": ROOT / "scenarios" / "canary" / "fig9-sizes-small.json", "repetitions": 1,
-              "sizes": [1 * KIB, 512 * KIB], "out": Path("out") / "figures" / "small"},
+              "sizes": [1 * KIB, 512 * KIB]},
 }
 PROTOCOLS = ["canary", "st1", "st4", "ring"]
 
 
-def main(argv=None) -> int:
-    args, cfg, plot = start(STEM, __doc__, "the reduced sweep (16 runs, ~10 s)", argv, CONFIGS)
-    if plot is None:
-        return 2
+def draw(fig):
+    cfg, plot, base = fig.cfg, fig.plot, fig.base
     sizes = cfg["sizes"]
     points = [dict(point(proto, congested=c, workload__bytes=b), **{"x.congested": c})
               for c in (True, False) for proto in PROTOCOLS for b in sizes]
-    runs, base, _, code = run_points(STEM, args, cfg["scenario"], points, cfg["repetitions"])
-    if code is not None:
-        return code
+    runs = run_points(fig, points)
     stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.congested"], int(r["bytes"])))
     panels = []
     xs = [b / KIB for b in sizes]
@@ -71,21 +65,20 @@ def main(argv=None) -> int:
                 "runs": [p["runs"] for p in pts], "drops_buffer": [p["drops_buffer"] for p in pts]})
         f.xticks(xs)
         panels.append(f)
-    png, csv_path = plot.save_panels(
-        args.out / STEM, panels,
+    return plot.save_panels(
+        fig.out / STEM, panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts (20 %) allreduce, the others congest "
-              f"(mean of {cfg['repetitions']} placement{'s' if cfg['repetitions'] != 1 else ''})")
-    print(f"wrote {png} and {csv_path}")
-    failures = failures_of(runs)
-    for msg in failures:
-        print(f"{STEM}: {msg}", file=sys.stderr)
-    return 1 if failures else 0
+              f"({placements(cfg)})")
 
 
 def runs_time(proto, congested, nbytes, runs):
     """The durations of one point's seeds."""
     return [r["duration_s"] for r in runs
             if r["protocol"] == proto and r["meta"]["x.congested"] == congested and int(r["bytes"]) == nbytes]
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (16 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

@@ -34,9 +34,11 @@ import math
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from p4sgdfig import ROOT, correct, finish, start, sweep_points  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT  # noqa: E402
 
+STEM = "fig_p4sgd_latency"
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig8-latency.json"},
     "small": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig8-latency-small.json"},
@@ -85,30 +87,27 @@ def stats(weighted):
             "max_us": v[-1][0], "spread_us": v[-1][0] - v[0][0], "samples": n}
 
 
-def main(argv=None) -> int:
-    ctx = start("fig_p4sgd_latency.py", __doc__, "100 operations instead of 1,000 (seconds)", argv, CONFIGS)
-    if isinstance(ctx, int):
-        return ctx
-    ops = int(ctx.base["workload"]["p4sgd"]["operations"])
+def draw(fig):
+    ops = int(fig.base["workload"]["p4sgd"]["operations"])
     confs = configurations(ops)
-    rows = sweep_points(ctx, "", [c[1] for c in confs])
-    if isinstance(rows, int):
-        return rows
-    failures, table = [], []
+    rows = fig.sweep(points=[c[1] for c in confs])
+    table = []
     for (label, _, kind), row in zip(confs, rows):
-        if not correct(row):
-            failures.append(f"{label}: not correct")
+        fig.check(row, label)
         s = stats(latencies_us(row, kind))
         table.append({"protocol": label, **s})
         print(f"{label:22s} mean {s['mean_us']:7.3f} us  p50 {s['p50_us']:7.3f}  p99 {s['p99_us']:7.3f}  "
               f"max-min {s['spread_us']:6.3f}  ({s['samples']} samples)")
-    written = ctx.plot.bar_table(
+    return fig.plot.bar_table(
         table, [("mean_us", "mean", "µs"), ("p50_us", "p50", "µs"), ("p99_us", "p99", "µs"),
                 ("spread_us", "max − min", "µs")],
-        ctx.out / ctx.stem,
-        title=f"allreduce of 8 × int32, {int(ctx.base['topology']['hosts'])} workers, "
-              f"{ctx.base['links']['host_rate_gbps']:g} Gb/s (paper: P4SGD ≈ 1.2 µs)")
-    return finish(ctx, written, failures)
+        fig.out / STEM,
+        title=f"allreduce of 8 × int32, {int(fig.base['topology']['hosts'])} workers, "
+              f"{fig.base['links']['host_rate_gbps']:g} Gb/s (paper: P4SGD ≈ 1.2 µs)")
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "100 operations instead of 1,000 (seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -24,34 +24,28 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from p4sgdfig import ROOT, correct, finish, start, sweep_points  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT  # noqa: E402
+from p4sgdfig import MODES  # noqa: E402
 
+STEM = "fig_p4sgd_loss"
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig15-loss-time.json"},
     "small": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig15-loss-time-small.json"},
 }
-MODES = (("model", "model-parallel (P4SGD)"), ("data", "data-parallel"))
 
 
-def main(argv=None) -> int:
-    ctx = start("fig_p4sgd_loss.py", __doc__, "1,024 x 512, 4 epochs (seconds)", argv, CONFIGS)
-    if isinstance(ctx, int):
-        return ctx
+def draw(fig):
     import pandas as pd
 
-    pts = [{"workload.p4sgd.parallelism": m} for m, _ in MODES]
-    rows = sweep_points(ctx, "", pts)
-    if isinstance(rows, int):
-        return rows
-    failures = []
-    fa = ctx.plot.Figure("loss vs time", "time", "training loss", "ms", "nats", legend_loc="upper right")
-    fb = ctx.plot.Figure("loss vs epoch", "epoch", "training loss", "epochs", "nats", legend_loc="upper right")
+    rows = fig.sweep(points=[{"workload.p4sgd.parallelism": m} for m, _ in MODES])
+    fa = fig.plot.Figure("loss vs time", "time", "training loss", "ms", "nats", legend_loc="upper right")
+    fb = fig.plot.Figure("loss vs epoch", "epoch", "training loss", "epochs", "nats", legend_loc="upper right")
     for (m, label), row in zip(MODES, rows):
-        if not correct(row):
-            failures.append(f"{label}: not correct")
+        fig.check(row, label)
         if row.get("workload.networkless_match") is not True:
-            failures.append(f"{label}: the trained model differs from the networkless run")
+            fig.fail(f"{label}: the trained model differs from the networkless run")
         ep = pd.read_csv(row["cache_dir"] / "p4sgd_epochs.csv")
         t_ms = list(ep["time_s"] * 1e3)
         c = fa.line(t_ms, list(ep["loss"]), label, columns={"epoch": list(ep["epoch"])})
@@ -59,12 +53,15 @@ def main(argv=None) -> int:
         fb.line(list(ep["epoch"]), list(ep["loss"]), label)
         print(f"{label:24s} " + "  ".join(f"e{e}: {l:.4f} @ {t:.3f} ms" for e, l, t in
                                            zip(ep["epoch"], ep["loss"], t_ms)))
-    p4 = ctx.base["workload"]["p4sgd"]
-    written = ctx.plot.save_panels(
-        ctx.out / ctx.stem, [fa, fb],
-        title=f"P4SGD logistic regression: {int(ctx.base['topology']['hosts'])} workers, {p4['samples']:,} x "
+    p4 = fig.base["workload"]["p4sgd"]
+    return fig.plot.save_panels(
+        fig.out / STEM, [fa, fb],
+        title=f"P4SGD logistic regression: {int(fig.base['topology']['hosts'])} workers, {p4['samples']:,} x "
               f"{p4['features']:,} synthetic, B = {p4['minibatch']}")
-    return finish(ctx, written, failures)
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "1,024 x 512, 4 epochs (seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

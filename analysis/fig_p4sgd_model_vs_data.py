@@ -25,36 +25,34 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from p4sgdfig import ROOT, correct, finish, num, start, sweep_points  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT, num  # noqa: E402
+from p4sgdfig import MODES  # noqa: E402
 
+STEM = "fig_p4sgd_model_vs_data"
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig9-model-vs-data.json",
              "minibatch": [16, 32, 64, 128, 256, 512, 1024]},
     "small": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig9-model-vs-data-small.json",
               "minibatch": [16, 64, 256, 1024]},
 }
-MODES = (("model", "model-parallel (P4SGD)"), ("data", "data-parallel"))
 
 
-def main(argv=None) -> int:
-    ctx = start("fig_p4sgd_model_vs_data.py", __doc__, "1,024 samples, 4 mini-batch sizes (seconds)", argv, CONFIGS)
-    if isinstance(ctx, int):
-        return ctx
-    bs = ctx.cfg["minibatch"]
+def draw(fig):
+    bs = fig.cfg["minibatch"]
     pts = [{"workload.p4sgd.parallelism": m, "workload.p4sgd.minibatch": b} for m, _ in MODES for b in bs]
-    rows = sweep_points(ctx, "", pts)
-    if isinstance(rows, int):
-        return rows
-    failures = [f"{p}: not correct" for p, r in zip(pts, rows) if not correct(r)]
+    rows = fig.sweep(points=pts)
+    for p, r in zip(pts, rows):
+        fig.check(r, str(p))
     t = {(p["workload.p4sgd.parallelism"], p["workload.p4sgd.minibatch"]): num(r.get("workload.epoch_time_s"))
          for p, r in zip(pts, rows)}
-    fa = ctx.plot.Figure("epoch time", "mini-batch size", "epoch time", "samples", "ms", logx=2, logy=True,
+    fa = fig.plot.Figure("epoch time", "mini-batch size", "epoch time", "samples", "ms", logx=2, logy=True,
                          legend_loc="upper right")
     for m, label in MODES:
         fa.line(bs, [t[(m, b)] * 1e3 for b in bs], label, columns={"minibatch": bs, "parallelism": [m] * len(bs)})
     fa.xticks(bs)
-    fb = ctx.plot.Figure("data- over model-parallel", "mini-batch size", "time ratio", "samples", "x", logx=2,
+    fb = fig.plot.Figure("data- over model-parallel", "mini-batch size", "time ratio", "samples", "x", logx=2,
                          legend_loc="upper right")
     ratio = [t[("data", b)] / t[("model", b)] for b in bs]
     fb.line(bs, ratio, "data / model", columns={"minibatch": bs})
@@ -63,12 +61,15 @@ def main(argv=None) -> int:
     for b, r in zip(bs, ratio):
         print(f"B={b:<5d} model {t[('model', b)] * 1e3:9.3f} ms  data {t[('data', b)] * 1e3:9.3f} ms  "
               f"data/model x{r:6.2f}")
-    p4 = ctx.base["workload"]["p4sgd"]
-    written = ctx.plot.save_panels(
-        ctx.out / ctx.stem, [fa, fb],
-        title=f"P4SGD model vs data parallelism: {int(ctx.base['topology']['hosts'])} workers, "
+    p4 = fig.base["workload"]["p4sgd"]
+    return fig.plot.save_panels(
+        fig.out / STEM, [fa, fb],
+        title=f"P4SGD model vs data parallelism: {int(fig.base['topology']['hosts'])} workers, "
               f"{p4['samples']:,} samples x {p4['features']:,} features")
-    return finish(ctx, written, failures)
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "1,024 samples, 4 mini-batch sizes (seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -23,9 +23,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from p4sgdfig import ROOT, correct, finish, num, start, sweep_points  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT, num  # noqa: E402
 
+STEM = "fig_p4sgd_scaleout"
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig12-scaleout.json", "workers": [1, 2, 4, 8, 16, 32],
              "features": [5000, 47236, 1000000], "minibatch": [16, 64, 256, 1024]},
@@ -34,27 +36,17 @@ CONFIGS = {
 }
 
 
-def main(argv=None) -> int:
-    ctx = start("fig_p4sgd_scaleout.py", __doc__, "1,024 samples, up to 8 workers (seconds)", argv, CONFIGS)
-    if isinstance(ctx, int):
-        return ctx
-    cfg = ctx.cfg
+def draw(fig):
+    cfg = fig.cfg
     ws = cfg["workers"]
-    failures = []
-
     pts_a = [{"topology.hosts": w, "workload.p4sgd.features": f} for f in cfg["features"] for w in ws]
-    rows_a = sweep_points(ctx, "fig12", pts_a)
-    if isinstance(rows_a, int):
-        return rows_a
+    rows_a = fig.sweep(f"{fig.base['name']}-fig12", points=pts_a)
     pts_b = [{"topology.hosts": w, "workload.p4sgd.minibatch": b} for b in cfg["minibatch"] for w in ws]
-    rows_b = sweep_points(ctx, "fig13", pts_b)
-    if isinstance(rows_b, int):
-        return rows_b
+    rows_b = fig.sweep(f"{fig.base['name']}-fig13", points=pts_b)
     for p, r in list(zip(pts_a, rows_a)) + list(zip(pts_b, rows_b)):
-        if not correct(r):
-            failures.append(f"{p}: not correct")
+        fig.check(r, str(p))
 
-    fa = ctx.plot.Figure("Fig. 12: scale-out", "workers", "throughput / 1 worker", "FPGAs", "x", logx=2, logy=2,
+    fa = fig.plot.Figure("Fig. 12: scale-out", "workers", "throughput / 1 worker", "FPGAs", "x", logx=2, logy=2,
                          legend_loc="upper left")
     fa.bound(ws, ws, "linear", legend="linear")
     tput = {}
@@ -69,7 +61,7 @@ def main(argv=None) -> int:
         print(f"{f:>9,} features: " + "  ".join(f"W={w}: x{y:5.2f}" for w, y in zip(ws, ys)))
     fa.xticks(ws)
 
-    fb = ctx.plot.Figure("Fig. 13: epoch time", "workers", "epoch time", "FPGAs", "ms", logx=2, logy=True,
+    fb = fig.plot.Figure("Fig. 13: epoch time", "workers", "epoch time", "FPGAs", "ms", logx=2, logy=True,
                          legend_loc="upper right")
     for b in cfg["minibatch"]:
         ys = []
@@ -80,11 +72,14 @@ def main(argv=None) -> int:
         print(f"B={b:<5d} epoch time: " + "  ".join(f"W={w}: {y:8.3f} ms" for w, y in zip(ws, ys)))
     fb.xticks(ws)
 
-    written = ctx.plot.save_panels(
-        ctx.out / ctx.stem, [fa, fb],
-        title=f"P4SGD model-parallel scale-out ({ctx.base['workload']['p4sgd']['samples']:,} samples, 8 engines, "
-              f"{ctx.base['links']['host_rate_gbps']:g} Gb/s)")
-    return finish(ctx, written, failures)
+    return fig.plot.save_panels(
+        fig.out / STEM, [fa, fb],
+        title=f"P4SGD model-parallel scale-out ({fig.base['workload']['p4sgd']['samples']:,} samples, 8 engines, "
+              f"{fig.base['links']['host_rate_gbps']:g} Gb/s)")
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "1,024 samples, up to 8 workers (seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

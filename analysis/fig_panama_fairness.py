@@ -35,17 +35,13 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import parse_figure_args  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT, write_columns  # noqa: E402
 
 CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig10-fairness.json", "out": Path("out") / "figures"},
-    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig10-fairness-small.json",
-              "out": Path("out") / "figures" / "small"},
+    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig10-fairness.json"},
+    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig10-fairness-small.json"},
 }
 STEM = "fig_panama_fairness"
 RUNS = [("PANAMA, DCTCP's increase", {"workload.panama.congestion_control": True,
@@ -105,42 +101,14 @@ def run_ends(run_dir: Path):
     return job_end, flow_end
 
 
-def main(argv=None) -> int:
-    args = parse_figure_args("fig_panama_fairness.py", __doc__, "the reduced runs (about a second)",
-                             sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim
-        from inasim import plot
-        from inasim.sweep import SweepError, SweepRunError, run_sweep
-    except ImportError as e:
-        print(f"fig_panama_fairness: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
-        return 2
-    cfg = CONFIGS["small" if args.small else "full"]
-    out = args.out if args.out is not None else cfg["out"]
-    try:
-        base = inasim.validate(cfg["scenario"])
-    except inasim.ScenarioError as e:
-        print(f"fig_panama_fairness: {cfg['scenario']}: {e}", file=sys.stderr)
-        return 2
-    sweep_out = out / "sweeps" / base["name"]
-    sweep = {"name": base["name"], "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
-             "scenario": str(cfg["scenario"]), "points": [o for _, o in RUNS]}
-    try:
-        df = run_sweep(sweep, out=sweep_out, jobs=args.jobs, resume=args.resume)
-    except SweepError as e:
-        print(f"fig_panama_fairness: {e}", file=sys.stderr)
-        return 2
-    except SweepRunError as e:
-        print(f"fig_panama_fairness: {e}", file=sys.stderr)
-        return 1
-
+def draw(fig):
+    base = fig.base
     start_s = float(base["workload"]["start_us"]) * 1e-6
-    failures, panels, summary = [], [], []
-    for row in sorted(df.to_dict("records"), key=lambda r: int(r["point"])):
+    panels, summary = [], []
+    for row in fig.sweep(points=[o for _, o in RUNS]):
         label = RUNS[int(row["point"])][0]
-        if not (row.get("correct") is True and row.get("workload.correct") is True):
-            failures.append(f"{label}: not correct")
-        run_dir = sweep_out / "cache" / row["key"]
+        fig.check(row, label)
+        run_dir = row["cache_dir"]
         t, agg = host_link_rates(run_dir, "h1")
         _, tcp = host_link_rates(run_dir, "h2")
         job_end, flow_end = run_ends(run_dir)
@@ -150,22 +118,19 @@ def main(argv=None) -> int:
                         "jain_index": jain, "max_deviation_from_fair": dev})
         print(f"{label:38s}: steady state ({from_s * 1e3:.0f}-{to_s * 1e3:.0f} ms), aggregation {ma:5.2f} Gb/s, "
               f"DCTCP flow {mb:5.2f} Gb/s, Jain's index {jain:.3f}, {100 * dev:.1f} % from the fair share")
-        fig = plot.Figure(label, "time", "throughput", "ms", "Gb/s", legend_loc="lower right")
-        fig.line([x * 1e3 for x in t], agg, "aggregation (h1's packets)",
-                 columns={"time_s": t, "gbps": agg})
-        fig.line([x * 1e3 for x in t], tcp, "DCTCP flow (h2 -> h0)", columns={"time_s": t, "gbps": tcp})
-        panels.append(fig)
-    png, csv_path = plot.save_panels(out / STEM, panels, title=(
+        panel = fig.plot.Figure(label, "time", "throughput", "ms", "Gb/s", legend_loc="lower right")
+        panel.line([x * 1e3 for x in t], agg, "aggregation (h1's packets)", columns={"time_s": t, "gbps": agg})
+        panel.line([x * 1e3 for x in t], tcp, "DCTCP flow (h2 -> h0)", columns={"time_s": t, "gbps": tcp})
+        panels.append(panel)
+    written = fig.plot.save_panels(fig.out / STEM, panels, title=(
         f"PANAMA fairness on one {base['links']['host_rate_gbps']:g} Gb/s bottleneck "
         f"(aggregation starts at {start_s * 1e3:g} ms)"))
-    with open(out / f"{STEM}_summary.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(summary[0].keys()))
-        w.writeheader()
-        w.writerows(summary)
-    print(f"wrote {png} and {csv_path}")
-    for msg in failures:
-        print(f"fig_panama_fairness: {msg}", file=sys.stderr)
-    return 1 if failures else 0
+    write_columns(fig.out / f"{STEM}_summary.csv", {k: [r[k] for r in summary] for k in summary[0]})
+    return written
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced runs (about a second)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -39,18 +39,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import num, parse_figure_args  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT, num, write_columns  # noqa: E402
 
 CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-scaled.json", "loads": [0.2, 0.4, 0.6, 0.8],
-             "out": Path("out") / "figures"},
-    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-small.json", "loads": [0.4, 0.8],
-              "out": Path("out") / "figures" / "small"},
+    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-scaled.json", "loads": [0.2, 0.4, 0.6, 0.8]},
+    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-small.json", "loads": [0.4, 0.8]},
 }
 STEM = "fig_panama_fig8"
 LABELS = ["Ideal", "Ring-AllReduce", "SwitchML*", "PANAMA", "PANAMA-0.88", "PANAMA-0.94"]
@@ -80,42 +75,15 @@ def points(loads):
     return pts, labels
 
 
-def main(argv=None) -> int:
-    args = parse_figure_args("fig_panama_fig8.py", __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)",
-                             sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim
-        from inasim import plot
-        from inasim.sweep import SweepError, SweepRunError, run_sweep
-    except ImportError as e:
-        print(f"fig_panama_fig8: cannot import inasim ({e}); set PYTHONPATH=python:build/python", file=sys.stderr)
-        return 2
-    cfg = CONFIGS["small" if args.small else "full"]
-    out = args.out if args.out is not None else cfg["out"]
-    try:
-        base = inasim.validate(cfg["scenario"])
-    except inasim.ScenarioError as e:
-        print(f"fig_panama_fig8: {cfg['scenario']}: {e}", file=sys.stderr)
-        return 2
-    loads = cfg["loads"]
+def draw(fig):
+    base, plot, loads = fig.base, fig.plot, fig.cfg["loads"]
     pts, labels = points(loads)
-    sweep = {"name": base["name"], "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
-             "scenario": str(cfg["scenario"]), "points": pts}
-    try:
-        df = run_sweep(sweep, out=out / "sweeps" / base["name"], jobs=args.jobs, resume=args.resume)
-    except SweepError as e:
-        print(f"fig_panama_fig8: {e}", file=sys.stderr)
-        return 2
-    except SweepRunError as e:
-        print(f"fig_panama_fig8: {e}", file=sys.stderr)
-        return 1
-
-    failures = []
     runs = {}
-    for row in df.to_dict("records"):
+    for row in fig.sweep(points=pts):
         load, name = labels[int(row["point"])]
-        if row.get("correct") is not True:
-            failures.append(f"load {load} {name}: not correct")
+        if row.get("correct") is not True:  # the runs without a workload have no workload.correct
+            fig.fail(f"load {load} {name}: not correct (correct={row.get('correct')}, "
+                     f"stopped_by={row.get('sim.stopped_by')})")
         runs[(load, name)] = row
 
     def metrics(load, label):
@@ -156,19 +124,17 @@ def main(argv=None) -> int:
                                          f"JCT {m[2] * 1e3:8.3f} ms" for l, m in zip(loads, series)))
     for f in panels:
         f.xticks(xs)
-    png, csv_path = plot.save_panels(out / STEM, panels, title=(
+    written = plot.save_panels(fig.out / STEM, panels, title=(
         f"PANAMA shared cluster: {base['name']}, {base['links']['host_rate_gbps']:g} Gb/s, "
         f"background {base['background']['flows']['size_distribution']} at "
         f"{100 * base['background']['flows']['load']:g} %"))
-    import csv
-    with open(out / f"{STEM}_points.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols.keys())
-        w.writerows(zip(*cols.values()))
-    print(f"wrote {png} and {csv_path}")
-    for msg in failures:
-        print(f"fig_panama_fig8: {msg}", file=sys.stderr)
-    return 1 if failures else 0
+    write_columns(fig.out / f"{STEM}_points.csv", cols)
+    return written
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)", argv, CONFIGS,
+                          draw)
 
 
 if __name__ == "__main__":

@@ -23,18 +23,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import num, parse_figure_args  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT, num, write_columns  # noqa: E402
 
 CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig9-load-balance.json", "nodes": [0, 2, 4, 6, 8],
-             "out": Path("out") / "figures"},
-    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig9-load-balance-small.json", "nodes": [0, 4, 8],
-              "out": Path("out") / "figures" / "small"},
+    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig9-load-balance.json", "nodes": [0, 2, 4, 6, 8]},
+    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig9-load-balance-small.json", "nodes": [0, 4, 8]},
 }
 STEM = "fig_panama_load_balance"
 # The hosts that may run long flows, racks alternating (leaf 0: 4..7, leaf 1: 12..15).
@@ -62,69 +57,37 @@ def points(nodes):
     return pts, labels
 
 
-def main(argv=None) -> int:
-    args = parse_figure_args("fig_panama_load_balance.py", __doc__, "the reduced sweep (3 loads, a few seconds)",
-                             sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim
-        from inasim import plot
-        from inasim.sweep import SweepError, SweepRunError, run_sweep
-    except ImportError as e:
-        print(f"fig_panama_load_balance: cannot import inasim ({e}); set PYTHONPATH=python:build/python",
-              file=sys.stderr)
-        return 2
-    cfg = CONFIGS["small" if args.small else "full"]
-    out = args.out if args.out is not None else cfg["out"]
-    try:
-        base = inasim.validate(cfg["scenario"])
-    except inasim.ScenarioError as e:
-        print(f"fig_panama_load_balance: {cfg['scenario']}: {e}", file=sys.stderr)
-        return 2
-    pts, labels = points(cfg["nodes"])
-    sweep = {"name": base["name"], "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
-             "scenario": str(cfg["scenario"]), "points": pts}
-    try:
-        df = run_sweep(sweep, out=out / "sweeps" / base["name"], jobs=args.jobs, resume=args.resume)
-    except SweepError as e:
-        print(f"fig_panama_load_balance: {e}", file=sys.stderr)
-        return 2
-    except SweepRunError as e:
-        print(f"fig_panama_load_balance: {e}", file=sys.stderr)
-        return 1
-
-    failures = []
+def draw(fig):
+    base, plot = fig.base, fig.plot
+    pts, labels = points(fig.cfg["nodes"])
     times = {}
-    for row in df.to_dict("records"):
+    for row in fig.sweep(points=pts):
         m, label = labels[int(row["point"])]
-        if not (row.get("correct") is True and row.get("workload.correct") is True):
-            failures.append(f"m={m} {label}: not correct")
+        fig.check(row, f"m={m} {label}")
         times[(m, label)] = num(row.get("workload.mean_duration_s"))
-    nodes = cfg["nodes"]
+    nodes = fig.cfg["nodes"]
     cols = {"long_flow_nodes": [], "config": [], "aggregation_time_s": []}
-    fig = plot.Figure("aggregation time vs long-flow load", "nodes generating long flows", "aggregation time",
-                      "hosts", "ms", legend_loc="upper left")
+    panel = plot.Figure("aggregation time vs long-flow load", "nodes generating long flows", "aggregation time",
+                        "hosts", "ms", legend_loc="upper left")
     for label, _ in configurations():
         ys = [times[(m, label)] * 1e3 for m in nodes]
         for m in nodes:
             cols["long_flow_nodes"].append(m)
             cols["config"].append(label)
             cols["aggregation_time_s"].append(times[(m, label)])
-        fig.line(nodes, ys, label)
+        panel.line(nodes, ys, label)
         print(f"{label:18s} " + "  ".join(f"m={m}: {times[(m, label)] * 1e3:7.3f} ms" for m in nodes))
-    fig.xticks(nodes)
-    png, csv_path = plot.save_panels(out / STEM, [fig], title=(
+    panel.xticks(nodes)
+    written = plot.save_panels(fig.out / STEM, [panel], title=(
         f"PANAMA load balancing: {len(base['workload']['hosts'])} workers, "
         f"{int(base['workload']['bytes']) / 2**20:g} MiB fp32, {base['links']['host_rate_gbps']:g} Gb/s"))
     # The plot's CSV holds the series; the tidy table goes beside it too.
-    import csv
-    with open(out / f"{STEM}_points.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols.keys())
-        w.writerows(zip(*cols.values()))
-    print(f"wrote {png} and {csv_path}")
-    for msg in failures:
-        print(f"fig_panama_load_balance: {msg}", file=sys.stderr)
-    return 1 if failures else 0
+    write_columns(fig.out / f"{STEM}_points.csv", cols)
+    return written
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (3 loads, a few seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

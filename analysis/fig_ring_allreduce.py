@@ -31,15 +31,9 @@ import math
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-# PYTHONPATH comes first; the source tree's package and default build are the fallback.
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-# The figure scripts' shared pieces (analysis/figscript.py), also when this
-# file is loaded by path (tests) rather than run.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import parse_figure_args  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT  # noqa: E402
 
 KiB, MiB = 1024, 1024 * 1024
 CONFIGS = {
@@ -47,13 +41,11 @@ CONFIGS = {
         "scenario": ROOT / "scenarios" / "figures" / "ring-allreduce.json",
         "hosts": [4, 8, 16, 32],
         "bytes": [256 * KiB, 1 * MiB, 4 * MiB, 16 * MiB],
-        "out": Path("out") / "figures",
     },
     "small": {
         "scenario": ROOT / "scenarios" / "figures" / "ring-allreduce-small.json",
         "hosts": [4, 8],
         "bytes": [64 * KiB, 256 * KiB],
-        "out": Path("out") / "figures" / "small",
     },
 }
 STEM = "fig_ring_allreduce"
@@ -78,118 +70,86 @@ def ring_bound_s(n: int, size_bytes: int, rate_gbps: float) -> float:
     return 2.0 * (n - 1) / n * size_bytes * 8.0 / (rate_gbps * 1e9)
 
 
-def parse_args(argv):
-    return parse_figure_args("fig_ring_allreduce.py", __doc__, "the reduced sweep (4 points, a few seconds)", argv)
+def draw(fig):
+    rate = float(fig.base["links"]["host_rate_gbps"])
+    hosts, sizes = fig.cfg["hosts"], fig.cfg["bytes"]
+    rows = fig.sweep(grid={"topology.hosts": hosts, "workload.bytes": sizes})
+    points = check_points(fig, rows, rate)
+    panels = [time_vs_size(fig.plot, points, hosts, sizes, rate), time_vs_hosts(fig.plot, points, hosts, sizes, rate)]
+    return fig.plot.save_panels(
+        fig.out / STEM, panels,
+        title=f"Ring allreduce on one {rate:g} Gb/s rack vs the bound 2(n−1)/n·S/B (dashed)")
 
 
-def main(argv=None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim
-        from inasim import plot
-        from inasim.sweep import SweepError, SweepRunError, run_sweep
-    except ImportError as e:
-        print(f"fig_ring_allreduce: cannot import inasim ({e}); "
-              "set PYTHONPATH=python:build/python (and build the _inasim extension)", file=sys.stderr)
-        return 2
-
-    cfg = CONFIGS["small" if args.small else "full"]
-    out = args.out if args.out is not None else cfg["out"]
-    hosts, sizes = cfg["hosts"], cfg["bytes"]
-
-    try:
-        base = inasim.validate(cfg["scenario"])
-    except inasim.ScenarioError as e:
-        print(f"fig_ring_allreduce: {cfg['scenario']}: {e}", file=sys.stderr)
-        return 2
-    rate = float(base["links"]["host_rate_gbps"])
-    name = base["name"]
-
-    sweep = {
-        "name": name,
-        "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
-        "scenario": str(cfg["scenario"]),
-        "grid": {"topology.hosts": hosts, "workload.bytes": sizes},
-    }
-    try:
-        df = run_sweep(sweep, out=out / "sweeps" / name, jobs=args.jobs, resume=args.resume)
-    except SweepError as e:
-        print(f"fig_ring_allreduce: {e}", file=sys.stderr)
-        return 2
-    except SweepRunError as e:
-        print(f"fig_ring_allreduce: {e}", file=sys.stderr)
-        return 1
-
-    # One record per (hosts, bytes), checked.
+def check_points(fig, rows, rate):
+    """One record per (hosts, bytes): time, bound, correct; checked against the
+    bound and the simulator's own, and printed."""
     points = {}
-    failures = []
-    for row in df.to_dict("records"):
+    for row in rows:
         n, size = int(row["topology.hosts"]), int(row["workload.bytes"])
         t = row.get("workload.mean_duration_s")
         t = float("nan") if t is None else float(t)
         reported = float(row.get("workload.analytic_bound_s", float("nan")))
         bound = ring_bound_s(n, size, rate)
-        correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
         where = f"hosts={n}, bytes={size}"
-        if not correct:
-            failures.append(f"{where}: not correct (correct={row.get('correct')}, "
-                            f"stopped_by={row.get('sim.stopped_by')})")
+        correct = fig.check(row, where)
         if row.get("workload.ranks") != n or row.get("workload.bytes") != size:
-            failures.append(f"{where}: ran {row.get('workload.ranks')} ranks, {row.get('workload.bytes')} bytes")
+            fig.fail(f"{where}: ran {row.get('workload.ranks')} ranks, {row.get('workload.bytes')} bytes")
         if not math.isclose(reported, bound, rel_tol=1e-9):
-            failures.append(f"{where}: simulator's analytic bound {reported!r} s != 2(n-1)/n*S/B = {bound!r} s")
+            fig.fail(f"{where}: simulator's analytic bound {reported!r} s != 2(n-1)/n*S/B = {bound!r} s")
         if math.isfinite(t) and t < bound * (1 - 1e-12):
-            failures.append(f"{where}: time {t!r} s is below the bound {bound!r} s")
+            fig.fail(f"{where}: time {t!r} s is below the bound {bound!r} s")
         points[(n, size)] = {"time_s": t, "bound_s": bound, "correct": correct}
         status = "correct" if correct else "NOT CORRECT"
         print(f"hosts={n:<3d} size={human_bytes(size):>8}: time {t * 1e6:10.3f} us  "
               f"bound {bound * 1e6:10.3f} us  time/bound {t / bound:6.3f}  {status}")
+    return points
 
-    # (a) time vs message size, one line per host count; the bounds after the
-    # simulated lines so a 2-column legend puts each next to its line.
+
+def measured_columns(pts):
+    """The CSV columns of simulated points: time, bound and their ratio."""
+    return {"time_s": [p["time_s"] for p in pts], "bound_s": [p["bound_s"] for p in pts],
+            "ratio": [p["time_s"] / p["bound_s"] for p in pts]}
+
+
+def time_vs_size(plot, points, hosts, sizes, rate):
+    """(a) time vs message size, one line per host count; the bounds after the
+    simulated lines so a 2-column legend puts each next to its line."""
     fa = plot.Figure("time vs message size", "message size", "allreduce time", "MiB", "µs",
                      logx=2, logy=True, legend_cols=2, legend_loc="upper left")
     colors = {}
     for n in hosts:
         pts = [points[(n, s)] for s in sizes]
         colors[n] = fa.line([s / MiB for s in sizes], [us(p["time_s"]) for p in pts], f"{n} hosts",
-                            columns={"hosts": [n] * len(sizes), "bytes": sizes,
-                                     "time_s": [p["time_s"] for p in pts],
-                                     "bound_s": [p["bound_s"] for p in pts],
-                                     "ratio": [p["time_s"] / p["bound_s"] for p in pts]})
+                            columns={"hosts": [n] * len(sizes), "bytes": sizes, **measured_columns(pts)})
     for n in hosts:
         bounds = [ring_bound_s(n, s, rate) for s in sizes]
         fa.bound([s / MiB for s in sizes], [us(b) for b in bounds], f"bound {n} hosts", color=colors[n],
                  legend=f"{n} hosts, bound",
                  columns={"hosts": [n] * len(sizes), "bytes": sizes, "bound_s": bounds})
     fa.xticks([s / MiB for s in sizes])
+    return fa
 
-    # (b) time vs hosts at the largest size.
+
+def time_vs_hosts(plot, points, hosts, sizes, rate):
+    """(b) time vs hosts at the largest size, with the bound."""
     big = max(sizes)
     fb = plot.Figure(f"time vs hosts at {human_bytes(big)}", "hosts", "allreduce time", "count", "µs",
                      logx=2, legend_loc="lower right")
     pts = [points[(n, big)] for n in hosts]
     c = fb.line(hosts, [us(p["time_s"]) for p in pts], f"ring {human_bytes(big)}",
-                columns={"hosts": hosts, "bytes": [big] * len(hosts),
-                         "time_s": [p["time_s"] for p in pts], "bound_s": [p["bound_s"] for p in pts],
-                         "ratio": [p["time_s"] / p["bound_s"] for p in pts]})
+                columns={"hosts": hosts, "bytes": [big] * len(hosts), **measured_columns(pts)})
     bounds = [ring_bound_s(n, big, rate) for n in hosts]
     fb.bound(hosts, [us(b) for b in bounds], f"bound {human_bytes(big)}", color=c,
              legend="2(n−1)/n·S/B",
              columns={"hosts": hosts, "bytes": [big] * len(hosts), "bound_s": bounds})
     fb.xticks(hosts)
     fb.ylim(bottom=0)
+    return fb
 
-    png, csv_path = plot.save_panels(
-        out / STEM, [fa, fb],
-        title=f"Ring allreduce on one {rate:g} Gb/s rack vs the bound 2(n−1)/n·S/B (dashed)")
-    print(f"wrote {png} and {csv_path}")
 
-    if failures:
-        for f in failures:
-            print(f"fig_ring_allreduce: {f}", file=sys.stderr)
-        return 1
-    return 0
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (4 points, a few seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

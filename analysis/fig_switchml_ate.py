@@ -40,28 +40,20 @@ import math
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-# PYTHONPATH comes first; the source tree's package and default build are the fallback.
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-# The figure scripts' shared pieces (analysis/figscript.py), also when this
-# file is loaded by path (tests) rather than run.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import num, parse_figure_args, switchml_wire_bytes  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT, num, switchml_wire_bytes  # noqa: E402
 
 CONFIGS = {
     "full": {
         "scenario": ROOT / "scenarios" / "switchml" / "fig3-ate.json",
         "workers": [4, 8, 16],
         "rates": [10, 100],
-        "out": Path("out") / "figures",
     },
     "small": {
         "scenario": ROOT / "scenarios" / "switchml" / "fig3-ate-small.json",
         "workers": [4, 8],
         "rates": [100],
-        "out": Path("out") / "figures" / "small",
     },
 }
 KS = [64, 256]
@@ -91,39 +83,23 @@ def g(v: float) -> float:
     return float(f"{v / 1e9:.12g}")
 
 
-def parse_args(argv):
-    return parse_figure_args("fig_switchml_ate.py", __doc__, "the reduced sweep (6 points, a few seconds)", argv)
-
-
-def main(argv=None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim
-        from inasim import plot
-        from inasim.sweep import SweepError, SweepRunError, run_sweep
-    except ImportError as e:
-        print(f"fig_switchml_ate: cannot import inasim ({e}); "
-              "set PYTHONPATH=python:build/python (and build the _inasim extension)", file=sys.stderr)
-        return 2
-
-    cfg = CONFIGS["small" if args.small else "full"]
-    out = args.out if args.out is not None else cfg["out"]
-    workers, rates = cfg["workers"], cfg["rates"]
-
-    try:
-        base = inasim.validate(cfg["scenario"])
-    except inasim.ScenarioError as e:
-        print(f"fig_switchml_ate: {cfg['scenario']}: {e}", file=sys.stderr)
-        return 2
-    name = base["name"]
-    size = int(base["workload"]["bytes"])
-    elements = size // 4
-
+def draw(fig):
+    workers, rates = fig.cfg["workers"], fig.cfg["rates"]
+    size = int(fig.base["workload"]["bytes"])
     print("goodput from framing, 4k/(4k+76) (paper: 63/77/93 %): " + ", ".join(
         f"k={k}: {goodput_fraction(k) * 100:.1f} % (paper {PAPER_FRACTIONS[k] * 100:.0f} %)"
         for k in sorted(PAPER_FRACTIONS)))
+    res = {}  # (rate, n, series) -> dict; series is k (int) or "ring"
+    for row in fig.sweep(points=sweep_points(rates, workers)):
+        rate, n = int(row["links.host_rate_gbps"]), int(row["topology.hosts"])
+        res[(rate, n, series_key(row))] = check_point(fig, row, rate, n, size)
+    return fig.plot.save_panels(
+        fig.out / STEM, [rate_panel(fig.plot, res, rate, workers) for rate in rates],
+        title=f"SwitchML ATE/s vs workers, {size / 1e6:g} MB int32 tensor (dashed: goodput limits)")
 
-    # Explicit points: SwitchML per (rate, workers, k), then the ring per (rate, workers).
+
+def sweep_points(rates, workers):
+    """SwitchML per (rate, workers, k), then the ring per (rate, workers)."""
     points = []
     for r in rates:
         for n in workers:
@@ -132,104 +108,96 @@ def main(argv=None) -> int:
                                "workload.switchml.elements_per_packet": k, "workload.switchml.pool_size": POOL[r]})
             points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": "ring",
                            "workload.switchml": None})
-    sweep = {
-        "name": name,
-        "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
-        "scenario": str(cfg["scenario"]),
-        "points": points,
-    }
-    try:
-        df = run_sweep(sweep, out=out / "sweeps" / name, jobs=args.jobs, resume=args.resume)
-    except SweepError as e:
-        print(f"fig_switchml_ate: {e}", file=sys.stderr)
-        return 2
-    except SweepRunError as e:
-        print(f"fig_switchml_ate: {e}", file=sys.stderr)
-        return 1
+    return points
 
-    res = {}  # (rate, n, series) -> dict; series is k (int) or "ring"
-    failures = []
-    for row in df.to_dict("records"):
-        rate, n = int(row["links.host_rate_gbps"]), int(row["topology.hosts"])
-        proto = row["workload.protocol"]
-        correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
-        tat = num(row.get("workload.mean_duration_s"))
-        if proto == "switchml":
-            k = int(row["workload.switchml.elements_per_packet"])
-            where = f"rate={rate} Gb/s, workers={n}, k={k}"
-            ate = num(row.get("workload.ate_per_s"))
-            bound = ate_bound(k, rate)
-            reported = num(row.get("workload.ate_per_s_bound"))
-            if not math.isclose(reported, bound, rel_tol=1e-9):
-                failures.append(f"{where}: simulator's ATE/s bound {reported!r} != B/8/(4k+76)*k = {bound!r}")
-            frac = num(row.get("workload.goodput_fraction_from_framing"))
-            if not math.isclose(frac, goodput_fraction(k), rel_tol=1e-9):
-                failures.append(f"{where}: simulator's goodput fraction {frac!r} != 4k/(4k+76) = "
-                                f"{goodput_fraction(k)!r}")
-            if math.isfinite(tat) and not math.isclose(ate, elements / tat, rel_tol=1e-6):
-                failures.append(f"{where}: ATE/s {ate!r} != elements/TAT {elements / tat!r}")
-            if int(num(row.get("workload.elements_per_packet"))) != k or \
-                    int(num(row.get("workload.pool_size"))) != POOL[rate]:
-                failures.append(f"{where}: ran k={row.get('workload.elements_per_packet')}, "
-                                f"pool={row.get('workload.pool_size')}")
-            key, label, pool = k, f"SwitchML k={k}", POOL[rate]
-        else:
-            where = f"rate={rate} Gb/s, workers={n}, ring"
-            ate = elements / tat if tat > 0 else float("nan")
-            bound_s = 2.0 * (n - 1) / n * size * 8.0 / (rate * 1e9)
-            reported = num(row.get("workload.analytic_bound_s"))
-            if not math.isclose(reported, bound_s, rel_tol=1e-9):
-                failures.append(f"{where}: simulator's analytic bound {reported!r} s != 2(n-1)/n*S/B = {bound_s!r} s")
-            bound = elements / bound_s
-            key, label, pool = "ring", "ring", None
-        if not correct:
-            failures.append(f"{where}: not correct (correct={row.get('correct')}, "
-                            f"stopped_by={row.get('sim.stopped_by')})")
-        if row.get("workload.ranks") != n:
-            failures.append(f"{where}: ran {row.get('workload.ranks')} ranks")
-        if math.isfinite(ate) and ate > bound * (1 + 1e-9):
-            failures.append(f"{where}: ATE/s {ate!r} is above its bound {bound!r}")
-        res[(rate, n, key)] = {"ate": ate, "bound": bound, "tat": tat, "pool": pool, "correct": correct}
-        status = "correct" if correct else "NOT CORRECT"
-        print(f"rate={rate:>3d} Gb/s workers={n:<3d} {label:<15s}: ATE/s {ate / 1e9:7.4f}e9  "
-              f"bound {bound / 1e9:7.4f}e9  ATE/bound {ate / bound:6.4f}  TAT {tat * 1e3:9.4f} ms  {status}")
 
-    panels = []
-    for rate in rates:
-        f = plot.Figure(f"{rate:g} Gb/s", "workers", "ATE/s", "count", "10⁹ elements/s", logx=2,
-                        legend_cols=2, legend_loc="lower right")
-        colors = {}
-        for key, label in ((256, "SwitchML k=256"), (64, "SwitchML k=64"), ("ring", "ring allreduce")):
-            pts = [res[(rate, n, key)] for n in workers]
-            colors[key] = f.line(workers, [g(p["ate"]) for p in pts], label, columns={
-                "rate_gbps": [rate] * len(workers), "workers": workers,
-                "k": [key if key != "ring" else None] * len(workers),
-                "pool_size": [p["pool"] for p in pts], "protocol": ["ring" if key == "ring" else "switchml"] *
-                len(workers), "ate_per_s": [p["ate"] for p in pts], "tat_s": [p["tat"] for p in pts],
-                "bound_ate_per_s": [p["bound"] for p in pts], "ratio": [p["ate"] / p["bound"] for p in pts]})
-        for key in (256, 64):
-            b = ate_bound(key, rate)
-            f.bound(workers, [g(b)] * len(workers), f"goodput bound k={key}", color=colors[key],
-                    legend=f"k={key} framing limit ({goodput_fraction(key) * 100:.0f} %)",
-                    columns={"rate_gbps": [rate] * len(workers), "workers": workers, "k": [key] * len(workers),
-                             "bound_ate_per_s": [b] * len(workers)})
-        rb = [res[(rate, n, "ring")]["bound"] for n in workers]
-        f.bound(workers, [g(b) for b in rb], "ring bound", color=colors["ring"], legend="ring 2(n−1)/n·S/B",
-                columns={"rate_gbps": [rate] * len(workers), "workers": workers, "bound_ate_per_s": rb})
-        f.xticks(workers)
-        f.ylim(bottom=0, top=g(ate_bound(256, rate)) * 1.35)
-        panels.append(f)
+def series_key(row):
+    """The series a run belongs to: SwitchML's k, or "ring"."""
+    return int(row["workload.switchml.elements_per_packet"]) if row["workload.protocol"] == "switchml" else "ring"
 
-    png, csv_path = plot.save_panels(
-        out / STEM, panels,
-        title=f"SwitchML ATE/s vs workers, {size / 1e6:g} MB int32 tensor (dashed: goodput limits)")
-    print(f"wrote {png} and {csv_path}")
 
-    if failures:
-        for msg in failures:
-            print(f"fig_switchml_ate: {msg}", file=sys.stderr)
-        return 1
-    return 0
+def check_switchml(fig, row, where, k, rate, tat, elements):
+    """SwitchML's ATE/s and its bound, checked against the simulator's
+    bound, framing fraction, pool size and k."""
+    ate = num(row.get("workload.ate_per_s"))
+    bound = ate_bound(k, rate)
+    reported = num(row.get("workload.ate_per_s_bound"))
+    if not math.isclose(reported, bound, rel_tol=1e-9):
+        fig.fail(f"{where}: simulator's ATE/s bound {reported!r} != B/8/(4k+76)*k = {bound!r}")
+    frac = num(row.get("workload.goodput_fraction_from_framing"))
+    if not math.isclose(frac, goodput_fraction(k), rel_tol=1e-9):
+        fig.fail(f"{where}: simulator's goodput fraction {frac!r} != 4k/(4k+76) = {goodput_fraction(k)!r}")
+    if math.isfinite(tat) and not math.isclose(ate, elements / tat, rel_tol=1e-6):
+        fig.fail(f"{where}: ATE/s {ate!r} != elements/TAT {elements / tat!r}")
+    if int(num(row.get("workload.elements_per_packet"))) != k or \
+            int(num(row.get("workload.pool_size"))) != POOL[rate]:
+        fig.fail(f"{where}: ran k={row.get('workload.elements_per_packet')}, pool={row.get('workload.pool_size')}")
+    return ate, bound
+
+
+def check_ring(fig, row, where, n, rate, tat, size):
+    """The ring's ATE/s (elements / TAT) and its bound, checked against the
+    simulator's analytic bound."""
+    elements = size // 4
+    ate = elements / tat if tat > 0 else float("nan")
+    bound_s = 2.0 * (n - 1) / n * size * 8.0 / (rate * 1e9)
+    reported = num(row.get("workload.analytic_bound_s"))
+    if not math.isclose(reported, bound_s, rel_tol=1e-9):
+        fig.fail(f"{where}: simulator's analytic bound {reported!r} s != 2(n-1)/n*S/B = {bound_s!r} s")
+    return ate, elements / bound_s
+
+
+def check_point(fig, row, rate, n, size):
+    """One run's ATE/s, bound and TAT, checked and printed."""
+    tat = num(row.get("workload.mean_duration_s"))
+    key = series_key(row)
+    if key == "ring":
+        where, label, pool = f"rate={rate} Gb/s, workers={n}, ring", "ring", None
+        ate, bound = check_ring(fig, row, where, n, rate, tat, size)
+    else:
+        where, label, pool = f"rate={rate} Gb/s, workers={n}, k={key}", f"SwitchML k={key}", POOL[rate]
+        ate, bound = check_switchml(fig, row, where, key, rate, tat, size // 4)
+    correct = fig.check(row, where)
+    if row.get("workload.ranks") != n:
+        fig.fail(f"{where}: ran {row.get('workload.ranks')} ranks")
+    if math.isfinite(ate) and ate > bound * (1 + 1e-9):
+        fig.fail(f"{where}: ATE/s {ate!r} is above its bound {bound!r}")
+    status = "correct" if correct else "NOT CORRECT"
+    print(f"rate={rate:>3d} Gb/s workers={n:<3d} {label:<15s}: ATE/s {ate / 1e9:7.4f}e9  "
+          f"bound {bound / 1e9:7.4f}e9  ATE/bound {ate / bound:6.4f}  TAT {tat * 1e3:9.4f} ms  {status}")
+    return {"ate": ate, "bound": bound, "tat": tat, "pool": pool, "correct": correct}
+
+
+def rate_panel(plot, res, rate, workers):
+    """ATE/s vs workers at one host link rate: SwitchML k=256, k=64 and the
+    ring, each with its bound dashed."""
+    f = plot.Figure(f"{rate:g} Gb/s", "workers", "ATE/s", "count", "10⁹ elements/s", logx=2,
+                    legend_cols=2, legend_loc="lower right")
+    colors = {}
+    for key, label in ((256, "SwitchML k=256"), (64, "SwitchML k=64"), ("ring", "ring allreduce")):
+        pts = [res[(rate, n, key)] for n in workers]
+        colors[key] = f.line(workers, [g(p["ate"]) for p in pts], label, columns={
+            "rate_gbps": [rate] * len(workers), "workers": workers,
+            "k": [key if key != "ring" else None] * len(workers),
+            "pool_size": [p["pool"] for p in pts], "protocol": ["ring" if key == "ring" else "switchml"] *
+            len(workers), "ate_per_s": [p["ate"] for p in pts], "tat_s": [p["tat"] for p in pts],
+            "bound_ate_per_s": [p["bound"] for p in pts], "ratio": [p["ate"] / p["bound"] for p in pts]})
+    for key in (256, 64):
+        b = ate_bound(key, rate)
+        f.bound(workers, [g(b)] * len(workers), f"goodput bound k={key}", color=colors[key],
+                legend=f"k={key} framing limit ({goodput_fraction(key) * 100:.0f} %)",
+                columns={"rate_gbps": [rate] * len(workers), "workers": workers, "k": [key] * len(workers),
+                         "bound_ate_per_s": [b] * len(workers)})
+    rb = [res[(rate, n, "ring")]["bound"] for n in workers]
+    f.bound(workers, [g(b) for b in rb], "ring bound", color=colors["ring"], legend="ring 2(n−1)/n·S/B",
+            columns={"rate_gbps": [rate] * len(workers), "workers": workers, "bound_ate_per_s": rb})
+    f.xticks(workers)
+    f.ylim(bottom=0, top=g(ate_bound(256, rate)) * 1.35)
+    return f
+
+
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (6 points, a few seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

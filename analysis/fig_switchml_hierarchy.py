@@ -46,15 +46,9 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-# PYTHONPATH comes first; the source tree's package and default build are the fallback.
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-# The figure scripts' shared pieces (analysis/figscript.py), also when this
-# file is loaded by path (tests) rather than run.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import parse_figure_args, num  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT, num  # noqa: E402
 
 SM = ROOT / "scenarios" / "switchml"
 #: One group per tensor: a base scenario (+ fixed overrides) run as its
@@ -65,7 +59,6 @@ CONFIGS = {
             {"scenario": SM / "hierarchical-64.json", "set": [], "rack": 8},
             {"scenario": SM / "hierarchical-256.json", "set": [], "rack": 16},
         ],
-        "out": Path("out") / "figures",
     },
     "small": {
         "groups": [
@@ -73,7 +66,6 @@ CONFIGS = {
              "set": ['topology={"type": "leaf_spine", "leaves": 4, "spines": 2, "hosts_per_leaf": 4}',
                      "workload.bytes=2000000"]},
         ],
-        "out": Path("out") / "figures" / "small",
     },
 }
 COUNTERS = ["processed", "consumed", "partials_up", "results_down", "broadcasts", "copies_sent", "retransmits",
@@ -81,130 +73,106 @@ COUNTERS = ["processed", "consumed", "partials_up", "results_down", "broadcasts"
 STEM = "fig_switchml_hierarchy"
 
 
-def parse_args(argv):
-    return parse_figure_args("fig_switchml_hierarchy.py", __doc__, "the reduced variant (2 runs, a few seconds)", argv)
-
-
 def human_mb(b: int) -> str:
     return f"{b / 1e6:g} MB"
 
 
-def main(argv=None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim
-        from inasim import plot
-        from inasim.sweep import SweepError, SweepRunError, run_sweep
-    except ImportError as e:
-        print(f"fig_switchml_hierarchy: cannot import inasim ({e}); "
-              "set PYTHONPATH=python:build/python (and build the _inasim extension)", file=sys.stderr)
-        return 2
-
-    cfg = CONFIGS["small" if args.small else "full"]
-    out = args.out if args.out is not None else cfg["out"]
-
-    failures = []
+def draw(fig):
     groups = []  # per tensor: list of config dicts (rack first, then the hierarchy)
     table = []  # per configuration and level
-    for grp in cfg["groups"]:
-        try:
-            base = inasim.validate(grp["scenario"], sets=grp["set"])
-        except inasim.ScenarioError as e:
-            print(f"fig_switchml_hierarchy: {grp['scenario']}: {e}", file=sys.stderr)
-            return 2
-        name = grp.get("name", base["name"])
-        topo = base["topology"]
+    for grp in fig.cfg["groups"]:
+        base = fig.validate(grp["scenario"], sets=grp["set"])
         rack = {"type": "single_rack", "hosts": grp["rack"]}
-        sweep = {
-            "name": name,
-            "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
-            "scenario": str(grp["scenario"]),
-            "set": grp["set"],
-            "points": [{"topology": rack}, {"topology": topo}],
-        }
-        sweep_out = out / "sweeps" / name
-        try:
-            df = run_sweep(sweep, out=sweep_out, jobs=args.jobs, resume=args.resume)
-        except SweepError as e:
-            print(f"fig_switchml_hierarchy: {e}", file=sys.stderr)
-            return 2
-        except SweepRunError as e:
-            print(f"fig_switchml_hierarchy: {e}", file=sys.stderr)
-            return 1
-
-        size = int(base["workload"]["bytes"])
-        k = int(base["workload"]["switchml"]["elements_per_packet"])
-        packets = math.ceil(size // 4 / k)
+        rows = fig.sweep(grp.get("name", base["name"]), points=[{"topology": rack}, {"topology": base["topology"]}],
+                         scenario=grp["scenario"], sets=grp["set"])
         configs = []
-        for row in df.to_dict("records"):
-            t = row["topology"]
-            t = json.loads(t) if isinstance(t, str) else t
-            if t["type"] == "single_rack":
-                racks, per = 1, int(t["hosts"])
-                label = f"rack of {per}"
-            else:
-                racks, per = int(t["leaves"]), int(t["hosts_per_leaf"])
-                label = f"{racks}x{per} leaf-spine"
-            n = racks * per
-            where = f"{label}, {human_mb(size)}"
-            correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
-            if not correct:
-                failures.append(f"{where}: not correct (correct={row.get('correct')}, "
-                                f"stopped_by={row.get('sim.stopped_by')})")
-            if row.get("workload.ranks") != n:
-                failures.append(f"{where}: ran {row.get('workload.ranks')} ranks, expected {n}")
-            results = json.loads((sweep_out / "cache" / row["key"] / "results.json").read_text(encoding="utf-8"))
-            w = results["workload"]
-            coll = w["collectives"][-1]
-            c = {"config": label, "topology": t["type"], "workers": n, "racks": racks, "bytes": size,
-                 "levels": int(w["tree"]["levels"]), "ate": num(w["ate_per_s"]),
-                 "bound": num(w["ate_per_s_bound"]), "tat": num(w["tat_mean_s"]),
-                 "fb": num(coll["framing_bound_s"]), "correct": correct}
-            expect_bound = float(base["links"]["host_rate_gbps"]) * 1e9 / 8 / (4 * k + 76) * k
-            if not math.isclose(c["bound"], expect_bound, rel_tol=1e-9):
-                failures.append(f"{where}: ATE/s bound {c['bound']!r} != B/8/(4k+76)*k = {expect_bound!r}")
-            if c["ate"] > c["bound"] * (1 + 1e-9):
-                failures.append(f"{where}: ATE/s {c['ate']!r} above the bound {c['bound']!r}")
-            expect_levels = 1 if racks == 1 else 2
-            if c["levels"] != expect_levels:
-                failures.append(f"{where}: {c['levels']} aggregation levels, expected {expect_levels}")
+        for row in rows:
+            results = json.loads((row["cache_dir"] / "results.json").read_text(encoding="utf-8"))
+            c = check_config(fig, row, results, base)
             configs.append(c)
-            status = "correct" if correct else "NOT CORRECT"
-            print(f"{label:<18s} {n:>4d} workers, {human_mb(size):>6s}: ATE/s {c['ate'] / 1e9:7.4f}e9  "
-                  f"bound {c['bound'] / 1e9:7.4f}e9  ATE/bound {c['ate'] / c['bound']:6.4f}  "
-                  f"TAT {c['tat'] * 1e3:8.4f} ms  TAT/framing bound {c['tat'] / c['fb']:6.4f}  "
-                  f"levels {c['levels']}  {status}")
-
-            # Counters per level.
-            by_level = {}
-            for prog in w.get("programs", []):
-                lv = by_level.setdefault(int(prog["level"]), {"switches": 0, "root": False, "children": set(),
-                                                              **{x: 0 for x in COUNTERS}})
-                lv["switches"] += 1
-                lv["root"] = lv["root"] or bool(prog.get("root"))
-                lv["children"].add(int(prog.get("workers", 0)))
-                for x in COUNTERS:
-                    lv[x] += int(prog.get(x, 0))
-            for level in sorted(by_level):
-                lv = by_level[level]
-                entry = {"config": label, "bytes": size, "workers": n, "level": level,
-                         "switches": lv["switches"], "root": lv["root"],
-                         "children_per_switch": "/".join(str(x) for x in sorted(lv["children"])),
-                         **{x: lv[x] for x in COUNTERS}}
-                table.append(entry)
-                lossless = float(results["scenario"].get("faults", {}).get("loss_rate", 0) or 0) == 0
-                if lossless:
-                    if lv["root"]:
-                        if lv["broadcasts"] != packets:
-                            failures.append(f"{where}: root broadcasts {lv['broadcasts']} != {packets} packets")
-                    else:
-                        for x in ("partials_up", "results_down"):
-                            if lv[x] != packets * lv["switches"]:
-                                failures.append(f"{where}: level {level} {x} {lv[x]} != {packets} x "
-                                                f"{lv['switches']} switches")
+            table.extend(check_levels(fig, c, results, base))
         groups.append(configs)
+    table_path = write_table(fig.out, table)
+    return plot_groups(fig, groups) + (table_path,)
 
-    # The table.
+
+def check_config(fig, row, results, base):
+    """One run (a rack or a leaf-spine): its ATE/s, bound, TAT and levels,
+    checked and printed."""
+    t = row["topology"]
+    t = json.loads(t) if isinstance(t, str) else t
+    if t["type"] == "single_rack":
+        racks, per = 1, int(t["hosts"])
+        label = f"rack of {per}"
+    else:
+        racks, per = int(t["leaves"]), int(t["hosts_per_leaf"])
+        label = f"{racks}x{per} leaf-spine"
+    n = racks * per
+    size = int(base["workload"]["bytes"])
+    k = int(base["workload"]["switchml"]["elements_per_packet"])
+    where = f"{label}, {human_mb(size)}"
+    correct = fig.check(row, where)
+    if row.get("workload.ranks") != n:
+        fig.fail(f"{where}: ran {row.get('workload.ranks')} ranks, expected {n}")
+    w = results["workload"]
+    coll = w["collectives"][-1]
+    c = {"config": label, "topology": t["type"], "workers": n, "racks": racks, "bytes": size,
+         "levels": int(w["tree"]["levels"]), "ate": num(w["ate_per_s"]),
+         "bound": num(w["ate_per_s_bound"]), "tat": num(w["tat_mean_s"]),
+         "fb": num(coll["framing_bound_s"]), "correct": correct, "where": where}
+    expect_bound = float(base["links"]["host_rate_gbps"]) * 1e9 / 8 / (4 * k + 76) * k
+    if not math.isclose(c["bound"], expect_bound, rel_tol=1e-9):
+        fig.fail(f"{where}: ATE/s bound {c['bound']!r} != B/8/(4k+76)*k = {expect_bound!r}")
+    if c["ate"] > c["bound"] * (1 + 1e-9):
+        fig.fail(f"{where}: ATE/s {c['ate']!r} above the bound {c['bound']!r}")
+    expect_levels = 1 if racks == 1 else 2
+    if c["levels"] != expect_levels:
+        fig.fail(f"{where}: {c['levels']} aggregation levels, expected {expect_levels}")
+    status = "correct" if correct else "NOT CORRECT"
+    print(f"{label:<18s} {n:>4d} workers, {human_mb(size):>6s}: ATE/s {c['ate'] / 1e9:7.4f}e9  "
+          f"bound {c['bound'] / 1e9:7.4f}e9  ATE/bound {c['ate'] / c['bound']:6.4f}  "
+          f"TAT {c['tat'] * 1e3:8.4f} ms  TAT/framing bound {c['tat'] / c['fb']:6.4f}  "
+          f"levels {c['levels']}  {status}")
+    return c
+
+
+def check_levels(fig, c, results, base):
+    """The run's program counters summed per level (rows of the table);
+    without loss, each non-root switch sends one partial up and gets one
+    result down per packet, and the root broadcasts once per packet."""
+    size = int(base["workload"]["bytes"])
+    packets = math.ceil(size // 4 / int(base["workload"]["switchml"]["elements_per_packet"]))
+    lossless = float(results["scenario"].get("faults", {}).get("loss_rate", 0) or 0) == 0
+    by_level = {}
+    for prog in results["workload"].get("programs", []):
+        lv = by_level.setdefault(int(prog["level"]), {"switches": 0, "root": False, "children": set(),
+                                                      **{x: 0 for x in COUNTERS}})
+        lv["switches"] += 1
+        lv["root"] = lv["root"] or bool(prog.get("root"))
+        lv["children"].add(int(prog.get("workers", 0)))
+        for x in COUNTERS:
+            lv[x] += int(prog.get(x, 0))
+    entries = []
+    for level in sorted(by_level):
+        lv = by_level[level]
+        entries.append({"config": c["config"], "bytes": size, "workers": c["workers"], "level": level,
+                        "switches": lv["switches"], "root": lv["root"],
+                        "children_per_switch": "/".join(str(x) for x in sorted(lv["children"])),
+                        **{x: lv[x] for x in COUNTERS}})
+        if not lossless:
+            continue
+        if lv["root"]:
+            if lv["broadcasts"] != packets:
+                fig.fail(f"{c['where']}: root broadcasts {lv['broadcasts']} != {packets} packets")
+        else:
+            for x in ("partials_up", "results_down"):
+                if lv[x] != packets * lv["switches"]:
+                    fig.fail(f"{c['where']}: level {level} {x} {lv[x]} != {packets} x {lv['switches']} switches")
+    return entries
+
+
+def write_table(out, table):
+    """Prints the counters table and writes it to OUT/<stem>_programs.csv; its path."""
     cols = ["config", "bytes", "workers", "level", "switches", "root", "children_per_switch"] + COUNTERS
     print("program counters per level (summed over the level's switches):")
     print("| " + " | ".join(cols) + " |")
@@ -221,8 +189,13 @@ def main(argv=None) -> int:
     tmp = table_path.with_name(f".{table_path.name}.tmp-{os.getpid()}")
     tmp.write_text(buf.getvalue(), encoding="utf-8")
     os.replace(tmp, table_path)
+    return table_path
 
-    # The figure: one line per tensor, one rack -> the hierarchy.
+
+def plot_groups(fig, groups):
+    """The figure: one line per tensor, one rack -> the hierarchy; (a) ATE/s,
+    (b) TAT. The paths of its PNG and CSV."""
+    plot = fig.plot
     fa = plot.Figure("ATE/s: one rack vs two levels", "workers", "ATE/s", "count", "10⁹ elements/s", logx=2,
                      legend_loc="lower right")
     fb = plot.Figure("TAT: one rack vs two levels", "workers", "TAT", "count", "ms", logx=2,
@@ -247,16 +220,12 @@ def main(argv=None) -> int:
     fa.ylim(bottom=0, top=bound / 1e9 * 1.3)
     fb.xticks(xs_all)
     fb.ylim(bottom=0)
+    return plot.save_panels(fig.out / STEM, [fa, fb],
+                            title="SwitchML hierarchical aggregation (leaf-spine, 100 Gb/s) vs one rack")
 
-    png, csv_path = plot.save_panels(out / STEM, [fa, fb],
-                                     title="SwitchML hierarchical aggregation (leaf-spine, 100 Gb/s) vs one rack")
-    print(f"wrote {png}, {csv_path} and {table_path}")
 
-    if failures:
-        for msg in failures:
-            print(f"fig_switchml_hierarchy: {msg}", file=sys.stderr)
-        return 1
-    return 0
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced variant (2 runs, a few seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

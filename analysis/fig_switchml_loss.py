@@ -47,20 +47,13 @@ import math
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-# PYTHONPATH comes first; the source tree's package and default build are the fallback.
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-# The figure scripts' shared pieces (analysis/figscript.py), also when this
-# file is loaded by path (tests) rather than run.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import num, parse_figure_args, switchml_wire_bytes  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT, FigureExit, num, switchml_wire_bytes  # noqa: E402
 
 CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "switchml" / "fig6-loss.json", "out": Path("out") / "figures"},
-    "small": {"scenario": ROOT / "scenarios" / "switchml" / "fig6-loss-small.json",
-              "out": Path("out") / "figures" / "small"},
+    "full": {"scenario": ROOT / "scenarios" / "switchml" / "fig6-loss.json"},
+    "small": {"scenario": ROOT / "scenarios" / "switchml" / "fig6-loss-small.json"},
 }
 LOSS = [0.0, 1e-4, 1e-3, 1e-2]
 TIMELINE_LOSS = [0.0, 1e-4, 1e-2]  # Fig. 7
@@ -75,37 +68,27 @@ def pct(loss: float) -> str:
     return f"{loss * 100:g} %"
 
 
-def parse_args(argv):
-    return parse_figure_args("fig_switchml_loss.py", __doc__, "the reduced sweep (8 points, a few seconds)", argv)
-
-
-def main(argv=None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim
-        import pandas as pd
-        from inasim import plot
-        from inasim.sweep import SweepError, SweepRunError, run_sweep
-    except ImportError as e:
-        print(f"fig_switchml_loss: cannot import inasim ({e}); "
-              "set PYTHONPATH=python:build/python (and build the _inasim extension)", file=sys.stderr)
-        return 2
-
-    cfg = CONFIGS["small" if args.small else "full"]
-    out = args.out if args.out is not None else cfg["out"]
-    try:
-        base = inasim.validate(cfg["scenario"])
-    except inasim.ScenarioError as e:
-        print(f"fig_switchml_loss: {cfg['scenario']}: {e}", file=sys.stderr)
-        return 2
-    name = base["name"]
+def draw(fig):
+    base = fig.base
     rate = float(base["links"]["host_rate_gbps"])
     bin_s = float(base["workload"]["switchml"]["timeline_bin_us"]) * 1e-6
     if not bin_s > 0:
-        print(f"fig_switchml_loss: {cfg['scenario']}: workload.switchml.timeline_bin_us must be > 0",
-              file=sys.stderr)
-        return 2
+        print(f"{STEM}: {fig.cfg['scenario']}: workload.switchml.timeline_bin_us must be > 0", file=sys.stderr)
+        raise FigureExit(2)
+    res = {}
+    for row in fig.sweep(points=sweep_points()):
+        res[(row["workload.protocol"], float(row["faults.loss_rate"]))] = check_point(fig, row)
+    print_inflation(res)
+    return fig.plot.save_panels(
+        fig.out / STEM, [inflation_panel(fig.plot, res), timeline_panel(fig.plot, res, rate, bin_s)],
+        title=f"SwitchML under uniform loss: {int(base['topology']['hosts'])} workers, {rate:g} Gb/s, "
+              f"{int(base['workload']['bytes']) / 1e6:g} MB, timeout "
+              f"{float(base['workload']['switchml']['timeout_us']) / 1e3:g} ms (bars: TAT)")
 
+
+def sweep_points():
+    """Every protocol at every loss rate; SwitchML without the timeout backoff,
+    the ring on hashed data."""
     points = []
     for proto in PROTOCOLS:
         for loss in LOSS:
@@ -115,45 +98,31 @@ def main(argv=None) -> int:
             else:
                 pt.update({"workload.switchml": None, "workload.data": "hashed"})
             points.append(pt)
-    sweep = {
-        "name": name,
-        "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
-        "scenario": str(cfg["scenario"]),
-        "points": points,
-    }
-    sweep_out = out / "sweeps" / name
-    try:
-        df = run_sweep(sweep, out=sweep_out, jobs=args.jobs, resume=args.resume)
-    except SweepError as e:
-        print(f"fig_switchml_loss: {e}", file=sys.stderr)
-        return 2
-    except SweepRunError as e:
-        print(f"fig_switchml_loss: {e}", file=sys.stderr)
-        return 1
+    return points
 
-    res = {}
-    failures = []
-    for row in df.to_dict("records"):
-        proto, loss = row["workload.protocol"], float(row["faults.loss_rate"])
-        correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
-        tat = num(row.get("workload.mean_duration_s"))
-        where = f"{proto}, loss={pct(loss)}"
-        if not correct:
-            failures.append(f"{where}: not correct (correct={row.get('correct')}, "
-                            f"stopped_by={row.get('sim.stopped_by')})")
-        timeouts = num(row.get("workload.timeouts")) if proto == "switchml" else float("nan")
-        timeline = None
-        if proto == "switchml":
-            if not math.isclose(num(row.get("workload.tat_mean_s")), tat, rel_tol=1e-9):
-                failures.append(f"{where}: tat_mean_s {row.get('workload.tat_mean_s')} != "
-                                f"mean_duration_s {tat}")
-            path = sweep_out / "cache" / row["key"] / "switchml_timeline.csv"
-            try:
-                timeline = pd.read_csv(path)
-            except OSError as e:
-                failures.append(f"{where}: no timeline ({e})")
-        res[(proto, loss)] = {"tat": tat, "correct": correct, "timeouts": timeouts, "timeline": timeline}
 
+def check_point(fig, row):
+    """One run's TAT, timeouts and (SwitchML) worker 0's timeline, checked."""
+    import pandas as pd
+
+    proto, loss = row["workload.protocol"], float(row["faults.loss_rate"])
+    tat = num(row.get("workload.mean_duration_s"))
+    where = f"{proto}, loss={pct(loss)}"
+    correct = fig.check(row, where)
+    timeouts = num(row.get("workload.timeouts")) if proto == "switchml" else float("nan")
+    timeline = None
+    if proto == "switchml":
+        if not math.isclose(num(row.get("workload.tat_mean_s")), tat, rel_tol=1e-9):
+            fig.fail(f"{where}: tat_mean_s {row.get('workload.tat_mean_s')} != mean_duration_s {tat}")
+        try:
+            timeline = pd.read_csv(row["cache_dir"] / "switchml_timeline.csv")
+        except OSError as e:
+            fig.fail(f"{where}: no timeline ({e})")
+    return {"tat": tat, "correct": correct, "timeouts": timeouts, "timeline": timeline}
+
+
+def print_inflation(res):
+    """Adds each run's TAT over the lossless TAT ("inflation") and prints a line per run."""
     for proto in PROTOCOLS:
         tat0 = res[(proto, 0.0)]["tat"]
         for loss in LOSS:
@@ -164,7 +133,9 @@ def main(argv=None) -> int:
             print(f"{proto:<8s} loss={pct(loss):>7s}: TAT {p['tat'] * 1e3:10.4f} ms  "
                   f"inflation {p['inflation']:7.4f}{extra}  {status}")
 
-    # (a) Fig. 6: inflation vs loss (loss 0 is the reference line at 1).
+
+def inflation_panel(plot, res):
+    """(a) Fig. 6: inflation vs loss (loss 0 is the reference line at 1)."""
     lossy = [l for l in LOSS if l > 0]
     xs = [l * 100 for l in lossy]
     fa = plot.Figure("TAT inflation (Fig. 6)", "loss probability per link", "TAT / TAT without loss", "%", "×",
@@ -179,8 +150,11 @@ def main(argv=None) -> int:
              columns={"loss_rate": [0.0] * len(xs), "tat_s": [res[("switchml", 0.0)]["tat"]] * len(xs)})
     fa.xticks(xs)
     fa.ylim(bottom=0)
+    return fa
 
-    # (b) Fig. 7: worker 0's packets per bin, line rate, TAT bars.
+
+def timeline_panel(plot, res, rate, bin_s):
+    """(b) Fig. 7: worker 0's packets per bin, the line rate, the TATs as bars."""
     bin_ms = bin_s * 1e3
     fb = plot.Figure("worker 0 sending timeline (Fig. 7)", "time", "packets sent", "ms",
                      f"per {bin_ms:g} ms", legend_loc="best")
@@ -209,19 +183,11 @@ def main(argv=None) -> int:
     fb.bound([0.0, xmax], [line_rate, line_rate], "line rate",
              legend=f"line rate ({line_rate:.0f}/bin)", columns={"packets_sent": [line_rate] * 2})
     fb.ylim(bottom=0, top=line_rate * (1.15 + 0.08 * len(TIMELINE_LOSS)))
+    return fb
 
-    png, csv_path = plot.save_panels(
-        out / STEM, [fa, fb],
-        title=f"SwitchML under uniform loss: {int(base['topology']['hosts'])} workers, {rate:g} Gb/s, "
-              f"{int(base['workload']['bytes']) / 1e6:g} MB, timeout "
-              f"{float(base['workload']['switchml']['timeout_us']) / 1e3:g} ms (bars: TAT)")
-    print(f"wrote {png} and {csv_path}")
 
-    if failures:
-        for msg in failures:
-            print(f"fig_switchml_loss: {msg}", file=sys.stderr)
-        return 1
-    return 0
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (8 points, a few seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -44,26 +44,18 @@ import math
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-# PYTHONPATH comes first; the source tree's package and default build are the fallback.
-for p in (ROOT / "python", ROOT / "build" / "python"):
-    if str(p) not in sys.path:
-        sys.path.append(str(p))
-# The figure scripts' shared pieces (analysis/figscript.py), also when this
-# file is loaded by path (tests) rather than run.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figscript import num, parse_figure_args, switchml_wire_bytes  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
+import figscript  # noqa: E402
+from figscript import ROOT, num, switchml_wire_bytes  # noqa: E402
 
 CONFIGS = {
     "full": {
         "scenario": ROOT / "scenarios" / "switchml" / "fig9-pool.json",
         "pools": [16, 32, 64, 128, 256, 512, 1024, 2048],
-        "out": Path("out") / "figures",
     },
     "small": {
         "scenario": ROOT / "scenarios" / "switchml" / "fig9-pool-small.json",
         "pools": [16, 64, 256, 1024],
-        "out": Path("out") / "figures" / "small",
     },
 }
 PACKET_WIRE_BYTES = switchml_wire_bytes(256)  # b = 1100: 256 int32 + 76 B of framing
@@ -75,75 +67,12 @@ def s_bdp(rate_gbps: float, rtt0_s: float, b: int = PACKET_WIRE_BYTES) -> int:
     return math.ceil(rate_gbps * 1e9 / 8.0 * rtt0_s / b)
 
 
-def parse_args(argv):
-    return parse_figure_args("fig_switchml_pool.py", __doc__, "the reduced sweep (4 points, a few seconds)", argv)
-
-
-def main(argv=None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        import inasim
-        import pandas as pd
-        from inasim import plot
-        from inasim.sweep import SweepError, SweepRunError, run_sweep
-    except ImportError as e:
-        print(f"fig_switchml_pool: cannot import inasim ({e}); "
-              "set PYTHONPATH=python:build/python (and build the _inasim extension)", file=sys.stderr)
-        return 2
-
-    cfg = CONFIGS["small" if args.small else "full"]
-    out = args.out if args.out is not None else cfg["out"]
-    pools = cfg["pools"]
-    try:
-        base = inasim.validate(cfg["scenario"])
-    except inasim.ScenarioError as e:
-        print(f"fig_switchml_pool: {cfg['scenario']}: {e}", file=sys.stderr)
-        return 2
-    name = base["name"]
-    rate = float(base["links"]["host_rate_gbps"])
-    size = int(base["workload"]["bytes"])
-
-    sweep = {
-        "name": name,
-        "description": f"analysis/{STEM}.py{' --small' if args.small else ''}",
-        "scenario": str(cfg["scenario"]),
-        "grid": {"workload.switchml.pool_size": pools},
-    }
-    sweep_out = out / "sweeps" / name
-    try:
-        df = run_sweep(sweep, out=sweep_out, jobs=args.jobs, resume=args.resume)
-    except SweepError as e:
-        print(f"fig_switchml_pool: {e}", file=sys.stderr)
-        return 2
-    except SweepRunError as e:
-        print(f"fig_switchml_pool: {e}", file=sys.stderr)
-        return 1
-
-    res = {}
-    failures = []
-    for row in df.to_dict("records"):
-        s = int(row["workload.switchml.pool_size"])
-        where = f"pool={s}"
-        correct = bool(row.get("correct") is True and row.get("workload.correct") is True)
-        if not correct:
-            failures.append(f"{where}: not correct (correct={row.get('correct')}, "
-                            f"stopped_by={row.get('sim.stopped_by')})")
-        if int(num(row.get("workload.pool_size"))) != s:
-            failures.append(f"{where}: ran pool {row.get('workload.pool_size')}")
-        tat = num(row.get("workload.tat_mean_s"))
-        coll = None
-        try:
-            coll = pd.read_csv(sweep_out / "cache" / row["key"] / "collectives.csv")
-        except OSError as e:
-            failures.append(f"{where}: no collectives.csv ({e})")
-        fb = float(coll["framing_bound_s"].iloc[-1]) if coll is not None else float("nan")
-        rtt_mean = float(coll["rtt_mean_us"].iloc[-1]) if coll is not None else float("nan")
-        if math.isfinite(tat) and tat < fb * (1 - 1e-12):
-            failures.append(f"{where}: TAT {tat!r} s is below the framing bound {fb!r} s")
-        res[s] = {"tat": tat, "fb": fb, "p50": num(row.get("workload.rtt_worker0_last_tensor_us.p50")),
-                  "p99": num(row.get("workload.rtt_worker0_last_tensor_us.p99")), "mean": rtt_mean,
-                  "correct": correct}
-
+def draw(fig):
+    pools = fig.cfg["pools"]
+    rate = float(fig.base["links"]["host_rate_gbps"])
+    size = int(fig.base["workload"]["bytes"])
+    res = {int(row["workload.switchml.pool_size"]): check_point(fig, row)
+           for row in fig.sweep(grid={"workload.switchml.pool_size": pools})}
     smin = min(pools)
     rtt0_us = res[smin]["p50"]
     sb = s_bdp(rate, rtt0_us * 1e-6)
@@ -154,12 +83,42 @@ def main(argv=None) -> int:
         status = "correct" if p["correct"] else "NOT CORRECT"
         print(f"pool={s:<5d}: TAT {p['tat'] * 1e3:9.4f} ms  TAT/bound {p['tat'] / p['fb']:6.3f}  "
               f"RTT p50 {p['p50']:8.3f} us  p99 {p['p99']:8.3f} us  mean {p['mean']:8.3f} us  {status}")
-
     cols = {"pool_size": pools, "tat_s": [res[s]["tat"] for s in pools],
             "framing_bound_s": [res[s]["fb"] for s in pools], "rtt_p50_us": [res[s]["p50"] for s in pools],
             "rtt_p99_us": [res[s]["p99"] for s in pools], "rtt_mean_us": [res[s]["mean"] for s in pools],
             "s_bdp": [sb] * len(pools)}
+    panels = [tat_panel(fig.plot, res, pools, sb, cols), rtt_panel(fig.plot, res, pools, sb, cols, rtt0_us, rate)]
+    return fig.plot.save_panels(
+        fig.out / STEM, panels,
+        title=f"SwitchML pool size: {int(fig.base['topology']['hosts'])} workers, {rate:g} Gb/s, "
+              f"{size / 1e6:g} MB (RTT₀ {rtt0_us:.2f} µs, b = {PACKET_WIRE_BYTES} B)")
 
+
+def check_point(fig, row):
+    """One pool size's TAT, framing bound and RTTs, checked."""
+    import pandas as pd
+
+    s = int(row["workload.switchml.pool_size"])
+    where = f"pool={s}"
+    correct = fig.check(row, where)
+    if int(num(row.get("workload.pool_size"))) != s:
+        fig.fail(f"{where}: ran pool {row.get('workload.pool_size')}")
+    tat = num(row.get("workload.tat_mean_s"))
+    coll = None
+    try:
+        coll = pd.read_csv(row["cache_dir"] / "collectives.csv")
+    except OSError as e:
+        fig.fail(f"{where}: no collectives.csv ({e})")
+    fb = float(coll["framing_bound_s"].iloc[-1]) if coll is not None else float("nan")
+    rtt_mean = float(coll["rtt_mean_us"].iloc[-1]) if coll is not None else float("nan")
+    if math.isfinite(tat) and tat < fb * (1 - 1e-12):
+        fig.fail(f"{where}: TAT {tat!r} s is below the framing bound {fb!r} s")
+    return {"tat": tat, "fb": fb, "p50": num(row.get("workload.rtt_worker0_last_tensor_us.p50")),
+            "p99": num(row.get("workload.rtt_worker0_last_tensor_us.p99")), "mean": rtt_mean, "correct": correct}
+
+
+def tat_panel(plot, res, pools, sb, cols):
+    """(a) TAT vs pool size with the framing bound; s_BDP marked."""
     fa = plot.Figure("TAT vs pool size", "pool size", "TAT", "slots", "ms", logx=2, logy=True,
                      legend_loc="upper right")
     c = fa.line(pools, [res[s]["tat"] * 1e3 for s in pools], "TAT", columns=cols)
@@ -171,7 +130,11 @@ def main(argv=None) -> int:
     fa.bound([sb, sb], [tmin * 0.8, tmax * 1.25], "s_BDP", legend=f"⌈BDP/b⌉ = {sb}",
              columns={"pool_size": [sb, sb], "s_bdp": [sb, sb]})
     fa.xticks(pools)
+    return fa
 
+
+def rtt_panel(plot, res, pools, sb, cols, rtt0_us, rate):
+    """(b) per-packet RTT vs pool size with the window model; s_BDP marked."""
     fb = plot.Figure("per-packet RTT vs pool size", "pool size", "RTT", "slots", "µs", logx=2, logy=True,
                      legend_loc="upper left")
     c1 = fb.line(pools, [res[s]["p50"] for s in pools], "RTT p50 worker 0", columns=cols)
@@ -184,18 +147,11 @@ def main(argv=None) -> int:
     fb.bound([sb, sb], [lo * 0.8, hi * 1.25], "s_BDP", legend=f"⌈BDP/b⌉ = {sb}",
              columns={"pool_size": [sb, sb], "s_bdp": [sb, sb]})
     fb.xticks(pools)
+    return fb
 
-    png, csv_path = plot.save_panels(
-        out / STEM, [fa, fb],
-        title=f"SwitchML pool size: {int(base['topology']['hosts'])} workers, {rate:g} Gb/s, "
-              f"{size / 1e6:g} MB (RTT₀ {rtt0_us:.2f} µs, b = {PACKET_WIRE_BYTES} B)")
-    print(f"wrote {png} and {csv_path}")
 
-    if failures:
-        for msg in failures:
-            print(f"fig_switchml_pool: {msg}", file=sys.stderr)
-        return 1
-    return 0
+def main(argv=None) -> int:
+    return figscript.main(STEM, __doc__, "the reduced sweep (4 points, a few seconds)", argv, CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,43 @@
-"""What every figure script in analysis/ shares: its command line, reading
-sweep metrics, and SwitchML's packet framing.
+"""What every figure script in analysis/ shares: its start (options, the
+inasim import, the configuration, the output directory, the validated base
+scenario), running its sweep, checking each run, and its end (the files it
+wrote, every failure, the exit status); plus reading sweep metrics and
+SwitchML's packet framing.
 
-    from figscript import parse_figure_args, num, switchml_wire_bytes
-    args = parse_figure_args("fig_x.py", __doc__, "the reduced sweep (4 points, a few seconds)", argv)
+    import figscript
+    from figscript import FigureRun, num
+
+    def main(argv=None) -> int:
+        return figscript.main(STEM, __doc__, "the reduced sweep (4 points, a few seconds)", argv, CONFIGS, draw)
+
+    def draw(fig: FigureRun):
+        rows = fig.sweep(grid={"topology.hosts": fig.cfg["hosts"]})   # or points=[{...}, ...]
+        for row in rows:
+            fig.check(row, f"hosts={row['topology.hosts']}")           # a failure unless correct
+        ...
+        return fig.plot.save_panels(fig.out / fig.stem, [panel_a, panel_b], title=...)
+
+`main` prints "wrote <the paths draw returned>", then every failure on
+stderr, and returns 0, 1 (a run failed or was not correct: the figure is
+drawn, for diagnosis, but must not be used) or 2 (bad input; also when
+inasim cannot be imported). A step that cannot go on raises FigureExit(code).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-__all__ = ["parse_figure_args", "num", "SWITCHML_FRAMING", "switchml_wire_bytes"]
+ROOT = Path(__file__).resolve().parents[1]
+# PYTHONPATH comes first; the source tree's package and default build are the fallback.
+for _p in (ROOT / "python", ROOT / "build" / "python"):
+    if str(_p) not in sys.path:
+        sys.path.append(str(_p))
+
+__all__ = ["ROOT", "FigureExit", "FigureRun", "main", "correct", "parse_figure_args", "num", "write_columns",
+           "SWITCHML_FRAMING", "switchml_wire_bytes"]
 
 
 def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
@@ -37,6 +63,129 @@ def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
     return args
 
 
+class FigureExit(Exception):
+    """Ends a figure script with this exit status (what went wrong is already printed)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+def correct(row: Dict[str, Any]) -> bool:
+    """The run finished and every aggregate it checked was exact."""
+    return row.get("correct") is True and row.get("workload.correct") is True
+
+
+class FigureRun:
+    """One invocation of a figure script: its options (`args`), configuration
+    (`cfg`: CONFIGS["small"] with --small, else CONFIGS["full"]), output
+    directory (`out`), the validated base scenario (`base`, when the
+    configuration has a "scenario"), the `inasim` package and its `plot`
+    module, and the failures found so far."""
+
+    def __init__(self, stem: str, args: argparse.Namespace, cfg: Dict[str, Any]):
+        self.stem = stem
+        self.args = args
+        if getattr(args, "repetitions", None) is not None:  # more (or fewer) runs per point than the figure's own
+            cfg = dict(cfg, repetitions=args.repetitions)
+        self.cfg = cfg
+        self.out = Path(args.out) if args.out is not None else (
+            Path("out") / "figures" / "small" if args.small else Path("out") / "figures")
+        self.failures: List[str] = []
+        try:
+            import inasim
+            from inasim import plot
+        except ImportError as e:
+            print(f"{stem}: cannot import inasim ({e}); "
+                  "set PYTHONPATH=python:build/python (and build the _inasim extension)", file=sys.stderr)
+            raise FigureExit(2) from None
+        self.inasim, self.plot = inasim, plot
+        self.base = self.validate(cfg["scenario"]) if "scenario" in cfg else None
+
+    @property
+    def small(self) -> bool:
+        return bool(self.args.small)
+
+    def validate(self, scenario: Path, sets: Sequence[str] = ()) -> Dict[str, Any]:
+        """The resolved scenario (with `--set`s); exit 2 when it is invalid."""
+        try:
+            return self.inasim.validate(scenario, sets=sets)
+        except self.inasim.ScenarioError as e:
+            print(f"{self.stem}: {scenario}: {e}", file=sys.stderr)
+            raise FigureExit(2) from None
+
+    def sweep(self, name: Optional[str] = None, *, points: Optional[List[Dict[str, Any]]] = None,
+              grid: Optional[Dict[str, list]] = None, scenario: Optional[Path] = None,
+              sets: Optional[Sequence[str]] = None, repetitions: Optional[int] = None) -> List[Dict[str, Any]]:
+        """Runs `points` (or a `grid`) of `scenario` (default: the
+        configuration's) as one sweep cached under OUT/sweeps/<name> (default:
+        the base scenario's name). Returns its rows in sweep order (points
+        outer, then repetitions), each with "cache_dir" when it has a "key"
+        (the run's directory: results.json, the CSVs). Exit 2 on bad input,
+        1 when a run raised."""
+        from inasim.sweep import SweepError, SweepRunError, run_sweep
+
+        name = name or self.base["name"]
+        sweep: Dict[str, Any] = {"name": name, "description": f"analysis/{self.stem}.py{' --small' if self.small else ''}",
+                                 "scenario": str(scenario or self.cfg["scenario"])}
+        for key, value in (("set", sets), ("grid", grid), ("points", points), ("repetitions", repetitions)):
+            if value is not None:
+                sweep[key] = value
+        sweep_out = self.sweep_dir(name)
+        try:
+            df = run_sweep(sweep, out=sweep_out, jobs=self.args.jobs, resume=self.args.resume)
+        except SweepError as e:
+            print(f"{self.stem}: {e}", file=sys.stderr)
+            raise FigureExit(2) from None
+        except SweepRunError as e:
+            print(f"{self.stem}: {e}", file=sys.stderr)
+            raise FigureExit(1) from None
+        rows = df.to_dict("records")
+        for row in rows:
+            if "key" in row:
+                row["cache_dir"] = sweep_out / "cache" / row["key"]
+        return rows
+
+    def sweep_dir(self, name: str) -> Path:
+        """Where the sweep `name` is cached: OUT/sweeps/<name>."""
+        return self.out / "sweeps" / name
+
+    def check(self, row: Dict[str, Any], where: str) -> bool:
+        """Whether the run is correct; a failure naming `where` when not."""
+        ok = correct(row)
+        if not ok:
+            self.fail(f"{where}: not correct (correct={row.get('correct')}, stopped_by={row.get('sim.stopped_by')})")
+        return ok
+
+    def fail(self, message: str) -> None:
+        """Records a failure: printed at the end, and the script exits 1."""
+        self.failures.append(message)
+
+    def finish(self, written: Sequence[Path]) -> int:
+        """Says which files were written and what failed; the exit status."""
+        names = [str(p) for p in written]
+        print(f"wrote {', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else f"wrote {names[0]}")
+        for message in self.failures:
+            print(f"{self.stem}: {message}", file=sys.stderr)
+        return 1 if self.failures else 0
+
+
+def main(stem: str, doc: Optional[str], small_help: str, argv: Optional[Sequence[str]],
+         configs: Dict[str, Dict[str, Any]], draw: Callable[[FigureRun], Sequence[Path]],
+         repetitions: bool = False) -> int:
+    """A figure script's main: its options (`repetitions`: also --repetitions,
+    which overrides the configuration's "repetitions"), its FigureRun,
+    draw(run) returning the paths it wrote, then finish; the exit status."""
+    args = parse_figure_args(f"{stem}.py", doc, small_help, sys.argv[1:] if argv is None else argv,
+                             repetitions=repetitions)
+    try:
+        run = FigureRun(stem, args, configs["small" if args.small else "full"])
+        written = draw(run)
+    except FigureExit as e:
+        return e.code
+    return run.finish(written)
+
+
 def num(v: Any) -> float:
     """A sweep metric as a float; NaN when it is missing or not a number."""
     try:
@@ -52,3 +201,14 @@ SWITCHML_FRAMING = {"switchml": 10, "udp": 8, "ipv4": 20, "ethernet": 14, "pream
 def switchml_wire_bytes(k: int) -> int:
     """Wire bytes of a packet of k int32 elements: 4k + 76 (1100 for k = 256)."""
     return 4 * k + sum(SWITCHML_FRAMING.values())
+
+
+def write_columns(path: Path, columns: Dict[str, list]) -> None:
+    """Writes a tidy table beside a figure: a header of the keys, then one
+    row per index of the (equally long) value lists."""
+    import csv
+
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns.keys())
+        w.writerows(zip(*columns.values()))

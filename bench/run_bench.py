@@ -157,68 +157,102 @@ def dataplane(build, packets):
     return rows
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--quick", action="store_true", help="128-host versions")
     ap.add_argument("--only", default="a,b,stock,c,d,e,f,g,p")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench"))
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def say(what):
+    print(f"bench: {what} ...", file=sys.stderr, flush=True)
+
+
+def inasim_runs(quick, k):
+    """Every run of inasim, in run order: (--only letter, what it is, scenario, --set overrides, row label)."""
+    def scenario(folder, quick_name, full_name):
+        return os.path.join(ROOT, "scenarios", folder, quick_name if quick else full_name)
+
+    ring = os.path.join(HERE, "scenarios", "ring-leafspine-1024.json")
+    ring_sets = ['topology={"type":"leaf_spine","leaves":8,"spines":8,"hosts_per_leaf":16}'] if quick else []
+    fig3 = os.path.join(ROOT, "scenarios", "switchml", "fig3-ate.json")
+    fig3_sets = ["workload.bytes=10000000"] if quick else []
+    fig8 = scenario("panama", "fig8-cluster-small.json", "fig8-cluster-scaled.json")
+    return [
+        ("a", "(a) ring allreduce", ring, ring_sets, "a_ring"),
+        ("b", "(b) permutation, inasim", os.path.join(HERE, "scenarios", "permutation-k16.json"),
+         [f"topology.k={k}"], "b_permutation"),
+        ("c", "(c) DCTCP web-search flows at 40 % load",
+         scenario("background", "fct-websearch-fat-tree-16.json", "fct-websearch-fat-tree-128.json"), [],
+         "c_fct_websearch"),
+        ("d", "(d) Canary moving congestion",
+         scenario("background", "canary-congestion-64.json", "canary-congestion-1024.json"), [], "d_congestion"),
+        ("e", "(e) SwitchML Fig. 3 point, 16 workers", fig3, fig3_sets, "e_switchml"),
+        ("e", "(e') ring allreduce of the same tensor", fig3,
+         fig3_sets + ["workload.protocol=ring", "workload.switchml=null"], "e_ring"),
+        ("f", "(f) Canary Fig. 8 point with moving congestion",
+         scenario("canary", "fig8-goodput-small.json", "fig8-goodput.json"), [], "f_canary_fig8"),
+        ("g", "(g) PANAMA Fig. 8 point, 80 % aggregation load", fig8, [], "g_panama_fig8"),
+        ("g", "(g') the same point with Ring-AllReduce jobs", fig8, ['workload.panama.cluster.allreduce="ring"'],
+         "g_ring_fig8"),
+    ]
+
+
+def run_benchmarks(args):
+    """The rows of the benchmarks --only selects, in run order."""
     only = set(args.only.split(","))
     k = 8 if args.quick else 16
     rows = []
-    if "a" in only:
-        sets = ['topology={"type":"leaf_spine","leaves":8,"spines":8,"hosts_per_leaf":16}'] if args.quick else []
-        print("bench: (a) ring allreduce ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, os.path.join(HERE, "scenarios", "ring-leafspine-1024.json"), sets, "a_ring"))
-    if "b" in only:
-        print("bench: (b) permutation, inasim ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, os.path.join(HERE, "scenarios", "permutation-k16.json"),
-                         [f"topology.k={k}"], "b_permutation"))
-    if "c" in only:
-        name = "fct-websearch-fat-tree-16.json" if args.quick else "fct-websearch-fat-tree-128.json"
-        print("bench: (c) DCTCP web-search flows at 40 % load ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, os.path.join(ROOT, "scenarios", "background", name), [], "c_fct_websearch"))
-    if "d" in only:
-        name = "canary-congestion-64.json" if args.quick else "canary-congestion-1024.json"
-        print("bench: (d) Canary moving congestion ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, os.path.join(ROOT, "scenarios", "background", name), [], "d_congestion"))
-    if "e" in only:
-        scen = os.path.join(ROOT, "scenarios", "switchml", "fig3-ate.json")
-        sets = ["workload.bytes=10000000"] if args.quick else []
-        print("bench: (e) SwitchML Fig. 3 point, 16 workers ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, scen, sets, "e_switchml"))
-        print("bench: (e') ring allreduce of the same tensor ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, scen, sets + ["workload.protocol=ring", "workload.switchml=null"], "e_ring"))
-    if "f" in only:
-        name = "fig8-goodput-small.json" if args.quick else "fig8-goodput.json"
-        print("bench: (f) Canary Fig. 8 point with moving congestion ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, os.path.join(ROOT, "scenarios", "canary", name), [], "f_canary_fig8"))
-    if "g" in only:
-        name = "fig8-cluster-small.json" if args.quick else "fig8-cluster-scaled.json"
-        scen = os.path.join(ROOT, "scenarios", "panama", name)
-        print("bench: (g) PANAMA Fig. 8 point, 80 % aggregation load ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, scen, [], "g_panama_fig8"))
-        print("bench: (g') the same point with Ring-AllReduce jobs ...", file=sys.stderr, flush=True)
-        rows.append(ours(args.build, scen, ['workload.panama.cluster.allreduce="ring"'], "g_ring_fig8"))
+    for letter, what, scenario, sets, label in inasim_runs(args.quick, k):
+        if letter in only:
+            say(what)
+            rows.append(ours(args.build, scenario, sets, label))
     if "p" in only:
-        print("bench: (p) SwitchML dataplane model alone ...", file=sys.stderr, flush=True)
+        say("(p) SwitchML dataplane model alone")
         rows.extend(dataplane(args.build, 200000 if args.quick else 1000000))
     if "stock" in only:
-        print("bench: (b) permutation, stock ns-3 ...", file=sys.stderr, flush=True)
+        say("(b) permutation, stock ns-3")
         rows.append(stock(args.build, k, 2000000))
-    by = {r["benchmark"]: r for r in rows}
-    if "b_permutation" in by and "b_stock" in by:
-        o, s = by["b_permutation"], by["b_stock"]
-        ratio = {
-            "payload_bytes_per_wall_s": o["payload_bytes_per_wall_s"] / s["payload_bytes_per_wall_s"],
-            "link_bytes_per_wall_s": o["link_bytes_per_wall_s"] / s["link_bytes_per_wall_s"],
-            "run_s": s["run_s"] / o["run_s"],
-            "peak_rss": s["peak_rss_mb"] / o["peak_rss_mb"],
-        }
-    else:
-        ratio = None
+    return rows
 
+
+def stock_ratio(by):
+    """inasim over stock ns-3 on (b), or None when either did not run."""
+    if "b_permutation" not in by or "b_stock" not in by:
+        return None
+    o, s = by["b_permutation"], by["b_stock"]
+    return {
+        "payload_bytes_per_wall_s": o["payload_bytes_per_wall_s"] / s["payload_bytes_per_wall_s"],
+        "link_bytes_per_wall_s": o["link_bytes_per_wall_s"] / s["link_bytes_per_wall_s"],
+        "run_s": s["run_s"] / o["run_s"],
+        "peak_rss": s["peak_rss_mb"] / o["peak_rss_mb"],
+    }
+
+
+#: Pairs run in the same invocation, compared: (row, baseline row, bench.json key, ratio, the printed line).
+PAIRS = [
+    ("e_switchml", "e_ring", "ratio_switchml_over_ring",
+     lambda e, g: {"sim_time_per_wall_s": (e["sim_time_s"] / e["run_s"]) / (g["sim_time_s"] / g["run_s"]),
+                   "payload_bytes_per_wall_s": e["payload_bytes_per_wall_s"] / g["payload_bytes_per_wall_s"]},
+     lambda r: (f"switchml / ring on (e): {r['payload_bytes_per_wall_s']:.2f}x payload bytes per wall-second, "
+                f"{r['sim_time_per_wall_s']:.2f}x simulated time per wall-second")),
+    ("g_panama_fig8", "g_ring_fig8", "ratio_panama_over_ring_fig8",
+     lambda f_, g: {"wall_s": g["wall_s"] / f_["wall_s"],
+                    "link_bytes_per_wall_s": f_["link_bytes_per_wall_s"] / g["link_bytes_per_wall_s"]},
+     lambda r: (f"panama / ring on (g): {r['wall_s']:.2f}x shorter wall time, "
+                f"{r['link_bytes_per_wall_s']:.2f}x link bytes per wall-second")),
+]
+
+
+def write_json(out, doc):
+    with open(os.path.join(out, "bench.json"), "w") as f:
+        json.dump(doc, f, indent=2)
+
+
+def write_results(args, rows, ratio):
+    """Sorts the rows, writes OUT/bench.json and OUT/bench.csv; the JSON document."""
     os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     order = {"a_ring": 0, "b_permutation": 1, "b_stock": 2, "c_fct_websearch": 3, "d_congestion": 4,
@@ -226,41 +260,35 @@ def main():
     rows.sort(key=lambda r: order.get(r["benchmark"], 9))
     rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
     doc = {"when": stamp, "revision": rev, "quick": args.quick, "rows": rows, "ratio_inasim_over_stock": ratio}
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump(doc, f, indent=2)
+    write_json(args.out, doc)
     with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
+    return doc
 
+
+def print_table(rows):
     print(f"{'benchmark':<17}{'simulator':<15}{'hosts':>6}{'wall s':>9}{'run s':>9}{'Mevents/s':>10}"
           f"{'MB/s':>9}{'link MB/s':>10}{'RSS MB':>8}  note")
     for r in rows:
         print(f"{r['benchmark']:<17}{r['simulator']:<15}{r['hosts']:>6}{r['wall_s']:>9.2f}{r['run_s']:>9.2f}"
               f"{r['events_per_s']/1e6:>10.3f}{r['payload_bytes_per_wall_s']/1e6:>9.1f}"
               f"{r['link_bytes_per_wall_s']/1e6:>10.1f}{r['peak_rss_mb']:>8.0f}  {r['note']}")
-    if "e_switchml" in by and "e_ring" in by:
-        e, g = by["e_switchml"], by["e_ring"]
-        doc["ratio_switchml_over_ring"] = {
-            "sim_time_per_wall_s": (e["sim_time_s"] / e["run_s"]) / (g["sim_time_s"] / g["run_s"]),
-            "payload_bytes_per_wall_s": e["payload_bytes_per_wall_s"] / g["payload_bytes_per_wall_s"],
-        }
-        with open(os.path.join(args.out, "bench.json"), "w") as f:
-            json.dump(doc, f, indent=2)
-        r = doc["ratio_switchml_over_ring"]
-        print(f"switchml / ring on (e): {r['payload_bytes_per_wall_s']:.2f}x payload bytes per wall-second, "
-              f"{r['sim_time_per_wall_s']:.2f}x simulated time per wall-second")
-    if "g_panama_fig8" in by and "g_ring_fig8" in by:
-        f_, g = by["g_panama_fig8"], by["g_ring_fig8"]
-        doc["ratio_panama_over_ring_fig8"] = {
-            "wall_s": g["wall_s"] / f_["wall_s"],
-            "link_bytes_per_wall_s": f_["link_bytes_per_wall_s"] / g["link_bytes_per_wall_s"],
-        }
-        with open(os.path.join(args.out, "bench.json"), "w") as f:
-            json.dump(doc, f, indent=2)
-        r = doc["ratio_panama_over_ring_fig8"]
-        print(f"panama / ring on (g): {r['wall_s']:.2f}x shorter wall time, "
-              f"{r['link_bytes_per_wall_s']:.2f}x link bytes per wall-second")
+
+
+def main():
+    args = parse_args()
+    rows = run_benchmarks(args)
+    by = {r["benchmark"]: r for r in rows}
+    ratio = stock_ratio(by)
+    doc = write_results(args, rows, ratio)
+    print_table(rows)
+    for name, baseline, key, compute, line in PAIRS:
+        if name in by and baseline in by:
+            doc[key] = compute(by[name], by[baseline])
+            write_json(args.out, doc)
+            print(line(doc[key]))
     if ratio:
         print(f"inasim / stock ns-3 on (b): {ratio['payload_bytes_per_wall_s']:.2f}x delivered payload bytes per "
               f"wall-second, {ratio['link_bytes_per_wall_s']:.2f}x bytes carried on links per wall-second, "

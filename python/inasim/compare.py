@@ -117,14 +117,13 @@ def _registry_edit(meta: Mapping[str, Any]) -> Callable[[dict], None]:
 
 def _registered() -> Dict[str, Callable[[dict], None]]:
     allreduce = [m for m in registry() if m["workload_type"] == "allreduce"]
-    allreduce.sort(key=lambda m: (m["name"] != "ring", m["name"]))  # the baseline first
+    allreduce.sort(key=lambda m: (not m["default"], m["name"]))  # the baseline (the default protocol) first
     return {m["name"]: _registry_edit(m) for m in allreduce}
 
 
 #: protocol name -> function editing a scenario document in place so that the
 #: workload uses that protocol. Insertion order is the default comparison order.
 PROTOCOLS: Dict[str, Callable[[dict], None]] = _registered()
-_ring = PROTOCOLS["ring"]
 
 
 def register(name: str) -> Callable[[Callable[[dict], None]], Callable[[dict], None]]:

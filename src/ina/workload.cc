@@ -22,7 +22,11 @@ std::string ProtocolNames(std::string_view workload_type) {
 
 nlohmann::json ProtocolsJson() {
   nlohmann::json all = nlohmann::json::array();
-  for (std::string_view text : ProtocolMetadataTexts()) all.push_back(nlohmann::json::parse(text));
+  const std::vector<std::string_view>& texts = ProtocolMetadataTexts();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    all.push_back(nlohmann::json::parse(texts[i]));
+    all.back()["folder"] = Protocols()[i].folder;  // where it lives (protocols/<name>, or a test tree's)
+  }
   return all;
 }
 

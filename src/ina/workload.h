@@ -105,7 +105,8 @@ std::string_view DefaultProtocol();
 const Protocol* FindProtocol(std::string_view name);
 /// "ring", "switchml", ... quoted and comma-separated, for error messages.
 std::string ProtocolNames(std::string_view workload_type = "allreduce");
-/// The registry as JSON (`inasim protocols --json`, Python's inasim.protocols()).
+/// The registry as JSON (`inasim protocols --json`, Python's inasim.protocols()):
+/// every protocol.json plus its "folder".
 nlohmann::json ProtocolsJson();
 /// Every protocol.json as written (generated), in Protocols() order.
 const std::vector<std::string_view>& ProtocolMetadataTexts();

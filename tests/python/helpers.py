@@ -41,3 +41,59 @@ def child_env():
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["MPLBACKEND"] = "Agg"
     return env
+
+
+def read_csv(path):
+    """The rows of a CSV file, as dicts."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def run_script(script, out, *args, jobs=2, timeout=300):
+    """Runs a figure script `--small --out OUT --jobs N` (plus `args`) in OUT;
+    the CompletedProcess."""
+    import subprocess
+
+    return subprocess.run([PYTHON, str(script), "--small", "--out", str(out), "--jobs", str(jobs), *args],
+                          capture_output=True, text=True, env=child_env(), cwd=out, timeout=timeout)
+
+
+def load_script(path):
+    """A figure script imported by path (its main() callable in this process)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def spoil_last_run(monkeypatch):
+    """Makes inasim.sweep.run_sweep read every run from the cache (asserting
+    that nothing runs) and turn the last row's `correct` false."""
+    from inasim import sweep
+
+    real = sweep.run_sweep
+
+    def spoiled(definition, out=None, jobs=None, resume=True, **kw):
+        df = real(definition, out=out, jobs=jobs, resume=True, **kw)
+        assert not df.attrs["ran"]  # everything came from the cache
+        df.loc[df.index[-1], "correct"] = False
+        return df
+
+    monkeypatch.setattr(sweep, "run_sweep", spoiled)
+
+
+def assert_small_run(out, p, stem):
+    """A figure script's --small run (CompletedProcess `p`, writing to `out`)
+    exited 0 with every point correct, and wrote a real PNG, the tidy CSV and
+    its sweep."""
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "NOT CORRECT" not in p.stdout
+    png = out / f"{stem}.png"
+    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 10_000
+    rows = read_csv(out / f"{stem}.csv")
+    assert rows and {"panel", "series", "kind", "x", "y", "x_label", "y_label"} <= set(rows[0])
+    assert list((out / "sweeps").glob("*/sweep.csv"))

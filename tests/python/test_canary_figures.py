@@ -8,13 +8,9 @@ Run by hand (about 45 s) with PYTHONPATH=python:build/python:
     PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_canary_figures.py
 """
 
-import csv
-import importlib.util
-import subprocess
-
 import pytest
 
-from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, child_env, import_inasim
+from helpers import SOURCE_DIR, assert_small_run, import_inasim, load_script, read_csv, run_script, spoil_last_run
 
 inasim = import_inasim()
 
@@ -22,13 +18,6 @@ ANALYSIS = SOURCE_DIR / "analysis"
 SCRIPTS = ("fig2", "fig7", "fig8", "fig9", "fig10", "fig11")
 #: 8 leaves x 16 spines x 16 hosts: 128 host links + 128 fabric links, two directions each.
 LINK_DIRECTIONS = 2 * (128 + 8 * 16)
-
-
-
-
-def read_csv(path):
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
 
 
 def script(name):
@@ -51,21 +40,13 @@ def runs(tmp_path_factory):
     done = {}
     for name in SCRIPTS:
         out = tmp_path_factory.mktemp(name)
-        done[name] = (out, subprocess.run([PYTHON, str(script(name)), "--small", "--out", str(out), "--jobs", "2"],
-                                          capture_output=True, text=True, env=child_env(), cwd=out, timeout=300))
+        done[name] = (out, run_script(script(name), out))
     return done
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
-    out, p = runs[name]
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert "NOT CORRECT" not in p.stdout
-    png = out / f"fig_canary_{name}.png"
-    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 10_000
-    rows = read_csv(out / f"fig_canary_{name}.csv")
-    assert rows and {"panel", "series", "kind", "x", "y", "x_label", "y_label"} <= set(rows[0])
-    assert list((out / "sweeps").glob("*/sweep.csv"))
+    assert_small_run(*runs[name], f"fig_canary_{name}")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -219,21 +200,8 @@ def test_exit_1_when_a_run_is_not_correct(runs, monkeypatch, capsys):
     """The cached --small sweep of Fig. 8, with one row's `correct` turned false, gives exit 1."""
     out, p = runs["fig8"]
     assert p.returncode == 0
-    from inasim import sweep
-
-    real = sweep.run_sweep
-
-    def spoiled(definition, out=None, jobs=None, resume=True, **kw):
-        df = real(definition, out=out, jobs=jobs, resume=True, **kw)
-        assert not df.attrs["ran"]  # everything came from the cache
-        df.loc[df.index[-1], "correct"] = False
-        return df
-
-    monkeypatch.setattr(sweep, "run_sweep", spoiled)
-    spec = importlib.util.spec_from_file_location("fig_canary_fig8", script("fig8"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.main(["--small", "--out", str(out), "--resume"]) == 1
+    spoil_last_run(monkeypatch)
+    assert load_script(script("fig8")).main(["--small", "--out", str(out), "--resume"]) == 1
     captured = capsys.readouterr()
     assert "not correct" in captured.err
 
@@ -253,13 +221,9 @@ def test_repetitions_overrides_the_placements_per_point(runs, monkeypatch):
         return real(definition, out=out, jobs=jobs, resume=resume, **kw)
 
     monkeypatch.setattr(sweep, "run_sweep", spy)
-    spec = importlib.util.spec_from_file_location("fig_canary_fig9", script("fig9"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.main(["--small", "--out", str(out), "--resume", "--repetitions", "2", "--jobs", "2"]) == 0
+    assert load_script(script("fig9")).main(["--small", "--out", str(out), "--resume", "--repetitions", "2", "--jobs", "2"]) == 0
     assert seen["repetitions"] == 2
     rows = sim_rows(out, "fig9")
     assert rows and all(int(r["runs"]) == 2 for r in rows)
-    r = subprocess.run([PYTHON, str(script("fig9")), "--small", "--repetitions", "0"],
-                       capture_output=True, text=True, env=child_env(), cwd=out, timeout=60)
+    r = run_script(script("fig9"), out, "--repetitions", "0", timeout=60)
     assert r.returncode == 2 and "--repetitions must be >= 1" in r.stderr

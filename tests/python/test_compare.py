@@ -182,7 +182,7 @@ def test_background_flows_give_a_numeric_p99_fct(tmp_path):
 def test_registered_protocols_run_on_the_same_scenario(tmp_path, monkeypatch):
     # A stand-in for a future protocol: the ring with a small window.
     def ring_w4(doc):
-        cmp._ring(doc)
+        cmp.PROTOCOLS["ring"](doc)
         doc["workload"].setdefault("ring", {})["window_packets"] = 4
 
     monkeypatch.setitem(cmp.PROTOCOLS, "ring-w4", ring_w4)

@@ -8,14 +8,12 @@ Run by ctest (test `python_figures`) with PYTHONPATH=python:build/python, or:
     PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_figures.py
 """
 
-import csv
 import hashlib
 import math
-import subprocess
 
 import pytest
 
-from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, child_env, import_inasim
+from helpers import PNG_MAGIC, SOURCE_DIR, import_inasim, load_script, read_csv, run_script
 
 inasim = import_inasim()
 from inasim import plot
@@ -30,11 +28,6 @@ RATE_GBPS = 100.0
 
 
 
-def read_csv(path):
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
 def bound_us(n, size):
     return 2 * (n - 1) / n * size * 8 / (RATE_GBPS * 1e9) * 1e6
 
@@ -45,9 +38,7 @@ def bound_us(n, size):
 @pytest.fixture(scope="module")
 def small_figure(tmp_path_factory):
     out = tmp_path_factory.mktemp("figures")
-    p = subprocess.run([PYTHON, str(SCRIPT), "--small", "--out", str(out), "--jobs", "2"],
-                       capture_output=True, text=True, env=child_env(), cwd=out, timeout=300)
-    return out, p
+    return out, run_script(SCRIPT, out)
 
 
 def test_small_figure_exits_zero_and_prints_each_point(small_figure):
@@ -198,8 +189,6 @@ def test_panels_and_bar_table(tmp_path):
 def test_figure_script_fails_when_a_point_is_not_correct(tmp_path, monkeypatch, capsys):
     """Exit 1 when any run's `correct` is false (the sweep is replaced by a
     fake table so that no simulation has to fail for real)."""
-    import importlib.util
-
     import pandas as pd
     from inasim import sweep
 
@@ -215,10 +204,7 @@ def test_figure_script_fails_when_a_point_is_not_correct(tmp_path, monkeypatch, 
         return pd.DataFrame(rows)
 
     monkeypatch.setattr(sweep, "run_sweep", fake_run_sweep)
-    spec = importlib.util.spec_from_file_location("fig_ring_allreduce", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.main(["--small", "--out", str(tmp_path)]) == 1
+    assert load_script(SCRIPT).main(["--small", "--out", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert "hosts=8, bytes=65536: not correct" in captured.err
     assert "NOT CORRECT" in captured.out

@@ -4,12 +4,9 @@
     PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_p4sgd_figures.py
 """
 
-import csv
-import subprocess
-
 import pytest
 
-from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, child_env, import_inasim
+from helpers import SOURCE_DIR, assert_small_run, import_inasim, read_csv, run_script
 
 inasim = import_inasim()
 
@@ -21,29 +18,21 @@ def runs(tmp_path_factory):
     done = {}
     for name in SCRIPTS:
         out = tmp_path_factory.mktemp(name)
-        script = SOURCE_DIR / "analysis" / f"fig_p4sgd_{name}.py"
-        done[name] = (out, subprocess.run([PYTHON, str(script), "--small", "--out", str(out), "--jobs", "1"],
-                                          capture_output=True, text=True, env=child_env(), cwd=out, timeout=300))
+        done[name] = (out, run_script(SOURCE_DIR / "analysis" / f"fig_p4sgd_{name}.py", out, jobs=1))
     return done
 
 
 def series(out, name):
     """{(panel, series): [(x, y), ...]} of the figure's CSV (x kept as text for bar charts)."""
-    with open(out / f"fig_p4sgd_{name}.csv", newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
     s = {}
-    for r in rows:
+    for r in read_csv(out / f"fig_p4sgd_{name}.csv"):
         s.setdefault((r["panel"], r["series"]), []).append((r["x"], float(r["y"])))
     return s
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
-    out, p = runs[name]
-    assert p.returncode == 0, p.stdout + p.stderr
-    png = out / f"fig_p4sgd_{name}.png"
-    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 10_000
-    assert series(out, name)
+    assert_small_run(*runs[name], f"fig_p4sgd_{name}")
 
 
 def test_latency_p4sgd_is_near_the_papers_and_below_switchml_and_the_ring(runs):

@@ -5,26 +5,20 @@ that every configuration ran what it says: 4 trees, one tree per spine, ring).
     PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_panama_figures.py
 """
 
-import csv
 import json
-import subprocess
 
-from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, child_env, import_inasim
+from helpers import PNG_MAGIC, SOURCE_DIR, import_inasim, read_csv, run_script
 
 inasim = import_inasim()
 
-SCRIPT = SOURCE_DIR / "analysis" / "fig_panama_load_balance.py"
-
-
+ANALYSIS = SOURCE_DIR / "analysis"
 
 
 def test_load_balance_small(tmp_path):
-    r = subprocess.run([PYTHON, str(SCRIPT), "--small", "--out", str(tmp_path), "--jobs", "2"],
-                       env=child_env(), capture_output=True, text=True, timeout=300)
+    r = run_script(ANALYSIS / "fig_panama_load_balance.py", tmp_path)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "fig_panama_load_balance.png").read_bytes()[:8] == PNG_MAGIC
-    with open(tmp_path / "fig_panama_load_balance_points.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_csv(tmp_path / "fig_panama_load_balance_points.csv")
     configs = ["PANAMA (4 trees)"] + [f"PANAMA-Agg{i}" for i in range(1, 5)] + ["Ring-AllReduce"]
     assert sorted({r["config"] for r in rows}) == sorted(configs)
     assert sorted({int(r["long_flow_nodes"]) for r in rows}) == [0, 4, 8]
@@ -52,13 +46,10 @@ def test_fairness_small(tmp_path):
     with the congestion control the paper describes (DCTCP's rules on results),
     Fig. 5 as printed weaker but not starved, and no congestion control taking
     most of the port (the paper's Fig. 10b)."""
-    script = SOURCE_DIR / "analysis" / "fig_panama_fairness.py"
-    r = subprocess.run([PYTHON, str(script), "--small", "--out", str(tmp_path), "--jobs", "2"],
-                       env=child_env(), capture_output=True, text=True, timeout=300)
+    r = run_script(ANALYSIS / "fig_panama_fairness.py", tmp_path)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "fig_panama_fairness.png").read_bytes()[:8] == PNG_MAGIC
-    with open(tmp_path / "fig_panama_fairness_summary.csv", newline="") as f:
-        rows = {row["run"]: row for row in csv.DictReader(f)}
+    rows = {row["run"]: row for row in read_csv(tmp_path / "fig_panama_fairness_summary.csv")}
     dctcp_rule, fig5, fixed = ("PANAMA, DCTCP's increase", "PANAMA, Fig. 5 as printed",
                                "no congestion control (fixed window)")
     assert set(rows) == {dctcp_rule, fig5, fixed}
@@ -82,13 +73,10 @@ def test_fairness_small(tmp_path):
 def test_shared_cluster_fig8_small(tmp_path):
     """Fig. 8 reduced: every configuration at both loads, every run exact, and
     the orderings the paper reports that this small cluster reproduces."""
-    script = SOURCE_DIR / "analysis" / "fig_panama_fig8.py"
-    r = subprocess.run([PYTHON, str(script), "--small", "--out", str(tmp_path), "--jobs", "2"],
-                       env=child_env(), capture_output=True, text=True, timeout=600)
+    r = run_script(ANALYSIS / "fig_panama_fig8.py", tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "fig_panama_fig8.png").read_bytes()[:8] == PNG_MAGIC
-    with open(tmp_path / "fig_panama_fig8_points.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_csv(tmp_path / "fig_panama_fig8_points.csv")
     configs = ["Ideal", "Ring-AllReduce", "SwitchML*", "PANAMA", "PANAMA-0.88", "PANAMA-0.94"]
     assert sorted({row["config"] for row in rows}) == sorted(configs)
     assert sorted({float(row["load"]) for row in rows}) == [0.4, 0.8]

@@ -7,27 +7,17 @@ Run by hand (about 30 s) with PYTHONPATH=python:build/python:
     PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_switchml_figures.py
 """
 
-import csv
-import importlib.util
 import math
-import subprocess
 
 import pytest
 
-from helpers import PNG_MAGIC, PYTHON, SOURCE_DIR, child_env, import_inasim
+from helpers import SOURCE_DIR, assert_small_run, import_inasim, load_script, read_csv, run_script, spoil_last_run
 
 inasim = import_inasim()
 
 ANALYSIS = SOURCE_DIR / "analysis"
 SCRIPTS = ("ate", "loss", "pool", "hierarchy")
 FRAMING = 76  # bytes around 4k payload bytes: SwitchML 10 + UDP 8 + IPv4 20 + Ethernet 14 + wire 24
-
-
-
-
-def read_csv(path):
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
 
 
 def script(name):
@@ -40,22 +30,13 @@ def runs(tmp_path_factory):
     done = {}
     for name in SCRIPTS:
         out = tmp_path_factory.mktemp(name)
-        done[name] = (out, subprocess.run([PYTHON, str(script(name)), "--small", "--out", str(out), "--jobs", "1"],
-                                          capture_output=True, text=True, env=child_env(), cwd=out, timeout=300))
+        done[name] = (out, run_script(script(name), out, jobs=1))
     return done
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
-    out, p = runs[name]
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert "NOT CORRECT" not in p.stdout
-    png = out / f"fig_switchml_{name}.png"
-    assert png.read_bytes()[:8] == PNG_MAGIC
-    assert png.stat().st_size > 10_000
-    rows = read_csv(out / f"fig_switchml_{name}.csv")
-    assert rows and {"panel", "series", "kind", "x", "y", "x_label", "y_label"} <= set(rows[0])
-    assert (out / "sweeps").is_dir() and list((out / "sweeps").glob("*/sweep.csv"))
+    assert_small_run(*runs[name], f"fig_switchml_{name}")
 
 
 def test_ate(runs):
@@ -168,20 +149,7 @@ def test_exit_1_when_a_run_is_not_correct(runs, name, monkeypatch, capsys):
     """The cached --small sweep, with one row's `correct` turned false, gives exit 1."""
     out, p = runs[name]
     assert p.returncode == 0
-    from inasim import sweep
-
-    real = sweep.run_sweep
-
-    def spoiled(definition, out=None, jobs=None, resume=True, **kw):
-        df = real(definition, out=out, jobs=jobs, resume=True, **kw)
-        assert not df.attrs["ran"]  # everything came from the cache
-        df.loc[df.index[-1], "correct"] = False
-        return df
-
-    monkeypatch.setattr(sweep, "run_sweep", spoiled)
-    spec = importlib.util.spec_from_file_location(f"fig_switchml_{name}", script(name))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.main(["--small", "--out", str(out), "--resume"]) == 1
+    spoil_last_run(monkeypatch)
+    assert load_script(script(name)).main(["--small", "--out", str(out), "--resume"]) == 1
     captured = capsys.readouterr()
     assert "not correct" in captured.err and "NOT CORRECT" in captured.out

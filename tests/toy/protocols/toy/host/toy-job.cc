@@ -1,0 +1,210 @@
+#include "tests/toy/protocols/toy/host/toy-job.h"
+
+#include "ina/addressing.h"
+#include "ina/fabric.h"
+#include "ina/units.h"
+#include "tests/toy/protocols/toy/dataplane/toy_dataplane.h"
+
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/udp-socket-factory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace inasim {
+
+namespace ty = p4::toy;
+using ns3::Simulator;
+
+namespace {
+uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
+}  // namespace
+
+// --- the worker ----------------------------------------------------------------
+
+ns3::TypeId ToyWorker::GetTypeId() {
+  static ns3::TypeId tid = ns3::TypeId("inasim::ToyWorker").SetParent<ns3::Application>().SetGroupName("Inasim");
+  return tid;
+}
+
+void ToyWorker::Setup(ToyJob* job, uint32_t rank, ns3::InetSocketAddress to_switch) {
+  job_ = job;
+  rank_ = rank;
+  to_switch_ = to_switch;
+  const uint32_t k = job->spec().elements_per_packet;
+  tx_.assign(ty::kToyHeaderBytes + size_t{4} * k, 0);
+  rx_.assign(tx_.size(), 0);
+  socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
+  if (socket_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), job->spec().udp_port)) != 0)
+    throw std::runtime_error("toy worker: cannot bind its UDP port");
+  socket_->SetRecvCallback(ns3::MakeCallback(&ToyWorker::OnReceive, this));
+}
+
+void ToyWorker::StopApplication() {
+  if (socket_) socket_->Close();
+}
+
+void ToyWorker::DoDispose() {
+  socket_ = nullptr;
+  ns3::Application::DoDispose();
+}
+
+void ToyWorker::Begin(uint32_t it) {
+  iteration_ = it;
+  received_ = 0;
+  job_->WorkerStarted(it, NowPs());
+  const uint64_t window = std::min<uint64_t>(job_->spec().window_packets, job_->packets());
+  for (uint64_t p = 0; p < window; ++p) Send(p);
+}
+
+// Packet p of the iteration carries elements [p k, p k + k); the last one is
+// padded with zeros (they add nothing and are not checked).
+void ToyWorker::Send(uint64_t p) {
+  const uint32_t k = job_->spec().elements_per_packet;
+  const uint64_t first = p * k, count = std::min<uint64_t>(k, job_->elements() - first);
+  std::fill(tx_.begin(), tx_.end(), 0);
+  p4::StoreBe32(tx_.data(), static_cast<uint32_t>(uint64_t{iteration_} * job_->packets() + p));
+  tx_[4] = ty::kKindContribution;
+  job_->data(iteration_).FillBe32(rank_, first, count, tx_.data() + ty::kToyHeaderBytes);
+  socket_->SendTo(ns3::Create<ns3::Packet>(tx_.data(), static_cast<uint32_t>(tx_.size())), 0, to_switch_);
+}
+
+void ToyWorker::OnReceive(ns3::Ptr<ns3::Socket> socket) {
+  ns3::Ptr<ns3::Packet> p;
+  while ((p = socket->Recv())) {
+    if (p->GetSize() != rx_.size()) continue;  // not a result of this job's size
+    p->CopyData(rx_.data(), static_cast<uint32_t>(rx_.size()));
+    Handle(rx_.data(), p->GetSize());
+  }
+}
+
+void ToyWorker::Handle(const uint8_t* h, uint32_t) {
+  const uint64_t seq = p4::LoadBe32(h), base = uint64_t{iteration_} * job_->packets();
+  if (h[4] != ty::kKindResult || seq < base || seq >= base + job_->packets()) return;
+  const uint64_t p = seq - base, k = job_->spec().elements_per_packet;
+  const uint64_t first = p * k, count = std::min<uint64_t>(k, job_->elements() - first);
+  checked_ += count;
+  mismatches_ += job_->data(iteration_).CountMismatchesBe32(first, count, h + ty::kToyHeaderBytes);
+  if (p + job_->spec().window_packets < job_->packets()) Send(p + job_->spec().window_packets);
+  if (++received_ < job_->packets()) return;
+  job_->WorkerDone(rank_, iteration_, NowPs(), checked_, mismatches_);
+  checked_ = mismatches_ = 0;
+}
+
+// --- the job ---------------------------------------------------------------------
+
+void ToyJob::CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts) {
+  for (uint32_t h : hosts)
+    if (t.tor_of(h) != t.tor_of(hosts[0]))
+      throw ScenarioError(fmt::format("workload.hosts: the toy protocol aggregates on one switch, but host {} is "
+                                      "under {} and host {} under {}",
+                                      hosts[0], t.node(t.tor_of(hosts[0])).name, h, t.node(t.tor_of(h)).name));
+  if (hosts.size() > 64) throw ScenarioError("workload.hosts: the toy switch takes at most 64 workers");
+}
+
+ToyJob::ToyJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const Scenario& s)
+    : s_(s), spec_(s.workload.spec<ToySpec>()) {
+  CheckPlacement(fabric.topology(), hosts);
+  elements_ = s.workload.bytes / 4;
+  packets_ = (elements_ + spec_.elements_per_packet - 1) / spec_.elements_per_packet;
+  if (packets_ * s.workload.iterations >= (1ull << 32))
+    throw ScenarioError("workload.bytes: the toy header's 32-bit sequence numbers cannot count that many packets");
+  const TensorData first(DType::kInt32, s.workload.data, s.seed, static_cast<uint32_t>(hosts.size()));
+  for (uint32_t it = 0; it < s.workload.iterations; ++it) data_.push_back(first.ForIteration(it));
+  iterations_.resize(s.workload.iterations);
+  InstallSwitch(fabric, hosts);
+  const ns3::InetSocketAddress to_switch(ns3::Ipv4Address(SwitchIpv4(switch_id_)), spec_.udp_port);
+  for (uint32_t rank = 0; rank < hosts.size(); ++rank) {
+    auto w = ns3::CreateObject<ToyWorker>();
+    fabric.host(hosts[rank])->AddApplication(w);
+    w->Setup(this, rank, to_switch);
+    workers_.push_back(w);
+  }
+}
+
+void ToyJob::InstallSwitch(Fabric& fabric, const std::vector<uint32_t>& hosts) {
+  const topo::Topology& t = fabric.topology();
+  switch_id_ = t.tor_of(hosts[0]) - t.num_hosts();
+  ty::ToyConfig c;
+  c.switch_ip = SwitchIpv4(switch_id_);
+  c.switch_mac = MacBytesOfIpv4(c.switch_ip);
+  for (uint32_t h : hosts) c.worker_ports.push_back(t.ports(h).at(0).peer_port);
+  c.udp_port = spec_.udp_port;
+  c.elements_per_packet = spec_.elements_per_packet;
+  c.slots = spec_.window_packets;
+  c.pass_latency_ps = spec_.pass_latency_ps;
+  fabric.switch_node(switch_id_).SetDataplane(std::make_unique<ty::ToyDataplane>(c));
+}
+
+void ToyJob::Start(uint64_t at_ps, std::function<void()> on_finished) {
+  on_finished_ = std::move(on_finished);
+  for (auto& w : workers_) {
+    ToyWorker* p = ns3::PeekPointer(w);
+    Simulator::Schedule(ns3::PicoSeconds(at_ps), [p] { p->Begin(0); });
+  }
+}
+
+double ToyJob::Progress() const {
+  double done = 0;
+  for (const ToyIteration& it : iterations_) done += it.workers_done;
+  return done / static_cast<double>(iterations_.size() * workers_.size());
+}
+
+void ToyJob::WorkerStarted(uint32_t it, uint64_t now_ps) {
+  iterations_[it].start_ps = std::min(iterations_[it].start_ps, now_ps);
+}
+
+void ToyJob::WorkerDone(uint32_t rank, uint32_t it, uint64_t now_ps, uint64_t checked, uint64_t mismatches) {
+  ToyIteration& r = iterations_[it];
+  r.end_ps = std::max(r.end_ps, now_ps);
+  r.elements_checked += checked;
+  r.mismatches += mismatches;
+  if (it + 1 < iterations_.size()) workers_[rank]->Begin(it + 1);
+  if (++r.workers_done == workers_.size() && it + 1 == iterations_.size()) on_finished_();
+}
+
+// results.json's "workload" and collectives.csv: one row per iteration,
+// verdict over every worker's every element.
+void ToyJob::Report(bool finished, WorkloadReport& out) const {
+  const uint32_t n = static_cast<uint32_t>(workers_.size());
+  std::string csv = "job,iteration,start_s,end_s,duration_s,goodput_gbps,correct,elements_checked,mismatches\n";
+  nlohmann::json collectives = nlohmann::json::array();
+  uint64_t checked = 0, mismatches = 0, done = 0;
+  double duration_sum = 0;
+  bool all_ok = true;
+  for (uint32_t it = 0; it < iterations_.size(); ++it) {
+    const ToyIteration& r = iterations_[it];
+    checked += r.elements_checked;
+    mismatches += r.mismatches;
+    const bool ok = r.workers_done == n && r.mismatches == 0 && r.elements_checked == uint64_t{n} * elements_;
+    all_ok &= ok;
+    if (r.workers_done < n) continue;
+    ++done;
+    const double dur = PsToS(r.end_ps - r.start_ps), goodput = s_.workload.bytes * 8.0 / dur / 1e9;
+    duration_sum += dur;
+    collectives.push_back({{"job", 0}, {"iteration", it}, {"start_s", PsToS(r.start_ps)}, {"end_s", PsToS(r.end_ps)},
+                           {"duration_s", dur}, {"goodput_gbps", goodput}, {"correct", ok},
+                           {"elements_checked", r.elements_checked}, {"mismatches", r.mismatches}});
+    csv += fmt::format("0,{},{:.12f},{:.12f},{:.12f},{:.6f},{},{},{}\n", it, PsToS(r.start_ps), PsToS(r.end_ps), dur,
+                       goodput, ok ? 1 : 0, r.elements_checked, r.mismatches);
+    out.payload_delivered += 2 * uint64_t{n} * s_.workload.bytes;
+  }
+  out.correct = finished && all_ok;
+  const double mean = done ? duration_sum / done : 0.0;
+  out.workload = {{"type", "allreduce"}, {"protocol", "toy"}, {"bytes", s_.workload.bytes}, {"ranks", n},
+                  {"jobs", 1}, {"iterations_requested", iterations_.size()}, {"iterations_completed", done},
+                  {"mean_duration_s", mean}, {"goodput_gbps", mean > 0 ? s_.workload.bytes * 8.0 / mean / 1e9 : 0.0},
+                  {"elements_checked", checked}, {"mismatches", mismatches}, {"correct", out.correct},
+                  {"collectives", collectives}};
+  out.AddCsv("collectives.csv", std::move(csv));
+  out.summary += fmt::format("toy allreduce of {} over {} hosts: {} per collective (x{} iterations)\n",
+                             HumanBytes(s_.workload.bytes), n, HumanTime(mean), done);
+  out.summary += fmt::format("  result: {} - {} elements checked against the exact sum, {} mismatches\n",
+                             VerdictWord(out.correct, s_.workload.data), checked, mismatches);
+}
+
+}  // namespace inasim
