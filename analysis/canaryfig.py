@@ -82,6 +82,8 @@ def read_run(rec: dict, meta: Dict[str, object]) -> dict:
     nbytes = num(rec.get("workload.bytes"))
     duration = num(rec.get("workload.mean_duration_s"))
     goodput = nbytes * 8 / duration / 1e9 if duration > 0 else float("nan")
+    # The protocol's own keys: workload.canary, workload.static_tree or workload.ring.
+    own = "workload." + str(PROTOCOLS[meta["x.protocol_key"]][1].get("workload.protocol", "canary"))
     return {
         "protocol": meta["x.protocol_key"],
         "meta": meta,
@@ -98,27 +100,25 @@ def read_run(rec: dict, meta: Dict[str, object]) -> dict:
         "util_mean": num(rec.get("network.utilization.all_links.mean")),
         "util_switch_mean": num(rec.get("network.utilization.switch_links.mean")),
         "drops_buffer": num(rec.get("network.drops_buffer")),
-        "packets_per_block": num(rec.get("workload.leaders.packets_per_block")),
-        "stragglers": num(rec.get("workload.switches.stragglers")),
-        "noise_delayed_packets": num(rec.get("workload.hosts.noise_delayed_packets")),
-        "packets_sent": num(rec.get("workload.hosts.packets_sent")),
+        "packets_per_block": num(rec.get(f"{own}.leaders.packets_per_block")),
+        "stragglers": num(rec.get(f"{own}.switches.stragglers")),
+        "noise_delayed_packets": num(rec.get(f"{own}.hosts.noise_delayed_packets")),
+        "packets_sent": num(rec.get(f"{own}.hosts.packets_sent")),
         # workload.jobs > 1: the mean over the jobs, and the slowest and fastest job (Fig. 10a);
-        # one job (the ring's report has no goodput_gbps): its goodput.
-        "job_goodput_gbps": _first_number(rec, "workload.goodput_gbps", default=goodput),
-        "job_goodput_min_gbps": _first_number(rec, "workload.min_goodput_gbps", "workload.goodput_gbps",
-                                              default=goodput),
-        "job_goodput_max_gbps": _first_number(rec, "workload.max_goodput_gbps", "workload.goodput_gbps",
-                                              default=goodput),
+        # one job: its goodput (no min/max columns).
+        "job_goodput_gbps": num(rec.get("workload.goodput_gbps")),
+        "job_goodput_min_gbps": _first_number(rec, "workload.min_goodput_gbps", "workload.goodput_gbps"),
+        "job_goodput_max_gbps": _first_number(rec, "workload.max_goodput_gbps", "workload.goodput_gbps"),
     }
 
 
-def _first_number(rec: dict, *names: str, default: float = float("nan")) -> float:
+def _first_number(rec: dict, *names: str) -> float:
     """The first of `names` that is a number in the row (a one-job run has no min/max columns, or NaN)."""
     for name in names:
         v = num(rec.get(name))
         if not math.isnan(v):
             return v
-    return default
+    return float("nan")
 
 
 def failures_of(runs: Sequence[dict]) -> List[str]:

@@ -9,7 +9,7 @@ protocols/p4sgd/glm/p4sgd-glm.h) of a synthetic gisette-sized problem on 8 FPGA 
 non-zero, mini-batch 64, 10 epochs; --small: fig15-loss-time-small.json,
 1,024 x 512, 4 epochs), model-parallel (P4SGD) and data-parallel through the
 same switch. Each run's model is compared bit for bit with the same training
-without a network (`networkless_match`); the loss per epoch of that
+without a network (`workload.p4sgd.networkless_match`); the loss per epoch of that
 networkless run is drawn dashed at the simulated epoch end times.
 
   (a) loss vs simulated time;  (b) loss vs epoch (statistical efficiency, Fig. 14).
@@ -44,7 +44,7 @@ def draw(fig):
     fb = fig.plot.Figure("loss vs epoch", "epoch", "training loss", "epochs", "nats", legend_loc="upper right")
     for (m, label), row in zip(MODES, rows):
         fig.check(row, label)
-        if row.get("workload.networkless_match") is not True:
+        if row.get("workload.p4sgd.networkless_match") is not True:
             fig.fail(f"{label}: the trained model differs from the networkless run")
         ep = pd.read_csv(row["cache_dir"] / "p4sgd_epochs.csv")
         t_ms = list(ep["time_s"] * 1e3)

@@ -45,7 +45,7 @@ def draw(fig):
     rows = fig.sweep(points=pts)
     for p, r in zip(pts, rows):
         fig.check(r, str(p))
-    t = {(p["workload.p4sgd.parallelism"], p["workload.p4sgd.minibatch"]): num(r.get("workload.epoch_time_s"))
+    t = {(p["workload.p4sgd.parallelism"], p["workload.p4sgd.minibatch"]): num(r.get("workload.p4sgd.epoch_time_s"))
          for p, r in zip(pts, rows)}
     fa = fig.plot.Figure("epoch time", "mini-batch size", "epoch time", "samples", "ms", logx=2, logy=True,
                          legend_loc="upper right")

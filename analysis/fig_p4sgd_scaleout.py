@@ -54,7 +54,7 @@ def draw(fig):
         ys = []
         for w in ws:
             r = rows_a[pts_a.index({"topology.hosts": w, "workload.p4sgd.features": f})]
-            tput[(f, w)] = num(r.get("workload.throughput_samples_per_s"))
+            tput[(f, w)] = num(r.get("workload.p4sgd.throughput_samples_per_s"))
         ys = [tput[(f, w)] / tput[(f, ws[0])] for w in ws]
         fa.line(ws, ys, f"{f:,} features", columns={"workers": ws, "features": [f] * len(ws),
                                                     "samples_per_s": [tput[(f, w)] for w in ws]})
@@ -67,7 +67,7 @@ def draw(fig):
         ys = []
         for w in ws:
             r = rows_b[pts_b.index({"topology.hosts": w, "workload.p4sgd.minibatch": b})]
-            ys.append(num(r.get("workload.epoch_time_s")) * 1e3)
+            ys.append(num(r.get("workload.p4sgd.epoch_time_s")) * 1e3)
         fb.line(ws, ys, f"B = {b}", columns={"workers": ws, "minibatch": [b] * len(ws)})
         print(f"B={b:<5d} epoch time: " + "  ".join(f"W={w}: {y:8.3f} ms" for w, y in zip(ws, ys)))
     fb.xticks(ws)

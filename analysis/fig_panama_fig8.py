@@ -93,9 +93,9 @@ def draw(fig):
         agg = runs[(load, "agg_alone" if ideal else label)]
         return (num(short.get("background.flows.fct.short.fct_s.p99")),
                 num(long_.get("background.flows.fct.long_flow_throughput_gbps.mean")),
-                num(agg.get("workload.cluster.mean_jct_s")),
-                num(agg.get("workload.cluster.finished_jobs")),
-                num(agg.get("workload.cluster.partial_aggregations")))
+                num(agg.get("workload.panama.cluster.mean_jct_s")),
+                num(agg.get("workload.panama.cluster.finished_jobs")),
+                num(agg.get("workload.panama.cluster.partial_aggregations")))
 
     cols = {"load": [], "config": [], "short_p99_fct_s": [], "long_throughput_gbps": [], "mean_jct_s": [],
             "jobs": [], "partial_aggregations": []}

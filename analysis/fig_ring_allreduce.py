@@ -13,7 +13,7 @@ n in {4, 8} x S in {64 KiB, 256 KiB}, a few seconds), and draws
   (b) time vs hosts at the largest size, with the bound.
 
 The bound is computed here from the scenario's link rate and cross-checked
-against the simulator's `workload.analytic_bound_s`.
+against the simulator's `workload.ring.analytic_bound_s`.
 
 Writes OUT/fig_ring_allreduce.png and .csv (plot.py conventions: one row per
 plotted point: panel, series, kind, x, y, ..., plus hosts, bytes, time_s,
@@ -89,7 +89,7 @@ def check_points(fig, rows, rate):
         n, size = int(row["topology.hosts"]), int(row["workload.bytes"])
         t = row.get("workload.mean_duration_s")
         t = float("nan") if t is None else float(t)
-        reported = float(row.get("workload.analytic_bound_s", float("nan")))
+        reported = float(row.get("workload.ring.analytic_bound_s", float("nan")))
         bound = ring_bound_s(n, size, rate)
         where = f"hosts={n}, bytes={size}"
         correct = fig.check(row, where)

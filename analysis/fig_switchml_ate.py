@@ -16,13 +16,15 @@ allreduce (protocol "ring", its own defaults) on the same rack and tensor.
   ATE/s bound = B / 8 / (4k + 76) * k (B = host link rate; 76 B of framing:
   SwitchML 10 + UDP 8 + IPv4 20 + Ethernet 14 + preamble/FCS/IFG 24), and
   the ring's bandwidth bound n / (2(n-1)) * B / 32 elements/s (its payload
-  bound 2(n-1)/n * S/B, `workload.analytic_bound_s`).
+  bound 2(n-1)/n * S/B, `workload.ring.analytic_bound_s`).
 
-ATE/s = tensor elements / TAT (`workload.ate_per_s` for SwitchML; elements /
-`workload.mean_duration_s` for the ring). The bounds and the goodput
+ATE/s = tensor elements / TAT (`workload.switchml.ate_per_s` for SwitchML, its
+TAT `workload.switchml.tat_mean_s`; elements / `workload.mean_duration_s` for
+the ring). The bounds and the goodput
 fractions from framing, 4k / (4k + 76) = 63 / 77 / 93 % for k = 32 / 64 /
 256, are computed here and cross-checked against the simulator's
-`workload.ate_per_s_bound` and `workload.goodput_fraction_from_framing`.
+`workload.switchml.ate_per_s_bound` and
+`workload.switchml.goodput_fraction_from_framing`.
 
 Writes OUT/fig_switchml_ate.png and .csv (plot.py conventions; per-point
 columns rate_gbps, workers, k, pool_size, protocol, ate_per_s, tat_s,
@@ -36,6 +38,7 @@ disagrees with its bound; 2 bad input.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -119,19 +122,20 @@ def series_key(row):
 def check_switchml(fig, row, where, k, rate, tat, elements):
     """SwitchML's ATE/s and its bound, checked against the simulator's
     bound, framing fraction, pool size and k."""
-    ate = num(row.get("workload.ate_per_s"))
+    ate = num(row.get("workload.switchml.ate_per_s"))
     bound = ate_bound(k, rate)
-    reported = num(row.get("workload.ate_per_s_bound"))
+    reported = num(row.get("workload.switchml.ate_per_s_bound"))
     if not math.isclose(reported, bound, rel_tol=1e-9):
         fig.fail(f"{where}: simulator's ATE/s bound {reported!r} != B/8/(4k+76)*k = {bound!r}")
-    frac = num(row.get("workload.goodput_fraction_from_framing"))
+    frac = num(row.get("workload.switchml.goodput_fraction_from_framing"))
     if not math.isclose(frac, goodput_fraction(k), rel_tol=1e-9):
         fig.fail(f"{where}: simulator's goodput fraction {frac!r} != 4k/(4k+76) = {goodput_fraction(k)!r}")
     if math.isfinite(tat) and not math.isclose(ate, elements / tat, rel_tol=1e-6):
         fig.fail(f"{where}: ATE/s {ate!r} != elements/TAT {elements / tat!r}")
-    if int(num(row.get("workload.elements_per_packet"))) != k or \
-            int(num(row.get("workload.pool_size"))) != POOL[rate]:
-        fig.fail(f"{where}: ran k={row.get('workload.elements_per_packet')}, pool={row.get('workload.pool_size')}")
+    # What the run reports it ran (the sweep's row shows the swept value under the same name).
+    ran = json.loads((row["cache_dir"] / "results.json").read_text())["workload"]["switchml"]
+    if ran["elements_per_packet"] != k or ran["pool_size"] != POOL[rate]:
+        fig.fail(f"{where}: ran k={ran['elements_per_packet']}, pool={ran['pool_size']}")
     return ate, bound
 
 
@@ -141,7 +145,7 @@ def check_ring(fig, row, where, n, rate, tat, size):
     elements = size // 4
     ate = elements / tat if tat > 0 else float("nan")
     bound_s = 2.0 * (n - 1) / n * size * 8.0 / (rate * 1e9)
-    reported = num(row.get("workload.analytic_bound_s"))
+    reported = num(row.get("workload.ring.analytic_bound_s"))
     if not math.isclose(reported, bound_s, rel_tol=1e-9):
         fig.fail(f"{where}: simulator's analytic bound {reported!r} s != 2(n-1)/n*S/B = {bound_s!r} s")
     return ate, elements / bound_s
@@ -149,8 +153,8 @@ def check_ring(fig, row, where, n, rate, tat, size):
 
 def check_point(fig, row, rate, n, size):
     """One run's ATE/s, bound and TAT, checked and printed."""
-    tat = num(row.get("workload.mean_duration_s"))
     key = series_key(row)
+    tat = num(row.get("workload.mean_duration_s" if key == "ring" else "workload.switchml.tat_mean_s"))
     if key == "ring":
         where, label, pool = f"rate={rate} Gb/s, workers={n}, ring", "ring", None
         ate, bound = check_ring(fig, row, where, n, rate, tat, size)

@@ -14,11 +14,11 @@ spines) and a 2 MB tensor, next to a rack of 4 (a few seconds). Two panels,
 x = workers, one line per tensor (one rack -> the hierarchy):
 
   (a) ATE/s with the single-rack goodput bound from framing, B/8/1100 B x 256
-      elements/s (`workload.ate_per_s_bound`; it does not depend on the
+      elements/s (`workload.switchml.ate_per_s_bound`; it does not depend on the
       worker count), dashed;
   (b) TAT with each tensor's framing bound (`framing_bound_s`), dashed.
 
-Every level's program counters (`workload.programs`: per switch processed,
+Every level's program counters (`workload.switchml.programs`: per switch processed,
 consumed, partials_up, results_down, broadcasts, copies_sent, retransmits)
 are summed per configuration and level into a table, printed and written to
 OUT/fig_switchml_hierarchy_programs.csv. Without loss each non-root switch
@@ -114,8 +114,8 @@ def check_config(fig, row, results, base):
     correct = fig.check(row, where)
     if row.get("workload.ranks") != n:
         fig.fail(f"{where}: ran {row.get('workload.ranks')} ranks, expected {n}")
-    w = results["workload"]
-    coll = w["collectives"][-1]
+    w = results["workload"]["switchml"]
+    coll = results["workload"]["collectives"][-1]
     c = {"config": label, "topology": t["type"], "workers": n, "racks": racks, "bytes": size,
          "levels": int(w["tree"]["levels"]), "ate": num(w["ate_per_s"]),
          "bound": num(w["ate_per_s_bound"]), "tat": num(w["tat_mean_s"]),
@@ -144,7 +144,7 @@ def check_levels(fig, c, results, base):
     packets = math.ceil(size // 4 / int(base["workload"]["switchml"]["elements_per_packet"]))
     lossless = float(results["scenario"].get("faults", {}).get("loss_rate", 0) or 0) == 0
     by_level = {}
-    for prog in results["workload"].get("programs", []):
+    for prog in results["workload"]["switchml"].get("programs", []):
         lv = by_level.setdefault(int(prog["level"]), {"switches": 0, "root": False, "children": set(),
                                                       **{x: 0 for x in COUNTERS}})
         lv["switches"] += 1

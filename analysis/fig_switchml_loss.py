@@ -106,14 +106,16 @@ def check_point(fig, row):
     import pandas as pd
 
     proto, loss = row["workload.protocol"], float(row["faults.loss_rate"])
-    tat = num(row.get("workload.mean_duration_s"))
+    # SwitchML's TAT is the paper's (the mean over workers); the ring's, its collective's time.
+    tat = num(row.get("workload.switchml.tat_mean_s" if proto == "switchml" else "workload.mean_duration_s"))
     where = f"{proto}, loss={pct(loss)}"
     correct = fig.check(row, where)
-    timeouts = num(row.get("workload.timeouts")) if proto == "switchml" else float("nan")
+    timeouts = num(row.get("workload.switchml.timeouts")) if proto == "switchml" else float("nan")
     timeline = None
     if proto == "switchml":
-        if not math.isclose(num(row.get("workload.tat_mean_s")), tat, rel_tol=1e-9):
-            fig.fail(f"{where}: tat_mean_s {row.get('workload.tat_mean_s')} != mean_duration_s {tat}")
+        # No worker takes longer than the tensor's first start to last end.
+        if not tat <= num(row.get("workload.mean_duration_s")) * (1 + 1e-12):
+            fig.fail(f"{where}: TAT {tat} above the tensor's duration {row.get('workload.mean_duration_s')}")
         try:
             timeline = pd.read_csv(row["cache_dir"] / "switchml_timeline.csv")
         except OSError as e:

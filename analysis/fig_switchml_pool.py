@@ -12,7 +12,7 @@ paper draws one with a second y axis):
   (a) TAT vs s, with the framing bound (every packet of the tensor at line
       rate, `framing_bound_s`) dashed;
   (b) per-packet RTT vs s: the p50 of worker 0's last tensor
-      (`workload.rtt_worker0_last_tensor_us.p50`) and the mean over every
+      (`workload.switchml.rtt_worker0_last_tensor_us.p50`) and the mean over every
       worker (`rtt_mean_us` of collectives.csv), with the model
       max(RTT0, s*b*8/B) dashed: a window of s packets of b bytes queues
       behind itself once it exceeds the bandwidth-delay product.
@@ -40,6 +40,7 @@ failed or was not correct (or its TAT is below the framing bound); 2 bad input.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -101,9 +102,11 @@ def check_point(fig, row):
     s = int(row["workload.switchml.pool_size"])
     where = f"pool={s}"
     correct = fig.check(row, where)
-    if int(num(row.get("workload.pool_size"))) != s:
-        fig.fail(f"{where}: ran pool {row.get('workload.pool_size')}")
-    tat = num(row.get("workload.tat_mean_s"))
+    # What the run reports it ran (the sweep's row shows the swept value under the same name).
+    ran = json.loads((row["cache_dir"] / "results.json").read_text())["workload"]["switchml"]
+    if ran["pool_size"] != s:
+        fig.fail(f"{where}: ran pool {ran['pool_size']}")
+    tat = num(row.get("workload.switchml.tat_mean_s"))
     coll = None
     try:
         coll = pd.read_csv(row["cache_dir"] / "collectives.csv")
@@ -113,8 +116,9 @@ def check_point(fig, row):
     rtt_mean = float(coll["rtt_mean_us"].iloc[-1]) if coll is not None else float("nan")
     if math.isfinite(tat) and tat < fb * (1 - 1e-12):
         fig.fail(f"{where}: TAT {tat!r} s is below the framing bound {fb!r} s")
-    return {"tat": tat, "fb": fb, "p50": num(row.get("workload.rtt_worker0_last_tensor_us.p50")),
-            "p99": num(row.get("workload.rtt_worker0_last_tensor_us.p99")), "mean": rtt_mean, "correct": correct}
+    rtt = "workload.switchml.rtt_worker0_last_tensor_us"
+    return {"tat": tat, "fb": fb, "p50": num(row.get(f"{rtt}.p50")), "p99": num(row.get(f"{rtt}.p99")),
+            "mean": rtt_mean, "correct": correct}
 
 
 def tat_panel(plot, res, pools, sb, cols):

@@ -19,9 +19,11 @@ OUT = out/compare/<scenario name>, relative to the working directory):
     OUT/time.png, OUT/goodput.png    bar charts per protocol (plot.bar_table; + .csv each)
     OUT/<protocol>/                  each run's results.json, CSVs, summary.txt
 
-Table columns (compare.csv / DataFrame): `protocol`; `time_s` (mean collective
-duration, `workload.mean_duration_s`); `goodput_gbps` (`workload.bytes` x 8 /
-time / 1e9); `wire_bytes_per_host` (`network.host_link_wire_bytes` /
+Table columns (compare.csv / DataFrame): `protocol`; `collective` (what one
+collective of the protocol is, `workload.collective_unit`: "iteration",
+"tensor", "op"); `time_s` (mean collective duration, first rank's start to
+last rank's end, `workload.mean_duration_s`); `goodput_gbps`
+(`workload.goodput_gbps`: bytes x 8 / time / 1e9); `wire_bytes_per_host` (`network.host_link_wire_bytes` /
 `workload.ranks`: what each participating host sent plus received on its link,
 framing included, SwitchML's per-worker measure (INA 2|U|, ring
 4|U|(n-1)/n); background traffic on those links is included); `bg_fct_p99_s` (`background.flows.fct.all.fct_s.p99`, NaN in the
@@ -49,9 +51,10 @@ e.g. (how `switchml` could pin its pool size):
         doc["workload"].setdefault("switchml", {})["pool_size"] = 64
 
 A protocol that also needs switch or topology settings may edit any other
-part of the document. What `time_s` measures is each protocol's
-`workload.mean_duration_s` (P4SGD: one training iteration, or one 8-element
-allreduce with task "allreduce"; its results say which).
+part of the document. Every column comes from results.json's core keys, the
+same for every protocol (docs/SCENARIO.md, "results.json"): no protocol is
+read differently. What `time_s` measures is one collective of each protocol
+(`collective`: P4SGD's is one 8 x int32 allreduce, whatever its task).
 """
 
 from __future__ import annotations
@@ -136,10 +139,11 @@ def register(name: str) -> Callable[[Callable[[dict], None]], Callable[[dict], N
 
 
 #: Columns of the table (compare.csv, the returned DataFrame), in order.
-COLUMNS = ("protocol", "time_s", "goodput_gbps", "wire_bytes_per_host", "bg_fct_p99_s", "correct")
+COLUMNS = ("protocol", "collective", "time_s", "goodput_gbps", "wire_bytes_per_host", "bg_fct_p99_s", "correct")
 #: Their headers in the report.
 HEADERS = {
     "protocol": "protocol",
+    "collective": "collective",
     "time_s": "time (s)",
     "goodput_gbps": "goodput (Gb/s)",
     "wire_bytes_per_host": "bytes on the wire per host (bytes)",
@@ -207,21 +211,16 @@ def _num(v: Any) -> float:
 
 
 def row_from_results(protocol: str, results: Mapping) -> Dict[str, Any]:
-    """One table row from a results.json document."""
+    """One table row from a results.json document (its core keys only)."""
     w = results.get("workload", {})
-    # A ring reports iterations_completed; SwitchML tensors_completed (its tensors stream back to back).
-    completed = _num(w.get("iterations_completed", w.get("tensors_completed")))
-    time_s = _num(w.get("mean_duration_s"))
-    if not (completed > 0) or not (time_s > 0):
-        time_s = math.nan
-    size = _num(w.get("bytes"))
-    goodput = size * 8 / time_s / 1e9 if time_s > 0 else math.nan
+    measured = _num(w.get("collectives_completed")) > 0 and _num(w.get("mean_duration_s")) > 0
     hosts = _num(w.get("ranks"))
     wire = _num(_get(results, "network.host_link_wire_bytes"))
     return {
         "protocol": protocol,
-        "time_s": time_s,
-        "goodput_gbps": goodput,
+        "collective": w.get("collective_unit", ""),
+        "time_s": _num(w.get("mean_duration_s")) if measured else math.nan,
+        "goodput_gbps": _num(w.get("goodput_gbps")) if measured else math.nan,
         "wire_bytes_per_host": wire / hosts if hosts > 0 else math.nan,
         "bg_fct_p99_s": _num(_get(results, "background.flows.fct.all.fct_s.p99")),
         "correct": results.get("correct") is True,
@@ -232,7 +231,7 @@ def row_from_results(protocol: str, results: Mapping) -> Dict[str, Any]:
 
 
 def _fmt(column: str, v: Any) -> str:
-    if column == "protocol":
+    if column in ("protocol", "collective"):
         return str(v)
     if column == "correct":
         return "yes" if v else "no"
@@ -270,7 +269,7 @@ def _context(resolved: Mapping, results: Mapping, scenario_label: str, sets: Seq
     if w.get("type") == "allreduce":
         items.append(("workload", f"allreduce of {_human_bytes(w.get('bytes'))} ({resolved['workload'].get('dtype')}) "
                                   f"over {w.get('ranks')} ranks, "
-                                  f"{w.get('iterations_requested', w.get('tensors_requested'))} iteration(s)"))
+                                  f"{w.get('collectives_requested')} {w.get('collective_unit')}(s)"))
     bg = resolved.get("background")
     if bg:
         parts = []
@@ -289,8 +288,9 @@ def _context(resolved: Mapping, results: Mapping, scenario_label: str, sets: Seq
 
 
 NOTES = [
-    "time: mean duration of one collective (`workload.mean_duration_s`)",
-    "goodput: `workload.bytes` x 8 / time",
+    "collective: what one collective of the protocol is (`workload.collective_unit`)",
+    "time: mean duration of one collective, first rank's start to last rank's end (`workload.mean_duration_s`)",
+    "goodput: `workload.bytes` x 8 / time (`workload.goodput_gbps`)",
     "bytes on the wire per host: `network.host_link_wire_bytes` (both directions of every host link, framing "
     "and background traffic included) / `workload.ranks`: what a participating host sends plus receives",
     f"background p99 FCT: `background.flows.fct.all.fct_s.p99` ({DASH} without background flows)",
@@ -305,7 +305,7 @@ def _markdown(title, description, context, rows, images, protocols) -> str:
     out += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in context] + [""]
     out += ["## Results", ""]
     out.append("| " + " | ".join(HEADERS[c] for c in COLUMNS) + " |")
-    out.append("|" + "|".join("---" if c == "protocol" else ":---:" if c == "correct" else "---:"
+    out.append("|" + "|".join("---" if c in ("protocol", "collective") else ":---:" if c == "correct" else "---:"
                               for c in COLUMNS) + "|")
     for r in rows:
         out.append("| " + " | ".join(_fmt(c, r[c]) for c in COLUMNS) + " |")
@@ -334,7 +334,7 @@ def _html(title, description, context, rows, images, protocols) -> str:
     out.append("<h2>Results</h2>")
     out.append("<table><thead><tr>" + "".join(f"<th>{e(HEADERS[c])}</th>" for c in COLUMNS) + "</tr></thead><tbody>")
     for r in rows:
-        cells = "".join(f'<td{"" if c in ("protocol", "correct") else " class=n"}>{e(_fmt(c, r[c]))}</td>'
+        cells = "".join(f'<td{"" if c in ("protocol", "collective", "correct") else " class=n"}>{e(_fmt(c, r[c]))}</td>'
                         for c in COLUMNS)
         out.append(f"<tr>{cells}</tr>")
     out.append("</tbody></table>")

@@ -122,7 +122,7 @@ TEST(ExactnessP4sgdRealTraining, FaultsAtTheSourceChangeTheModelAndAreWrong) {
                               ContributionFault::kLostContribution}) {
     const RunResult r = RunWithFault(RealTraining(), f);
     EXPECT_FALSE(r.correct) << static_cast<int>(f) << "\n" << r.summary;
-    EXPECT_FALSE(r.json["workload"]["networkless_match"].get<bool>()) << static_cast<int>(f);
+    EXPECT_FALSE(r.json["workload"]["p4sgd"]["networkless_match"].get<bool>()) << static_cast<int>(f);
   }
 }
 
@@ -168,8 +168,8 @@ TEST(ExactnessPanamaQuorum, PartialSumsAreCheckedFromTheHostsSends) {
     const RunResult r = RunWithFault(doc, ContributionFault::kNone);
     const json& w = r.json["workload"];
     EXPECT_TRUE(r.correct) << data << "\n" << r.summary;
-    EXPECT_GT(w["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u) << data;
-    EXPECT_EQ(w["accelerators"]["quorum_unresolved_results"].get<uint64_t>(), 0u) << data;
+    EXPECT_GT(w["panama"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u) << data;
+    EXPECT_EQ(w["panama"]["accelerators"]["quorum_unresolved_results"].get<uint64_t>(), 0u) << data;
     EXPECT_EQ(w["check"].get<std::string>().rfind("values: each partial sum", 0), 0u);
     // A lost contribution looks like a worker the quorum left out; here it is
     // still caught, in the results where leaf 0's accelerator also left out

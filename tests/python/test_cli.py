@@ -80,7 +80,8 @@ def test_default_scenario_run(tmp_path):
     rows = read_csv(out / "collectives.csv")
     assert len(rows) == 2  # header + one collective
     header, row = rows
-    assert header[0] == "iteration"
+    assert header[:9] == ["job", "iteration", "start_s", "end_s", "duration_s", "goodput_gbps", "correct",
+                          "elements_checked", "mismatches"]  # the core columns, every protocol
     assert row[header.index("correct")] == "1"
     assert int(row[header.index("elements_checked")]) == 8 * 1048576
     assert int(row[header.index("mismatches")]) == 0

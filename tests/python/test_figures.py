@@ -101,7 +101,7 @@ def test_small_figure_matches_a_direct_run(small_figure):
     res = inasim.run(SMALL_SCENARIO, sets=["topology.hosts=4", "workload.bytes=65536"])
     assert res.correct
     assert float(r["time_s"]) == res.json["workload"]["mean_duration_s"]
-    assert float(r["bound_s"]) == pytest.approx(res.json["workload"]["analytic_bound_s"], rel=1e-12)
+    assert float(r["bound_s"]) == pytest.approx(res.json["workload"]["ring"]["analytic_bound_s"], rel=1e-12)
     # The sweep behind the figure is kept next to it.
     assert (out / "sweeps" / "ring-allreduce-small" / "sweep.csv").is_file()
 
@@ -198,7 +198,7 @@ def test_figure_script_fails_when_a_point_is_not_correct(tmp_path, monkeypatch, 
             for s in definition["grid"]["workload.bytes"]:
                 b = bound_us(n, s) / 1e6
                 rows.append({"topology.hosts": n, "workload.bytes": s, "workload.ranks": n,
-                             "workload.mean_duration_s": 1.2 * b, "workload.analytic_bound_s": b,
+                             "workload.mean_duration_s": 1.2 * b, "workload.ring.analytic_bound_s": b,
                              "correct": (n, s) != (8, 65536), "workload.correct": (n, s) != (8, 65536),
                              "sim.stopped_by": "workload_done"})
         return pd.DataFrame(rows)

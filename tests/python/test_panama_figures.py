@@ -35,8 +35,8 @@ def test_load_balance_small(tmp_path):
         w = json.loads(res.read_text())["workload"]
         assert w["correct"] is True
         if w["protocol"] == "panama":
-            seen.setdefault(tuple(w["tree_roots"]), 0)
-            seen[tuple(w["tree_roots"])] += 1
+            seen.setdefault(tuple(w["panama"]["tree_roots"]), 0)
+            seen[tuple(w["panama"]["tree_roots"])] += 1
     assert seen == {("spine0", "spine1", "spine2", "spine3"): 3, ("spine0",): 3, ("spine1",): 3,
                     ("spine2",): 3, ("spine3",): 3}
 
@@ -100,7 +100,7 @@ def test_shared_cluster_fig8_small(tmp_path):
     for res in (tmp_path / "sweeps").rglob("results.json"):
         doc = json.loads(res.read_text())
         assert doc["correct"] is True
-        w = doc["workload"]
+        w = doc["workload"].get("panama", {})
         if "cluster" in w:
             kinds.setdefault((w["cluster"]["allreduce"], w["cluster"]["quorum"]), 0)
             kinds[(w["cluster"]["allreduce"], w["cluster"]["quorum"])] += 1

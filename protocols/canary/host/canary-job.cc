@@ -50,10 +50,6 @@ void StoreBe64(uint8_t* p, uint64_t v) {
 
 }  // namespace
 
-bool CanaryIterationRecord::finished() const {
-  return !end_ps.empty() && std::all_of(end_ps.begin(), end_ps.end(), [](uint64_t e) { return e != 0; });
-}
-
 // ------------------------------------------------------------------ host ----
 
 ns3::TypeId CanaryHost::GetTypeId() {
@@ -498,7 +494,7 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
   const TensorData& data = job_->data(it);
   const uint64_t first = (g % job_->blocks_per_iteration()) * k_;
   const uint64_t count = std::min<uint64_t>(k_, job_->elements() - first);
-  CanaryIterationRecord& rec = job_->record(it);
+  CollectiveRecord& rec = job_->record(it);
   rec.mismatches += data.CountMismatchesBe32(first, count, be_data);
   rec.elements_checked += count;
   if (it != iteration_ || !running_) return;  // a result for an iteration not begun: counted there when it is
@@ -597,10 +593,11 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
   const TensorData job_data(DType::kInt32, pattern, seed, n);
   for (uint32_t it = 0; it < spec.iterations; ++it) {
     data_.push_back(job_data.ForIteration(it));
-    CanaryIterationRecord rec;
+    CollectiveRecord rec;
+    rec.job = job_index;
     rec.iteration = it;
-    rec.start_ps.assign(n, 0);
-    rec.end_ps.assign(n, 0);
+    rec.bytes = spec.bytes;
+    rec.Reset(n);
     records_.push_back(std::move(rec));
   }
   if (mode == InaTreeMode::kCanary) InstallCanary();

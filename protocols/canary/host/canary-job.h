@@ -35,6 +35,7 @@
 #pragma once
 
 #include "ina/lazy-timer-heap.h"
+#include "ina/collective-table.h"
 #include "ina/workload.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
@@ -86,13 +87,7 @@ struct CanaryHostCounters {
   uint64_t failures = 0;              ///< §3.3 failure broadcasts (block re-issued)
   uint64_t fallbacks = 0;             ///< §3.3 blocks reduced by the hosts
   uint64_t overcounts = 0;            ///< counters summed past n - 1 (never expected)
-};
-
-struct CanaryIterationRecord {
-  uint32_t iteration = 0;
-  std::vector<uint64_t> start_ps, end_ps;  ///< per host; end 0 = unfinished
-  uint64_t elements_checked = 0, mismatches = 0;
-  bool finished() const;
+  CanaryHostCounters& operator+=(const CanaryHostCounters& o);
 };
 
 class CanaryHost : public ns3::Application {
@@ -196,10 +191,21 @@ class CanaryJob {
   bool done() const { return hosts_done_ == hosts_.size(); }
   std::function<void()> on_finished;
 
-  /// Fills results.json's "workload", collectives.csv, canary_switches.csv and
-  /// the summary lines; `correct`: every iteration finished and every element
-  /// every host holds is the exact sum.
-  void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
+  // The report (canary-report.cc; CanaryJobSet::Report assembles it).
+  /// "canary" or "static_tree": the protocol, its workload.<section> and CSV prefix.
+  const char* protocol() const { return mode_ == InaTreeMode::kCanary ? "canary" : "static_tree"; }
+  /// Its collectives into `table`, as a new job; the payload they delivered.
+  void AddCollectives(CollectiveTable& table, uint64_t& payload_delivered) const;
+  /// Its hosts' counters, summed.
+  CanaryHostCounters HostTotals() const;
+  /// workload.<protocol>: its settings, the hosts' and leaders' counters `h`
+  /// (over `blocks` blocks), the switches' and the peak descriptors next to
+  /// §3.2.2's memory model; `switches_csv`: <protocol>_switches.csv.
+  nlohmann::json Details(const Scenario& s, const CanaryHostCounters& h, uint64_t blocks,
+                         std::string& switches_csv) const;
+  /// One job's summary lines.
+  std::string Summary(const Scenario& s, const CollectiveTable& table, const nlohmann::json& details,
+                      const CanaryHostCounters& h, bool finished, bool correct) const;
 
   // Read by the hosts and tests.
   InaTreeMode mode() const { return mode_; }
@@ -230,7 +236,7 @@ class CanaryJob {
   uint32_t nic_queue_bytes() const { return nic_queue_bytes_; }  ///< 0: no host-side limit
   const TensorData& data(uint32_t iteration) const { return data_[iteration]; }
   uint64_t elements() const { return elements_; }
-  CanaryIterationRecord& record(uint32_t it) { return records_[it]; }
+  CollectiveRecord& record(uint32_t it) { return records_[it]; }
   uint32_t iterations() const { return static_cast<uint32_t>(records_.size()); }
   uint64_t compute_gap_ps() const { return spec_.compute_gap_ps; }
   CanaryHost& host(uint32_t rank) const { return *agents_[rank]; }
@@ -253,6 +259,15 @@ class CanaryJob {
   /// Descriptors this job's ids may use on each switch (table_size unless shared out per job).
   uint32_t table_share() const;
   void InstallStaticTrees();
+  /// The switches' counters: their totals, the peak descriptors and the CSV rows.
+  struct SwitchTotals {
+    nlohmann::json totals;
+    uint64_t peak = 0;
+    std::string peak_switch, csv;
+  };
+  SwitchTotals Switches() const;
+  /// canary-fgcs24 §3.2.2's descriptor memory b(2d(l+t)+r) next to the measured peak.
+  nlohmann::json MemoryModel(const Scenario& s, uint64_t peak) const;
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;
   InaTreeMode mode_;
@@ -264,7 +279,7 @@ class CanaryJob {
   uint64_t elements_ = 0, blocks_ = 0;
   std::vector<uint32_t> leader_order_, leader_slot_, tor_ip_;
   std::vector<TensorData> data_;
-  std::vector<CanaryIterationRecord> records_;
+  std::vector<CollectiveRecord> records_;
   std::vector<ns3::Ptr<CanaryHost>> agents_;
   std::vector<uint32_t> switch_vertices_;
   std::vector<uint32_t> reported_switches_;  ///< empty: switch_vertices_

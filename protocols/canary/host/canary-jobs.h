@@ -29,14 +29,11 @@ class CanaryJobSet : public ConcurrentJobs<CanaryJob> {
   static void CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts, InaTreeMode mode,
                              uint64_t seed, const WorkloadSpec& spec, uint32_t jobs);
 
-  /// One job: CanaryJob::Report. Several: results.json "workload" with the
-  /// mean goodput over the jobs, every job's line in `per_job`, sums of the
-  /// hosts' counters; collectives.csv with a leading `job` column.
+  /// results.json "workload": the core keys of every job's collectives
+  /// (CollectiveTable: with several jobs per_job and the mean goodput over
+  /// them) and workload.<protocol> (CanaryJob::Details, the hosts' counters
+  /// summed over the jobs); collectives.csv, <protocol>_switches.csv.
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
-
-
- private:
-  void ReportSeveral(const Scenario& s, bool finished, WorkloadReport& out) const;
 };
 
 }  // namespace inasim

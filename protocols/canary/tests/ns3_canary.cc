@@ -98,7 +98,7 @@ class CanaryOnNs3 : public NetTest {
     return s;
   }
   void ExpectExact(CanaryJob& j) {
-    CanaryIterationRecord& r = j.record(0);
+    CollectiveRecord& r = j.record(0);
     EXPECT_TRUE(r.finished());
     EXPECT_EQ(r.mismatches, 0u);
     EXPECT_EQ(r.elements_checked, uint64_t{j.num_hosts()} * j.elements());
@@ -295,9 +295,9 @@ TEST_F(CanaryScenario, CanaryRunsExactAndReportsItsCounters) {
   EXPECT_EQ(w["protocol"], "canary");
   EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 16u * 65536);
   EXPECT_GT(w["goodput_gbps"].get<double>(), 0.0);
-  EXPECT_GT(w["peak_descriptors"]["max_per_switch"].get<uint64_t>(), 0u);
-  EXPECT_GT(w["memory_model"]["descriptors"].get<double>(), 0.0);
-  EXPECT_EQ(w["leaders"]["failures"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["canary"]["peak_descriptors"]["max_per_switch"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["canary"]["memory_model"]["descriptors"].get<double>(), 0.0);
+  EXPECT_EQ(w["canary"]["leaders"]["failures"].get<uint64_t>(), 0u);
 }
 
 TEST_F(CanaryScenario, OnePercentLossStillExactAndSameSeedSameBytes) {
@@ -305,7 +305,7 @@ TEST_F(CanaryScenario, OnePercentLossStillExactAndSameSeedSameBytes) {
   RunResult a = Run(R"("protocol":"canary","canary":{"window_blocks":64})", sets);
   RunResult b = Run(R"("protocol":"canary","canary":{"window_blocks":64})", sets);
   EXPECT_TRUE(a.correct);
-  EXPECT_GT(a.json["workload"]["hosts"]["retransmit_requests"].get<uint64_t>(), 0u);
+  EXPECT_GT(a.json["workload"]["canary"]["hosts"]["retransmit_requests"].get<uint64_t>(), 0u);
   a.json.erase("perf");
   b.json.erase("perf");
   EXPECT_EQ(a.json.dump(), b.json.dump());
@@ -322,14 +322,14 @@ TEST_F(CanaryScenario, SendNoiseDelaysPacketsAtItsRateAndStaysExact) {
   RunResult b = Run(R"("protocol":"canary","canary":{"window_blocks":64})", noisy);
   EXPECT_TRUE(quiet.correct);
   EXPECT_TRUE(a.correct);
-  EXPECT_EQ(quiet.json["workload"]["hosts"]["noise_delayed_packets"].get<uint64_t>(), 0u);
-  const auto sent = a.json["workload"]["hosts"]["packets_sent"].get<uint64_t>();
-  const auto delayed = a.json["workload"]["hosts"]["noise_delayed_packets"].get<uint64_t>();
+  EXPECT_EQ(quiet.json["workload"]["canary"]["hosts"]["noise_delayed_packets"].get<uint64_t>(), 0u);
+  const auto sent = a.json["workload"]["canary"]["hosts"]["packets_sent"].get<uint64_t>();
+  const auto delayed = a.json["workload"]["canary"]["hosts"]["noise_delayed_packets"].get<uint64_t>();
   // Binomial(sent, 0.1): within 5 standard deviations.
   const double expect = 0.1 * static_cast<double>(sent), sd = std::sqrt(expect * 0.9);
   EXPECT_NEAR(static_cast<double>(delayed), expect, 5 * sd) << delayed << " of " << sent;
-  EXPECT_GT(a.json["workload"]["switches"]["stragglers"].get<uint64_t>(),
-            quiet.json["workload"]["switches"]["stragglers"].get<uint64_t>());
+  EXPECT_GT(a.json["workload"]["canary"]["switches"]["stragglers"].get<uint64_t>(),
+            quiet.json["workload"]["canary"]["switches"]["stragglers"].get<uint64_t>());
   EXPECT_GT(a.json["workload"]["mean_duration_s"].get<double>(), quiet.json["workload"]["mean_duration_s"].get<double>());
   a.json.erase("perf");
   b.json.erase("perf");
@@ -337,7 +337,7 @@ TEST_F(CanaryScenario, SendNoiseDelaysPacketsAtItsRateAndStaysExact) {
   // The static-tree baseline takes the same noise and stays exact too.
   const RunResult st = Run(R"("protocol":"static_tree")", noisy);
   EXPECT_TRUE(st.correct);
-  EXPECT_GT(st.json["workload"]["hosts"]["noise_delayed_packets"].get<uint64_t>(), 0u);
+  EXPECT_GT(st.json["workload"]["static_tree"]["hosts"]["noise_delayed_packets"].get<uint64_t>(), 0u);
 }
 
 // canary-fgcs24 §5.2.4 (Fig. 10): concurrent allreduces on disjoint host
@@ -393,10 +393,10 @@ TEST_F(CanaryScenario, ContiguousJobsAggregateWholeInTheirRack) {
   ASSERT_TRUE(racks.correct && shuffled.correct);
   const json& r = racks.json["workload"];
   EXPECT_EQ(r["host_split"], "the selected hosts in id order, cut into equal consecutive groups");
-  EXPECT_EQ(r["leaders"]["packets_received"], r["leaders"]["broadcasts"]);
-  EXPECT_EQ(r["switches"]["stragglers"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r["canary"]["leaders"]["packets_received"], r["canary"]["leaders"]["broadcasts"]);
+  EXPECT_EQ(r["canary"]["switches"]["stragglers"].get<uint64_t>(), 0u);
   const json& s = shuffled.json["workload"];
-  EXPECT_GT(s["leaders"]["packets_received"].get<uint64_t>(), s["leaders"]["broadcasts"].get<uint64_t>());
+  EXPECT_GT(s["canary"]["leaders"]["packets_received"].get<uint64_t>(), s["canary"]["leaders"]["broadcasts"].get<uint64_t>());
 }
 
 // switch.adaptive_default "destination" (canary-fgcs24 §5.2, "a default up
@@ -412,7 +412,7 @@ TEST_F(CanaryScenario, ByDestinationRemoteAggregatesMeetAtOneSpine) {
   const RunResult flow = Run(R"("protocol":"canary","canary":{"window_blocks":1024})", sets);
   ASSERT_TRUE(dest.correct && flow.correct);
   auto per_block = [](const RunResult& r) {
-    const json& l = r.json["workload"]["leaders"];
+    const json& l = r.json["workload"]["canary"]["leaders"];
     return l["packets_received"].get<double>() / l["broadcasts"].get<double>();
   };
   const double d = per_block(dest), f = per_block(flow);
@@ -445,11 +445,11 @@ TEST_F(CanaryScenario, StaticTreeHostsNeverReuseASlotBeforeItsResult) {
   const json& w = r.json["workload"];
   EXPECT_TRUE(r.correct);
   EXPECT_EQ(r.json["sim"]["stopped_by"], "workload_done");
-  EXPECT_EQ(w["hosts"]["results_received"], w["hosts"]["packets_sent"]);
+  EXPECT_EQ(w["static_tree"]["hosts"]["results_received"], w["static_tree"]["hosts"]["packets_sent"]);
   // The jobs share each switch's program: the report sums every switch any tree uses.
-  EXPECT_EQ(w["switches"]["slot_conflicts"], 0);
-  EXPECT_EQ(w["switches"]["duplicates"], 0);
-  EXPECT_GT(w["peak_descriptors"]["max_per_switch"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["static_tree"]["switches"]["slot_conflicts"], 0);
+  EXPECT_EQ(w["static_tree"]["switches"]["duplicates"], 0);
+  EXPECT_GT(w["static_tree"]["peak_descriptors"]["max_per_switch"].get<uint64_t>(), 0u);
   const auto rows = CsvRows(Table(r, "static_tree_switches.csv"));
   ASSERT_EQ(rows.size(), 8u + 16) << "every leaf and spine";
   uint64_t results = 0;
@@ -482,13 +482,13 @@ TEST_F(CanaryScenario, PerJobTableSharesRemoveCrossJobCollisions) {
   }
   const json& a = shared.json["workload"];
   const json& b = per_job.json["workload"];
-  EXPECT_EQ(a["table_partition"], "shared");
-  EXPECT_EQ(a["table_share"], 4096);
-  EXPECT_EQ(b["table_partition"], "per_job");
-  EXPECT_EQ(b["table_share"], 512);
-  EXPECT_GT(a["switches"]["collisions"].get<uint64_t>(), 1000u);
-  EXPECT_EQ(b["switches"]["collisions"], 0);
-  EXPECT_EQ(b["leaders"]["collisions_recorded"], 0);
+  EXPECT_EQ(a["canary"]["table_partition"], "shared");
+  EXPECT_EQ(a["canary"]["table_share"], 4096);
+  EXPECT_EQ(b["canary"]["table_partition"], "per_job");
+  EXPECT_EQ(b["canary"]["table_share"], 512);
+  EXPECT_GT(a["canary"]["switches"]["collisions"].get<uint64_t>(), 1000u);
+  EXPECT_EQ(b["canary"]["switches"]["collisions"], 0);
+  EXPECT_EQ(b["canary"]["leaders"]["collisions_recorded"], 0);
   EXPECT_GT(b["goodput_gbps"].get<double>(), a["goodput_gbps"].get<double>());
 }
 
@@ -496,7 +496,7 @@ TEST_F(CanaryScenario, StaticTreeBaselineRunsExact) {
   for (const char* trees : {"1", "2"}) {
     const RunResult r = Run(fmt::format(R"("protocol":"static_tree","static_tree":{{"trees":{}}})", trees));
     EXPECT_TRUE(r.correct) << trees;
-    EXPECT_EQ(r.json["workload"]["trees"].get<uint32_t>(), std::stoul(trees));
+    EXPECT_EQ(r.json["workload"]["static_tree"]["trees"].get<uint32_t>(), std::stoul(trees));
   }
 }
 
@@ -507,18 +507,18 @@ TEST_F(CanaryScenario, StaticTreesRootedAtRandomSpinesAreSeededAndExact) {
     const RunResult r = Run(R"("protocol":"static_tree","static_tree":{"trees":2,"roots":"random"})",
                             {"topology.spines=4", std::string("seed=") + seed});
     ASSERT_TRUE(r.correct) << seed;
-    const json roots = r.json["workload"]["tree_roots"];
+    const json roots = r.json["workload"]["static_tree"]["tree_roots"];
     ASSERT_EQ(roots.size(), 2u);
     EXPECT_NE(roots[0], roots[1]);
     for (const auto& x : roots) EXPECT_EQ(x.get<std::string>().rfind("spine", 0), 0u) << x;
     root_sets.insert(roots.dump());
     const RunResult again = Run(R"("protocol":"static_tree","static_tree":{"trees":2,"roots":"random"})",
                                 {"topology.spines=4", std::string("seed=") + seed});
-    EXPECT_EQ(again.json["workload"]["tree_roots"], roots);  // same seed, same roots
+    EXPECT_EQ(again.json["workload"]["static_tree"]["tree_roots"], roots);  // same seed, same roots
   }
   EXPECT_GE(root_sets.size(), 3u);  // other seeds, other roots
   const RunResult spread = Run(R"("protocol":"static_tree","static_tree":{"trees":2})", {"topology.spines=4"});
-  EXPECT_EQ(spread.json["workload"]["tree_roots"], json::parse(R"(["spine0","spine2"])"));
+  EXPECT_EQ(spread.json["workload"]["static_tree"]["tree_roots"], json::parse(R"(["spine0","spine2"])"));
 }
 
 // Deepest queue a host's uplink held (links.csv, host -> switch rows).
@@ -544,9 +544,9 @@ TEST_F(CanaryScenario, HostsKeepAtMostNicQueueBytesQueuedSoLeadersTurnBlocksArou
   ASSERT_TRUE(paced.correct && fifo.correct && tree.correct);
   const json& p = paced.json["workload"];
   const json& f = fifo.json["workload"];
-  EXPECT_EQ(p["nic_queue_bytes"].get<uint32_t>(), 8192u);
-  EXPECT_GT(p["hosts"]["nic_held_blocks"].get<uint64_t>(), 0u);
-  EXPECT_EQ(f["hosts"]["nic_held_blocks"].get<uint64_t>(), 0u);
+  EXPECT_EQ(p["canary"]["nic_queue_bytes"].get<uint32_t>(), 8192u);
+  EXPECT_GT(p["canary"]["hosts"]["nic_held_blocks"].get<uint64_t>(), 0u);
+  EXPECT_EQ(f["canary"]["hosts"]["nic_held_blocks"].get<uint64_t>(), 0u);
   const uint64_t frame = 14 + 20 + 8 + cn::kCanaryHBytes + 4 * 256;
   // Under the limit, plus the block that crossed it, plus a broadcast (never held back).
   EXPECT_LE(MaxHostUplinkQueue(paced), 8192 + 2 * frame);

@@ -487,6 +487,9 @@ P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4S
     }
   }
   ledger_.resize(spec_.slots);
+  ops_.set_max_listed(kListedOps);
+  const uint64_t iterations = spec_.task == P4SGDTask::kAllreduce ? spec_.operations : total_minibatches();
+  ops_.AddJob(W, iterations * OpsPerIteration());
   InstallProgram(fabric, hosts);
   const topo::Topology& topology = fabric.topology();
   for (uint32_t rank = 0; rank < W; ++rank) {
@@ -554,6 +557,7 @@ void P4SGDJob::Contribute(uint64_t op, const std::array<int32_t, glm::kMicroBatc
     l = Ledger{};
     l.op = op;
     l.open = true;
+    l.first_send_ps = NowPs();
     ++ledger_open_;
     if (hashed_values())  // the oracle: every rank's values, whatever the workers sent
       for (uint32_t r = 0; r < num_workers(); ++r) {
@@ -598,17 +602,40 @@ void P4SGDJob::Check(uint32_t /*rank*/, uint64_t op, const std::array<int32_t, g
   Ledger& l = ledger_[op & (ledger_.size() - 1)];
   if (!l.open || l.op != op) {
     ++unmatched_;
-    ++mismatches_;
+    mismatches_ += glm::kMicroBatch;
     return;
   }
-  bool ok = l.contributions == num_workers();
-  for (uint32_t k = 0; k < glm::kMicroBatch; ++k) ok = ok && static_cast<uint32_t>(values[k]) == l.sum[k];
+  uint32_t bad = 0;
+  for (uint32_t k = 0; k < glm::kMicroBatch; ++k) bad += static_cast<uint32_t>(values[k]) != l.sum[k];
+  if (l.contributions != num_workers()) bad = glm::kMicroBatch;  // then no element is the exact sum
   ++checked_;
-  if (!ok) ++mismatches_;
+  mismatches_ += bad;
+  l.mismatches += bad;
+  l.last_result_ps = NowPs();
   if (++l.checks == num_workers()) {
     l.open = false;
     --ledger_open_;
+    AddOp(l);
   }
+}
+
+uint64_t P4SGDJob::OpsPerIteration() const {
+  if (spec_.task == P4SGDTask::kAllreduce) return 1;
+  return spec_.data_parallel ? CeilDiv(data_.features, glm::kMicroBatch) : spec_.minibatch / glm::kMicroBatch;
+}
+
+void P4SGDJob::AddOp(const Ledger& l) {
+  CollectiveRow row;
+  row.iteration = static_cast<uint32_t>(l.op / OpsPerIteration());
+  row.start_ps = l.first_send_ps;
+  row.end_ps = l.last_result_ps;
+  row.bytes = glm::kMicroBatch * 4;
+  row.elements_checked = uint64_t{l.checks} * glm::kMicroBatch;
+  row.mismatches = l.mismatches;
+  row.correct = l.mismatches == 0;
+  RowExtras extras;
+  if (!ops_.full()) extras.Add("op", l.op);
+  ops_.Add(row, std::move(extras));
 }
 
 void P4SGDJob::MinibatchDone(uint32_t /*rank*/, uint32_t minibatch) {
@@ -616,6 +643,7 @@ void P4SGDJob::MinibatchDone(uint32_t /*rank*/, uint32_t minibatch) {
   uint32_t& count = minibatch_count_[minibatch % minibatch_count_.size()];
   if (++count != num_workers()) return;
   count = 0;
+  ++minibatches_complete_;
   if ((minibatch + 1) % mbs_per_epoch_) return;
   // The last worker finished the epoch's last update; no worker has applied
   // the next mini-batch's update yet (it needs everyone's next forward pass).

@@ -20,6 +20,7 @@
 //     a trained model is compared bit for bit with the networkless run.
 #pragma once
 
+#include "ina/collective-table.h"
 #include "ina/workload.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
@@ -185,11 +186,14 @@ class P4SGDJob {
   /// Per epoch (after the last worker's last update): simulated time and loss (NaN when hashed).
   const std::vector<std::pair<uint64_t, double>>& epochs() const { return epochs_; }
   uint64_t checked_ops() const { return checked_; }
+  /// Ops listed in results.json / collectives.csv at most (later ones count in every total and mean).
+  static constexpr size_t kListedOps = 10'000;
   uint64_t mismatches() const { return mismatches_; }
 
-  /// results.json "workload" (`w`), p4sgd_epochs.csv / p4sgd_latency.csv, summary.
-  /// `correct`: every op's result equals the exact sum at every worker and a
-  /// trained model equals the networkless run's, bit for bit.
+  /// results.json "workload" (the core keys, one collective per op, and
+  /// workload.p4sgd), collectives.csv, p4sgd_epochs.csv / p4sgd_latency.csv,
+  /// summary. `correct`: every op's result equals the exact sum at every
+  /// worker and a trained model equals the networkless run's, bit for bit.
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   // For the workers.
@@ -218,9 +222,23 @@ class P4SGDJob {
     uint64_t op = 0;
     std::array<uint32_t, glm::kMicroBatch> sum{};
     uint32_t contributions = 0, checks = 0;
+    uint32_t mismatches = 0;  ///< elements of its results that differed, over the workers
+    uint64_t first_send_ps = 0, last_result_ps = 0;
     bool open = false;
   };
   void InstallProgram(Fabric& fabric, const std::vector<uint32_t>& hosts);
+  /// Ops of one iteration: 1 (the allreduce task), else the ops of one mini-batch.
+  uint64_t OpsPerIteration() const;
+  /// A closed op into ops_ (one collective).
+  void AddOp(const Ledger& l);
+  // The report's parts (p4sgd-report.cc).
+  struct Latency;
+  Latency LatencyOverWorkers() const;
+  nlohmann::json Counters(const Latency& latency) const;
+  /// Training: the dataset, stages, epochs, loss against the networkless run
+  /// (`model_match`: the trained model equals it); adds p4sgd_epochs.csv.
+  nlohmann::json Training(const Scenario& s, bool& model_match, WorkloadReport& out) const;
+  std::string Summary(const nlohmann::json& details, const Latency& latency, bool finished, bool correct) const;
 
   P4SGDSpec spec_;
   uint64_t seed_;
@@ -241,7 +259,10 @@ class P4SGDJob {
   std::array<uint32_t, 4> minibatch_count_{};
   uint64_t minibatches_done_ = 0;  ///< summed over workers
   std::vector<std::pair<uint64_t, double>> epochs_;
-  uint64_t checked_ = 0, mismatches_ = 0, unmatched_ = 0;
+  uint64_t checked_ = 0, mismatches_ = 0, unmatched_ = 0;  ///< results checked; elements that differed
+  uint64_t minibatches_complete_ = 0;  ///< mini-batches every worker finished
+  /// One collective per op (first send at any worker to the last result).
+  CollectiveTable ops_{{"op"}};
   uint32_t workers_done_ = 0;
   uint64_t start_ps_ = 0, end_ps_ = 0;  ///< the job's start, and when its last worker was done
   uint32_t planned_workers_ = 0;

@@ -49,26 +49,26 @@ TEST_F(P4SGDScenario, AllreduceLatencyIsTheSumOfItsParts) {
   const json& w = r.json["workload"];
   const double ser_ns = (106 + 24) * 8 / 100.0;
   const double base_us = (300 + ser_ns + 100 + 520 + ser_ns + 100 + 300) / 1e3;
-  EXPECT_NEAR(w["allreduce_latency"]["min_us"].get<double>(), base_us, 1e-6);
+  EXPECT_NEAR(w["p4sgd"]["allreduce_latency"]["min_us"].get<double>(), base_us, 1e-6);
   // Every later operation leaves behind the previous one's ack on the same link.
-  EXPECT_NEAR(w["allreduce_latency"]["max_us"].get<double>(), base_us + ser_ns / 1e3, 1e-6);
-  EXPECT_EQ(w["allreduce_latency"]["samples"].get<uint64_t>(), 8u * 50);
-  EXPECT_EQ(w["ops_checked"].get<uint64_t>(), 8u * 50);
-  EXPECT_EQ(w["switch"]["completed"].get<uint64_t>(), 50u);
-  EXPECT_EQ(w["switch"]["released"].get<uint64_t>(), 50u);  // every slot freed after all acks
-  EXPECT_EQ(w["packets_sent"].get<uint64_t>(), 8u * 50 * 2);
+  EXPECT_NEAR(w["p4sgd"]["allreduce_latency"]["max_us"].get<double>(), base_us + ser_ns / 1e3, 1e-6);
+  EXPECT_EQ(w["p4sgd"]["allreduce_latency"]["samples"].get<uint64_t>(), 8u * 50);
+  EXPECT_EQ(w["p4sgd"]["ops_checked"].get<uint64_t>(), 8u * 50);
+  EXPECT_EQ(w["p4sgd"]["switch"]["completed"].get<uint64_t>(), 50u);
+  EXPECT_EQ(w["p4sgd"]["switch"]["released"].get<uint64_t>(), 50u);  // every slot freed after all acks
+  EXPECT_EQ(w["p4sgd"]["packets_sent"].get<uint64_t>(), 8u * 50 * 2);
 }
 
 TEST_F(P4SGDScenario, ModelParallelTrainingEqualsTheNetworklessRunAndConverges) {
   const RunResult r = RunP4SGD(Rack(4, R"({"samples":512,"features":256,"minibatch":32,"epochs":3})"));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
-  EXPECT_TRUE(w["networkless_match"].get<bool>());
-  ASSERT_EQ(w["epochs"].size(), 3u);
-  EXPECT_LT(w["epochs"][2]["loss"].get<double>(), w["epochs"][0]["loss"].get<double>());
-  EXPECT_LT(w["epochs"][0]["loss"].get<double>(), 0.6931);  // below the untrained model's ln 2
+  EXPECT_TRUE(w["p4sgd"]["networkless_match"].get<bool>());
+  ASSERT_EQ(w["p4sgd"]["epochs"].size(), 3u);
+  EXPECT_LT(w["p4sgd"]["epochs"][2]["loss"].get<double>(), w["p4sgd"]["epochs"][0]["loss"].get<double>());
+  EXPECT_LT(w["p4sgd"]["epochs"][0]["loss"].get<double>(), 0.6931);  // below the untrained model's ln 2
   // 512 / 32 = 16 mini-batches of 4 micro-batches per epoch: one op each.
-  EXPECT_EQ(w["ops_checked"].get<uint64_t>(), 4u * 16 * 4 * 3);
+  EXPECT_EQ(w["p4sgd"]["ops_checked"].get<uint64_t>(), 4u * 16 * 4 * 3);
 }
 
 TEST_F(P4SGDScenario, DataParallelTrainingEqualsTheNetworklessRun) {
@@ -76,9 +76,9 @@ TEST_F(P4SGDScenario, DataParallelTrainingEqualsTheNetworklessRun) {
       RunP4SGD(Rack(4, R"({"parallelism":"data","samples":256,"features":100,"minibatch":32,"epochs":2,"loss":"hinge"})"));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
-  EXPECT_TRUE(w["networkless_match"].get<bool>());
+  EXPECT_TRUE(w["p4sgd"]["networkless_match"].get<bool>());
   // 100 gradient words = 13 packets per mini-batch, 8 mini-batches, 2 epochs.
-  EXPECT_EQ(w["switch"]["completed"].get<uint64_t>(), 13u * 8 * 2);
+  EXPECT_EQ(w["p4sgd"]["switch"]["completed"].get<uint64_t>(), 13u * 8 * 2);
 }
 
 TEST_F(P4SGDScenario, TrainsFromALibsvmFile) {
@@ -100,11 +100,11 @@ TEST_F(P4SGDScenario, TrainsFromALibsvmFile) {
                                                    path)));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
-  EXPECT_TRUE(w["networkless_match"].get<bool>());
-  EXPECT_EQ(w["dataset"]["samples"].get<uint32_t>(), 64u);
-  EXPECT_EQ(w["dataset"]["features"].get<uint32_t>(), 20u);
-  EXPECT_EQ(w["dataset"]["source"].get<std::string>(), path);
-  EXPECT_EQ(w["ops_checked"].get<uint64_t>(), 2u * 8 * 3);  // 2 workers x 8 micro-batches x 3 epochs
+  EXPECT_TRUE(w["p4sgd"]["networkless_match"].get<bool>());
+  EXPECT_EQ(w["p4sgd"]["dataset"]["samples"].get<uint32_t>(), 64u);
+  EXPECT_EQ(w["p4sgd"]["dataset"]["features"].get<uint32_t>(), 20u);
+  EXPECT_EQ(w["p4sgd"]["dataset"]["source"].get<std::string>(), path);
+  EXPECT_EQ(w["p4sgd"]["ops_checked"].get<uint64_t>(), 2u * 8 * 3);  // 2 workers x 8 micro-batches x 3 epochs
 }
 
 TEST_F(P4SGDScenario, LossOnEveryLinkIsRecoveredByBothRetransmissionRounds) {
@@ -112,13 +112,13 @@ TEST_F(P4SGDScenario, LossOnEveryLinkIsRecoveredByBothRetransmissionRounds) {
                           {"faults.loss_rate=0.05"});
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
-  EXPECT_TRUE(w["networkless_match"].get<bool>());
+  EXPECT_TRUE(w["p4sgd"]["networkless_match"].get<bool>());
   EXPECT_GT(r.json["network"]["drops_loss"].get<uint64_t>(), 0u);
-  EXPECT_GT(w["agg_retransmissions"].get<uint64_t>(), 0u);
-  EXPECT_GT(w["ack_retransmissions"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["p4sgd"]["agg_retransmissions"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["p4sgd"]["ack_retransmissions"].get<uint64_t>(), 0u);
   // The switch answered lost results from its one copy, and lost confirmations after release.
-  EXPECT_GT(w["switch"]["agg_resent"].get<uint64_t>(), 0u);
-  EXPECT_GT(w["switch"]["ack_resent"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["p4sgd"]["switch"]["agg_resent"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["p4sgd"]["switch"]["ack_resent"].get<uint64_t>(), 0u);
 }
 
 TEST_F(P4SGDScenario, SlotsAreReusedOnlyAfterTheAckRound) {
@@ -127,8 +127,8 @@ TEST_F(P4SGDScenario, SlotsAreReusedOnlyAfterTheAckRound) {
                                       "epochs":1,"slots":2,"window":13,"arithmetic":"hashed"})"));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
-  EXPECT_GT(w["slot_stalls"].get<uint64_t>(), 0u);
-  EXPECT_EQ(w["switch"]["released"].get<uint64_t>(), 13u * 2);
+  EXPECT_GT(w["p4sgd"]["slot_stalls"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["p4sgd"]["switch"]["released"].get<uint64_t>(), 13u * 2);
 }
 
 TEST_F(P4SGDScenario, SameSeedSameResults) {

@@ -46,10 +46,6 @@ constexpr uint8_t kAggregationTos = pn::kAggregationDscp << 2 | 0x2;
 
 }  // namespace
 
-bool PanamaIterationRecord::finished() const {
-  return std::all_of(end_ps.begin(), end_ps.end(), [](uint64_t e) { return e != 0; });
-}
-
 // ------------------------------------------------------------------ PanamaWorker
 NS_OBJECT_ENSURE_REGISTERED(PanamaWorker);
 
@@ -223,7 +219,7 @@ void PanamaWorker::CheckAndCount(uint64_t g, const uint8_t* p, uint32_t len) {
   const uint64_t ppi = owner_->packets_per_iteration();
   const uint64_t first = (g % ppi) * owner_->k();
   const uint64_t expected_count = std::min<uint64_t>(owner_->k(), owner_->elements() - first);
-  PanamaIterationRecord& rec = owner_->record(static_cast<uint32_t>(g / ppi));
+  CollectiveRecord& rec = owner_->record(static_cast<uint32_t>(g / ppi));
   rec.elements_checked += count;
   rec.mismatches += bad + (count != expected_count ? expected_count : 0);
   counters_.elements_checked += count;
@@ -275,10 +271,10 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
   const TensorData job_data(DType::kFloat32, pattern, seed, n);
   for (uint32_t it = 0; it < iterations; ++it) {
     data_.push_back(job_data.ForIteration(it));
-    PanamaIterationRecord rec;
+    CollectiveRecord rec;
     rec.iteration = it;
-    rec.start_ps.assign(n, 0);
-    rec.end_ps.assign(n, 0);
+    rec.bytes = elements_ * 4;
+    rec.Reset(n);
     records_.push_back(std::move(rec));
   }
   Ipv4StaticRoutingHelper routing;
@@ -883,154 +879,6 @@ double PanamaJobSet::progress() const {
   for (const auto& j : jobs_) p += j->progress();
   for (const auto& r : rings_) p += r->progress();
   return p / static_cast<double>(count());
-}
-
-void PanamaJobSet::RingJobReport(const RingAllreduce& ring, uint64_t bytes, uint32_t iterations, nlohmann::json& wj,
-                                 bool& correct, uint64_t& payload_delivered) {
-  const uint32_t n = ring.plan().ranks();
-  double dur_sum = 0;
-  uint64_t done = 0, checked = 0, mism = 0, retx = 0;
-  bool ok = true;
-  for (const CollectiveRecord& c : ring.records()) {
-    checked += c.elements_checked;
-    mism += c.mismatches;
-    retx += c.retransmissions;
-    if (c.end_ps == 0) continue;  // unfinished
-    ok &= ring.Exact(c);
-    dur_sum += static_cast<double>(c.end_ps - c.start_ps) / 1e12;
-    ++done;
-  }
-  ok &= done == iterations;
-  correct = ok;
-  payload_delivered += 2 * (uint64_t{n} - 1) * bytes * done;
-  wj = {{"protocol", "ring"},
-        {"ranks", n},
-        {"iterations", done},
-        {"mean_duration_s", done ? dur_sum / static_cast<double>(done) : 0.0},
-        {"elements_checked", checked},
-        {"mismatches", mism},
-        {"retransmissions", retx},
-        {"correct", ok}};
-}
-
-void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
-  // The report's parts by the names this function has always used.
-  nlohmann::json& w = out.workload;
-  std::vector<std::string>& csv_names = out.csv_names;
-  std::vector<std::string>& csv_texts = out.csv_texts;
-  std::string& summary = out.summary;
-  bool& correct = out.correct;
-  uint64_t& payload_delivered = out.payload_delivered;
-  if (jobs_.size() == 1 && cluster_.empty()) {
-    jobs_[0]->Report(s, finished, out);
-    return;
-  }
-  const bool ring = !rings_.empty();
-  w = {{"type", "allreduce"}, {"protocol", "panama"}, {"jobs", nlohmann::json::array()}};
-  const bool cluster = !cluster_.empty();
-  bool all_correct = true;
-  double mean_sum = 0;
-  size_t measured = 0;
-  std::string job_summaries;
-  for (size_t i = 0; i < count(); ++i) {
-    WorkloadReport job_out;
-    nlohmann::json& wj = job_out.workload;
-    const std::vector<std::string>& names = job_out.csv_names;
-    const std::vector<std::string>& texts = job_out.csv_texts;
-    bool ok = false;
-    if (ring) {
-      RingJobReport(*rings_[i], cluster_[i].bytes, s.workload.spec<PanamaSpec>().cluster.iterations, wj, ok, payload_delivered);
-    } else {
-      jobs_[i]->Report(s, finished, job_out);
-      ok = job_out.correct;
-      payload_delivered += job_out.payload_delivered;
-      (cluster ? job_summaries : summary) += job_out.summary;
-    }
-    wj["jid"] = ring ? s.workload.spec<PanamaSpec>().jid + i : jobs_[i]->jid();
-    all_correct &= ok;
-    if (wj.contains("mean_duration_s") && wj["mean_duration_s"].is_number()) {
-      mean_sum += wj["mean_duration_s"].get<double>();
-      ++measured;
-    }
-    w["jobs"].push_back(wj);
-    if (cluster) continue;  // one row per job in panama_cluster.csv instead
-    for (size_t k = 0; k < names.size(); ++k) {
-      csv_names.push_back(fmt::format("job{}_{}", i, names[k]));
-      csv_texts.push_back(texts[k]);
-    }
-  }
-  w["correct"] = all_correct;
-  w["mean_duration_s"] = measured ? mean_sum / static_cast<double>(measured) : 0.0;  // mean over jobs of their means
-  correct = all_correct;
-  if (!cluster) return;
-
-  // Job completion time = end of the last iteration - arrival (waiting for hosts included).
-  std::string csv = "job,jid,model,workers,racks,bytes,compute_s,arrival_s,start_s,end_s,jct_s,wait_s,after,correct\n";
-  std::vector<double> jcts;
-  double wait_sum = 0;
-  nlohmann::json rows = nlohmann::json::array();
-  for (size_t i = 0; i < count(); ++i) {
-    const PanamaClusterJob& cj = cluster_[i];
-    const bool done = ended_[i] != 0;
-    const double arrival = static_cast<double>(cj.arrival_ps) / 1e12;
-    const double start = static_cast<double>(started_ps_[i]) / 1e12;
-    const double end = static_cast<double>(ended_ps_[i]) / 1e12;
-    std::string after;
-    for (size_t a : cj.after) after += (after.empty() ? "" : " ") + std::to_string(a);
-    const bool ok = w["jobs"][i]["correct"].get<bool>();
-    csv += fmt::format("{},{},{},{},{},{},{:.9f},{:.9f},{},{},{},{},{},{}\n", i, w["jobs"][i]["jid"].get<uint32_t>(), cj.model,
-                       cj.hosts.size(), cj.racks, cj.bytes, static_cast<double>(cj.compute_ps) / 1e12, arrival,
-                       started_[i] ? fmt::format("{:.9f}", start) : "",
-                       done ? fmt::format("{:.9f}", end) : "", done ? fmt::format("{:.9f}", end - arrival) : "",
-                       started_[i] ? fmt::format("{:.9f}", start - arrival) : "", after, ok ? 1 : 0);
-    rows.push_back({{"job", i}, {"model", cj.model}, {"workers", cj.hosts.size()}, {"racks", cj.racks},
-                    {"hosts", cj.hosts}, {"after", cj.after}, {"arrival_s", arrival},
-                    {"start_s", started_[i] ? nlohmann::json(start) : nlohmann::json(nullptr)},
-                    {"end_s", done ? nlohmann::json(end) : nlohmann::json(nullptr)},
-                    {"jct_s", done ? nlohmann::json(end - arrival) : nlohmann::json(nullptr)}});
-    if (done) {
-      jcts.push_back(end - arrival);
-      wait_sum += start - arrival;
-    }
-  }
-  std::vector<double> sorted = jcts;
-  std::sort(sorted.begin(), sorted.end());
-  auto pct = [&](double q) {
-    return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(std::ceil(q * sorted.size())) - (q > 0 ? 1 : 0))];
-  };
-  double jct_sum = 0;
-  for (double x : jcts) jct_sum += x;
-  const double mean_jct = jcts.empty() ? 0.0 : jct_sum / static_cast<double>(jcts.size());
-  const PanamaClusterSpec& cs = s.workload.spec<PanamaSpec>().cluster;
-  uint64_t partial = 0, skipped = 0;  // PANAMA-<quorum>
-  for (const auto& job : jobs_) {
-    partial += job->partial_aggregations();
-    for (uint32_t r = 0; r < job->num_workers(); ++r) skipped += job->worker(r).counters().skipped;
-  }
-  w["cluster"] = {{"allreduce", ring ? "ring" : "panama"},
-                  {"quorum", s.workload.spec<PanamaSpec>().quorum},
-                  {"partial_aggregations", partial},
-                  {"skipped_by_quorum", skipped},
-                  {"arrival_rate_per_s", cs.load > 0 ? ArrivalRateForLoad(cs, pool_hosts_, s.links.host_rate_gbps)
-                                                     : cs.arrival_rate_per_s},
-                  {"load", cs.load > 0 ? nlohmann::json(cs.load) : nlohmann::json(nullptr)},
-                  {"slots_per_host", cs.slots_per_host},
-                  {"jobs", rows},
-                  {"finished_jobs", jcts.size()},
-                  {"mean_jct_s", mean_jct},
-                  {"p50_jct_s", pct(0.5)},
-                  {"p99_jct_s", pct(0.99)},
-                  {"mean_wait_s", jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size())}};
-  csv_names.push_back("panama_cluster.csv");
-  csv_texts.push_back(csv);
-  summary += fmt::format("{} cluster: {} jobs arriving at {:g}/s ({} .. {} workers, models {}), {} finished\n",
-                         ring ? "ring-allreduce" : "panama", count(), w["cluster"]["arrival_rate_per_s"].get<double>(),
-                         s.workload.spec<PanamaSpec>().cluster.min_workers, s.workload.spec<PanamaSpec>().cluster.max_workers,
-                         fmt::join(s.workload.spec<PanamaSpec>().cluster.models, "/"), jcts.size());
-  summary += fmt::format("  job completion time mean {:.6f} s, p50 {:.6f}, p99 {:.6f}; mean wait for hosts {:.6f} s\n",
-                         mean_jct, pct(0.5), pct(0.99),
-                         jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size()));
-  summary += fmt::format("  result: {} - every job's values checked bit for bit\n", VerdictWord(all_correct, s.workload.data));
 }
 
 }  // namespace inasim

@@ -29,6 +29,7 @@
 #pragma once
 
 #include "protocols/panama/host/panama_window.h"
+#include "ina/collective-table.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
 #include "ina/workload.h"
@@ -63,13 +64,6 @@ struct PanamaJob;
 inline uint32_t PanamaGroupIpv4(uint16_t jid, uint32_t tid) {
   return 0xEF000000u | (uint32_t{jid} & 0xffu) << 16 | (tid & 0xffffu);
 }
-
-struct PanamaIterationRecord {
-  uint32_t iteration = 0;
-  std::vector<uint64_t> start_ps, end_ps;  ///< per worker; end 0 = unfinished
-  uint64_t elements_checked = 0, mismatches = 0;
-  bool finished() const;
-};
 
 /// What one worker's trees did (summed in the report).
 struct PanamaWorkerCounters {
@@ -171,11 +165,25 @@ class PanamaJob {
   uint32_t num_workers() const { return static_cast<uint32_t>(workers_.size()); }
   PanamaWorker& worker(uint32_t rank) const { return *workers_[rank]; }
   const std::vector<topo::AggregationTree>& trees() const { return trees_; }
-  const std::vector<PanamaIterationRecord>& records() const { return records_; }
+  const std::vector<CollectiveRecord>& records() const { return records_; }
   /// The accelerator model on switch vertex v (nullptr if v is in no tree).
   const p4::panama::PanamaDataplane* accelerator(uint32_t v) const;
+  /// The accelerators this job's trees cross, by switch vertex.
+  const std::unordered_map<uint32_t, const p4::panama::PanamaDataplane*>& accelerators() const {
+    return accelerators_;
+  }
+  Fabric& fabric() const { return *fabric_; }
 
-  void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
+  // The report (panama-report.cc; PanamaJobSet::Report assembles it).
+  /// Its iterations into `table` as a new job; the payload they delivered. Returns the job's index.
+  uint32_t AddCollectives(CollectiveTable& table, uint64_t& payload_delivered) const;
+  /// What its verdict checks (results.json `check`).
+  std::string Check() const;
+  /// Its own keys (workload.panama, or per_job[j].panama): settings, trees, the workers' windows.
+  nlohmann::json Details(const Scenario& s) const;
+  /// Its summary lines (`t`: its numbers in the table, `details`: Details()).
+  std::string Summary(const Scenario& s, const CollectiveTable::JobTotals& t, const nlohmann::json& details,
+                      bool finished, bool correct) const;
 
   // For the workers.
   const PanamaSpec& spec() const { return spec_; }
@@ -187,7 +195,7 @@ class PanamaJob {
   /// Mismatching values among `count` big-endian fp32 results of packet g.
   uint64_t CheckResult(uint64_t g, const uint8_t* values, uint32_t count);
   void WorkerIterationDone(uint32_t rank, uint32_t iteration);
-  PanamaIterationRecord& record(uint32_t it) { return records_[it]; }
+  CollectiveRecord& record(uint32_t it) { return records_[it]; }
   uint64_t compute_gap_ps() const { return compute_gap_ps_; }
   /// PANAMA-<quorum>: an accelerator summed a packet without some children (counted only).
   void RecordPartial();
@@ -232,7 +240,7 @@ class PanamaJob {
   uint64_t compute_gap_ps_ = 0;
   std::vector<topo::AggregationTree> trees_;
   std::vector<uint32_t> rank_of_vertex_;  ///< host vertex -> rank (or ~0)
-  std::vector<PanamaIterationRecord> records_;
+  std::vector<CollectiveRecord> records_;
   std::vector<ns3::Ptr<PanamaWorker>> workers_;
   /// The accelerators this job's trees cross, by switch vertex (shared with other jobs).
   std::unordered_map<uint32_t, const p4::panama::PanamaDataplane*> accelerators_;
@@ -295,9 +303,11 @@ class PanamaJobSet {
   /// Called once, when every job has finished.
   std::function<void()> on_finished;
 
-  /// One job: PanamaJob::Report. Several: results.json "workload" with each
-  /// job's report (and its `jid`) under `jobs`, `correct` and the mean over the
-  /// jobs of their mean durations; each job's CSVs prefixed job<i>_.
+  /// results.json "workload": the core keys of every job's iterations
+  /// (CollectiveTable; several jobs: per_job with each one's jid, bytes,
+  /// iterations and own keys, the means over the jobs), workload.panama (one
+  /// job: its own keys; the accelerators, every one once; the cluster's job
+  /// completion times); collectives.csv, panama_accelerators.csv, panama_cluster.csv.
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   ~PanamaJobSet();
@@ -330,8 +340,11 @@ class PanamaJobSet {
  private:
   void StartJob(size_t j, uint64_t at_ps);
   void JobDone(size_t j);
-  static void RingJobReport(const RingAllreduce& ring, uint64_t bytes, uint32_t iterations, nlohmann::json& wj,
-                            bool& correct, uint64_t& payload_delivered);
+  // The report's parts (panama-report.cc).
+  uint32_t JobJid(const Scenario& s, size_t j) const;
+  CollectiveTable Collectives(const Scenario& s, uint64_t& payload_delivered) const;
+  nlohmann::json ClusterJson(const Scenario& s, const CollectiveTable& table, std::string& csv) const;
+  std::string ClusterSummary(const Scenario& s, const nlohmann::json& cluster, bool correct) const;
   size_t pool_hosts_ = 0;
   std::vector<std::unique_ptr<PanamaJob>> jobs_;
   std::vector<std::unique_ptr<RingAllreduce>> rings_;

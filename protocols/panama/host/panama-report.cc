@@ -1,67 +1,85 @@
-// PANAMA results: per-iteration aggregation time and goodput, the bit-exact
-// checks, the workers' congestion windows (Fig. 5: marked results, wnd_cap
-// hits, mean cwnd, timeouts) and the accelerators' counters per switch.
+// PANAMA results: per-iteration aggregation time and goodput of every job
+// through the shared CollectiveTable, and under workload.panama the workers'
+// congestion windows (Fig. 5: marked results, wnd_cap hits, mean cwnd,
+// timeouts), the accelerators' counters per switch and the shared cluster's
+// job completion times (§7).
 #include "protocols/panama/host/panama-job.h"
 
 #include "ina/fabric.h"
+#include "ina/program-counters.h"
 #include "ina/units.h"
 #include "protocols/panama/dataplane/panama_dataplane.h"
+#include "protocols/ring/host/ring-allreduce.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 namespace inasim {
 
 using nlohmann::json;
 namespace pn = p4::panama;
 
-void PanamaJob::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
-  // The report's parts by the names this function has always used.
-  nlohmann::json& w = out.workload;
-  std::vector<std::string>& csv_names = out.csv_names;
-  std::vector<std::string>& csv_texts = out.csv_texts;
-  std::string& summary = out.summary;
-  bool& correct = out.correct;
-  uint64_t& payload_delivered = out.payload_delivered;
+namespace {
+
+/// Accelerators by switch vertex (in vertex order: the CSV's rows).
+using Accelerators = std::map<uint32_t, const pn::PanamaDataplane*>;
+
+/// The accelerators' counters: summed in `totals`, one CSV row per switch.
+struct AcceleratorTotals {
+  nlohmann::json totals;
+  std::string csv;
+};
+
+AcceleratorTotals SumAccelerators(const topo::Topology& t, const Accelerators& accelerators, double quorum,
+                                  uint64_t quorum_unresolved) {
+  using W = ProgramCounters::Where;
+  ProgramCounters counters({{"buffered"}, {"aggregations"}, {"result_packets"}, {"forwarded"},
+                           {"buffer_overflow_dropped"}, {"vid_mismatch_dropped"}, {"vids_skipped"},
+                           {"length_mismatch_dropped"}, {"fin_resets"}, {"own_wnd_cap", W::kCsv},
+                           {"partial_aggregations", W::kSum}, {"malformed_dropped", W::kSum}});
+  for (const auto& [v, acc] : accelerators) {
+    const auto& st = acc->stats();
+    counters.Add(t.node(v).name, t.node(v).tier,
+                 {st.buffered, st.aggregations, st.result_packets, st.forwarded, st.buffer_overflow_dropped,
+                  st.vid_mismatch_dropped, st.vids_skipped, st.length_mismatch_dropped, st.fin_resets,
+                  acc->OwnWndCap(), st.partial_aggregations, st.malformed_dropped});
+  }
+  AcceleratorTotals a{counters.Sums(), counters.csv()};
+  a.totals.update({{"switches", accelerators.size()}, {"quorum", quorum},
+                   {"quorum_unresolved_results", quorum_unresolved}});
+  return a;
+}
+
+Accelerators Sorted(const std::unordered_map<uint32_t, const pn::PanamaDataplane*>& m) {
+  return Accelerators(m.begin(), m.end());
+}
+
+}  // namespace
+
+uint32_t PanamaJob::AddCollectives(CollectiveTable& table, uint64_t& payload_delivered) const {
   const uint32_t n = num_workers();
-  const uint64_t bytes = elements_ * 4;
+  // Every worker holds every element exactly once: n * E checks.
+  const uint32_t j = table.AddJobRecords(n, records_, uint64_t{n} * elements_);
+  payload_delivered += 2 * uint64_t{n} * elements_ * 4 * table.job(j).completed;
+  return j;
+}
+
+std::string PanamaJob::Check() const {
+  if (spec_.quorum < 1)
+    return "values: each partial sum against the adder order over a set of senders the quorum allows, found from "
+           "the hosts' sends, not the switches' record";
+  return data_.front().exact_in_float() ? DataCheckDescription(data_.front().pattern())
+                                        : "values: against the accelerators' adder order over per-rank random float32 "
+                                          "data, bit for bit";
+}
+
+json PanamaJob::Details(const Scenario& s) const {
   const uint32_t k = spec_.elements_per_packet;
   // PANAMA header over UDP/IPv4/Ethernet (protocols/panama/dataplane/README.md "Byte layout").
-  const uint64_t packet_bytes = uint64_t{k} * 4 + 14 + 8 + 20 + 14;
-  const uint64_t wire = packet_bytes + s.links.wire_overhead_bytes;
-
-  json colls = json::array();
-  std::string csv = "iteration,start_s,end_s,duration_s,goodput_gbps,correct,elements_checked,mismatches\n";
-  bool all_ok = true;
-  uint64_t checked = 0, mism = 0, done_its = 0;
-  double dur_sum = 0;
-  for (const PanamaIterationRecord& r : records_) {
-    checked += r.elements_checked;
-    mism += r.mismatches;
-    if (!r.finished()) {
-      all_ok = false;
-      continue;
-    }
-    ++done_its;
-    const uint64_t start = *std::min_element(r.start_ps.begin(), r.start_ps.end());
-    const uint64_t end = *std::max_element(r.end_ps.begin(), r.end_ps.end());
-    const double dur = PsToS(end - start);
-    const double goodput = static_cast<double>(bytes) * 8.0 / dur / 1e9;
-    // Every worker holds every element exactly once: n * E checks.
-    const bool ok = r.mismatches == 0 && r.elements_checked == uint64_t{n} * elements_;
-    all_ok &= ok;
-    dur_sum += dur;
-    colls.push_back({{"iteration", r.iteration}, {"start_s", PsToS(start)}, {"end_s", PsToS(end)},
-                     {"duration_s", dur}, {"goodput_gbps", goodput}, {"correct", ok},
-                     {"elements_checked", r.elements_checked}, {"mismatches", r.mismatches}});
-    csv += fmt::format("{},{:.12f},{:.12f},{:.12f},{:.6f},{},{},{}\n", r.iteration, PsToS(start), PsToS(end), dur,
-                       goodput, ok ? 1 : 0, r.elements_checked, r.mismatches);
-    payload_delivered += 2 * uint64_t{n} * bytes;
-  }
-  correct = finished && all_ok && done_its == records_.size();
-  const double mean = done_its ? dur_sum / done_its : 0.0;
-
+  const uint64_t wire = uint64_t{k} * 4 + 14 + 8 + 20 + 14 + s.links.wire_overhead_bytes;
   PanamaWorkerCounters c;
   json per_worker = json::array();
   for (const auto& wk : workers_) {
@@ -80,117 +98,196 @@ void PanamaJob::Report(const Scenario& s, bool finished, WorkloadReport& out) co
     c.cwnd_sum += x.cwnd_sum;
     c.min_wnd_cap = std::min(c.min_wnd_cap, x.min_wnd_cap);
   }
-
-  const topo::Topology& t = fabric_->topology();
-  std::string sw_csv =
-      "switch,tier,buffered,aggregations,result_packets,forwarded,buffer_overflow_dropped,vid_mismatch_dropped,"
-      "vids_skipped,length_mismatch_dropped,fin_resets,own_wnd_cap\n";
-  pn::PanamaDataplane::Stats tot;
-  std::vector<uint32_t> vertices;
-  for (const auto& [v, acc] : accelerators_) vertices.push_back(v);
-  std::sort(vertices.begin(), vertices.end());
-  for (uint32_t v : vertices) {
-    const pn::PanamaDataplane* acc = accelerators_.at(v);
-    const auto& st = acc->stats();
-    tot.buffered += st.buffered;
-    tot.aggregations += st.aggregations;
-    tot.partial_aggregations += st.partial_aggregations;
-    tot.result_packets += st.result_packets;
-    tot.forwarded += st.forwarded;
-    tot.buffer_overflow_dropped += st.buffer_overflow_dropped;
-    tot.vid_mismatch_dropped += st.vid_mismatch_dropped;
-    tot.vids_skipped += st.vids_skipped;
-    tot.length_mismatch_dropped += st.length_mismatch_dropped;
-    tot.fin_resets += st.fin_resets;
-    tot.malformed_dropped += st.malformed_dropped;
-    sw_csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", t.node(v).name, t.node(v).tier, st.buffered,
-                          st.aggregations, st.result_packets, st.forwarded, st.buffer_overflow_dropped,
-                          st.vid_mismatch_dropped, st.vids_skipped, st.length_mismatch_dropped, st.fin_resets,
-                          acc->OwnWndCap());
-  }
   json roots = json::array();
-  for (const auto& tree : trees_) roots.push_back(t.node(tree.root).name);
+  for (const auto& tree : trees_) roots.push_back(fabric_->topology().node(tree.root).name);
+  return {{"dtype", "float32"},
+          {"elements", elements_},
+          {"elements_per_packet", k},
+          {"packets_per_iteration", packets_per_iteration_},
+          {"trees", trees_.size()},
+          {"tree_roots", roots},
+          {"congestion_control", spec_.congestion_control},
+          {"float_mode", spec_.ieee_float ? "ieee" : "fpga"},
+          {"packet_wire_bytes", wire},
+          {"goodput_fraction_from_framing", static_cast<double>(k) * 4 / static_cast<double>(wire)},
+          {"workers", {{"packets_sent", c.packets_sent},
+                       {"results", c.results},
+                       {"results_ecn_marked", c.results_marked},
+                       {"unexpected_results", c.unexpected_results},
+                       {"timeouts", c.timeouts},
+                       {"skipped_by_quorum", c.skipped},
+                       {"wnd_cap_hits", c.cap_hits},
+                       {"min_wnd_cap", c.min_wnd_cap},
+                       {"mean_cwnd", c.results ? c.cwnd_sum / static_cast<double>(c.results) : 0.0},
+                       {"per_worker", per_worker}}}};
+}
 
-  w = {{"type", "allreduce"},
-       {"protocol", "panama"},
-       {"ranks", n},
-       {"bytes", bytes},
-       {"dtype", "float32"},
-       {"elements", elements_},
-       {"elements_per_packet", k},
-       {"packets_per_iteration", packets_per_iteration_},
-       {"trees", trees_.size()},
-       {"tree_roots", roots},
-       {"congestion_control", spec_.congestion_control},
-       {"float_mode", spec_.ieee_float ? "ieee" : "fpga"},
-       {"check", spec_.quorum < 1 ? "values: each partial sum against the adder order over a set of senders the quorum "
-                                    "allows, found from the hosts' sends, not the switches' record"
-                 : data_.front().exact_in_float() ? DataCheckDescription(data_.front().pattern())
-                                                  : "values: against the accelerators' adder order over per-rank random "
-                                                    "float32 data, bit for bit"},
-       {"packet_wire_bytes", wire},
-       {"goodput_fraction_from_framing", static_cast<double>(k) * 4 / static_cast<double>(wire)},
-       {"iterations_requested", records_.size()},
-       {"iterations_completed", done_its},
-       {"mean_duration_s", mean},
-       {"goodput_gbps", mean > 0 ? static_cast<double>(bytes) * 8.0 / mean / 1e9 : 0.0},
-       {"elements_checked", checked},
-       {"mismatches", mism},
-       {"correct", correct},
-       {"collectives", colls},
-       {"workers", {{"packets_sent", c.packets_sent},
-                    {"results", c.results},
-                    {"results_ecn_marked", c.results_marked},
-                    {"unexpected_results", c.unexpected_results},
-                    {"timeouts", c.timeouts},
-                    {"skipped_by_quorum", c.skipped},
-                    {"wnd_cap_hits", c.cap_hits},
-                    {"min_wnd_cap", c.min_wnd_cap},
-                    {"mean_cwnd", c.results ? c.cwnd_sum / static_cast<double>(c.results) : 0.0},
-                    {"per_worker", per_worker}}},
-       {"accelerators", {{"switches", vertices.size()},
-                         {"buffered", tot.buffered},
-                         {"aggregations", tot.aggregations},
-                         {"quorum", spec_.quorum},
-                         {"quorum_unresolved_results", quorum_unresolved_},
-                         {"partial_aggregations", tot.partial_aggregations},
-                         {"result_packets", tot.result_packets},
-                         {"forwarded", tot.forwarded},
-                         {"buffer_overflow_dropped", tot.buffer_overflow_dropped},
-                         {"vid_mismatch_dropped", tot.vid_mismatch_dropped},
-                         {"vids_skipped", tot.vids_skipped},
-                         {"length_mismatch_dropped", tot.length_mismatch_dropped},
-                         {"malformed_dropped", tot.malformed_dropped},
-                         {"fin_resets", tot.fin_resets}}}};
-  csv_names.push_back("collectives.csv");
-  csv_texts.push_back(csv);
-  csv_names.push_back("panama_accelerators.csv");
-  csv_texts.push_back(sw_csv);
-
-  summary += fmt::format("panama allreduce of {} (float32) over {} workers, {} tree(s), {} values/packet, {}: ",
-                         HumanBytes(bytes), n, trees_.size(), k,
-                         spec_.congestion_control ? "Fig. 5 congestion control"
-                                                  : fmt::format("fixed window {}", spec_.fixed_window));
-  if (done_its)
-    summary += fmt::format("{} per collective, {:.2f} Gb/s goodput (x{} iterations)\n", HumanTime(mean),
-                           static_cast<double>(bytes) * 8.0 / mean / 1e9, done_its);
+std::string PanamaJob::Summary(const Scenario& s, const CollectiveTable::JobTotals& t, const json& d,
+                               bool finished, bool correct) const {
+  const json& c = d["workers"];
+  const AcceleratorTotals acc = SumAccelerators(fabric_->topology(), Sorted(accelerators_), spec_.quorum, 0);
+  const uint64_t results = c["results"].get<uint64_t>(), timeouts = c["timeouts"].get<uint64_t>();
+  std::string summary =
+      fmt::format("panama allreduce of {} (float32) over {} workers, {} tree(s), {} values/packet, {}: ",
+                  HumanBytes(elements_ * 4), num_workers(), trees_.size(), spec_.elements_per_packet,
+                  spec_.congestion_control ? "Fig. 5 congestion control"
+                                           : fmt::format("fixed window {}", spec_.fixed_window));
+  if (t.completed)
+    summary += fmt::format("{} per collective, {:.2f} Gb/s goodput (x{} iterations)\n", HumanTime(t.mean_duration_s()),
+                           t.goodput_gbps(), t.completed);
   else
     summary += "no collective finished\n";
   summary += fmt::format("  windows: {}{} of {} results ECN-marked, {} wnd_cap hits, {} timeouts; "
                          "accelerators: {} aggregations, {} overflow / {} VID drops\n",
-                         spec_.congestion_control
-                             ? fmt::format("{:.1f} mean cwnd, ", c.results ? c.cwnd_sum / static_cast<double>(c.results) : 0.0)
-                             : std::string(),
-                         c.results_marked, c.results, c.cap_hits, c.timeouts, tot.aggregations,
-                         tot.buffer_overflow_dropped, tot.vid_mismatch_dropped);
-  summary += fmt::format("  result: {} - {} elements checked ({}), {} mismatches{}\n", VerdictWord(correct, s.workload.data),
-                         checked, data_.front().exact_in_float() ? "against the exact sum" : "against the accelerators' adder order",
-                         mism,
-                         finished ? "" : fmt::format(" (only {} of {} iterations finished by the time limit{})", done_its,
-                                                     records_.size(),
-                                                     c.timeouts ? fmt::format("; {} tree timeouts: packets were lost",
-                                                                              c.timeouts)
-                                                                : ""));
+                         spec_.congestion_control ? fmt::format("{:.1f} mean cwnd, ", c["mean_cwnd"].get<double>())
+                                                  : std::string(),
+                         c["results_ecn_marked"].get<uint64_t>(), results, c["wnd_cap_hits"].get<uint64_t>(),
+                         timeouts, acc.totals["aggregations"].get<uint64_t>(),
+                         acc.totals["buffer_overflow_dropped"].get<uint64_t>(),
+                         acc.totals["vid_mismatch_dropped"].get<uint64_t>());
+  summary += fmt::format(
+      "  result: {} - {} elements checked ({}), {} mismatches{}\n", VerdictWord(correct, s.workload.data),
+      t.elements_checked,
+      data_.front().exact_in_float() ? "against the exact sum" : "against the accelerators' adder order",
+      t.mismatches,
+      finished ? ""
+               : fmt::format(" (only {} of {} iterations finished by the time limit{})", t.completed, records_.size(),
+                             timeouts ? fmt::format("; {} tree timeouts: packets were lost", timeouts) : ""));
+  return summary;
+}
+
+json PanamaJobSet::ClusterJson(const Scenario& s, const CollectiveTable& table, std::string& csv) const {
+  // Job completion time = end of the last iteration - arrival (waiting for hosts included).
+  const bool ring = !rings_.empty();
+  csv = "job,jid,model,workers,racks,bytes,compute_s,arrival_s,start_s,end_s,jct_s,wait_s,after,correct\n";
+  std::vector<double> jcts;
+  double wait_sum = 0;
+  json rows = json::array();
+  for (size_t i = 0; i < count(); ++i) {
+    const PanamaClusterJob& cj = cluster_[i];
+    const bool done = ended_[i] != 0;
+    const double arrival = static_cast<double>(cj.arrival_ps) / 1e12;
+    const double start = static_cast<double>(started_ps_[i]) / 1e12;
+    const double end = static_cast<double>(ended_ps_[i]) / 1e12;
+    std::string after;
+    for (size_t a : cj.after) after += (after.empty() ? "" : " ") + std::to_string(a);
+    csv += fmt::format("{},{},{},{},{},{},{:.9f},{:.9f},{},{},{},{},{},{}\n", i, JobJid(s, i), cj.model,
+                       cj.hosts.size(), cj.racks, cj.bytes, static_cast<double>(cj.compute_ps) / 1e12, arrival,
+                       started_[i] ? fmt::format("{:.9f}", start) : "", done ? fmt::format("{:.9f}", end) : "",
+                       done ? fmt::format("{:.9f}", end - arrival) : "",
+                       started_[i] ? fmt::format("{:.9f}", start - arrival) : "", after,
+                       table.job(static_cast<uint32_t>(i)).correct() ? 1 : 0);
+    rows.push_back({{"job", i}, {"model", cj.model}, {"workers", cj.hosts.size()}, {"racks", cj.racks},
+                    {"hosts", cj.hosts}, {"after", cj.after}, {"arrival_s", arrival},
+                    {"start_s", started_[i] ? json(start) : json(nullptr)},
+                    {"end_s", done ? json(end) : json(nullptr)},
+                    {"jct_s", done ? json(end - arrival) : json(nullptr)}});
+    if (done) {
+      jcts.push_back(end - arrival);
+      wait_sum += start - arrival;
+    }
+  }
+  std::vector<double> sorted = jcts;
+  std::sort(sorted.begin(), sorted.end());
+  auto pct = [&](double q) {
+    return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(std::ceil(q * sorted.size())) - (q > 0 ? 1 : 0))];
+  };
+  double jct_sum = 0;
+  for (double x : jcts) jct_sum += x;
+  const PanamaClusterSpec& cs = s.workload.spec<PanamaSpec>().cluster;
+  uint64_t partial = 0, skipped = 0;  // PANAMA-<quorum>
+  for (const auto& job : jobs_) {
+    partial += job->partial_aggregations();
+    for (uint32_t r = 0; r < job->num_workers(); ++r) skipped += job->worker(r).counters().skipped;
+  }
+  return {{"allreduce", ring ? "ring" : "panama"},
+          {"quorum", s.workload.spec<PanamaSpec>().quorum},
+          {"partial_aggregations", partial},
+          {"skipped_by_quorum", skipped},
+          {"arrival_rate_per_s", cs.load > 0 ? ArrivalRateForLoad(cs, pool_hosts_, s.links.host_rate_gbps)
+                                             : cs.arrival_rate_per_s},
+          {"load", cs.load > 0 ? json(cs.load) : json(nullptr)},
+          {"slots_per_host", cs.slots_per_host},
+          {"jobs", rows},
+          {"finished_jobs", jcts.size()},
+          {"mean_jct_s", jcts.empty() ? 0.0 : jct_sum / static_cast<double>(jcts.size())},
+          {"p50_jct_s", pct(0.5)},
+          {"p99_jct_s", pct(0.99)},
+          {"mean_wait_s", jcts.empty() ? 0.0 : wait_sum / static_cast<double>(jcts.size())}};
+}
+
+uint32_t PanamaJobSet::JobJid(const Scenario& s, size_t j) const {
+  return rings_.empty() ? jobs_[j]->jid() : static_cast<uint32_t>(s.workload.spec<PanamaSpec>().jid + j);
+}
+
+CollectiveTable PanamaJobSet::Collectives(const Scenario& s, uint64_t& payload_delivered) const {
+  const bool ring = !rings_.empty();
+  CollectiveTable table(ring ? RingAllreduce::ExtraColumns() : std::vector<std::string>{});
+  for (size_t i = 0; i < count(); ++i) {
+    const uint32_t j = ring ? rings_[i]->AddCollectives(table, s.links.host_rate_gbps, payload_delivered)
+                            : jobs_[i]->AddCollectives(table, payload_delivered);
+    if (count() == 1 && cluster_.empty()) break;
+    json extras = {{"jid", JobJid(s, i)},
+                   {"bytes", ring ? cluster_[i].bytes : jobs_[i]->elements() * 4},
+                   {"iterations_requested", table.job(j).requested}};
+    if (!ring) extras["panama"] = jobs_[i]->Details(s);
+    table.SetJobExtras(j, std::move(extras));
+  }
+  return table;
+}
+
+void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
+  const bool ring = !rings_.empty(), cluster = !cluster_.empty();
+  const CollectiveTable table = Collectives(s, out.payload_delivered);
+  // The iterations every job finished (a finished job counts as having done them all).
+  uint64_t requested = 0, completed = UINT64_MAX;
+  for (uint32_t j = 0; j < table.jobs(); ++j) requested = std::max(requested, table.job(j).requested);
+  for (uint32_t j = 0; j < table.jobs(); ++j) {
+    const auto& t = table.job(j);
+    completed = std::min(completed, t.completed == t.requested ? requested : t.completed);
+  }
+  out.correct = finished && table.correct();
+  const uint64_t bytes = ring ? cluster_[0].bytes : jobs_[0]->elements() * 4;
+  out.workload = table.CoreJson({"panama", "iteration", bytes, requested, completed}, out.correct);
+  out.AddCsv("collectives.csv", table.Csv());
+  json panama = json::object();
+  if (!ring) {
+    out.workload["check"] = jobs_[0]->Check();
+    Accelerators all;
+    uint64_t unresolved = 0;
+    for (const auto& job : jobs_) {
+      const auto m = Sorted(job->accelerators());
+      all.insert(m.begin(), m.end());
+      unresolved += job->quorum_unresolved();
+    }
+    AcceleratorTotals acc =
+        SumAccelerators(jobs_[0]->fabric().topology(), all, s.workload.spec<PanamaSpec>().quorum, unresolved);
+    if (table.jobs() == 1) panama = jobs_[0]->Details(s);
+    panama["accelerators"] = std::move(acc.totals);
+    out.AddCsv("panama_accelerators.csv", std::move(acc.csv));
+  }
+  if (cluster) {
+    std::string csv;
+    panama["cluster"] = ClusterJson(s, table, csv);
+    out.AddCsv("panama_cluster.csv", std::move(csv));
+    out.summary += ClusterSummary(s, panama["cluster"], out.correct);
+  } else {
+    for (uint32_t j = 0; j < jobs_.size(); ++j)
+      out.summary += jobs_[j]->Summary(s, table.job(j), jobs_.size() == 1 ? panama : out.workload["per_job"][j]["panama"],
+                                       finished, finished && table.job(j).correct());
+  }
+  out.workload["panama"] = std::move(panama);
+}
+
+std::string PanamaJobSet::ClusterSummary(const Scenario& s, const json& c, bool correct) const {
+  const PanamaClusterSpec& cs = s.workload.spec<PanamaSpec>().cluster;
+  return fmt::format("{} cluster: {} jobs arriving at {:g}/s ({} .. {} workers, models {}), {} finished\n"
+                     "  job completion time mean {:.6f} s, p50 {:.6f}, p99 {:.6f}; mean wait for hosts {:.6f} s\n"
+                     "  result: {} - every job's values checked bit for bit\n",
+                     rings_.empty() ? "panama" : "ring-allreduce", count(), c["arrival_rate_per_s"].get<double>(),
+                     cs.min_workers, cs.max_workers, fmt::join(cs.models, "/"), c["finished_jobs"].get<uint64_t>(),
+                     c["mean_jct_s"].get<double>(), c["p50_jct_s"].get<double>(), c["p99_jct_s"].get<double>(),
+                     c["mean_wait_s"].get<double>(), VerdictWord(correct, s.workload.data));
 }
 
 }  // namespace inasim

@@ -6,6 +6,7 @@
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
 #include "protocols/panama/dataplane/fp32.h"
+#include "net_harness.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -73,7 +74,7 @@ json Cluster(uint32_t jobs, double rate) {
 
 TEST_F(PanamaScenario, ClusterJobsArriveWaitForTheirHostsAndEndExact) {
   const RunResult r = RunPanama(Cluster(10, 50000));
-  const json& c = r.json["workload"]["cluster"];
+  const json& c = r.json["workload"]["panama"]["cluster"];
   ASSERT_TRUE(r.correct) << r.json["workload"].dump();
   ASSERT_EQ(c["jobs"].size(), 10u);
   EXPECT_EQ(c["finished_jobs"].get<uint32_t>(), 10u);
@@ -104,12 +105,12 @@ TEST_F(PanamaScenario, ClusterJobsArriveWaitForTheirHostsAndEndExact) {
       for (const auto& h : jb["hosts"]) EXPECT_EQ(ha.count(h.get<uint32_t>()), 0u) << a << " and " << b;
     }
   // Every job's values were checked bit for bit.
-  for (const json& j : r.json["workload"]["jobs"]) {
+  for (const json& j : r.json["workload"]["per_job"]) {
     EXPECT_TRUE(j["correct"].get<bool>());
     EXPECT_EQ(j["mismatches"].get<uint64_t>(), 0u);
   }
   const RunResult again = RunPanama(Cluster(10, 50000));
-  EXPECT_EQ(again.json["workload"]["cluster"].dump(), c.dump());
+  EXPECT_EQ(again.json["workload"]["panama"]["cluster"].dump(), c.dump());
 }
 
 TEST_F(PanamaScenario, ClusterPlacementUsesFewRacksAndTheModelTable) {
@@ -161,16 +162,17 @@ TEST_F(PanamaScenario, ClusterOfRingJobsRunsTheSamePlacementExact) {
   const RunResult ring = RunPanama(Cluster(10, 50000), {"workload.panama.cluster.allreduce=\"ring\"",
                                                         "workload.ring.rto_us=2000"});
   ASSERT_TRUE(ring.correct) << ring.summary;
-  const json& c = ring.json["workload"]["cluster"];
+  const json& c = ring.json["workload"]["panama"]["cluster"];
   EXPECT_EQ(c["allreduce"], "ring");
   EXPECT_EQ(c["finished_jobs"].get<uint32_t>(), 10u);
   for (size_t i = 0; i < 10; ++i) {
-    const json& pj = panama.json["workload"]["cluster"]["jobs"][i];
+    const json& pj = panama.json["workload"]["panama"]["cluster"]["jobs"][i];
     EXPECT_EQ(c["jobs"][i]["hosts"], pj["hosts"]);
     EXPECT_EQ(c["jobs"][i]["model"], pj["model"]);
     EXPECT_DOUBLE_EQ(c["jobs"][i]["arrival_s"].get<double>(), pj["arrival_s"].get<double>());
-    const json& rj = ring.json["workload"]["jobs"][i];
-    EXPECT_EQ(rj["protocol"], "ring");
+    const json& rj = ring.json["workload"]["per_job"][i];
+    EXPECT_EQ(rj["bytes"], PanamaJobSet::ScaledGradientBytes(*FindDnnModel(pj["model"].get<std::string>()), 0.0005));
+    EXPECT_FALSE(rj.contains("panama"));  // a ring job
     EXPECT_EQ(rj["mismatches"].get<uint64_t>(), 0u);
     // Two iterations, every rank every element.
     const uint64_t bytes =
@@ -244,8 +246,8 @@ TEST_F(PanamaScenario, ClusterSlotsLetAHostRunSeveralJobsSpreadOverHosts) {
   doc["workload"]["panama"]["cluster"]["max_workers"] = 24;
   const RunResult r = RunPanama(doc);
   ASSERT_TRUE(r.correct) << r.summary;
-  EXPECT_EQ(r.json["workload"]["cluster"]["finished_jobs"].get<uint32_t>(), 6u);
-  EXPECT_DOUBLE_EQ(r.json["workload"]["cluster"]["mean_wait_s"].get<double>(), 0.0);
+  EXPECT_EQ(r.json["workload"]["panama"]["cluster"]["finished_jobs"].get<uint32_t>(), 6u);
+  EXPECT_DOUBLE_EQ(r.json["workload"]["panama"]["cluster"]["mean_wait_s"].get<double>(), 0.0);
 }
 
 TEST_F(PanamaScenario, QuorumSumsWithoutTheLastWorkersAndChecksThePartialSums) {
@@ -262,20 +264,20 @@ TEST_F(PanamaScenario, QuorumSumsWithoutTheLastWorkersAndChecksThePartialSums) {
   ASSERT_TRUE(full.correct) << full.summary;
   ASSERT_TRUE(partial.correct) << partial.summary;
   const json& w = partial.json["workload"];
-  EXPECT_EQ(full.json["workload"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
-  EXPECT_GT(w["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
-  EXPECT_GT(w["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);  // the late packets
+  EXPECT_EQ(full.json["workload"]["panama"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["panama"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["panama"]["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);  // the late packets
   EXPECT_EQ(w["mismatches"].get<uint64_t>(), 0u);
   EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 2u * 8u * (1u << 18));  // every worker every result
-  EXPECT_EQ(w["workers"]["timeouts"].get<uint64_t>(), 0u);
-  EXPECT_EQ(w["workers"]["unexpected_results"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["panama"]["workers"]["timeouts"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["panama"]["workers"]["unexpected_results"].get<uint64_t>(), 0u);
   // Not waiting for the slow worker is faster.
   EXPECT_LT(w["mean_duration_s"].get<double>(), full.json["workload"]["mean_duration_s"].get<double>());
   // Uniform fp32 too: the partial sums bit for bit in the FPGA adder's order.
   doc["workload"]["data"] = "uniform";
   const RunResult uni = RunPanama(doc, {"workload.panama.quorum=0.75"});
   ASSERT_TRUE(uni.correct) << uni.summary;
-  EXPECT_GT(uni.json["workload"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
+  EXPECT_GT(uni.json["workload"]["panama"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
 }
 
 TEST_F(PanamaScenario, ClusterKeysBadInputNamesTheField) {
@@ -303,17 +305,17 @@ TEST_F(PanamaScenario, FourTreesThroughFourSpinesSumExactly) {
   ASSERT_TRUE(r.correct) << r.summary;
   EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 8u * (1u << 18));
   EXPECT_EQ(w["mismatches"].get<uint64_t>(), 0u);
-  const std::set<std::string> roots(w["tree_roots"].begin(), w["tree_roots"].end());
+  const std::set<std::string> roots(w["panama"]["tree_roots"].begin(), w["panama"]["tree_roots"].end());
   EXPECT_EQ(roots, (std::set<std::string>{"spine0", "spine1", "spine2", "spine3"}));
   // Every packet index is aggregated at both leaves and at its tree's spine.
   const uint64_t packets = (1u << 18) / 256;
-  EXPECT_EQ(w["accelerators"]["aggregations"].get<uint64_t>(), 3 * packets);
-  EXPECT_EQ(w["workers"]["results"].get<uint64_t>(), 8 * packets);
-  EXPECT_EQ(w["workers"]["timeouts"].get<uint64_t>(), 0u);
-  EXPECT_EQ(w["accelerators"]["fin_resets"].get<uint64_t>(), 4u * 3);  // each tree's FIN at its 3 switches
+  EXPECT_EQ(w["panama"]["accelerators"]["aggregations"].get<uint64_t>(), 3 * packets);
+  EXPECT_EQ(w["panama"]["workers"]["results"].get<uint64_t>(), 8 * packets);
+  EXPECT_EQ(w["panama"]["workers"]["timeouts"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["panama"]["accelerators"]["fin_resets"].get<uint64_t>(), 4u * 3);  // each tree's FIN at its 3 switches
   // Without congestion nothing is marked and the windows grow past slow start.
-  EXPECT_EQ(w["workers"]["results_ecn_marked"].get<uint64_t>(), 0u);
-  EXPECT_GT(w["workers"]["mean_cwnd"].get<double>(), 16.0);
+  EXPECT_EQ(w["panama"]["workers"]["results_ecn_marked"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["panama"]["workers"]["mean_cwnd"].get<double>(), 16.0);
 }
 
 TEST_F(PanamaScenario, UniformGradientsMatchTheAcceleratorsAdderOrderBitForBit) {
@@ -354,8 +356,8 @@ TEST_F(PanamaScenario, OneRackTreesShareTheToRAndDifferByTreeId) {
     "workload":{"type":"allreduce","protocol":"panama","dtype":"float32","bytes":262144,"panama":{"trees":4}}})"));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << r.summary;
-  EXPECT_EQ(w["tree_roots"], json::array({"tor", "tor", "tor", "tor"}));
-  EXPECT_EQ(w["accelerators"]["aggregations"].get<uint64_t>(), 65536u / 256);
+  EXPECT_EQ(w["panama"]["tree_roots"], json::array({"tor", "tor", "tor", "tor"}));
+  EXPECT_EQ(w["panama"]["accelerators"]["aggregations"].get<uint64_t>(), 65536u / 256);
 }
 
 TEST_F(PanamaScenario, WndCapBoundsTheWindowAtTheSmallestAccelerator) {
@@ -364,10 +366,10 @@ TEST_F(PanamaScenario, WndCapBoundsTheWindowAtTheSmallestAccelerator) {
   const RunResult r = RunPanama(TwoLeaves(4, 1 << 20), {"workload.panama.accelerator_buffer_bytes=128000"});
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << r.summary;
-  EXPECT_EQ(w["workers"]["min_wnd_cap"].get<uint32_t>(), 10u);
-  EXPECT_GT(w["workers"]["wnd_cap_hits"].get<uint64_t>(), 0u);
-  EXPECT_LE(w["workers"]["mean_cwnd"].get<double>(), 10.0);
-  EXPECT_EQ(w["accelerators"]["buffer_overflow_dropped"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["panama"]["workers"]["min_wnd_cap"].get<uint32_t>(), 10u);
+  EXPECT_GT(w["panama"]["workers"]["wnd_cap_hits"].get<uint64_t>(), 0u);
+  EXPECT_LE(w["panama"]["workers"]["mean_cwnd"].get<double>(), 10.0);
+  EXPECT_EQ(w["panama"]["accelerators"]["buffer_overflow_dropped"].get<uint64_t>(), 0u);
 }
 
 TEST_F(PanamaScenario, CongestionMarksResultsAndTheWindowsBackOff) {
@@ -379,11 +381,11 @@ TEST_F(PanamaScenario, CongestionMarksResultsAndTheWindowsBackOff) {
   ASSERT_TRUE(cc.correct) << cc.summary;
   ASSERT_TRUE(fixed.correct) << fixed.summary;
   const json& w = cc.json["workload"];
-  EXPECT_GT(w["workers"]["results_ecn_marked"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["panama"]["workers"]["results_ecn_marked"].get<uint64_t>(), 0u);
   EXPECT_GT(cc.json["network"]["ecn_marks"].get<uint64_t>(), 0u);
   // Marks cut the windows well below the uncongested run's.
   const RunResult quiet = RunPanama(TwoLeaves(6, 1 << 20));
-  EXPECT_LT(w["workers"]["mean_cwnd"].get<double>(), 0.8 * quiet.json["workload"]["workers"]["mean_cwnd"].get<double>());
+  EXPECT_LT(w["panama"]["workers"]["mean_cwnd"].get<double>(), 0.8 * quiet.json["workload"]["panama"]["workers"]["mean_cwnd"].get<double>());
 }
 
 TEST_F(PanamaScenario, PfcKeepsAnOverloadedFabricLossless) {
@@ -400,7 +402,7 @@ TEST_F(PanamaScenario, PfcKeepsAnOverloadedFabricLossless) {
   ASSERT_TRUE(pfc.correct) << pfc.summary;
   EXPECT_EQ(pfc.json["network"]["drops_buffer"].get<uint64_t>(), 0u);
   EXPECT_GT(pfc.json["network"]["pfc_pause_frames"].get<uint64_t>(), 0u);
-  EXPECT_EQ(pfc.json["workload"]["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);
+  EXPECT_EQ(pfc.json["workload"]["panama"]["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);
   // Without PFC the same overload drops aggregation packets: the accelerators
   // drop the rest of those vectors (VID check), the trees time out, and the
   // run ends unfinished with a clear report, never with a wrong sum.
@@ -408,8 +410,8 @@ TEST_F(PanamaScenario, PfcKeepsAnOverloadedFabricLossless) {
   const RunResult lossy = RunPanama(doc);
   EXPECT_FALSE(lossy.correct);
   EXPECT_GT(lossy.json["network"]["drops_buffer"].get<uint64_t>(), 0u);
-  EXPECT_GT(lossy.json["workload"]["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);
-  EXPECT_GT(lossy.json["workload"]["workers"]["timeouts"].get<uint64_t>(), 0u);
+  EXPECT_GT(lossy.json["workload"]["panama"]["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);
+  EXPECT_GT(lossy.json["workload"]["panama"]["workers"]["timeouts"].get<uint64_t>(), 0u);
   EXPECT_EQ(lossy.json["workload"]["mismatches"].get<uint64_t>(), 0u);
   EXPECT_NE(lossy.summary.find("tree timeouts: packets were lost"), std::string::npos) << lossy.summary;
 }
@@ -423,7 +425,7 @@ TEST_F(PanamaScenario, ConcurrentJobsShareTheAcceleratorsAndTheirBuffer) {
   doc["workload"]["panama"]["jobs"] = json::parse(R"([{"hosts":[0,1,4,5]},{"hosts":[2,3,6,7],"bytes":262144}])");
   const RunResult r = RunPanama(doc);
   ASSERT_TRUE(r.correct) << r.summary;
-  const json& jobs = r.json["workload"]["jobs"];
+  const json& jobs = r.json["workload"]["per_job"];
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[0]["jid"], 1);
   EXPECT_EQ(jobs[1]["jid"], 2);
@@ -431,14 +433,18 @@ TEST_F(PanamaScenario, ConcurrentJobsShareTheAcceleratorsAndTheirBuffer) {
   EXPECT_EQ(jobs[1]["elements_checked"].get<uint64_t>(), 4u * (1u << 16));
   for (const json& j : jobs) {
     EXPECT_TRUE(j["correct"].get<bool>());
-    EXPECT_EQ(j["workers"]["min_wnd_cap"].get<uint32_t>(), 10u);
+    EXPECT_EQ(j["panama"]["workers"]["min_wnd_cap"].get<uint32_t>(), 10u);
   }
-  EXPECT_NE(std::find(r.csv_names.begin(), r.csv_names.end(), "job1_collectives.csv"), r.csv_names.end());
+  // One collectives.csv: job 0's iteration, then job 1's.
+  const auto rows = inasim::testing::CsvRows(inasim::testing::Table(r, "collectives.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][0], "0");
+  EXPECT_EQ(rows[1][0], "1");
   // Alone, the same job gets the whole share.
   json alone = TwoLeaves(4, 1 << 20);
   alone["workload"]["panama"]["accelerator_buffer_bytes"] = 256000;
   alone["workload"]["hosts"] = json::parse("[0,1,4,5]");
-  EXPECT_EQ(RunPanama(alone).json["workload"]["workers"]["min_wnd_cap"].get<uint32_t>(), 20u);
+  EXPECT_EQ(RunPanama(alone).json["workload"]["panama"]["workers"]["min_wnd_cap"].get<uint32_t>(), 20u);
   // Jobs need disjoint workers.
   doc["workload"]["panama"]["jobs"] = json::parse(R"([{"hosts":[0,1,4,5]},{"hosts":[5,6]}])");
   try {

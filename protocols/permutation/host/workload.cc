@@ -73,7 +73,12 @@ class PermutationWorkload final : public Workload {
 void PermutationWorkload::Report(bool finished, WorkloadReport& out) const {
   out.payload_delivered = received_packets_ * s_.workload.payload_bytes;
   out.correct = finished;
+  // The core keys that apply to it (docs/SCENARIO.md): no collectives, no values checked.
   out.workload = {{"type", "permutation"},
+                  {"protocol", "permutation"},
+                  {"ranks", flows_},
+                  {"jobs", 1},
+                  {"correct", out.correct},
                   {"flows", flows_},
                   {"flow_bytes", s_.workload.flow_bytes},
                   {"payload_bytes", s_.workload.payload_bytes},

@@ -100,19 +100,21 @@ void RingAllreduce::Start(uint64_t at_ps) {
 }
 
 void RingAllreduce::BeginIteration() {
-  CollectiveRecord rec;
+  RingRecord rec;
   rec.iteration = iteration_;
-  rec.start_ps = NowPs();
-  records_.push_back(rec);
+  rec.bytes = plan_.elements() * 4;
+  rec.Reset(plan_.ranks());
+  std::fill(rec.start_ps.begin(), rec.start_ps.end(), NowPs());
+  records_.push_back(std::move(rec));
   data_ = job_data_.ForIteration(iteration_);  // fresh values: a stale result is wrong data
   ranks_done_ = 0;
   for (auto& r : ranks_) r->BeginIteration(iteration_);
 }
 
 void RingAllreduce::RankDone(uint32_t rank) {
+  RingRecord& rec = records_.back();
+  rec.end_ps[rank] = NowPs();
   if (++ranks_done_ < ranks_.size()) return;
-  CollectiveRecord& rec = records_.back();
-  rec.end_ps = NowPs();
   uint64_t mism = 0, checked = 0, retx = 0;
   for (auto& r : ranks_) {
     mism += r->mismatches();
@@ -135,6 +137,38 @@ void RingAllreduce::RankDone(uint32_t rank) {
     running_ = false;
     if (on_finished) on_finished();
   }
+}
+
+double RingAllreduce::AnalyticBound(double host_rate_gbps) const {
+  const uint32_t n = plan_.ranks();
+  return 2.0 * (n - 1) / n * static_cast<double>(plan_.elements() * 4) * 8.0 / (host_rate_gbps * 1e9);
+}
+
+std::vector<std::string> RingAllreduce::ExtraColumns() {
+  return {"busbw_gbps", "bound_s", "bound_ratio", "retransmissions"};
+}
+
+uint32_t RingAllreduce::AddCollectives(CollectiveTable& table, double host_rate_gbps,
+                                       uint64_t& payload_delivered) const {
+  const uint32_t n = plan_.ranks();
+  const double bound = AnalyticBound(host_rate_gbps);
+  const uint32_t j = table.AddJob(n, iterations_);
+  for (const RingRecord& c : records_) {
+    if (!c.finished()) {
+      table.AddUnfinished(j, c.elements_checked, c.mismatches);
+      continue;
+    }
+    CollectiveRow row = CollectiveRow::Of(c, expected_checks());
+    row.job = j;
+    RowExtras extras;
+    extras.Add("busbw_gbps", row.goodput_gbps() * 2.0 * (n - 1) / n, "{:.6f}")
+        .Add("bound_s", bound, "{:.12f}")
+        .Add("bound_ratio", bound / row.duration_s(), "{:.6f}")
+        .Add("retransmissions", c.retransmissions);
+    table.Add(row, std::move(extras));
+    payload_delivered += 2 * (uint64_t{n} - 1) * c.bytes;
+  }
+  return j;
 }
 
 double RingAllreduce::progress() const {

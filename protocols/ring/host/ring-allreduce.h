@@ -9,6 +9,7 @@
 // Every fully reduced element a rank ends with is checked against the exact sum.
 #pragma once
 
+#include "ina/collective-table.h"
 #include "ina/tensor-data.h"
 #include "protocols/ring/host/spec.h"
 
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace inasim {
@@ -72,12 +74,9 @@ class RingPlan {
   uint64_t total_;
 };
 
-struct CollectiveRecord {
-  uint32_t iteration = 0;
-  uint64_t start_ps = 0;
-  uint64_t end_ps = 0;
-  uint64_t mismatches = 0;
-  uint64_t elements_checked = 0;
+/// One ring collective: the shared record (every rank starts together, each
+/// ends when it holds the whole result) and the ring's retransmissions.
+struct RingRecord : CollectiveRecord {
   uint64_t retransmissions = 0;
 };
 
@@ -95,12 +94,17 @@ class RingAllreduce {
 
   void Start(uint64_t at_ps);
   bool done() const { return records_.size() == iterations_ && !running_; }
-  const std::vector<CollectiveRecord>& records() const { return records_; }
-  /// A finished collective is exact when every rank ended with every element
-  /// equal to the exact sum: n x E checks, no mismatch.
-  bool Exact(const CollectiveRecord& c) const {
-    return c.end_ps != 0 && c.mismatches == 0 && c.elements_checked == uint64_t{plan_.ranks()} * plan_.elements();
-  }
+  const std::vector<RingRecord>& records() const { return records_; }
+  /// Checks of a finished collective: every rank ends with every element, n x E.
+  uint64_t expected_checks() const { return uint64_t{plan_.ranks()} * plan_.elements(); }
+  /// The analytic bound 2(n-1)/n * S / B at `host_rate_gbps`, in seconds.
+  double AnalyticBound(double host_rate_gbps) const;
+  /// The ring's own columns of collectives.csv, after the core ones.
+  static std::vector<std::string> ExtraColumns();
+  /// Its collectives into `table` as a new job, with the ring's columns
+  /// (busbw, the bound, retransmissions); adds the payload they delivered
+  /// (summed over ranks). Returns the job's index.
+  uint32_t AddCollectives(CollectiveTable& table, double host_rate_gbps, uint64_t& payload_delivered) const;
   const RingPlan& plan() const { return plan_; }
   /// Fraction of the whole workload finished, for progress reports.
   double progress() const;
@@ -123,7 +127,7 @@ class RingAllreduce {
   uint32_t iterations_;
   uint64_t compute_gap_ps_;
   std::vector<ns3::Ptr<RingRank>> ranks_;
-  std::vector<CollectiveRecord> records_;
+  std::vector<RingRecord> records_;
   uint32_t iteration_ = 0;
   uint32_t ranks_done_ = 0;
   bool running_ = false;

@@ -46,10 +46,6 @@ float AsFloat(uint32_t bits) {
 
 }  // namespace
 
-bool SwitchMLTensorRecord::finished() const {
-  return !end_ps.empty() && std::all_of(end_ps.begin(), end_ps.end(), [](uint64_t e) { return e != 0; });
-}
-
 // ---------------------------------------------------------------- worker ----
 
 ns3::TypeId SwitchMLWorker::GetTypeId() {
@@ -363,15 +359,14 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
     for (uint32_t t = 0; t < tensor_bytes.size(); ++t) {
       const uint32_t job = static_cast<uint32_t>(records_.size());
       SwitchMLTensorRecord r;
-      r.job = job;
+      r.sequence = job;
       r.iteration = it;
       r.tensor = t;
       r.bytes = tensor_bytes[t];
       r.elements = tensor_bytes[t] / 4;
       const uint64_t main = (r.elements + k - 1) / k;
       r.packets_per_worker = main + (dtype == DType::kFloat32 ? std::min<uint64_t>(spec_.pool_size, main) : 0);
-      r.start_ps.assign(n, 0);
-      r.end_ps.assign(n, 0);
+      r.Reset(n);
       records_.push_back(std::move(r));
       // Each tensor of each iteration (a SwitchML job) its own values: the
       // rank weights are the run's, the element values fresh per job.

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "ina/lazy-timer-heap.h"
+#include "ina/collective-table.h"
 #include "ina/workload.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
@@ -42,20 +43,20 @@ namespace p4 {
 class Dataplane;
 }
 
-/// What one tensor (job) did, summed over workers unless per-worker.
-struct SwitchMLTensorRecord {
-  uint32_t job = 0, iteration = 0, tensor = 0;
-  uint64_t bytes = 0, elements = 0;
+/// What one tensor (a SwitchML job: the library's name for one allreduce)
+/// did: the shared per-collective record (per-worker start and end, the
+/// checks) and SwitchML's own counts, summed over workers unless per-worker.
+struct SwitchMLTensorRecord : CollectiveRecord {
+  uint32_t sequence = 0;  ///< the SwitchML job: iteration x tensors per iteration + tensor
+  uint32_t tensor = 0;    ///< its tensor within the iteration
+  uint64_t elements = 0;
   uint64_t packets_per_worker = 0;      ///< incl. the float32 extra batch
-  std::vector<uint64_t> start_ps, end_ps;  ///< per worker; end 0 = unfinished
-  uint64_t elements_checked = 0, mismatches = 0;
   double max_abs_error = 0;             ///< float32: max |result - exact sum|
   double max_paper_bound_ratio = 0;     ///< max |err| / (n / f) (paper appendix E)
   double max_impl_bound_ratio = 0;      ///< max |err| / bound of the library's arithmetic
   uint64_t packets_sent = 0, timeouts = 0, duplicates = 0, wrong_job = 0;
   double rtt_sum_ps = 0;
   uint64_t rtt_count = 0, rtt_max_ps = 0;
-  bool finished() const;
 };
 
 /// One worker: an ns-3 Application on a host with one UDP socket.
@@ -160,10 +161,11 @@ class SwitchMLJob {
   /// The dataplane hosted on tree switch vertex v.
   p4::Dataplane* dataplane(uint32_t v) const;
 
-  /// Fills results.json's "workload" (`w`), adds collectives.csv (one row per
-  /// tensor) and, if asked, switchml_timeline.csv, and the summary lines.
-  /// `correct`: every tensor finished and every element every worker got
-  /// matched the exact sum (float32: within the quantizer's error bound).
+  /// Fills results.json's "workload" (the core keys, one collective per
+  /// tensor, and workload.switchml), adds collectives.csv and, if asked,
+  /// switchml_timeline.csv, and the summary lines. `correct`: every tensor
+  /// finished and every element every worker got matched the exact sum
+  /// (float32: within the quantizer's error bound).
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
 
   // For the workers.
@@ -178,6 +180,14 @@ class SwitchMLJob {
 
  private:
   void InstallPrograms(Fabric& fabric);
+  // The report's parts (switchml-report.cc).
+  struct TensorTotals;
+  void AddTensors(const Scenario& s, CollectiveTable& table, TensorTotals& t) const;
+  uint32_t IterationsCompleted() const;
+  nlohmann::json Programs() const;
+  nlohmann::json Details(const Scenario& s, const TensorTotals& t) const;
+  std::string Summary(const Scenario& s, const CollectiveTable& table, const TensorTotals& t,
+                      const nlohmann::json& details, bool finished, bool correct) const;
   SwitchMLSpec spec_;
   DType dtype_;
   uint64_t compute_gap_ps_;

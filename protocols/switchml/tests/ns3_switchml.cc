@@ -296,8 +296,8 @@ TEST_F(SwitchMLScenario, Int32SumsAreExactIn256And1024ByteModes) {
     EXPECT_TRUE(r.correct) << k;
     EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 5u * 75'000) << k;
     EXPECT_EQ(w["mismatches"].get<uint64_t>(), 0u);
-    EXPECT_EQ(w["programs"][0]["broadcasts"].get<uint64_t>(), (75'000 + std::stoul(k) - 1) / std::stoul(k));
-    EXPECT_EQ(w["timeouts"].get<uint64_t>(), 0u);
+    EXPECT_EQ(w["switchml"]["programs"][0]["broadcasts"].get<uint64_t>(), (75'000 + std::stoul(k) - 1) / std::stoul(k));
+    EXPECT_EQ(w["switchml"]["timeouts"].get<uint64_t>(), 0u);
   }
 }
 
@@ -315,9 +315,9 @@ TEST_F(SwitchMLScenario, Float32UniformGradientsStayWithinTheQuantizerBound) {
   const json& w = r.json["workload"];
   EXPECT_TRUE(r.correct);
   EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 8u * (1u << 16));
-  EXPECT_GT(w["max_abs_error"].get<double>(), 0.0);
-  EXPECT_LE(w["max_impl_bound_ratio"].get<double>(), 1.0);
-  EXPECT_GT(w["max_paper_bound_ratio"].get<double>(), 0.0);
+  EXPECT_GT(w["switchml"]["max_abs_error"].get<double>(), 0.0);
+  EXPECT_LE(w["switchml"]["max_impl_bound_ratio"].get<double>(), 1.0);
+  EXPECT_GT(w["switchml"]["max_paper_bound_ratio"].get<double>(), 0.0);
   // One extra batch of packets carries the exponents one batch ahead.
   EXPECT_EQ(w["collectives"][0]["packets_sent"].get<uint64_t>(), 8u * ((1u << 16) / 256 + 32));
 }
@@ -326,8 +326,8 @@ TEST_F(SwitchMLScenario, OnePercentLossOnEveryLinkRecoversExactly) {
   const RunResult r = RunSwitchML(Rack(4, 1 << 20), {"faults.loss_rate=0.01", "workload.switchml.timeout_us=50"});
   const json& w = r.json["workload"];
   EXPECT_TRUE(r.correct);
-  EXPECT_GT(w["timeouts"].get<uint64_t>(), 0u);
-  EXPECT_GT(w["programs"][0]["retransmits"].get<uint64_t>(), 0u);  // lost results resent from the shadow copy
+  EXPECT_GT(w["switchml"]["timeouts"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["switchml"]["programs"][0]["retransmits"].get<uint64_t>(), 0u);  // lost results resent from the shadow copy
   EXPECT_GT(r.json["network"]["drops_loss"].get<uint64_t>(), 0u);
 }
 
@@ -342,11 +342,11 @@ TEST_F(SwitchMLScenario, HierarchicalTwoLevelTreeAggregatesExactly) {
   const RunResult r = RunSwitchML(LeafSpine(4, 4, 1 << 20));
   const json& w = r.json["workload"];
   EXPECT_TRUE(r.correct);
-  EXPECT_EQ(w["workers"].get<uint32_t>(), 16u);
-  EXPECT_EQ(w["tree"]["levels"].get<uint32_t>(), 2u);
-  EXPECT_EQ(w["tree"]["switches"].get<uint32_t>(), 5u);
+  EXPECT_EQ(w["switchml"]["workers"].get<uint32_t>(), 16u);
+  EXPECT_EQ(w["switchml"]["tree"]["levels"].get<uint32_t>(), 2u);
+  EXPECT_EQ(w["switchml"]["tree"]["switches"].get<uint32_t>(), 5u);
   const uint64_t packets = (1u << 18) / 256;
-  for (const json& p : w["programs"]) {
+  for (const json& p : w["switchml"]["programs"]) {
     if (p["root"].get<bool>()) {
       EXPECT_EQ(p["workers"].get<uint32_t>(), 4u);  // the four ToRs
       EXPECT_EQ(p["broadcasts"].get<uint64_t>(), packets);
@@ -364,7 +364,7 @@ TEST_F(SwitchMLScenario, HierarchicalRetransmissionsReachTheLevelThatLostThePack
   const json& w = r.json["workload"];
   EXPECT_TRUE(r.correct);
   uint64_t up = 0, root_retx = 0;
-  for (const json& p : w["programs"]) {
+  for (const json& p : w["switchml"]["programs"]) {
     if (p["root"].get<bool>()) root_retx += p["retransmits"].get<uint64_t>();
     else up += p["retransmissions_up"].get<uint64_t>();
   }

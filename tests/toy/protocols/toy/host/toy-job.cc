@@ -1,6 +1,7 @@
 #include "tests/toy/protocols/toy/host/toy-job.h"
 
 #include "ina/addressing.h"
+#include "ina/collective-table.h"
 #include "ina/fabric.h"
 #include "ina/units.h"
 #include "tests/toy/protocols/toy/dataplane/toy_dataplane.h"
@@ -167,44 +168,37 @@ void ToyJob::WorkerDone(uint32_t rank, uint32_t it, uint64_t now_ps, uint64_t ch
   if (++r.workers_done == workers_.size() && it + 1 == iterations_.size()) on_finished_();
 }
 
-// results.json's "workload" and collectives.csv: one row per iteration,
-// verdict over every worker's every element.
+// results.json's "workload" and collectives.csv through the shared table: one
+// row per iteration, verdict over every worker's every element.
 void ToyJob::Report(bool finished, WorkloadReport& out) const {
   const uint32_t n = static_cast<uint32_t>(workers_.size());
-  std::string csv = "job,iteration,start_s,end_s,duration_s,goodput_gbps,correct,elements_checked,mismatches\n";
-  nlohmann::json collectives = nlohmann::json::array();
-  uint64_t checked = 0, mismatches = 0, done = 0;
-  double duration_sum = 0;
-  bool all_ok = true;
+  CollectiveTable table;
+  table.AddJob(n, iterations_.size());
   for (uint32_t it = 0; it < iterations_.size(); ++it) {
     const ToyIteration& r = iterations_[it];
-    checked += r.elements_checked;
-    mismatches += r.mismatches;
-    const bool ok = r.workers_done == n && r.mismatches == 0 && r.elements_checked == uint64_t{n} * elements_;
-    all_ok &= ok;
-    if (r.workers_done < n) continue;
-    ++done;
-    const double dur = PsToS(r.end_ps - r.start_ps), goodput = s_.workload.bytes * 8.0 / dur / 1e9;
-    duration_sum += dur;
-    collectives.push_back({{"job", 0}, {"iteration", it}, {"start_s", PsToS(r.start_ps)}, {"end_s", PsToS(r.end_ps)},
-                           {"duration_s", dur}, {"goodput_gbps", goodput}, {"correct", ok},
-                           {"elements_checked", r.elements_checked}, {"mismatches", r.mismatches}});
-    csv += fmt::format("0,{},{:.12f},{:.12f},{:.12f},{:.6f},{},{},{}\n", it, PsToS(r.start_ps), PsToS(r.end_ps), dur,
-                       goodput, ok ? 1 : 0, r.elements_checked, r.mismatches);
-    out.payload_delivered += 2 * uint64_t{n} * s_.workload.bytes;
+    if (r.workers_done < n) {
+      table.AddUnfinished(0, r.elements_checked, r.mismatches);
+      continue;
+    }
+    CollectiveRow row;
+    row.iteration = it;
+    row.start_ps = r.start_ps;
+    row.end_ps = r.end_ps;
+    row.bytes = s_.workload.bytes;
+    row.elements_checked = r.elements_checked;
+    row.mismatches = r.mismatches;
+    row.correct = r.mismatches == 0 && r.elements_checked == uint64_t{n} * elements_;
+    table.Add(row);
   }
-  out.correct = finished && all_ok;
-  const double mean = done ? duration_sum / done : 0.0;
-  out.workload = {{"type", "allreduce"}, {"protocol", "toy"}, {"bytes", s_.workload.bytes}, {"ranks", n},
-                  {"jobs", 1}, {"iterations_requested", iterations_.size()}, {"iterations_completed", done},
-                  {"mean_duration_s", mean}, {"goodput_gbps", mean > 0 ? s_.workload.bytes * 8.0 / mean / 1e9 : 0.0},
-                  {"elements_checked", checked}, {"mismatches", mismatches}, {"correct", out.correct},
-                  {"collectives", collectives}};
-  out.AddCsv("collectives.csv", std::move(csv));
+  out.payload_delivered = 2 * uint64_t{n} * s_.workload.bytes * table.completed();
+  out.correct = finished && table.correct();
+  out.workload = table.CoreJson({"toy", "iteration", s_.workload.bytes, iterations_.size(), table.completed()},
+                                out.correct);
+  out.AddCsv("collectives.csv", table.Csv());
   out.summary += fmt::format("toy allreduce of {} over {} hosts: {} per collective (x{} iterations)\n",
-                             HumanBytes(s_.workload.bytes), n, HumanTime(mean), done);
+                             HumanBytes(s_.workload.bytes), n, HumanTime(table.mean_duration_s()), table.completed());
   out.summary += fmt::format("  result: {} - {} elements checked against the exact sum, {} mismatches\n",
-                             VerdictWord(out.correct, s_.workload.data), checked, mismatches);
+                             VerdictWord(out.correct, s_.workload.data), table.elements_checked(), table.mismatches());
 }
 
 }  // namespace inasim
