@@ -1,5 +1,6 @@
 #include "protocols/canary/host/canary-jobs.h"
 
+#include "ina/job-workload.h"
 #include "ina/units.h"
 
 #include <fmt/format.h>
@@ -37,6 +38,14 @@ CanaryJobSet::CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, I
     all.erase(std::unique(all.begin(), all.end()), all.end());
     jobs_[0]->SetReportedSwitches(std::move(all));
   }
+}
+
+std::unique_ptr<Workload> CanaryJobSet::MakeWorkload(const WorkloadContext& context, InaTreeMode mode) {
+  const Scenario& s = context.scenario;
+  return MakeJobWorkload<CanaryJobSet>(context, [&] {
+    return std::make_unique<CanaryJobSet>(context.fabric, context.hosts, mode, s.workload.data, s.seed, s.workload,
+                                          s.workload.jobs);
+  });
 }
 
 void CanaryJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out) const {

@@ -24,6 +24,9 @@ class CanaryJobSet : public ConcurrentJobs<CanaryJob> {
  public:
   CanaryJobSet(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTreeMode mode, DataPattern pattern,
                uint64_t seed, const WorkloadSpec& spec, uint32_t jobs);
+  /// The canary and static_tree registry entries' MakeWorkload: the jobs of
+  /// the scenario's workload in `mode` (ina/job-workload.h).
+  static std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context, InaTreeMode mode);
   /// The constructor's checks without ns-3 (CanaryJob::CheckPlacement per
   /// job), for ParseScenario; throws ScenarioError naming the key.
   static void CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts, InaTreeMode mode,

@@ -1,6 +1,5 @@
 // The canary entry in the protocol registry (protocols/canary/protocol.json): the
 // host agents and switch programs of ina/canary-jobs.h in mode InaTreeMode::kCanary.
-#include "ina/job-workload.h"
 #include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
@@ -14,11 +13,7 @@
 namespace inasim::protocols::canary {
 
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
-  const Scenario& s = context.scenario;
-  return MakeJobWorkload<CanaryJobSet>(context, [&] {
-    return std::make_unique<CanaryJobSet>(context.fabric, context.hosts, InaTreeMode::kCanary, s.workload.data, s.seed,
-                                          s.workload, s.workload.jobs);
-  });
+  return CanaryJobSet::MakeWorkload(context, InaTreeMode::kCanary);
 }
 
 namespace {

@@ -1,6 +1,5 @@
 // The static_tree entry in the protocol registry (protocols/static_tree/protocol.json): the
 // host agents and switch programs of ina/canary-jobs.h in mode InaTreeMode::kStaticTree.
-#include "ina/job-workload.h"
 #include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
@@ -14,11 +13,7 @@
 namespace inasim::protocols::static_tree {
 
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
-  const Scenario& s = context.scenario;
-  return MakeJobWorkload<CanaryJobSet>(context, [&] {
-    return std::make_unique<CanaryJobSet>(context.fabric, context.hosts, InaTreeMode::kStaticTree, s.workload.data, s.seed,
-                                          s.workload, s.workload.jobs);
-  });
+  return CanaryJobSet::MakeWorkload(context, InaTreeMode::kStaticTree);
 }
 
 namespace {
