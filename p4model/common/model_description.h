@@ -1,8 +1,8 @@
 // A model's description of itself, in the terms of the P4 program it mirrors:
 // header layouts, registers, tables with their entries. Each protocol folder
-// builds one from its own constants and tables (switchml/describe.cc,
-// p4sgd/describe.cc), so that inasim-p4 check can compare it with what the P4
-// reader extracts from the upstream source (p4model/tools/README.md).
+// builds one from its own constants and tables (its dataplane/describe.cc), so
+// that inasim-p4 check can compare it with what the P4 reader extracts from
+// the upstream source (p4model/tools/README.md, p4model/common/model_check.h).
 #pragma once
 
 #include <cstddef>
@@ -94,8 +94,22 @@ struct EnumDesc {
   std::vector<std::pair<std::string, uint64_t>> members;
 };
 
+/// Where the entries of a table that the controller's Python installs
+/// (TableDesc::controller_entries) are read upstream (`inasim-p4 manifest`):
+/// `function` lists tuples (key fields..., priority, 'action', arguments...),
+/// None for a don't-care key or an absent argument; the IntEnums of the file
+/// and of `enum_files`, `name = {k: v, ...}` dicts and `for i in range(N)`
+/// comprehensions in it are evaluated.
+struct ControllerEntriesDesc {
+  std::string table;                    ///< "Control.table"
+  std::string file;                     ///< the Python file, from the checkout's root
+  std::vector<std::string> enum_files;  ///< other files whose IntEnums it uses
+  std::string function;                 ///< the method listing the tuples
+  std::vector<uint64_t> key_masks;      ///< per key field, the mask its value is installed with
+};
+
 struct ModelDescription {
-  std::string program;   ///< "switchml", "p4sgd"
+  std::string program;   ///< the protocol's name (inasim-p4 check PROGRAM)
   std::string upstream;  ///< owner/repo@commit
   std::string main_file;  ///< the program's top-level file, relative to the upstream checkout (--p4-src)
   std::vector<std::string> controls;  ///< upstream controls the model covers (others are "not modeled")
@@ -104,6 +118,7 @@ struct ModelDescription {
   std::vector<HeaderDesc> headers;
   std::vector<RegisterDesc> registers;
   std::vector<TableDesc> tables;
+  std::vector<ControllerEntriesDesc> controller_entries;
 };
 
 /// Fills offsets from widths in declaration order.

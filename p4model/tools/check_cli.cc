@@ -24,13 +24,15 @@ struct Options {
   uint64_t seed = 1;
 };
 
-constexpr const char* kCheckUsage =
-    "usage: inasim-p4 check PROGRAM [--p4-src DIR] [--manifest FILE] [--inputs N] [--seed S] [--verbose]\n"
-    "       inasim-p4 manifest PROGRAM --p4-src DIR [--out FILE]\n"
-    "PROGRAM: switchml | p4sgd; DIR: the upstream checkout (see p4model/tools/README.md)\n";
+/// PROGRAM: every registered program with "model_check" (p4model/common/model_check.h).
+std::string CheckUsage() {
+  return "usage: inasim-p4 check PROGRAM [--p4-src DIR] [--manifest FILE] [--inputs N] [--seed S] [--verbose]\n"
+         "       inasim-p4 manifest PROGRAM --p4-src DIR [--out FILE]\n"
+         "PROGRAM: " + ModelCheckedNames(" | ") + "; DIR: the upstream checkout (see p4model/tools/README.md)\n";
+}
 
 int Usage(const std::string& msg) {
-  std::cerr << "inasim-p4: " << msg << "\n" << kCheckUsage;
+  std::cerr << "inasim-p4: " << msg << "\n" << CheckUsage();
   return 2;
 }
 
@@ -94,7 +96,7 @@ json Extract(const describe::ModelDescription& model, const std::string& p4_src,
 
 int CommandHelp(const std::string& command) {
   (void)command;  // check and manifest share one usage text
-  std::cout << kCheckUsage;
+  std::cout << CheckUsage();
   return 0;
 }
 

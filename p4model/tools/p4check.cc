@@ -1,9 +1,8 @@
 #include "p4model/tools/p4check.h"
 
+#include "p4model/common/model_check.h"
 #include "p4model/tools/p4eval.h"
 
-#include "protocols/p4sgd/dataplane/describe.h"
-#include "protocols/switchml/dataplane/describe.h"
 #include "common/bounded_file.h"
 
 #include <algorithm>
@@ -222,37 +221,47 @@ void CheckReport::Print(std::ostream& out, bool verbose) const {
   }
 }
 
-describe::ModelDescription ModelFor(const std::string& program) {
-  if (program == "switchml") return inasim::p4::switchml::Describe();
-  if (program == "p4sgd") return inasim::p4::p4sgd::Describe();
-  throw std::invalid_argument("unknown program \"" + program + "\" (expected switchml or p4sgd)");
+const p4::ModelCheckedProgram& ModelChecked(const std::string& program) {
+  for (const p4::ModelCheckedProgram& p : p4::ModelCheckedPrograms())
+    if (program == p.name) return p;
+  throw std::invalid_argument("unknown program \"" + program + "\" (expected " + ModelCheckedNames(" or ") + ")");
 }
 
-json ReadNextStepSelectorEntries(const std::string& src_root) {
-  const std::string py_path = "dev_root/controller/next_step_selector.py";
-  const std::string common_path = "dev_root/controller/common.py";
+describe::ModelDescription ModelFor(const std::string& program) { return ModelChecked(program).describe(); }
+
+std::string ModelCheckedNames(const std::string& separator) {
+  std::string names;
+  for (const p4::ModelCheckedProgram& p : p4::ModelCheckedPrograms())
+    names += (names.empty() ? "" : separator) + std::string(p.name);
+  return names;
+}
+
+json ReadControllerEntries(const std::string& src_root, const describe::ControllerEntriesDesc& desc) {
+  const std::string& py_path = desc.file;
   const std::string text = ReadFile(src_root + "/" + py_path);
   std::map<std::string, uint64_t> names;
-  ReadIntEnums(ReadFile(src_root + "/" + common_path), names);
+  for (const std::string& f : desc.enum_files) ReadIntEnums(ReadFile(src_root + "/" + f), names);
   ReadIntEnums(text, names);
   const std::vector<std::string> lines = Lines(text);
-  // add_default_entries: `port = {1: 452, ...}` then the tuples.
+  // The function: from its `def` to the next method.
   size_t begin = 0;
-  while (begin < lines.size() && lines[begin].find("def add_default_entries") == std::string::npos) ++begin;
-  if (begin == lines.size()) throw p4src::ReadError(py_path + ": no add_default_entries");
+  while (begin < lines.size() && lines[begin].find("def " + desc.function) == std::string::npos) ++begin;
+  if (begin == lines.size()) throw p4src::ReadError(py_path + ": no " + desc.function);
   size_t end = begin + 1;
   while (end < lines.size() && lines[end].find("    def ") != 0) ++end;
-  const std::regex port_dict(R"(^\s*port\s*=\s*\{(.*)\}\s*$)");
+  const std::regex dict(R"(^\s*(\w+)\s*=\s*\{(.*)\}\s*$)");
   const std::regex loop(R"(for\s+(\w+)\s+in\s+range\((\d+)\))");
+  const size_t nkeys = desc.key_masks.size();
   json entries = json::array();
   for (size_t i = begin; i < end; ++i) {
     const std::string where = py_path + ":" + std::to_string(i + 1);
     std::smatch m;
-    if (std::regex_match(lines[i], m, port_dict)) {
-      for (const std::string& kv : SplitTopLevel(m[1].str())) {
+    if (std::regex_match(lines[i], m, dict)) {  // `port = {1: 452, ...}`: port[1] is 452
+      for (const std::string& kv : SplitTopLevel(m[2].str())) {
         const size_t colon = kv.find(':');
-        if (colon == std::string::npos) throw p4src::ReadError(where + ": bad port entry '" + kv + "'");
-        names["port[" + std::to_string(std::stoull(kv.substr(0, colon))) + "]"] = std::stoull(kv.substr(colon + 1));
+        if (colon == std::string::npos) throw p4src::ReadError(where + ": bad " + m[1].str() + " entry '" + kv + "'");
+        names[m[1].str() + "[" + std::to_string(std::stoull(kv.substr(0, colon))) + "]"] =
+            std::stoull(kv.substr(colon + 1));
       }
       continue;
     }
@@ -267,7 +276,9 @@ json ReadNextStepSelectorEntries(const std::string& src_root) {
     }
     if (close >= lines[i].size()) throw p4src::ReadError(where + ": tuple does not close on its line");
     std::vector<std::string> fields = SplitTopLevel(lines[i].substr(open + 1, close - open - 1));
-    if (fields.size() != 8) throw p4src::ReadError(where + ": expected an 8-element entry tuple");
+    if (fields.size() < nkeys + 2)
+      throw p4src::ReadError(where + ": expected an entry tuple of " + std::to_string(nkeys) +
+                             " keys, a priority, an action and its arguments");
     // A list comprehension: `for i in range(N)` on the next line.
     std::string var;
     uint64_t count = 1;
@@ -277,22 +288,19 @@ json ReadNextStepSelectorEntries(const std::string& src_root) {
     }
     for (uint64_t k = 0; k < count; ++k) {
       if (!var.empty()) names[var] = k;
-      // Encodings of add_entry (next_step_selector.py:237-251): None -> (0, 0);
-      // sizes mask 0x7, worker id 0xffff, types 0xf, flag 0xff, bitmap result 0xffffffff.
-      static const uint64_t kMasks[5] = {0x7, 0xffff, 0xf, 0xff, 0xffffffff};
       json keys = json::array();
-      for (int f = 0; f < 5; ++f) {
+      for (size_t f = 0; f < nkeys; ++f) {
         const auto v = PyExpr(fields[f], names, where).Eval();
-        keys.push_back(v ? json::array({*v & kMasks[f], kMasks[f]}) : json::array({0, 0}));
+        keys.push_back(v ? json::array({*v & desc.key_masks[f], desc.key_masks[f]}) : json::array({0, 0}));
       }
-      const auto prio = PyExpr(fields[5], names, where).Eval();
-      std::string action = fields[6];
+      const auto prio = PyExpr(fields[nkeys], names, where).Eval();
+      std::string action = fields[nkeys + 1];
       if (action.size() < 2 || action.front() != '\'' || action.back() != '\'')
         throw p4src::ReadError(where + ": action is not a string literal");
       action = action.substr(1, action.size() - 2);
-      const auto port = PyExpr(fields[7], names, where).Eval();
       json args = json::array();
-      if (port) args.push_back(*port);
+      for (size_t f = nkeys + 2; f < fields.size(); ++f)
+        if (const auto arg = PyExpr(fields[f], names, where).Eval()) args.push_back(*arg);
       entries.push_back({{"keys", keys}, {"priority", prio ? *prio : 0}, {"action", action}, {"args", args},
                          {"loc", where}});
     }
@@ -387,9 +395,8 @@ json ExtractManifest(const describe::ModelDescription& model, const p4src::Progr
   m["actions"] = actions;
   m["tables"] = tables;
   json controller = json::object();
-  if (model.program == "switchml")
-    controller["NextStepSelector.next_step"] = {{"file", "dev_root/controller/next_step_selector.py"},
-                                                {"entries", ReadNextStepSelectorEntries(src_root)}};
+  for (const describe::ControllerEntriesDesc& c : model.controller_entries)
+    controller[c.table] = {{"file", c.file}, {"entries", ReadControllerEntries(src_root, c)}};
   m["controller_entries"] = controller;
   return m;
 }

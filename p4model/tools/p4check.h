@@ -3,6 +3,7 @@
 // Python entry lists), through the committed upstream-manifest.json.
 #pragma once
 
+#include "p4model/common/model_check.h"
 #include "p4model/common/model_description.h"
 #include "p4model/tools/p4reader.h"
 
@@ -33,13 +34,19 @@ struct CheckReport {
   void Print(std::ostream& out, bool verbose) const;
 };
 
-/// The model description of a program by name ("switchml", "p4sgd"); throws std::invalid_argument.
+/// A model-checked program by name (p4model/common/model_check.h); throws
+/// std::invalid_argument naming the known ones.
+const p4::ModelCheckedProgram& ModelChecked(const std::string& program);
+/// Its description.
 describe::ModelDescription ModelFor(const std::string& program);
+/// The model-checked programs' names, joined with `separator` (usage and errors).
+std::string ModelCheckedNames(const std::string& separator);
 
 /// Reads the upstream program under `src_root` (the checkout's root) and returns
 /// its manifest: every header/struct with field widths and offsets, registers,
 /// register actions (no bodies), tables with keys, actions and const entries,
-/// and for SwitchML the controller's next_step entries. Throws p4src::ReadError.
+/// and the entries the model says its controller installs
+/// (ModelDescription::controller_entries). Throws p4src::ReadError.
 nlohmann::json ExtractManifest(const describe::ModelDescription& model, const p4src::Program& program,
                                const std::string& src_root);
 
@@ -49,11 +56,11 @@ void CompareModel(const describe::ModelDescription& model, const nlohmann::json&
 /// Committed manifest vs a fresh extraction: any difference is drift.
 void CompareDrift(const nlohmann::json& committed, const nlohmann::json& fresh, CheckReport& report);
 
-/// Parses the `entries = [...]` tuples of SwitchML's controller
-/// (dev_root/controller/next_step_selector.py, add_default_entries) with the
-/// IntEnums of dev_root/controller/common.py and the file's own Flag; returns
-/// the entries as the manifest's JSON list. Throws p4src::ReadError naming file:line.
-nlohmann::json ReadNextStepSelectorEntries(const std::string& src_root);
+/// Parses the entry tuples a controller's Python installs, as `desc` says
+/// where and how (SwitchML's NextStepSelector: next_step_selector.py's
+/// add_default_entries, with the IntEnums of common.py); returns the entries
+/// as the manifest's JSON list. Throws p4src::ReadError naming file:line.
+nlohmann::json ReadControllerEntries(const std::string& src_root, const describe::ControllerEntriesDesc& desc);
 
 }  // namespace inasim::p4tools
 

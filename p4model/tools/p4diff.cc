@@ -1,9 +1,6 @@
 #include "p4model/tools/p4diff.h"
 
-#include "protocols/p4sgd/dataplane/controls.h"
-#include "protocols/switchml/dataplane/controls.h"
-#include "protocols/switchml/dataplane/describe.h"
-#include "protocols/switchml/dataplane/next_step_selector.h"
+#include "p4model/common/model_check.h"
 #include "p4model/tools/p4eval.h"
 
 #include <algorithm>
@@ -41,207 +38,11 @@ std::string Hex(uint64_t v) {
   return o.str();
 }
 
-// ---------------------------------------------------------------------------
-// Model bindings: which C++ function mirrors which upstream register action,
-// and which of the action's outside reads are its parameters.
-// ---------------------------------------------------------------------------
-
-/// The model side of a register action: `cell` in/out (one uint64_t per
-/// element field, masked), `in` in the order of `inputs`; returns the result.
-struct RegisterActionBinding {
-  std::vector<std::string> inputs;
-  std::function<uint64_t(uint64_t* cell, const uint64_t* in)> run;
-};
-
-namespace sml = inasim::p4::switchml;
-namespace sgd = inasim::p4::p4sgd;
-
-std::optional<RegisterActionBinding> BindSwitchml(const std::string& name) {
-  using UB = sml::UpdateAndCheckWorkerBitmap;
-  using WC = sml::WorkersCounter;
-  using EX = sml::Exponents;
-  using PR = sml::Processor;
-  auto bitmap_pair = [](auto fn) {
-    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
-      sml::worker_bitmap_pair_t p{static_cast<uint32_t>(c[0]), static_cast<uint32_t>(c[1])};
-      const uint32_t r = fn(p, static_cast<uint32_t>(in[0]));
-      c[0] = p.first;
-      c[1] = p.second;
-      return r;
-    };
-  };
-  auto count_pair = [](auto fn) {
-    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
-      sml::num_workers_pair_t p{static_cast<uint8_t>(c[0]), static_cast<uint8_t>(c[1])};
-      const uint8_t r = fn(p, in);
-      c[0] = p.first;
-      c[1] = p.second;
-      return r;
-    };
-  };
-  auto exp_pair = [](auto fn) {
-    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
-      sml::exponent_pair_t p{static_cast<int8_t>(static_cast<uint8_t>(c[0])), static_cast<int8_t>(static_cast<uint8_t>(c[1]))};
-      const int8_t r = fn(p, in);
-      c[0] = static_cast<uint8_t>(p.first);
-      c[1] = static_cast<uint8_t>(p.second);
-      return static_cast<uint8_t>(r);
-    };
-  };
-  auto value_pair = [](auto fn) {
-    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
-      uint32_t first = static_cast<uint32_t>(c[0]), second = static_cast<uint32_t>(c[1]);
-      const uint32_t r = fn(PR::value_pair_ref{first, second}, in);
-      c[0] = first;
-      c[1] = second;
-      return r;
-    };
-  };
-  auto i8 = [](uint64_t v) { return static_cast<int8_t>(static_cast<uint8_t>(v)); };
-  auto u32 = [](uint64_t v) { return static_cast<uint32_t>(v); };
-  static const std::string kBitmap = "ig_md.worker_bitmap";
-  if (name == "UpdateAndCheckWorkerBitmap.worker_bitmap_update_set0")
-    return RegisterActionBinding{{kBitmap}, bitmap_pair(UB::worker_bitmap_update_set0)};
-  if (name == "UpdateAndCheckWorkerBitmap.worker_bitmap_update_set1")
-    return RegisterActionBinding{{kBitmap}, bitmap_pair(UB::worker_bitmap_update_set1)};
-  if (name == "WorkersCounter.workers_count_action")
-    return RegisterActionBinding{{"ig_md.switchml_md.num_workers"}, count_pair([](sml::num_workers_pair_t& p, const uint64_t* in) {
-                                   return WC::workers_count_action(p, static_cast<uint8_t>(in[0]));
-                                 })};
-  if (name == "WorkersCounter.read_workers_count_action")
-    return RegisterActionBinding{{}, count_pair([](sml::num_workers_pair_t& p, const uint64_t*) { return WC::read_workers_count_action(p); })};
-  if (name == "Exponents.write_read0_register_action")
-    return RegisterActionBinding{{"exponent0", "exponent1"}, exp_pair([i8](sml::exponent_pair_t& p, const uint64_t* in) {
-                                   return EX::write_read0_register_action(p, i8(in[0]), i8(in[1]));
-                                 })};
-  if (name == "Exponents.max_read0_register_action")
-    return RegisterActionBinding{{"exponent0", "exponent1"}, exp_pair([i8](sml::exponent_pair_t& p, const uint64_t* in) {
-                                   return EX::max_read0_register_action(p, i8(in[0]), i8(in[1]));
-                                 })};
-  if (name == "Exponents.read0_register_action")
-    return RegisterActionBinding{{}, exp_pair([](sml::exponent_pair_t& p, const uint64_t*) { return EX::read0_register_action(p); })};
-  if (name == "Exponents.read1_register_action")
-    return RegisterActionBinding{{}, exp_pair([](sml::exponent_pair_t& p, const uint64_t*) { return EX::read1_register_action(p); })};
-  if (name == "Processor.write_read1_register_action")
-    return RegisterActionBinding{{"value0", "value1"}, value_pair([u32](PR::value_pair_ref v, const uint64_t* in) {
-                                   return PR::write_read1_register_action(v, u32(in[0]), u32(in[1]));
-                                 })};
-  if (name == "Processor.sum_read1_register_action")
-    return RegisterActionBinding{{"value0", "value1"}, value_pair([u32](PR::value_pair_ref v, const uint64_t* in) {
-                                   return PR::sum_read1_register_action(v, u32(in[0]), u32(in[1]));
-                                 })};
-  if (name == "Processor.read0_register_action")
-    return RegisterActionBinding{{}, value_pair([](PR::value_pair_ref v, const uint64_t*) { return PR::read0_register_action(v); })};
-  if (name == "Processor.read1_register_action")
-    return RegisterActionBinding{{}, value_pair([](PR::value_pair_ref v, const uint64_t*) { return PR::read1_register_action(v); })};
-  return std::nullopt;
-}
-
-std::optional<RegisterActionBinding> BindP4sgd(const std::string& name) {
-  using IG = sgd::Ingress;
-  auto scalar = [](auto fn) {
-    return [fn](uint64_t* c, const uint64_t* in) -> uint64_t {
-      uint32_t d = static_cast<uint32_t>(c[0]);
-      const uint64_t r = fn(d, in);
-      c[0] = d;
-      return r;
-    };
-  };
-  std::smatch m;
-  static const std::regex value_reg(R"(Ingress\.value_([01])([1-8])_(add|clr))");
-  if (std::regex_match(name, m, value_reg)) {
-    if (m[3] == "add")
-      return RegisterActionBinding{{"hdr.load.value" + m[2].str()}, scalar([](uint32_t& d, const uint64_t* in) {
-                                     return IG::value_add(d, static_cast<uint32_t>(in[0]));
-                                   })};
-    return RegisterActionBinding{{}, scalar([](uint32_t& d, const uint64_t*) { return IG::value_clr(d); })};
-  }
-  if (name == "Ingress.count_0" || name == "Ingress.count_1")
-    return RegisterActionBinding{{}, scalar([](uint32_t& d, const uint64_t*) { return IG::count(d); })};
-  if (name == "Ingress.get_counter_0" || name == "Ingress.get_counter_1")
-    return RegisterActionBinding{{}, scalar([](uint32_t& d, const uint64_t*) { return IG::get_counter(d); })};
-  if (name == "Ingress.node_map_merge_0" || name == "Ingress.node_map_merge_1")
-    return RegisterActionBinding{{"bitmap"}, scalar([](uint32_t& d, const uint64_t* in) {
-                                   return IG::node_map_merge(d, static_cast<uint32_t>(in[0]));
-                                 })};
-  if (name == "Ingress.node_map_clear_0" || name == "Ingress.node_map_clear_1")
-    return RegisterActionBinding{{"bitmap"}, scalar([](uint32_t& d, const uint64_t* in) {
-                                   return IG::node_map_clear(d, static_cast<uint32_t>(in[0]));
-                                 })};
-  if (name == "Ingress.seq_check")
-    return RegisterActionBinding{{"hdr.load.seq_no"}, scalar([](uint32_t& d, const uint64_t* in) -> uint64_t {
-                                   return IG::seq_check(d, static_cast<uint32_t>(in[0])) ? 1 : 0;
-                                 })};
-  return std::nullopt;
-}
-
-/// The model side of a table: key values (in the table's key order) -> action and arguments.
-using TableResult = std::pair<std::string, std::vector<uint64_t>>;
-using TableBinding = std::function<TableResult(const uint64_t* keys)>;
-
-std::optional<TableBinding> BindTable(const std::string& program, const std::string& name) {
-  auto md_of = [](uint64_t packet_type) {
-    sml::ingress_metadata_t ig;
-    ig.switchml_md.packet_type = static_cast<sml::PacketType>(packet_type);
-    return ig;
-  };
-  if (program == "switchml") {
-    if (name == "ReconstructWorkerBitmap.reconstruct_worker_bitmap")
-      return TableBinding([](const uint64_t* k) {
-        sml::ingress_metadata_t ig;
-        ig.switchml_md.worker_id = static_cast<uint16_t>(k[0]);
-        sml::ReconstructWorkerBitmap::apply(ig);
-        return TableResult{"reconstruct_worker_bitmap_from_worker_id", {ig.worker_bitmap}};
-      });
-    if (name == "UpdateAndCheckWorkerBitmap.update_and_check_worker_bitmap")
-      return TableBinding([md_of](const uint64_t* k) {
-        sml::ingress_metadata_t ig = md_of(k[1]);
-        ig.switchml_md.pool_index = static_cast<uint16_t>(k[0]);
-        ig.port_metadata.ingress_drop_probability = static_cast<uint16_t>(k[2]);
-        return TableResult{sml::ActionName(sml::UpdateAndCheckWorkerBitmap::Lookup(ig)), {}};
-      });
-    if (name == "WorkersCounter.count_workers")
-      return TableBinding([md_of](const uint64_t* k) {
-        sml::ingress_metadata_t ig = md_of(k[2]);
-        ig.switchml_md.num_workers = static_cast<uint8_t>(k[0]);
-        ig.switchml_md.map_result = static_cast<uint32_t>(k[1]);
-        return TableResult{sml::ActionName(sml::WorkersCounter::Lookup(ig.switchml_md)), {}};
-      });
-    if (name == "Exponents.exponent_max" || name == "Processor.sum")
-      return TableBinding([md_of, name](const uint64_t* k) {
-        sml::ingress_metadata_t ig = md_of(k[2]);
-        ig.switchml_md.worker_bitmap_before = static_cast<uint32_t>(k[0]);
-        ig.switchml_md.map_result = static_cast<uint32_t>(k[1]);
-        return TableResult{name == "Processor.sum" ? sml::ActionName(sml::Processor::Lookup(ig.switchml_md))
-                                                   : sml::ActionName(sml::Exponents::Lookup(ig.switchml_md)),
-                           {}};
-      });
-    if (name == "NextStepSelector.next_step") {
-      auto nss = std::make_shared<sml::NextStepSelector>(/*folded_pipe=*/true);
-      return TableBinding([nss](const uint64_t* k) {
-        sml::switchml_md_h md;
-        md.packet_size = static_cast<sml::PacketSize>(k[0]);
-        md.worker_id = static_cast<uint16_t>(k[1]);
-        md.packet_type = static_cast<sml::PacketType>(k[2]);
-        md.first_last_flag = static_cast<uint8_t>(k[3]);
-        md.map_result = static_cast<uint32_t>(k[4]);
-        const sml::NextStepSelector::Entry* e = nss->Lookup(md);
-        if (!e) return TableResult{"drop", {}};  // const default_action = drop()
-        const std::string a = sml::ActionName(e->action);
-        if (a == "recirculate_for_CONSUME1" || a.rfind("recirculate_for_HARVEST", 0) == 0)
-          return TableResult{a, {e->recirc_port}};
-        return TableResult{a, {}};
-      });
-    }
-  }
-  if (program == "p4sgd" && name == "Ingress.bitmap_mapping")
-    return TableBinding([](const uint64_t* k) {
-      const auto* e = sgd::Ingress::bitmap_mapping_lookup(static_cast<uint32_t>(k[0]), static_cast<uint16_t>(k[1]));
-      if (!e) return TableResult{"use_default_bitmap", {}};
-      return TableResult{"get_bitmap", {e->map}};
-    });
-  return std::nullopt;
-}
+// The model side (register action functions, table lookups) comes from each
+// model-checked program's bindings (p4model/common/model_check.h).
+using p4::RegisterActionBinding;
+using p4::TableBinding;
+using p4::TableResult;
 
 // ---------------------------------------------------------------------------
 // Drivers
@@ -439,7 +240,8 @@ DiffSummary RunDifferential(const std::string& program, const p4src::Program& pr
                             uint64_t seed, CheckReport& report) {
   DiffSummary sum;
   std::mt19937_64 rng(seed);
-  const describe::ModelDescription model = ModelFor(program);
+  const p4::ModelCheckedProgram& checked = ModelChecked(program);
+  const describe::ModelDescription model = checked.describe();
   auto modeled = [&](const std::string& control) {
     return std::find(model.controls.begin(), model.controls.end(), control) != model.controls.end();
   };
@@ -447,7 +249,7 @@ DiffSummary RunDifferential(const std::string& program, const p4src::Program& pr
     if (!modeled(c.name)) continue;
     for (const p4src::RegisterActionDecl& a : c.register_actions) {
       const std::string item = c.name + "." + a.name;
-      const auto bind = program == "switchml" ? BindSwitchml(item) : BindP4sgd(item);
+      const auto bind = checked.bind_register_action(item);
       if (!bind) {
         report.Add("differential", "register action " + item, Status::kMismatch, "no model function bound to it (" + a.loc.str() + ")");
         ++sum.failures;
@@ -470,7 +272,7 @@ DiffSummary RunDifferential(const std::string& program, const p4src::Program& pr
       entries = &manifest.at("controller_entries").at(item).at("entries");
     else if (table.contains("const_entries"))
       entries = &table.at("const_entries");
-    const auto bind = BindTable(program, item);
+    const auto bind = checked.bind_table(item);
     if (!entries || !bind) {
       report.Add("differential", "table " + item, Status::kMismatch, !bind ? "no model lookup bound to it" : "no upstream entries");
       ++sum.failures;

@@ -22,7 +22,7 @@ namespace inasim {
 namespace {
 
 /// workload.jobs concurrent allreduces need the protocol's minimum of hosts
-/// each (CanaryJobSet::SplitHosts, the runner).
+/// each (SplitHosts in ina/jobs.h, the runner).
 void CheckJobsFitHosts(const Scenario& s, size_t selected) {
   const uint32_t min_hosts = FindProtocol(s.workload.protocol)->min_hosts_per_job;
   if (selected >= uint64_t{min_hosts} * s.workload.jobs) return;

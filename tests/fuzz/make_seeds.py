@@ -110,6 +110,11 @@ def panama():
         record(p, pkt(p, 7, 1, 1)) for p in range(1, 4)) + record(0, pkt(0, 7, 1, 1)))
     write("panama", "two-jobs-overflow", bytes([4 | 2]) + b"".join(
         record(p, pkt(p, 9, 0, v)) for v in range(6) for p in (2, 3)) + vec(0))
+    # Tree switch (bit 3): a vector up to the parent (port 5), a result down from
+    # it to the children (the worker on port 0 rewritten), tree 1 rooted here.
+    write("panama", "tree-up-down", bytes([8]) + vec(0) + record(5, pkt(5, 7, 0, 0)) + b"".join(
+        record(p, pkt(p, 7, 1, 0)) for p in range(4)))
+    write("panama", "tree-fin-dump", bytes([0x80 | 8]) + vec(0) + vec(1, True) + record(0, pkt(0, 9, 0, 0)))
 
 
 def scenarios():

@@ -5,6 +5,7 @@
 // sockets; the switch knows nothing of the protocol.
 #include "net_harness.h"
 
+#include "ina/shared-program.h"
 #include "p4model/common/dataplane.h"
 
 #include <map>
@@ -224,4 +225,30 @@ TEST_F(MulticastPfcTest, ACopiedPacketChargesItsIngressOnce) {
   EXPECT_EQ(PausesFor(4), 0u);
   EXPECT_EQ(PausesFor(8), 0u);
   EXPECT_EQ(PausesFor(9), 1u);
+}
+
+// --- one program shared by several jobs (ina/shared-program.h) -------------
+
+TEST_F(SeamTest, LaterJobsJoinTheProgramTheFirstInstalled) {
+  Build(topo::BuildSingleRack(4, Link(100, 500'000)));
+  InaSwitchNode& sw = fabric_->switch_node(0);
+  std::vector<std::string> calls;
+  auto install = [&calls](uint32_t fan_in) {
+    return [&calls, fan_in] {
+      calls.push_back("install " + std::to_string(fan_in));
+      return std::make_unique<ToyAggregator>(fan_in);
+    };
+  };
+  auto join = [&calls](ToyAggregator& installed) { calls.push_back("join " + installed.DumpState()); };
+  ToyAggregator& first = InstallOrJoin<ToyAggregator>(sw, install(3), join);
+  EXPECT_EQ(sw.dataplane(), &first);
+  ToyAggregator& second = InstallOrJoin<ToyAggregator>(sw, install(5), join);
+  EXPECT_EQ(&second, &first);  // joined, not replaced
+  EXPECT_EQ(sw.dataplane(), &first);
+  EXPECT_EQ(calls, (std::vector<std::string>{"install 3", "join {\"open_slots\":0}"}));
+  // A program of another type on the switch is not joined: the job installs its own.
+  sw.SetDataplane(std::make_unique<ToyBroadcaster>(4));
+  ToyAggregator& third = InstallOrJoin<ToyAggregator>(sw, install(7), join);
+  EXPECT_EQ(sw.dataplane(), &third);
+  EXPECT_EQ(calls.back(), "install 7");
 }

@@ -203,3 +203,43 @@ def test_every_registered_dataplane_is_a_replay_program():
     p = subprocess.run([str(P4), "--help"], capture_output=True, text=True)
     listed = p.stdout.split("programs:")[-1]
     assert all(name in listed for name in programs), listed
+
+
+# --- PANAMA on a switch of a job's trees (protocols/panama/dataplane/tree_switch.h) ---
+
+def panama_packet(port: int, value: float, dst_ip=(239, 0, 7, 0), vid: int = 0) -> bytes:
+    """An aggregation packet of JID 7, tree 0: DSCP 56, UDP, the 14 B header, one fp32."""
+    payload = struct.pack("!HBBIH4x", 7, 0, 0, vid, 0xFFFF) + struct.pack("!f", value)
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 56 << 2, 20 + 8 + len(payload), 1, 0, 64, 17, 0,
+                               bytes([10, 0, 0, port + 1]), bytes(dst_ip)))
+    ip[10:12] = struct.pack("!H", checksum(bytes(ip)))
+    udp = struct.pack("!HHHH", 6000, 6000, 8 + len(payload), 0)
+    return bytes([1, 0, 0x5E, 0, 7, 0]) + bytes([2, 0, 0, 0, 0, port + 1]) + b"\x08\x00" + bytes(ip) + udp + payload
+
+
+def test_panama_tree_switch_steers_results_up_and_rewrites_the_last_hop(tmp_path):
+    cfg = tmp_path / "panama.json"
+    cfg.write_text(json.dumps({"num_ports": 3, "jobs": [{"jid": 7, "ports": [0, 1], "tree_routes": [
+        {"parent_port": 2, "children": [{"port": 0, "ip": "10.0.0.1", "mac": "02:00:0a:00:00:01"}, {"port": 1}]}]}]}))
+    down = panama_packet(2, 5.0)
+    lines = [{"port": 0, "hex": panama_packet(0, 1.0).hex()}, {"port": 1, "hex": panama_packet(1, 0.5).hex()},
+             {"port": 2, "hex": down.hex()}]
+    p = subprocess.run([str(P4), "replay", "panama", "--config", str(cfg), "--dump"],
+                       input="".join(json.dumps(l) + "\n" for l in lines), capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    first, up, back = packet_lines(p.stdout)
+    assert first["out"] == []
+    result, = up["out"]  # the sum goes to the parent only
+    assert result["port"] == 2
+    assert struct.unpack("!f", bytes.fromhex(result["hex"])[-4:]) == (1.5,)
+    to_worker, to_switch = back["out"]  # the parent's result down to both children
+    assert (to_worker["port"], to_switch["port"]) == (0, 1)
+    assert bytes.fromhex(to_switch["hex"]) == down
+    w = bytes.fromhex(to_worker["hex"])
+    assert w[:6] == bytes([2, 0, 0x0A, 0, 0, 1]) and w[30:34] == bytes([10, 0, 0, 1])
+    assert checksum(w[14:34]) == 0 and w[34:] == down[34:]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"jobs": [{"jid": 7, "ports": [0], "tree_routes": [{"children": [{"port": 1, "ip": "x",
+                                                                                                "mac": "y"}]}]}]}))
+    p = subprocess.run([str(P4), "replay", "panama", "--config", str(bad)], capture_output=True, text=True, input="")
+    assert p.returncode == 2 and "jobs[0].tree_routes[0].children[0].ip" in p.stderr

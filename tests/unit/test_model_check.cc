@@ -253,7 +253,9 @@ TEST(ModelCheck, ControllerEntriesParsedFromPython) {
          "            for i in range(3)])\n"
          "    def add_entry(self):\n"
          "        ( PacketSize.MTU_128, None, None, None, None, 9, 'ignored', None)\n";
-  const json e = ReadNextStepSelectorEntries(dir.string());
+  const auto& described = inasim::p4::switchml::Describe().controller_entries;
+  ASSERT_EQ(described.size(), 1u);
+  const json e = ReadControllerEntries(dir.string(), described[0]);
   ASSERT_EQ(e.size(), 5u);
   EXPECT_EQ(e[0]["action"], "recirculate_for_HARVEST7") << "sorted by priority";
   EXPECT_EQ(e[0]["args"], json::array({68}));

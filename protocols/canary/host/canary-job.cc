@@ -2,6 +2,7 @@
 
 #include "ina/addressing.h"
 #include "ina/fabric.h"
+#include "ina/shared-program.h"
 #include "protocols/canary/dataplane/canary_dataplane.h"
 #include "p4model/common/frame.h"
 #include "protocols/static_tree/dataplane/static_tree_dataplane.h"
@@ -67,7 +68,7 @@ void CanaryHost::Setup(CanaryJob* job, uint32_t rank) {
   const uint64_t total = job->total_blocks();
   attempt_.assign(total, 0);
   state_.assign(total, kNotIssued);
-  generation_.assign(job->mode() == InaTreeMode::kCanary ? total : 0, 0);
+  timers_.Reset(job->mode() == InaTreeMode::kCanary ? total : 0);
   if (job->mode() == InaTreeMode::kCanary) {
     // Blocks g with g mod n == my slot: g / n indexes them.
     const uint64_t slot = job->LeaderSlot(rank);
@@ -99,13 +100,13 @@ void CanaryHost::Setup(CanaryJob* job, uint32_t rank) {
 void CanaryHost::StopApplication() {
   if (data_socket_) data_socket_->Close();
   if (control_socket_) control_socket_->Close();
-  timer_event_.Cancel();
+  timers_.CancelEvent();
 }
 
 void CanaryHost::DoDispose() {
   data_socket_ = nullptr;
   control_socket_ = nullptr;
-  timer_event_.Cancel();
+  timers_.CancelEvent();
   ns3::Application::DoDispose();
 }
 
@@ -488,7 +489,7 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
   state_[g] = kDone;
   ++c_.results_received;
   ++blocks_done_total_;
-  if (job_->mode() == InaTreeMode::kCanary) ++generation_[g];  // its timer is stale
+  if (job_->mode() == InaTreeMode::kCanary) timers_.Stop(g);
   // Every element this host ends with, against the exact sum.
   const TensorData& data = job_->data(it);
   const uint64_t first = (g % job_->blocks_per_iteration()) * k_;
@@ -510,19 +511,8 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
 }
 
 void CanaryHost::ArmTimer(uint64_t g) {
-  const uint32_t gen = ++generation_[g];
-  timers_.push({NowPs() + job_->canary().retransmit_timeout_ps, g, gen});
-  ArmEvent();
-}
-
-void CanaryHost::ArmEvent() {
-  while (!timers_.empty() && timers_.top().generation != generation_[timers_.top().block]) timers_.pop();
-  if (timers_.empty()) return;
-  const uint64_t at = timers_.top().deadline_ps;
-  if (timer_event_.IsRunning() && timer_event_at_ <= at) return;
-  timer_event_.Cancel();
-  timer_event_at_ = at;
-  timer_event_ = Simulator::Schedule(PicoSeconds(at - NowPs()), &CanaryHost::OnTimerEvent, this);
+  timers_.Start(g, NowPs() + job_->canary().retransmit_timeout_ps);
+  timers_.Arm(NowPs(), this, &CanaryHost::OnTimerEvent);
 }
 
 // canary-fgcs24 §3.3 "all the hosts (excluding the leader) set a timeout for
@@ -530,26 +520,19 @@ void CanaryHost::ArmEvent() {
 // retransmission request is issued."
 void CanaryHost::OnTimerEvent() {
   const uint64_t now = NowPs();
-  timer_event_at_ = 0;
-  while (!timers_.empty()) {
-    const Timer t = timers_.top();
-    if (t.generation != generation_[t.block]) {
-      timers_.pop();
-      continue;
-    }
-    if (t.deadline_ps > now) break;
-    timers_.pop();
-    if (state_[t.block] != kIssued) continue;
-    if (attempt_[t.block] > job_->canary().max_failures) {
-      SendBlock(t.block);  // host-based reduction: resend the data itself
+  timers_.Fired();
+  uint64_t g;
+  while (timers_.PopDue(now, g)) {
+    if (state_[g] != kIssued) continue;
+    if (attempt_[g] > job_->canary().max_failures) {
+      SendBlock(g);  // host-based reduction: resend the data itself
     } else {
       ++c_.retransmit_requests;
-      SendControl(job_->LeaderOf(t.block), kRetransmitRequest, t.block, attempt_[t.block], nullptr);
+      SendControl(job_->LeaderOf(g), kRetransmitRequest, g, attempt_[g], nullptr);
     }
-    const uint32_t gen = ++generation_[t.block];
-    timers_.push({now + job_->canary().retransmit_timeout_ps, t.block, gen});
+    timers_.Start(g, now + job_->canary().retransmit_timeout_ps);
   }
-  ArmEvent();
+  timers_.Arm(now, this, &CanaryHost::OnTimerEvent);
 }
 
 // ------------------------------------------------------------------- job ----
@@ -651,17 +634,16 @@ void CanaryJob::InstallCanary() {
   // packets will take are not known a priori").
   for (uint32_t sw = 0; sw < fabric_->num_switches(); ++sw) {
     const uint32_t v = nh + sw;
-    // An earlier concurrent job installed the program: one Canary program per
-    // switch serves every application id (canary-fgcs24 §3.4).
-    if (auto* installed = dynamic_cast<cn::CanaryDataplane*>(fabric_->switch_node(sw).dataplane())) {
-      AddPartition(*installed);
-      switch_vertices_.push_back(v);
-      continue;
-    }
-    const cn::CanaryConfig c = SwitchConfig(t, v, cs, k_);
-    auto dp = std::make_unique<p4::canary::CanaryDataplane>(c);
-    AddPartition(*dp);
-    fabric_->switch_node(sw).SetDataplane(std::move(dp));
+    // One Canary program per switch serves every application id
+    // (canary-fgcs24 §3.4): a later concurrent job joins the one installed.
+    InstallOrJoin<cn::CanaryDataplane>(
+        fabric_->switch_node(sw),
+        [&] {
+          auto dp = std::make_unique<cn::CanaryDataplane>(SwitchConfig(t, v, cs, k_));
+          AddPartition(*dp);
+          return dp;
+        },
+        [&](cn::CanaryDataplane& installed) { AddPartition(installed); });
     switch_vertices_.push_back(v);
   }
 }
@@ -770,12 +752,12 @@ void CanaryJob::InstallStaticTrees() {
     c.num_elements = k_;
     c.slots_per_tree = spec_.spec<StaticTreeSpec>().slots_per_tree;
     c.pass_latency_ps = spec_.spec<StaticTreeSpec>().pass_latency_ps;
-    // Earlier concurrent jobs' trees on this switch stay: one program holds them all.
-    if (const auto* earlier = dynamic_cast<const st::StaticTreeDataplane*>(fabric_->switch_node(sw).dataplane()))
-      c.trees = earlier->config().trees;
-    c.trees.insert(c.trees.end(), per_switch[sw].begin(), per_switch[sw].end());
+    c.trees = per_switch[sw];
+    // One program holds every concurrent job's trees: a later job adds its own.
     try {
-      fabric_->switch_node(sw).SetDataplane(std::make_unique<st::StaticTreeDataplane>(c));
+      InstallOrJoin<st::StaticTreeDataplane>(
+          fabric_->switch_node(sw), [&] { return std::make_unique<st::StaticTreeDataplane>(c); },
+          [&](st::StaticTreeDataplane& installed) { installed.AddTrees(c.trees); });
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("static_tree program on {}: {}", t.node(v).name, e.what()));
     }

@@ -34,6 +34,7 @@
 // checked against the exact sum.
 #pragma once
 
+#include "ina/lazy-timer-heap.h"
 #include "ina/collective-table.h"
 #include "ina/workload.h"
 #include "ina/scenario.h"
@@ -50,7 +51,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <queue>
 #include <string>
 #include <vector>
 
@@ -103,14 +103,6 @@ class CanaryHost : public ns3::Application {
   void DoDispose() override;
 
  private:
-  struct Timer {
-    uint64_t deadline_ps;
-    uint64_t block;
-    uint32_t generation;
-    bool operator>(const Timer& o) const {
-      return deadline_ps != o.deadline_ps ? deadline_ps > o.deadline_ps : block > o.block;
-    }
-  };
   // Leader state of one block this host leads.
   struct LeadBlock {
     uint8_t attempt = 0;
@@ -142,7 +134,6 @@ class CanaryHost : public ns3::Application {
   void Fail(uint64_t g);
   void SendControl(uint32_t to_rank, uint8_t type, uint64_t g, uint8_t attempt, const uint32_t* data);
   void ArmTimer(uint64_t g);
-  void ArmEvent();
   void OnTimerEvent();
   LeadBlock& Lead(uint64_t g);
 
@@ -161,14 +152,11 @@ class CanaryHost : public ns3::Application {
   // Per global block.
   std::vector<uint8_t> attempt_;
   std::vector<uint8_t> state_;  ///< 0 not issued, 1 issued, 2 done
-  std::vector<uint32_t> generation_;
   std::vector<uint8_t> queued_;  ///< issued, not yet handed to the NIC (set while in pending_)
   std::deque<uint64_t> pending_;  ///< those blocks, in issue order (finished ones are skipped)
   const uint32_t* nic_queued_ = nullptr;  ///< live bytes of our data socket's frames in the NIC queue
   std::vector<LeadBlock> lead_;  ///< blocks g with g mod n == my leader slot, at g / n
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
-  ns3::EventId timer_event_;
-  uint64_t timer_event_at_ = 0;
+  LazyTimerHeap<uint64_t> timers_;  ///< §3.3 retransmission timers, per global block (Canary mode)
   CanaryHostCounters c_;
   std::vector<uint8_t> tx_, rx_;
   std::vector<uint32_t> scratch_;

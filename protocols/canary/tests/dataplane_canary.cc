@@ -4,6 +4,7 @@
 // encapsulation (protocols/canary/dataplane/README.md); the model's own serializer is never
 // used to build an expectation.
 #include "protocols/canary/dataplane/canary_dataplane.h"
+#include "tests/common/recording_emitter.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -34,29 +35,8 @@ uint32_t HostIp(int h) { return 0x0a000000u + uint32_t(h) + 1; }
 
 // --- recording harness ------------------------------------------------------
 
-struct Out {
-  enum Kind { kUnicast, kMulticast, kRouted } kind;
-  Bytes bytes;
-  uint16_t port = 0;
-  std::vector<uint16_t> ports;
-  Picoseconds latency = 0;
-};
-
-class Recorder : public inasim::p4::Emitter {
- public:
-  void Emit(inasim::Span<const uint8_t> f, uint16_t port, Picoseconds latency) override {
-    out.push_back({Out::kUnicast, Bytes(f.begin(), f.end()), port, {}, latency});
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> f, inasim::Span<const uint16_t> ports,
-                     Picoseconds latency) override {
-    out.push_back({Out::kMulticast, Bytes(f.begin(), f.end()), 0, std::vector<uint16_t>(ports.begin(), ports.end()),
-                   latency});
-  }
-  void EmitRouted(inasim::Span<const uint8_t> f, Picoseconds latency) override {
-    out.push_back({Out::kRouted, Bytes(f.begin(), f.end()), 0, {}, latency});
-  }
-  std::vector<Out> out;
-};
+using Out = inasim::testing::Emitted;
+using Recorder = inasim::testing::RecordingEmitter;
 
 /// The switch's timers, fired in time order (ties: scheduling order) by Run().
 class TimerQueue : public inasim::p4::TimerService {

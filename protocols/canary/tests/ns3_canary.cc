@@ -383,29 +383,6 @@ TEST_F(CanaryScenario, ConcurrentJobsEachEndWithTheirExactSum) {
   }
 }
 
-TEST_F(CanaryScenario, HostsAreDealtIntoDisjointSortedGroups) {
-  std::vector<uint32_t> hosts;
-  for (uint32_t h = 0; h < 17; ++h) hosts.push_back(h * 2);
-  const auto groups = CanaryJobSet::SplitHosts(hosts, 4, 7);
-  ASSERT_EQ(groups.size(), 4u);
-  std::vector<uint32_t> all;
-  for (const auto& g : groups) {
-    EXPECT_TRUE(g.size() == 4 || g.size() == 5);
-    EXPECT_TRUE(std::is_sorted(g.begin(), g.end()));
-    all.insert(all.end(), g.begin(), g.end());
-  }
-  std::sort(all.begin(), all.end());
-  EXPECT_EQ(all, hosts);
-  EXPECT_EQ(groups, CanaryJobSet::SplitHosts(hosts, 4, 7));  // seeded: the same split again
-  EXPECT_NE(groups, CanaryJobSet::SplitHosts(hosts, 4, 8));
-  EXPECT_THROW(CanaryJobSet::SplitHosts(hosts, 9, 7), std::invalid_argument);  // 17 hosts: not 2 per job
-  // Contiguous: consecutive ranges of the hosts as given, whatever the seed.
-  const auto ranges = CanaryJobSet::SplitHosts(hosts, 4, 7, true);
-  EXPECT_EQ(ranges, CanaryJobSet::SplitHosts(hosts, 4, 8, true));
-  EXPECT_EQ(ranges[0], (std::vector<uint32_t>{0, 2, 4, 6, 8}));
-  EXPECT_EQ(ranges[3], (std::vector<uint32_t>{26, 28, 30, 32}));
-}
-
 // workload.job_split "contiguous": four jobs on the fixture's 4 x 4 leaf-spine
 // each get one rack, so every block is aggregated whole in its ToR (the root)
 // and every leader receives exactly one packet per block; shuffled jobs span

@@ -1,10 +1,11 @@
 // One class per switch control. `Ingress` is the Ingress control of
 // RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4 (its only non-empty control); `PaperSwitch`
 // is Algorithm 2 of the paper (p4sgd §3.3, §4.2), written the same way: each
-// register array is a Register, each read-modify-write a named static
-// register action, tables const data.
+// register array is a p4::Register (p4model/common/register.h), each
+// read-modify-write a named static register action, tables const data.
 #pragma once
 
+#include "p4model/common/register.h"
 #include "protocols/p4sgd/dataplane/types.h"
 
 #include <array>
@@ -12,37 +13,6 @@
 #include <vector>
 
 namespace inasim::p4::p4sgd {
-
-/// A Register<T, bit<16>>(size): allocated on first use; Tofino addresses it
-/// with the low log2(size) bits of the index. `touched()` lists the cells ever
-/// written, in index order, for DumpState.
-template <typename T>
-class Register {
- public:
-  explicit Register(uint32_t size) : size_(size) {}
-  T& At(uint32_t index) {
-    if (cells_.empty()) Allocate();
-    index &= size_ - 1;
-    touched_[index >> 6] |= uint64_t{1} << (index & 63);
-    return cells_[index];
-  }
-  T Peek(uint32_t index) const { return cells_.empty() ? T{} : cells_[index & (size_ - 1)]; }
-  bool Touched(uint32_t index) const {
-    if (touched_.empty()) return false;
-    index &= size_ - 1;
-    return touched_[index >> 6] >> (index & 63) & 1;
-  }
-  uint32_t size() const { return size_; }
-
- private:
-  __attribute__((noinline)) void Allocate() {
-    cells_.assign(size_, T{});
-    touched_.assign((size_ + 63) / 64, 0);
-  }
-  uint32_t size_;
-  std::vector<T> cells_;
-  std::vector<uint64_t> touched_;
-};
 
 /// The eight value registers of one index (value_s1..value_s8), held as one
 /// row: a pass touches one 32-byte row instead of eight arrays.

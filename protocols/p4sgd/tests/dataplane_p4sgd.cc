@@ -5,6 +5,7 @@
 // the model's own parser/deparser is never used to build an expectation.
 #include "protocols/p4sgd/dataplane/p4sgd_dataplane.h"
 #include "p4model/tools/programs.h"
+#include "tests/common/recording_emitter.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -29,29 +30,8 @@ constexpr uint16_t kCpuSimPort = 32;  // default dev_ports: simulator port 32 is
 
 // --- recording harness ------------------------------------------------------
 
-struct Out {
-  enum Kind { kUnicast, kMulticast, kRouted } kind;
-  Bytes bytes;
-  uint16_t port = 0;
-  std::vector<uint16_t> ports;
-  Picoseconds latency = 0;
-};
-
-class Recorder : public inasim::p4::Emitter {
- public:
-  void Emit(inasim::Span<const uint8_t> f, uint16_t port, Picoseconds latency) override {
-    out.push_back({Out::kUnicast, Bytes(f.begin(), f.end()), port, {}, latency});
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> f, inasim::Span<const uint16_t> ports,
-                     Picoseconds latency) override {
-    out.push_back({Out::kMulticast, Bytes(f.begin(), f.end()), 0, std::vector<uint16_t>(ports.begin(), ports.end()),
-                   latency});
-  }
-  void EmitRouted(inasim::Span<const uint8_t> f, Picoseconds latency) override {
-    out.push_back({Out::kRouted, Bytes(f.begin(), f.end()), 0, {}, latency});
-  }
-  std::vector<Out> out;
-};
+using Out = inasim::testing::Emitted;
+using Recorder = inasim::testing::RecordingEmitter;
 
 // --- independent byte builders ----------------------------------------------
 

@@ -76,10 +76,12 @@ void BufferingControl::Release(uint32_t job, uint32_t port) {
 // ============================================================================
 
 ControlLogic::ControlLogic(const std::vector<PanamaJob>& jobs) {
-  for (const PanamaJob& j : jobs) {
-    ports_bitmap_.push_back(j.ports_bitmap);
-    expected_vid_.emplace_back(j.num_trees, 0u);
-  }
+  for (const PanamaJob& j : jobs) AddJob(j);
+}
+
+void ControlLogic::AddJob(const PanamaJob& job) {
+  ports_bitmap_.push_back(job.ports_bitmap);
+  expected_vid_.emplace_back(job.num_trees, 0u);
 }
 
 ControlLogic::Verdict ControlLogic::Inspect(uint32_t expected, inasim::Span<const uint32_t> vids,

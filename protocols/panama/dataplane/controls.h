@@ -72,6 +72,8 @@ class BufferingControl {
   uint32_t active_jobs() const { return active_jobs_; }
   void JobStarted() { ++active_jobs_; }
   void JobEnded() { --active_jobs_; }
+  /// A job installed after construction: its buffers, empty, after the others'.
+  void AddJob() { count_.resize(count_.size() + num_ports_, 0); }
 
  private:
   uint64_t packet_memory_;
@@ -96,6 +98,8 @@ class ControlLogic {
   };
 
   ControlLogic(const std::vector<PanamaJob>& jobs);
+  /// A job installed after construction: its registers after the others' (Expected_VID 0).
+  void AddJob(const PanamaJob& job);
 
   // --- registers ----------------------------------------------------------------
   /// panama §5 (2) Ports_bitmap, one per job, set by the controller.

@@ -17,24 +17,36 @@ PanamaDataplane::PanamaDataplane(PanamaConfig config)
       latency_(config_.latency, tree_.Depth()),
       buffers_(config_.PacketMemory(), static_cast<uint32_t>(config_.jobs.size()), config_.num_ports),
       control_(config_.jobs) {
-  for (const PanamaJob& j : config_.jobs) {
-    JobState s;
-    for (uint16_t p = 0; p < config_.num_ports; ++p)
-      if (j.ports_bitmap >> p & 1) s.members.push_back(p);
-    s.trees.resize(j.num_trees);
-    for (TreeState& t : s.trees) t.q.resize(config_.num_ports);
-    uint64_t total = 0;
-    for (uint16_t p : s.members) {
-      s.weights.push_back(j.port_workers.empty() ? 1u : j.port_workers[p]);
-      total += s.weights.back();
-    }
-    s.partial = j.quorum < 1;
-    // The quorum's weight, rounded up (PANAMA-0.88 of 8 workers waits for 8 x 0.88 = 7.04 -> 8).
-    s.need = s.partial ? static_cast<uint64_t>(std::ceil(j.quorum * static_cast<double>(total) - 1e-9)) : total;
-    s.contributes.assign(s.members.size(), 1);
-    jobs_.push_back(std::move(s));
-  }
+  for (const PanamaJob& j : config_.jobs) jobs_.push_back(NewJobState(j));
   leaves_.assign(config_.num_ports, 0);
+}
+
+PanamaDataplane::JobState PanamaDataplane::NewJobState(const PanamaJob& j) const {
+  JobState s;
+  for (uint16_t p = 0; p < config_.num_ports; ++p)
+    if (j.ports_bitmap >> p & 1) s.members.push_back(p);
+  s.trees.resize(j.num_trees);
+  for (TreeState& t : s.trees) t.q.resize(config_.num_ports);
+  uint64_t total = 0;
+  for (uint16_t p : s.members) {
+    s.weights.push_back(j.port_workers.empty() ? 1u : j.port_workers[p]);
+    total += s.weights.back();
+  }
+  s.partial = j.quorum < 1;
+  // The quorum's weight, rounded up (PANAMA-0.88 of 8 workers waits for 8 x 0.88 = 7.04 -> 8).
+  s.need = s.partial ? static_cast<uint64_t>(std::ceil(j.quorum * static_cast<double>(total) - 1e-9)) : total;
+  s.contributes.assign(s.members.size(), 1);
+  return s;
+}
+
+void PanamaDataplane::AddJob(const PanamaJob& job) {
+  PanamaConfig with = config_;
+  with.jobs.push_back(job);
+  with.Validate();
+  config_.jobs.push_back(job);
+  buffers_.AddJob();
+  control_.AddJob(job);
+  jobs_.push_back(NewJobState(job));
 }
 
 bool PanamaDataplane::Claims(const FrameView& f) const {

@@ -54,6 +54,11 @@ class PanamaDataplane : public Dataplane {
   /// Controller action: clears every tree of a job (Expected_VID 0, buffers
   /// flushed), as the controller initialising a job would. False: unknown JID.
   bool ResetJob(uint16_t jid);
+  /// Controller action: installs one more job (panama §3 (2) "initializes our
+  /// in-network aggregation accelerators on path with the state of the job"),
+  /// as if the configuration had listed it last. Throws std::invalid_argument
+  /// as the constructor would (a JID installed already, ports >= num_ports).
+  void AddJob(const PanamaJob& job);
 
   const PanamaConfig& config() const { return config_; }
   const Stats& stats() const { return stats_; }
@@ -94,6 +99,7 @@ class PanamaDataplane : public Dataplane {
     std::vector<uint16_t> contributors;  ///< scratch for on_partial_aggregate
   };
 
+  JobState NewJobState(const PanamaJob& job) const;
   int FindJob(uint16_t jid) const;
   /// Runs the control logic on one tree until it must wait for a packet.
   void Drain(uint32_t job, uint32_t tree, Emitter& out);

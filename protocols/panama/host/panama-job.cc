@@ -4,10 +4,13 @@
 #include "ina/background.h"
 #include "protocols/panama/host/dnn-models.h"
 #include "ina/fabric.h"
+#include "ina/jobs.h"
+#include "ina/shared-program.h"
 #include "protocols/ring/host/ring-allreduce.h"
 #include "topology/split_mix64.h"
 #include "p4model/common/frame.h"
 #include "protocols/panama/dataplane/panama_dataplane.h"
+#include "protocols/panama/dataplane/tree_switch.h"
 
 #include "ns3/inet-socket-address.h"
 #include "ns3/ipv4-static-routing-helper.h"
@@ -40,91 +43,6 @@ uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds(
 /// DSCP 56 (panama §5 (1)) with ECT(0), so switches mark CE instead of only
 /// dropping (§4.2.2).
 constexpr uint8_t kAggregationTos = pn::kAggregationDscp << 2 | 0x2;
-
-// The hosted program of one tree switch: the accelerator model, with its
-// results and pass-through results steered along the job's trees.
-class PanamaTreeSwitch final : public p4::Dataplane, private p4::Emitter {
- public:
-  struct TreeRoute {
-    int32_t parent_port = -1;               ///< -1 at the root
-    std::vector<uint16_t> child_ports;
-    std::vector<uint32_t> child_host_ip;    ///< per child: its IPv4 if a host, 0 if a switch
-    std::vector<uint8_t> is_child;          ///< by port
-  };
-  /// `routes[j]`: the trees of job `jids[j]` at this switch, by TID.
-  PanamaTreeSwitch(pn::PanamaConfig config, std::vector<uint16_t> jids, std::vector<std::vector<TreeRoute>> routes)
-      : accelerator_(std::move(config)), jids_(std::move(jids)), routes_(std::move(routes)) {}
-
-  std::string Name() const override { return "panama"; }
-  bool Claims(const p4::FrameView& f) const override { return accelerator_.Claims(f); }
-  void Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, p4::Picoseconds now,
-               p4::Emitter& out) override {
-    out_ = &out;
-    ingress_ = ingress_port;
-    accelerator_.Process(ingress_port, frame, now, *this);
-    out_ = nullptr;
-  }
-  std::string DumpState() const override { return accelerator_.DumpState(); }
-  const pn::PanamaDataplane& accelerator() const { return accelerator_; }
-  pn::PanamaDataplane& mutable_accelerator() { return accelerator_; }
-
- private:
-  void Emit(inasim::Span<const uint8_t> frame, uint16_t port, p4::Picoseconds latency) override {
-    out_->Emit(frame, port, latency);
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> frame, inasim::Span<const uint16_t> ports,
-                     p4::Picoseconds latency) override {
-    out_->EmitMulticast(frame, ports, latency);
-  }
-  // A result (or a result passing down): up to the parent if it came from a
-  // child and this is not the root, else down to every child.
-  void EmitRouted(inasim::Span<const uint8_t> frame, p4::Picoseconds latency) override {
-    const p4::FrameView v = p4::ParseFrame(frame.data(), frame.size(), static_cast<uint32_t>(frame.size()));
-    const size_t hdr = v.l4_payload_offset;
-    const size_t job = v.l4 && v.protocol == 17 && frame.size() >= hdr + pn::kPanamaHeaderBytes
-                           ? static_cast<size_t>(std::find(jids_.begin(), jids_.end(),
-                                                           p4::LoadBe16(frame.data() + hdr + pn::kOffJid)) -
-                                                 jids_.begin())
-                           : jids_.size();
-    if (job == jids_.size() || frame.data()[hdr + pn::kOffTid] >= routes_[job].size() ||
-        routes_[job][frame.data()[hdr + pn::kOffTid]].is_child.empty()) {
-      out_->EmitRouted(frame, latency);  // no job's tree here: the switch forwards it
-      return;
-    }
-    const TreeRoute& r = routes_[job][frame.data()[hdr + pn::kOffTid]];
-    const bool from_child = ingress_ < r.is_child.size() && r.is_child[ingress_];
-    if (from_child && r.parent_port >= 0) {
-      out_->Emit(frame, static_cast<uint16_t>(r.parent_port), latency);
-      return;
-    }
-    if (!from_child && static_cast<int32_t>(ingress_) != r.parent_port) {
-      out_->EmitRouted(frame, latency);  // not on this tree's path: plain forwarding
-      return;
-    }
-    for (size_t i = 0; i < r.child_ports.size(); ++i) {
-      if (r.child_host_ip[i] == 0) {
-        out_->Emit(frame, r.child_ports[i], latency);
-        continue;
-      }
-      // Last hop: the worker's own address (and MAC), IPv4 checksum redone.
-      scratch_.assign(frame.data(), frame.data() + frame.size());
-      const auto mac = MacBytesOfIpv4(r.child_host_ip[i]);
-      std::memcpy(scratch_.data(), mac.data(), 6);
-      uint8_t* ip = scratch_.data() + p4::kEthernetBytes;
-      p4::StoreBe32(ip + 16, r.child_host_ip[i]);
-      p4::StoreBe16(ip + 10, 0);
-      p4::StoreBe16(ip + 10, p4::Ipv4HeaderChecksum(ip, v.ip_header_bytes));
-      out_->Emit(inasim::Span<const uint8_t>(scratch_.data(), scratch_.size()), r.child_ports[i], latency);
-    }
-  }
-
-  pn::PanamaDataplane accelerator_;
-  std::vector<uint16_t> jids_;
-  std::vector<std::vector<TreeRoute>> routes_;
-  p4::Emitter* out_ = nullptr;
-  uint16_t ingress_ = 0;
-  std::vector<uint8_t> scratch_;
-};
 
 }  // namespace
 
@@ -437,87 +355,86 @@ void PanamaJob::CheckAccelerators(const topo::Topology& topology,
 }
 
 void PanamaJob::InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*>& jobs) {
-  const topo::Topology& topology = fabric.topology();
-  const uint32_t nh = topology.num_hosts();
-  std::vector<uint32_t> switches;
-  for (const PanamaJob* job : jobs)
-    for (const auto& tree : job->trees_)
-      for (uint32_t v : tree.vertices())
-        if (!topology.is_host(v) && std::find(switches.begin(), switches.end(), v) == switches.end())
-          switches.push_back(v);
-  std::sort(switches.begin(), switches.end());
   std::vector<const std::vector<topo::AggregationTree>*> job_trees;
   for (const PanamaJob* job : jobs) job_trees.push_back(&job->trees_);
-  CheckAccelerators(topology, job_trees);
-  for (uint32_t v : switches) {
-    const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
-    const PanamaSpec& spec = jobs.front()->spec_;  // accelerator parameters are the run's, not per job
-    pn::PanamaConfig c;
-    c.num_ports = ports;
-    c.float_mode = spec.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
-    c.latency.mode = spec.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
-    c.buffer_bytes = spec.accelerator_buffer_bytes;
-    c.claim_all_traffic = false;  // other traffic keeps the switch's own forwarding
-    std::vector<uint16_t> jids;
-    std::vector<std::vector<PanamaTreeSwitch::TreeRoute>> routes;
-    for (const PanamaJob* job : jobs) {
-      uint64_t bitmap = 0;
-      bool in_job = false;
-      std::vector<PanamaTreeSwitch::TreeRoute> job_routes(job->trees_.size());
-      for (uint32_t t = 0; t < job->trees_.size(); ++t) {
-        const topo::AggregationTree& tree = job->trees_[t];
-        if (!tree.contains(v)) continue;
-        PanamaTreeSwitch::TreeRoute& r = job_routes[t];
-        r.parent_port = tree.parent_port[v];
-        r.is_child.assign(ports, 0);
-        uint64_t b = 0;
-        for (uint16_t p : tree.child_ports[v]) {
-          const uint32_t child = topology.ports(v)[p].peer;
-          r.child_ports.push_back(p);
-          r.child_host_ip.push_back(topology.is_host(child) ? HostIpv4(child) : 0);
-          r.is_child[p] = 1;
-          b |= uint64_t{1} << p;
-        }
-        bitmap = b;  // one Ports_bitmap per job per accelerator (§5 (2)): the same in every tree (CheckAccelerators)
-        in_job = true;
-      }
-      if (!in_job) continue;
-      pn::PanamaJob pj;
-      pj.jid = job->spec_.jid;
-      pj.ports_bitmap = bitmap;
-      pj.quorum = job->spec_.quorum;
-      if (pj.quorum < 1) {
-        // The quorum's weights: the job's workers behind each child port (the
-        // same in every tree through this switch: the bitmap is).
-        pj.port_workers.assign(ports, 0);
-        for (uint32_t t = 0; t < job->trees_.size(); ++t) {
-          if (!job->trees_[t].contains(v)) continue;
-          for (uint16_t p : job->trees_[t].child_ports[v])
-            pj.port_workers[p] = job->SubtreeWorkers(t, topology.ports(v)[p].peer);
-          break;
-        }
-      }
-      pj.num_trees = static_cast<uint32_t>(job->trees_.size());
-      pj.result = pn::ResultRoute::kRouted;
-      c.jobs.push_back(pj);
-      jids.push_back(job->spec_.jid);
-      routes.push_back(std::move(job_routes));
-    }
-    auto program = std::make_unique<PanamaTreeSwitch>(std::move(c), jids, std::move(routes));
-    std::vector<std::pair<uint16_t, PanamaJob*>> partial_jobs;  // PANAMA-<quorum> jobs here
-    for (PanamaJob* job : jobs)
-      if (std::find(jids.begin(), jids.end(), job->spec_.jid) != jids.end()) {
-        job->accelerators_[v] = &program->accelerator();
-        if (job->spec_.quorum < 1) partial_jobs.emplace_back(job->spec_.jid, job);
-      }
-    if (!partial_jobs.empty())
-      program->mutable_accelerator().on_partial_aggregate =
-          [partial_jobs](uint16_t jid, uint8_t /*tid*/, uint32_t /*vid*/, inasim::Span<const uint16_t> /*ports*/) {
-            for (const auto& [j, job] : partial_jobs)
-              if (j == jid) job->RecordPartial();
-          };
-    fabric.switch_node(v - nh).SetDataplane(std::move(program));
+  CheckAccelerators(fabric.topology(), job_trees);
+  const PanamaSpec& run = jobs.front()->spec_;  // accelerator parameters are the run's, not per job
+  for (PanamaJob* job : jobs) {
+    std::vector<uint32_t> switches;
+    for (const auto& tree : job->trees_)
+      for (uint32_t v : tree.vertices())
+        if (!fabric.topology().is_host(v)) switches.push_back(v);
+    std::sort(switches.begin(), switches.end());
+    switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
+    for (uint32_t v : switches) job->JoinAccelerator(fabric, v, run);
   }
+}
+
+void PanamaJob::JoinAccelerator(Fabric& fabric, uint32_t v, const PanamaSpec& run) {
+  const topo::Topology& topology = fabric.topology();
+  const uint32_t ports = static_cast<uint32_t>(topology.ports(v).size());
+  std::vector<pn::TreeRoute> routes(trees_.size());
+  for (uint32_t t = 0; t < trees_.size(); ++t) {
+    if (!trees_[t].contains(v)) continue;
+    routes[t].parent_port = trees_[t].parent_port[v];
+    for (uint16_t p : trees_[t].child_ports[v]) {
+      const uint32_t child = topology.ports(v)[p].peer;
+      const uint32_t ip = topology.is_host(child) ? HostIpv4(child) : 0;
+      routes[t].children.push_back({p, ip, ip ? MacBytesOfIpv4(ip) : std::array<uint8_t, 6>{}});
+    }
+  }
+  const pn::PanamaJob job = AcceleratorJob(topology, v);
+  pn::PanamaTreeSwitch& program = InstallOrJoin<pn::PanamaTreeSwitch>(
+      fabric.switch_node(v - topology.num_hosts()),
+      [&] {
+        pn::TreeSwitchConfig c;
+        c.accelerator.num_ports = ports;
+        c.accelerator.float_mode = run.ieee_float ? pn::FloatMode::kIeee : pn::FloatMode::kFpga;
+        c.accelerator.latency.mode = run.latency_table1 ? pn::LatencyMode::kTable1 : pn::LatencyMode::kEquation;
+        c.accelerator.buffer_bytes = run.accelerator_buffer_bytes;
+        c.accelerator.claim_all_traffic = false;  // other traffic keeps the switch's own forwarding
+        c.accelerator.jobs.push_back(job);
+        c.routes.push_back(routes);
+        return std::make_unique<pn::PanamaTreeSwitch>(std::move(c));
+      },
+      [&](pn::PanamaTreeSwitch& installed) { installed.AddJob(job, routes); });
+  accelerators_[v] = &program.accelerator();
+  if (spec_.quorum < 1) {
+    // PANAMA-<quorum>: this accelerator's partial sums of our JID are counted here
+    // (after those of the jobs that joined it before).
+    auto earlier = std::move(program.mutable_accelerator().on_partial_aggregate);
+    program.mutable_accelerator().on_partial_aggregate =
+        [earlier = std::move(earlier), jid = spec_.jid, self = this](uint16_t j, uint8_t tid, uint32_t vid,
+                                                                      inasim::Span<const uint16_t> in) {
+          if (earlier) earlier(j, tid, vid, in);
+          if (j == jid) self->RecordPartial();
+        };
+  }
+}
+
+pn::PanamaJob PanamaJob::AcceleratorJob(const topo::Topology& topology, uint32_t v) const {
+  pn::PanamaJob pj;
+  pj.jid = spec_.jid;
+  for (const topo::AggregationTree& tree : trees_) {
+    if (!tree.contains(v)) continue;
+    // One Ports_bitmap per job per accelerator (§5 (2)): the same in every tree (CheckAccelerators).
+    pj.ports_bitmap = 0;
+    for (uint16_t p : tree.child_ports[v]) pj.ports_bitmap |= uint64_t{1} << p;
+  }
+  pj.quorum = spec_.quorum;
+  if (pj.quorum < 1) {
+    // The quorum's weights: the job's workers behind each child port (the
+    // same in every tree through this switch: the bitmap is).
+    pj.port_workers.assign(topology.ports(v).size(), 0);
+    for (uint32_t t = 0; t < trees_.size(); ++t) {
+      if (!trees_[t].contains(v)) continue;
+      for (uint16_t p : trees_[t].child_ports[v]) pj.port_workers[p] = SubtreeWorkers(t, topology.ports(v)[p].peer);
+      break;
+    }
+  }
+  pj.num_trees = static_cast<uint32_t>(trees_.size());
+  pj.result = pn::ResultRoute::kRouted;
+  return pj;
 }
 
 const pn::PanamaDataplane* PanamaJob::accelerator(uint32_t v) const {
@@ -813,8 +730,8 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       rc.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' ranks in turn
       try {
         rings_.push_back(std::make_unique<RingAllreduce>(nodes, addrs, cj.bytes, DType::kFloat32, s.workload.data,
-                                                         s.seed + i, rc, ps.cluster.iterations, cj.compute_ps,
-                                                         static_cast<uint16_t>(s.links.mtu_bytes)));
+                                                         ConsecutiveJobSeed(s.seed, i), rc, ps.cluster.iterations,
+                                                         cj.compute_ps, static_cast<uint16_t>(s.links.mtu_bytes)));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
       }
@@ -827,8 +744,8 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       PanamaSpec spec = ps;
       spec.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' workers in turn
       try {
-        jobs_.push_back(std::make_unique<PanamaJob>(fabric, cj.hosts, s.workload.data, s.seed + i, spec,
-                                                    static_cast<uint16_t>(ps.jid + i), cj.bytes,
+        jobs_.push_back(std::make_unique<PanamaJob>(fabric, cj.hosts, s.workload.data, ConsecutiveJobSeed(s.seed, i),
+                                                    spec, static_cast<uint16_t>(ps.jid + i), cj.bytes,
                                                     ps.cluster.iterations, cj.compute_ps));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
@@ -850,8 +767,8 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
     for (size_t i = 0; i < jobs.size(); ++i) {
       const std::vector<uint32_t>& hosts = job_hosts[i];
       try {
-        jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, s.seed + i, ps,
-                                                    static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
+        jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, ConsecutiveJobSeed(s.seed, i),
+                                                    ps, static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
                                                     jobs[i].iterations, jobs[i].compute_gap_ps));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload: {}", e.what()));
@@ -899,7 +816,7 @@ std::vector<std::vector<uint32_t>> PanamaJobSet::FixedJobHosts(const Scenario& s
     if (sel.count > nh)
       throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts.count: {} hosts asked for, the topology has {}",
                                       i, sel.count, nh));
-    out.push_back(SelectHosts(sel, nh, s.seed + i));
+    out.push_back(SelectHosts(sel, nh, ConsecutiveJobSeed(s.seed, i)));
     for (uint32_t h : out.back()) {
       if (used[h])
         throw ScenarioError(fmt::format("workload.panama.jobs[{}].hosts: host {} is already a worker of another "

@@ -57,6 +57,7 @@ class RingAllreduce;
 class PanamaJob;
 namespace p4::panama {
 class PanamaDataplane;
+struct PanamaJob;
 }
 
 /// The group address of tree `tid` of job `jid`: 239.<jid mod 256>.<tid: 16 bits> (administratively scoped).
@@ -139,7 +140,8 @@ class PanamaJob {
   ~PanamaJob();
 
   /// Puts one accelerator on every switch of any job's trees, holding every
-  /// job that uses that switch (the controller's installation, §3 (2)).
+  /// job that uses that switch (the controller's installation, §3 (2)): the
+  /// first job there installs it, the others join it, in `jobs` order.
   static void InstallAccelerators(Fabric& fabric, const std::vector<PanamaJob*>& jobs);
   uint16_t jid() const { return spec_.jid; }
 
@@ -206,6 +208,10 @@ class PanamaJob {
   uint32_t SubtreeWorkers(uint32_t tree, uint32_t v) const;
 
  private:
+  /// Installs this job's state and trees on switch vertex v (InstallOrJoin).
+  void JoinAccelerator(Fabric& fabric, uint32_t v, const PanamaSpec& run);
+  /// What the controller installs for this job on the accelerator of v.
+  p4::panama::PanamaJob AcceleratorJob(const topo::Topology& topology, uint32_t v) const;
   /// Candidate sets of contributors tried per partial result before it counts as wrong.
   static constexpr uint64_t kMaxQuorumCandidates = 1u << 14;
   struct QuorumWalk {

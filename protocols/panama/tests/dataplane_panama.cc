@@ -6,7 +6,9 @@
 // (exact double addition, then a bit-level round to binary32), never from the
 // model's adder.
 #include "protocols/panama/dataplane/panama_dataplane.h"
+#include "protocols/panama/dataplane/tree_switch.h"
 #include "p4model/tools/programs.h"
+#include "tests/common/recording_emitter.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -187,28 +189,8 @@ Bytes Result(Pkt src, uint8_t ecn, uint16_t wnd_cap, bool fin, std::vector<uint3
 
 // --- recording harness ------------------------------------------------------
 
-struct Out {
-  enum Kind { kUnicast, kMulticast, kRouted } kind;
-  Bytes bytes;
-  uint16_t port = 0;
-  std::vector<uint16_t> ports;
-  Picoseconds latency = 0;
-};
-
-class Recorder : public inasim::p4::Emitter {
- public:
-  void Emit(inasim::Span<const uint8_t> f, uint16_t port, Picoseconds latency) override {
-    out.push_back({Out::kUnicast, Bytes(f.begin(), f.end()), port, {}, latency});
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> f, inasim::Span<const uint16_t> ports, Picoseconds latency) override {
-    out.push_back({Out::kMulticast, Bytes(f.begin(), f.end()), 0, std::vector<uint16_t>(ports.begin(), ports.end()),
-                   latency});
-  }
-  void EmitRouted(inasim::Span<const uint8_t> f, Picoseconds latency) override {
-    out.push_back({Out::kRouted, Bytes(f.begin(), f.end()), 0, {}, latency});
-  }
-  std::vector<Out> out;
-};
+using Out = inasim::testing::Emitted;
+using Recorder = inasim::testing::RecordingEmitter;
 
 struct Accel {
   explicit Accel(pn::PanamaConfig c) : dp(std::move(c)) {}
@@ -1311,4 +1293,211 @@ TEST(PanamaQuorum, PortWeightsCountTheWorkersBehindEachPort) {
       pn::PanamaConfig::FromJson(R"({"num_ports":2,"jobs":[{"jid":1,"ports":[0,1],"quorum":0.88,"port_workers":[8,9]}]})");
   EXPECT_DOUBLE_EQ(c.jobs[0].quorum, 0.88);
   EXPECT_EQ(c.jobs[0].port_workers, (std::vector<uint32_t>{8, 9}));
+}
+
+// ============================================================================
+// Tree steering (tree_switch.h): the accelerator on a switch of a job's trees
+// ============================================================================
+
+namespace {
+
+constexpr std::array<uint8_t, 6> kHostMac = {0x02, 0x00, 0x0a, 0x00, 0x00, 0x01};
+constexpr uint32_t kHostIp = 0x0a000001;  // 10.0.0.1
+
+pn::TreeRoute::Child HostChild(uint16_t port) { return {port, kHostIp, kHostMac}; }
+pn::TreeRoute::Child SwitchChild(uint16_t port) { return {port, 0, {}}; }
+
+/// Job 7 on ports {0, 1} of a 3-port switch, tree 0 as given.
+struct TreeSwitch {
+  explicit TreeSwitch(pn::TreeRoute route) : sw(Config3({std::move(route)})) {}
+  static pn::TreeSwitchConfig Config3(std::vector<pn::TreeRoute> routes) {
+    pn::TreeSwitchConfig c;
+    c.accelerator = Config({Job(7, {0, 1})}, 3);
+    c.routes = {std::move(routes)};
+    return c;
+  }
+  std::vector<Out> Send(uint16_t port, const Bytes& b) {
+    rec.out.clear();
+    sw.Process(port, inasim::Span<const uint8_t>(b.data(), b.size()), 0, rec);
+    return rec.out;
+  }
+  pn::PanamaTreeSwitch sw;
+  Recorder rec;
+};
+
+/// Inputs of vector 0 of job 7 from ports 0 and 1 (values 1 and 0.5).
+std::array<Pkt, 2> TwoInputs() {
+  std::array<Pkt, 2> p;
+  p[0].values = {F(1.0f)};
+  p[1].values = {F(0.5f)};
+  p[1].src_ip = 0x0a000002;
+  return p;
+}
+
+uint16_t OwnShare(const pn::PanamaTreeSwitch& sw) {
+  return uint16_t(std::min<uint64_t>(65535, sw.accelerator().config().PacketMemory()));
+}
+
+}  // namespace
+
+TEST(PanamaTreeSwitch, AResultFromTheChildrenGoesUpToTheParentOnly) {
+  TreeSwitch t(pn::TreeRoute{2, {HostChild(0), SwitchChild(1)}});
+  const auto in = TwoInputs();
+  EXPECT_TRUE(t.Send(0, Build(in[0])).empty());
+  const auto o = t.Send(1, Build(in[1]));
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].kind, Out::kUnicast);
+  EXPECT_EQ(o[0].port, 2);
+  EXPECT_EQ(OwnShare(t.sw), 13981);  // 64 MiB / 3 ports / 1600 B
+  EXPECT_EQ(o[0].bytes, Result(in[0], 0, 13981, false, {F(1.5f)}));
+  EXPECT_EQ(o[0].latency, AggLatency(o[0].bytes.size()));
+}
+
+TEST(PanamaTreeSwitch, AtTheRootTheResultGoesDownToEveryChild) {
+  TreeSwitch t(pn::TreeRoute{-1, {SwitchChild(0), SwitchChild(1)}});
+  const auto in = TwoInputs();
+  t.Send(0, Build(in[0]));
+  const auto o = t.Send(1, Build(in[1]));
+  const Bytes result = Result(in[0], 0, 13981, false, {F(1.5f)});
+  ASSERT_EQ(o.size(), 2u);
+  for (uint16_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(o[i].kind, Out::kUnicast);
+    EXPECT_EQ(o[i].port, i);
+    EXPECT_EQ(o[i].bytes, result);
+  }
+}
+
+TEST(PanamaTreeSwitch, AResultFromTheParentPassesDownAndTheLastHopIsTheWorkers) {
+  TreeSwitch t(pn::TreeRoute{2, {HostChild(0), SwitchChild(1)}});
+  Pkt down;  // the root's result on its way down: port 2 is no member, so it passes through
+  down.values = {F(5.0f), F(-1.0f)};
+  const Bytes f = Build(down);
+  const auto o = t.Send(2, f);
+  ASSERT_EQ(o.size(), 2u);
+  Pkt to_host = down;  // the worker's own MAC and address, IPv4 checksum redone
+  to_host.dst_mac = kHostMac;
+  to_host.dst_ip = kHostIp;
+  EXPECT_EQ(o[0].kind, Out::kUnicast);
+  EXPECT_EQ(o[0].port, 0);
+  EXPECT_EQ(o[0].bytes, Build(to_host));
+  EXPECT_EQ(Checksum(o[0].bytes.data() + 14, 20), 0);
+  EXPECT_EQ(o[1].port, 1);
+  EXPECT_EQ(o[1].bytes, f);  // to a switch: as it came
+  EXPECT_EQ(o[0].latency, t.sw.accelerator().latency().NonAggregation(uint32_t(f.size())));
+  EXPECT_EQ(o[1].latency, o[0].latency);
+  EXPECT_EQ(t.sw.accelerator().stats().forwarded, 1u);
+}
+
+TEST(PanamaTreeSwitch, FramesOffTheJobsTreesAreTheSwitchesToRoute) {
+  pn::TreeSwitchConfig c;
+  c.accelerator = Config({Job(7, {0, 1}, 2), Job(9, {0, 1})}, 4);
+  c.routes = {{pn::TreeRoute{2, {SwitchChild(0), SwitchChild(1)}}, pn::TreeRoute{}}};  // tree 1, job 9: not here
+  pn::PanamaTreeSwitch sw(c);
+  Recorder rec;
+  auto send = [&](uint16_t port, Pkt p) {
+    rec.out.clear();
+    const Bytes b = Build(p);
+    sw.Process(port, inasim::Span<const uint8_t>(b.data(), b.size()), 0, rec);
+    EXPECT_EQ(rec.out.size(), 1u);
+    return rec.out.empty() ? Out{Out::kUnicast, {}, 0, {}, 0} : rec.out[0];
+  };
+  Pkt p;
+  p.values = {F(2.0f)};
+  p.tid = 1;  // tree 1 of job 7 does not pass this switch
+  EXPECT_EQ(send(3, p).kind, Out::kRouted);
+  p.tid = 0;  // on tree 0, from port 3: neither child nor parent
+  EXPECT_EQ(send(3, p).kind, Out::kRouted);
+  p.jid = 9;  // a job without routes here
+  EXPECT_EQ(send(3, p).kind, Out::kRouted);
+  p.dscp = 0;  // not an aggregation packet
+  const Out o = send(0, p);
+  EXPECT_EQ(o.kind, Out::kRouted);
+  EXPECT_EQ(o.bytes, Build(p));
+}
+
+TEST(PanamaTreeSwitch, AJobAddedLaterIsAsIfInstalledWithTheOthers) {
+  const pn::TreeRoute r7{2, {HostChild(0), SwitchChild(1)}}, r9{-1, {SwitchChild(0), SwitchChild(1)}};
+  pn::TreeSwitchConfig both;
+  both.accelerator = Config({Job(7, {0, 1}), Job(9, {0, 1})}, 3);
+  both.routes = {{r7}, {r9}};
+  pn::PanamaTreeSwitch a(both);
+  pn::TreeSwitchConfig first;
+  first.accelerator = Config({Job(7, {0, 1})}, 3);
+  first.routes = {{r7}};
+  pn::PanamaTreeSwitch b(first);
+  b.AddJob(Job(9, {0, 1}), {r9});
+  Recorder ra, rb;
+  for (uint32_t round = 0; round < 4; ++round) {
+    for (uint16_t port : {0, 1}) {
+      Pkt p;
+      p.jid = round % 2 ? 7 : 9;
+      p.vid = round / 2;
+      p.values = {F(float(port + p.jid + round))};
+      const Bytes f = Build(p);
+      a.Process(port, inasim::Span<const uint8_t>(f.data(), f.size()), 0, ra);
+      b.Process(port, inasim::Span<const uint8_t>(f.data(), f.size()), 0, rb);
+    }
+  }
+  ASSERT_EQ(ra.out.size(), 6u);  // job 7 up (1 each), job 9 down to both children (2 each), twice
+  ASSERT_EQ(rb.out.size(), ra.out.size());
+  for (size_t i = 0; i < ra.out.size(); ++i) {
+    EXPECT_EQ(rb.out[i].bytes, ra.out[i].bytes) << i;
+    EXPECT_EQ(rb.out[i].port, ra.out[i].port) << i;
+  }
+  EXPECT_EQ(b.DumpState(), a.DumpState());
+  try {
+    b.AddJob(Job(7, {0}), {});
+    FAIL() << "a JID installed twice";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "panama config: job 7 appears twice");
+  }
+}
+
+TEST(PanamaTreeSwitch, ReplayConfigWithTreeRoutes) {
+  auto dp = inasim::p4tools::MakeProgram(
+      "panama", R"({"num_ports":3,"jobs":[{"jid":7,"ports":[0,1],"tree_routes":[{"parent_port":2,"children":[
+                   {"port":0,"ip":"10.0.0.1","mac":"02:00:0a:00:00:01"},{"port":1}]}]}]})");
+  ASSERT_NE(dp, nullptr);
+  EXPECT_NE(dynamic_cast<pn::PanamaTreeSwitch*>(dp.get()), nullptr);
+  EXPECT_EQ(dp->Name(), "panama");
+  Recorder rec;
+  const auto in = TwoInputs();
+  for (uint16_t port : {0, 1}) {
+    const Bytes f = Build(in[port]);
+    dp->Process(port, inasim::Span<const uint8_t>(f.data(), f.size()), 0, rec);
+  }
+  ASSERT_EQ(rec.out.size(), 1u);
+  EXPECT_EQ(rec.out[0].port, 2);
+  EXPECT_EQ(rec.out[0].bytes, Result(in[0], 0, 13981, false, {F(1.5f)}));
+  EXPECT_EQ(nlohmann::json::parse(dp->DumpState())["stats"]["aggregations"], 1);
+  // Without tree_routes the accelerator alone, as before.
+  EXPECT_EQ(dynamic_cast<pn::PanamaTreeSwitch*>(
+                inasim::p4tools::MakeProgram("panama", R"({"jobs":[{"jid":7,"ports":[0,1]}]})").get()),
+            nullptr);
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"jobs":[{"jid":7,"ports":[0],"tree_routes":{}}]})",
+       "panama config: jobs[0].tree_routes: must be an array (one entry per TID)"},
+      {R"({"jobs":[{"jid":7,"ports":[0],"tree_routes":[{"children":[{"port":1,"ip":"10.0.0.1"}]}]}]})",
+       "panama config: jobs[0].tree_routes[0].children[0]: a host child needs both \"ip\" and \"mac\""},
+      {R"({"jobs":[{"jid":7,"ports":[0],"tree_routes":[{"children":[{"port":1,"ip":"10.0.0","mac":"02:00:00:00:00:01"}]}]}]})",
+       "panama config: jobs[0].tree_routes[0].children[0].ip: must be an IPv4 address like \"10.0.0.1\" (not 0.0.0.0)"},
+      {R"({"jobs":[{"jid":7,"ports":[0],"tree_routes":[{"parent_port":1,"children":[{"port":1}]}]}]})",
+       "panama config: job 7 tree 0: bad child port 1"},
+      {R"({"num_ports":4,"jobs":[{"jid":7,"ports":[0],"tree_routes":[{"parent_port":4}]}]})",
+       "panama config: job 7 tree 0: parent port 4 >= num_ports"},
+      {R"({"jobs":[{"jid":7,"ports":[0],"tree_routes":[{},{}]}]})",
+       "panama config: job 7: routes for more trees than it has"},
+      {R"({"jobs":[{"jid":7,"ports":[0],"tree_routes":[{"parent":1}]}]})",
+       "panama config: jobs[0].tree_routes[0]: unknown key \"parent\" (known: children, parent_port)"},
+      {R"({"jobs":[{"jid":7,"ports":[0],"tree_routes":[]}],"nope":1})",
+       "panama config: unknown key \"nope\" (known: accelerator_buffer_bytes, claim_all_traffic, float_mode, jobs, latency, latency_model, num_ports, slot_bytes)"},
+  };
+  for (const auto& [text, message] : bad) {
+    try {
+      inasim::p4tools::MakeProgram("panama", text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), message) << text;
+    }
+  }
 }

@@ -1,15 +1,16 @@
 // The host ring allreduce's entry in the protocol registry
 // (protocols/ring/protocol.json): one ring over the selected hosts, or
 // workload.jobs concurrent rings over disjoint host groups (canary-fgcs24
-// Fig. 10a's baseline), split as CanaryJobSet splits them.
+// Fig. 10a's baseline), split as every protocol's jobs are (ina/jobs.h).
 #include "congestion/flow_generator.h"
 #include "ina/collective-table.h"
 #include "ina/fabric.h"
+#include "ina/job-workload.h"
+#include "ina/jobs.h"
 #include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/units.h"
 #include "ina/workload.h"
-#include "protocols/canary/host/canary-jobs.h"
 #include "protocols/ring/host/ring-allreduce.h"
 
 #include <fmt/format.h>
@@ -59,7 +60,7 @@ double FramingBound(const RingPlan& plan, const Scenario& s) {
 }
 
 /// Every ring's collectives (one job, or workload.jobs concurrent rings, split
-/// as CanaryJobSet splits them): the core keys, `workload.ring` (one ring: its
+/// as every protocol's jobs are, ina/jobs.h): the core keys, `workload.ring` (one ring: its
 /// bounds; several: each job's in per_job), collectives.csv, the summary.
 void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const Scenario& s, bool finished,
                  WorkloadReport& out) {
@@ -107,50 +108,21 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
                                                          iterations_done, s.workload.iterations));
 }
 
-class RingWorkload final : public Workload {
+/// One ring over the selected hosts, or workload.jobs rings over disjoint groups.
+class RingJobs : public ConcurrentJobs<RingAllreduce> {
  public:
-  explicit RingWorkload(const WorkloadContext& c) : s_(c.scenario) {
-    if (s_.workload.jobs == 1) {
-      rings_.push_back(MakeRing(s_, c.fabric, c.hosts, s_.seed));
-      return;
-    }
-    // Job 0 keeps the scenario's data seed.
-    std::vector<std::vector<uint32_t>> groups;
-    try {
-      groups = CanaryJobSet::SplitHosts(c.hosts, s_.workload.jobs, s_.seed, s_.workload.jobs_contiguous);
-    } catch (const std::invalid_argument& e) {
-      throw ScenarioError(fmt::format("workload: {}", e.what()));
-    }
-    for (uint32_t j = 0; j < groups.size(); ++j)
-      rings_.push_back(MakeRing(s_, c.fabric, groups[j], j == 0 ? s_.seed : s_.seed ^ congestion::Mix64(0x6a6f6273ull + j)));
+  RingJobs(const Scenario& s, Fabric& fabric, const std::vector<uint32_t>& hosts) {
+    for (const JobPlacement& job : PlaceJobs(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous))
+      Add(MakeRing(s, fabric, job.hosts, job.seed));
   }
-  void Start(std::function<void()> on_finished) override {
-    on_finished_ = std::move(on_finished);
-    for (auto& ring : rings_) {
-      ring->on_finished = [this] {
-        if (++done_ == rings_.size()) on_finished_();
-      };
-      ring->Start(s_.workload.start_ps);
-    }
-  }
-  double Progress() const override {
-    double sum = 0;
-    for (const auto& ring : rings_) sum += ring->progress();
-    return sum / static_cast<double>(rings_.size());
-  }
-  void Report(bool finished, WorkloadReport& out) const override { ReportRings(rings_, s_, finished, out); }
-
- private:
-  const Scenario& s_;
-  std::vector<std::unique_ptr<RingAllreduce>> rings_;
-  std::function<void()> on_finished_;
-  size_t done_ = 0;
+  void Report(const Scenario& s, bool finished, WorkloadReport& out) const { ReportRings(jobs_, s, finished, out); }
 };
 
 }  // namespace
 
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
-  return std::make_unique<RingWorkload>(context);
+  return MakeJobWorkload<RingJobs>(
+      context, [&] { return std::make_unique<RingJobs>(context.scenario, context.fabric, context.hosts); });
 }
 
 namespace {
@@ -173,7 +145,7 @@ void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<
     return;
   }
   // The smallest group has the longest per-rank stream (fewer ranks, larger chunks).
-  const auto groups = CanaryJobSet::SplitHosts(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous);
+  const auto groups = SplitHosts(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous);
   size_t smallest = hosts.size();
   for (const auto& g : groups) smallest = std::min(smallest, g.size());
   CheckRingStream(s, smallest);

@@ -39,13 +39,23 @@ void StaticTreeConfig::Validate() const {
 }
 
 StaticTreeDataplane::StaticTreeDataplane(StaticTreeConfig config) : config_((config.Validate(), std::move(config))) {
-  for (const TreeEntry& e : config_.trees) {
-    Tree t;
-    t.entry = e;
-    std::sort(t.entry.child_ports.begin(), t.entry.child_ports.end());
-    for (uint16_t p : e.child_ports) t.child_mask |= uint64_t{1} << p;
-    trees_.push_back(std::move(t));
-  }
+  for (const TreeEntry& e : config_.trees) AddTree(e);
+}
+
+void StaticTreeDataplane::AddTrees(const std::vector<TreeEntry>& trees) {
+  StaticTreeConfig with = config_;
+  with.trees.insert(with.trees.end(), trees.begin(), trees.end());
+  with.Validate();
+  config_.trees = std::move(with.trees);
+  for (const TreeEntry& e : trees) AddTree(e);
+}
+
+void StaticTreeDataplane::AddTree(const TreeEntry& e) {
+  Tree t;
+  t.entry = e;
+  std::sort(t.entry.child_ports.begin(), t.entry.child_ports.end());
+  for (uint16_t p : e.child_ports) t.child_mask |= uint64_t{1} << p;
+  trees_.push_back(std::move(t));
 }
 
 bool StaticTreeDataplane::Claims(const FrameView& f) const {

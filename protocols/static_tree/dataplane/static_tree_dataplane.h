@@ -81,6 +81,11 @@ class StaticTreeDataplane : public Dataplane {
   void Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds now, Emitter& out) override;
   std::string DumpState() const override;
 
+  /// Controller action: the trees of another job sharing this switch, after
+  /// those installed (as if the configuration had listed them). Throws
+  /// std::invalid_argument as the constructor (a tree id given twice, ...).
+  void AddTrees(const std::vector<TreeEntry>& trees);
+
   const StaticTreeConfig& config() const { return config_; }
   const Stats& stats() const { return stats_; }
   uint64_t slots_in_use() const { return in_use_; }
@@ -103,6 +108,7 @@ class StaticTreeDataplane : public Dataplane {
     uint64_t child_mask = 0;
     std::vector<Slot> slots;  ///< slots_per_tree, allocated by the tree's first packet
   };
+  void AddTree(const TreeEntry& e);
   Tree* FindTree(uint32_t tree_id);
   void Complete(Tree& t, uint32_t slot_index, Emitter& out);
   /// The k cells of a slot being allocated: a freed slot's, else new ones.

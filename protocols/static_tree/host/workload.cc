@@ -11,34 +11,9 @@
 #include <stdexcept>
 
 namespace inasim::protocols::static_tree {
-namespace {
-
-class TreeWorkload final : public Workload {
- public:
-  explicit TreeWorkload(const WorkloadContext& c) : s_(c.scenario) {
-    try {
-      jobs_ = std::make_unique<CanaryJobSet>(c.fabric, c.hosts, InaTreeMode::kStaticTree, s_.workload.data, s_.seed,
-                                             s_.workload, s_.workload.jobs);
-    } catch (const std::invalid_argument& e) {
-      throw ScenarioError(fmt::format("workload: {}", e.what()));
-    }
-  }
-  void Start(std::function<void()> on_finished) override {
-    jobs_->on_finished = std::move(on_finished);
-    jobs_->Start(s_.workload.start_ps);
-  }
-  double Progress() const override { return jobs_->progress(); }
-  void Report(bool finished, WorkloadReport& out) const override { jobs_->Report(s_, finished, out); }
-
- private:
-  const Scenario& s_;
-  std::unique_ptr<CanaryJobSet> jobs_;
-};
-
-}  // namespace
 
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
-  return std::make_unique<TreeWorkload>(context);
+  return CanaryJobSet::MakeWorkload(context, InaTreeMode::kStaticTree);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // The static-tree switch (p4model/statictree), canary-fgcs24 §5.2's baseline:
 // expected packets are built here byte by byte from the documented layout.
 #include "protocols/static_tree/dataplane/static_tree_dataplane.h"
+#include "tests/common/recording_emitter.h"
 
 #include <gtest/gtest.h>
 
@@ -17,24 +18,11 @@ constexpr uint32_t kK = 4;
 constexpr uint32_t kSwitchIp = 0x0aff0003;
 constexpr Picoseconds kPass = 520'000;
 
-struct Out {
-  int kind;  // 0 unicast, 1 multicast
-  Bytes bytes;
-  uint16_t port = 0;
-  std::vector<uint16_t> ports;
-  Picoseconds latency = 0;
-};
+using Out = inasim::testing::Emitted;
 
-class Recorder : public inasim::p4::Emitter {
+class Recorder : public inasim::testing::RecordingEmitter {
  public:
-  void Emit(inasim::Span<const uint8_t> f, uint16_t port, Picoseconds latency) override {
-    out.push_back({0, Bytes(f.begin(), f.end()), port, {}, latency});
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> f, inasim::Span<const uint16_t> ports, Picoseconds latency) override {
-    out.push_back({1, Bytes(f.begin(), f.end()), 0, std::vector<uint16_t>(ports.begin(), ports.end()), latency});
-  }
   void EmitRouted(inasim::Span<const uint8_t>, Picoseconds) override { ADD_FAILURE() << "static trees never route"; }
-  std::vector<Out> out;
 };
 
 void Be16(Bytes& b, size_t at, uint16_t v) {
@@ -106,7 +94,7 @@ TEST(StaticTree, AggregatesItsChildrenAndSendsThePartialSumUpThenMulticastsTheRe
   EXPECT_EQ(dp.stats().duplicates, 1u);  // port 2 again: dropped
   dp.Process(1, Packet(9, 1, 8, 0, false, {100, 200, 300, 7}), 0, r);
   ASSERT_EQ(r.out.size(), 1u);
-  EXPECT_EQ(r.out[0].kind, 0);
+  EXPECT_EQ(r.out[0].kind, Out::kUnicast);
   EXPECT_EQ(r.out[0].port, 5);
   EXPECT_EQ(r.out[0].latency, kPass);
   EXPECT_EQ(r.out[0].bytes, Built(9, 4, 8, 0, false, {111, 222, 333, 7}));  // int32 wraps
@@ -116,7 +104,7 @@ TEST(StaticTree, AggregatesItsChildrenAndSendsThePartialSumUpThenMulticastsTheRe
   const Bytes result = Packet(9, 8, 8, 0, true, {1, 1, 1, 1});
   dp.Process(5, result, 0, r);
   ASSERT_EQ(r.out.size(), 2u);
-  EXPECT_EQ(r.out[1].kind, 1);
+  EXPECT_EQ(r.out[1].kind, Out::kMulticast);
   EXPECT_EQ(r.out[1].ports, (std::vector<uint16_t>{0, 1, 2}));
   EXPECT_EQ(r.out[1].bytes, result);
   dp.Process(1, result, 0, r);  // a "result" from a child port
@@ -129,7 +117,7 @@ TEST(StaticTree, RootMulticastsTheResultWithTheMulticastBit) {
   dp.Process(6, Packet(4, 3, 5, 3, false, {1, 2, 3, 4}), 0, r);
   dp.Process(0, Packet(4, 2, 5, 3, false, {1, 1, 1, 1}), 0, r);
   ASSERT_EQ(r.out.size(), 1u);
-  EXPECT_EQ(r.out[0].kind, 1);
+  EXPECT_EQ(r.out[0].kind, Out::kMulticast);
   EXPECT_EQ(r.out[0].ports, (std::vector<uint16_t>{0, 6}));
   EXPECT_EQ(r.out[0].bytes, Built(4, 5, 5, 3, true, {2, 3, 4, 5}));
   EXPECT_EQ(dp.stats().results, 1u);
@@ -177,6 +165,33 @@ TEST(StaticTree, DropsWhatItCannotTakeAndCountsIt) {
   dp.Process(1, Bytes(10, 0), 0, r);
   EXPECT_EQ(dp.stats().malformed_dropped, 2u);
   EXPECT_TRUE(r.out.empty());
+}
+
+TEST(StaticTree, TreesAddedByALaterJobAreAsIfInstalledTogether) {
+  st::StaticTreeConfig first = Config();
+  first.trees.resize(1);  // tree 0; tree 3 comes with the second job
+  st::StaticTreeDataplane joined(first);
+  joined.AddTrees({Config().trees[1]});
+  st::StaticTreeDataplane together(Config());
+  Recorder a, b;
+  for (st::StaticTreeDataplane* dp : {&joined, &together}) {
+    Recorder& r = dp == &joined ? a : b;
+    dp->Process(6, Packet(4, 3, 5, 3, false, {1, 2, 3, 4}), 0, r);
+    dp->Process(0, Packet(4, 2, 5, 3, false, {1, 1, 1, 1}), 0, r);
+    dp->Process(0, Packet(9, 1, 8, 0, false, {1, 2, 3, 4}), 0, r);
+  }
+  ASSERT_EQ(a.out.size(), 1u);
+  EXPECT_EQ(a.out[0].bytes, Built(4, 5, 5, 3, true, {2, 3, 4, 5}));
+  EXPECT_EQ(a.out[0].ports, b.out[0].ports);
+  EXPECT_EQ(joined.DumpState(), together.DumpState());
+  EXPECT_EQ(joined.config().trees.size(), 2u);
+  try {
+    joined.AddTrees({Config().trees[0]});
+    FAIL() << "a tree id installed twice";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "static_tree: tree 0 given twice");
+  }
+  EXPECT_EQ(joined.config().trees.size(), 2u);  // unchanged by the refused call
 }
 
 TEST(StaticTree, ConfigErrorsNameTheProblem) {

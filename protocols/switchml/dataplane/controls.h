@@ -1,8 +1,10 @@
-// One class per P4 control of the SwitchML UDP path. Register actions are small
-// named functions, const tables are arrays of entries, matched first-to-last
-// (the P4 const-entries order is their priority).
+// One class per P4 control of the SwitchML UDP path. Registers are
+// p4::Register (p4model/common/register.h), register actions are small named
+// functions, const tables are arrays of entries, matched first-to-last (the P4
+// const-entries order is their priority).
 #pragma once
 
+#include "p4model/common/register.h"
 #include "protocols/switchml/dataplane/types.h"
 
 #include <array>
@@ -49,44 +51,6 @@ constexpr EntriesByType<Entry, N> IndexByType(const Entry (&entries)[N]) {
       if (entries[i].packet_type.Match(t)) by.entries[t][by.count[t]++] = entries[i];
   return by;
 }
-
-/// A Register<T, I>(size): allocated on first use (most pipes never see traffic).
-/// Which cells were ever written is kept as a bit per cell (no allocation on
-/// the packet path, and 2 KiB of bits for 16384 cells stay in cache);
-/// `touched()` lists them in index order for DumpState.
-template <typename T>
-class Register {
- public:
-  explicit Register(uint32_t size) : size_(size) {}
-  /// Tofino addresses a register with the low log2(size) bits of the index.
-  T& At(uint32_t index) {
-    if (cells_.empty()) Allocate();
-    index &= size_ - 1;
-    touched_[index >> 6] |= uint64_t{1} << (index & 63);
-    return cells_[index];
-  }
-  T Peek(uint32_t index) const {
-    if (cells_.empty()) return T{};
-    return cells_[index & (size_ - 1)];
-  }
-  std::vector<uint32_t> touched() const {
-    std::vector<uint32_t> out;
-    for (uint32_t i = 0; i < size_ && !touched_.empty(); ++i)
-      if (touched_[i >> 6] >> (i & 63) & 1) out.push_back(i);
-    return out;
-  }
-  uint32_t size() const { return size_; }
-
- private:
-  // Out of line so that At() stays small enough to inline.
-  __attribute__((noinline)) void Allocate() {
-    cells_.assign(size_, T{});
-    touched_.assign((size_ + 63) / 64, 0);
-  }
-  uint32_t size_;
-  std::vector<T> cells_;
-  std::vector<uint64_t> touched_;
-};
 
 // ============================================================================
 // bitmap_checker.p4

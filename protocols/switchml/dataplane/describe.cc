@@ -135,15 +135,10 @@ const char* ActionName(NextStepSelector::Action a) {
   return "?";
 }
 
-describe::ModelDescription Describe() {
-  describe::ModelDescription d;
-  d.program = "switchml";
-  d.upstream = "p4lang/p4app-switchML@b5c74a04fa66faa82acab154a4e21c8f76d913f2";
-  d.main_file = "dev_root/p4/switchml.p4";
-  d.controls = {"ReconstructWorkerBitmap", "UpdateAndCheckWorkerBitmap", "WorkersCounter", "Exponents", "Processor",
-                "NextStepSelector"};
+namespace {
 
-  // --- constants and enums the model hard-codes (types.h, common/frame.h) ---
+/// The program constants and enums the model hard-codes (types.h, common/frame.h).
+void DescribeConstants(describe::ModelDescription& d) {
   d.constants = {{"register_size", kRegisterSize},
                  {"num_slots", kNumSlots},
                  {"max_num_workers", kMaxNumWorkers},
@@ -151,24 +146,25 @@ describe::ModelDescription Describe() {
                  {"UDP_PORT_SWITCHML_BASE", kUdpPortSwitchmlBase},
                  {"UDP_PORT_SWITCHML_MASK", kUdpPortSwitchmlMask},
                  {"ETHERTYPE_IPV4", kEtherTypeIpv4}};
-  {
-    // packet_type_t is 4 bits: the tables match it with mask 0xf (Type()).
-    describe::EnumDesc t{"packet_type_t", 4};
-    for (uint32_t v = 0; v < 16; ++v) t.members.emplace_back(PacketTypeName(static_cast<PacketType>(v)), v);
-    d.enums.push_back(t);
-    // packet_size_t is 3 bits (switchml_h.size, NextStepSelector's mask 0x7).
-    d.enums.push_back({"packet_size_t", 3,
-                       {{"IBV_MTU_128", static_cast<uint64_t>(PacketSize::IBV_MTU_128)},
-                        {"IBV_MTU_256", static_cast<uint64_t>(PacketSize::IBV_MTU_256)},
-                        {"IBV_MTU_512", static_cast<uint64_t>(PacketSize::IBV_MTU_512)},
-                        {"IBV_MTU_1024", static_cast<uint64_t>(PacketSize::IBV_MTU_1024)}}});
-    d.enums.push_back({"worker_type_t", 2,
-                       {{"FORWARD_ONLY", static_cast<uint64_t>(WorkerType::FORWARD_ONLY)},
-                        {"SWITCHML_UDP", static_cast<uint64_t>(WorkerType::SWITCHML_UDP)},
-                        {"ROCEv2", static_cast<uint64_t>(WorkerType::ROCEv2)}}});
-  }
+  // packet_type_t is 4 bits: the tables match it with mask 0xf (Type()).
+  describe::EnumDesc t{"packet_type_t", 4};
+  for (uint32_t v = 0; v < 16; ++v) t.members.emplace_back(PacketTypeName(static_cast<PacketType>(v)), v);
+  d.enums.push_back(t);
+  // packet_size_t is 3 bits (switchml_h.size, NextStepSelector's mask 0x7).
+  d.enums.push_back({"packet_size_t", 3,
+                     {{"IBV_MTU_128", static_cast<uint64_t>(PacketSize::IBV_MTU_128)},
+                      {"IBV_MTU_256", static_cast<uint64_t>(PacketSize::IBV_MTU_256)},
+                      {"IBV_MTU_512", static_cast<uint64_t>(PacketSize::IBV_MTU_512)},
+                      {"IBV_MTU_1024", static_cast<uint64_t>(PacketSize::IBV_MTU_1024)}}});
+  d.enums.push_back({"worker_type_t", 2,
+                     {{"FORWARD_ONLY", static_cast<uint64_t>(WorkerType::FORWARD_ONLY)},
+                      {"SWITCHML_UDP", static_cast<uint64_t>(WorkerType::SWITCHML_UDP)},
+                      {"ROCEv2", static_cast<uint64_t>(WorkerType::ROCEv2)}}});
+}
 
-  // --- headers: widths and offsets as the model's IngressParser reads them ---
+/// The headers' widths and offsets as the model's IngressParser reads them.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:23
+void DescribeHeaders(describe::ModelDescription& d) {
   d.headers.push_back(Probe("ethernet_h", kEthAt, kEthernetHBytes, {{"dst_addr"}, {"src_addr"}, {"ether_type"}},
                             [](const header_t& h) -> std::vector<uint64_t> {
                               return {Mac(h.ethernet.dst_addr), Mac(h.ethernet.src_addr), h.ethernet.ether_type};
@@ -202,8 +198,10 @@ describe::ModelDescription Describe() {
   d.headers.push_back(Probe("data_h", kDataAt, kDataHBytes, data, [](const header_t& h) {
     return std::vector<uint64_t>(h.d0.d.begin(), h.d0.d.end());
   }));
+}
 
-  // --- registers (sizes from the model's Register objects) ---
+/// The registers, sizes from the model's Register objects (one per control that holds one).
+void DescribeRegisters(describe::ModelDescription& d) {
   d.registers.push_back({"UpdateAndCheckWorkerBitmap", "worker_bitmap", PairElement<worker_bitmap_pair_t>(),
                          UpdateAndCheckWorkerBitmap{}.worker_bitmap.size()});
   d.registers.push_back({"WorkersCounter", "workers_count", PairElement<num_workers_pair_t>(),
@@ -211,88 +209,127 @@ describe::ModelDescription Describe() {
   d.registers.push_back({"Exponents", "exponents", PairElement<exponent_pair_t>(), Exponents{}.exponents.size()});
   // One instance's `values` (the model stores the 32 instances as one row per pool index, kRegisterSize rows).
   d.registers.push_back({"Processor", "values", PairElement<value_pair_t>(), kRegisterSize});
+}
 
-  // --- tables ---
-  {
-    // The model computes 1 << (worker_id & 0x1f); its entries are what that gives for each masked key.
-    TableDesc t{"ReconstructWorkerBitmap", "reconstruct_worker_bitmap",
-                {{"ig_md.switchml_md.worker_id", "ternary", 16}},
-                {"reconstruct_worker_bitmap_from_worker_id"}};
-    for (uint32_t id = 0; id < kMaxNumWorkers; ++id) {
-      ingress_metadata_t md;
-      md.switchml_md.worker_id = static_cast<uint16_t>(id);
-      ReconstructWorkerBitmap::apply(md);
-      t.entries.push_back({{{id, kMaxNumWorkers - 1}}, "reconstruct_worker_bitmap_from_worker_id", {md.worker_bitmap}});
-    }
-    d.tables.push_back(t);
+/// ReconstructWorkerBitmap's table reconstruct_worker_bitmap.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/bitmap_checker.p4:20
+TableDesc ReconstructWorkerBitmapTable() {
+  // The model computes 1 << (worker_id & 0x1f); its entries are what that gives for each masked key.
+  TableDesc t{"ReconstructWorkerBitmap", "reconstruct_worker_bitmap",
+              {{"ig_md.switchml_md.worker_id", "ternary", 16}},
+              {"reconstruct_worker_bitmap_from_worker_id"}};
+  for (uint32_t id = 0; id < kMaxNumWorkers; ++id) {
+    ingress_metadata_t md;
+    md.switchml_md.worker_id = static_cast<uint16_t>(id);
+    ReconstructWorkerBitmap::apply(md);
+    t.entries.push_back({{{id, kMaxNumWorkers - 1}}, "reconstruct_worker_bitmap_from_worker_id", {md.worker_bitmap}});
   }
-  {
-    TableDesc t{"UpdateAndCheckWorkerBitmap", "update_and_check_worker_bitmap",
-                {{"ig_md.switchml_md.pool_index", "ternary", 15}, kPacketType,
-                 {"ig_md.port_metadata.ingress_drop_probability", "ternary", 16}},
-                {"update_worker_bitmap_set0_action", "update_worker_bitmap_set1_action", "drop", "simulate_drop",
-                 "NoAction"},
-                "NoAction"};
-    for (const auto& e : UpdateAndCheckWorkerBitmap::kEntries)
-      t.entries.push_back({{Key(e.pool_index), Key(e.packet_type), Key(e.ingress_drop_probability)}, ActionName(e.action)});
-    d.tables.push_back(t);
+  return t;
+}
+
+/// UpdateAndCheckWorkerBitmap's table update_and_check_worker_bitmap.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/bitmap_checker.p4:75
+TableDesc UpdateAndCheckWorkerBitmapTable() {
+  TableDesc t{"UpdateAndCheckWorkerBitmap", "update_and_check_worker_bitmap",
+              {{"ig_md.switchml_md.pool_index", "ternary", 15}, kPacketType,
+               {"ig_md.port_metadata.ingress_drop_probability", "ternary", 16}},
+              {"update_worker_bitmap_set0_action", "update_worker_bitmap_set1_action", "drop", "simulate_drop",
+               "NoAction"},
+              "NoAction"};
+  for (const auto& e : UpdateAndCheckWorkerBitmap::kEntries)
+    t.entries.push_back({{Key(e.pool_index), Key(e.packet_type), Key(e.ingress_drop_probability)}, ActionName(e.action)});
+  return t;
+}
+
+/// WorkersCounter's table count_workers.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/workers_counter.p4:20
+TableDesc WorkersCounterTable() {
+  TableDesc t{"WorkersCounter", "count_workers",
+              {{"ig_md.switchml_md.num_workers", "ternary", 8}, {"ig_md.switchml_md.map_result", "ternary", 32},
+               kPacketType},
+              {"single_worker_count_action", "single_worker_read_action", "count_workers_action",
+               "read_count_workers_action", "NoAction"},
+              "NoAction"};
+  for (const auto& e : WorkersCounter::kEntries)
+    t.entries.push_back({{Key(e.num_workers), Key(e.map_result), Key(e.packet_type)}, ActionName(e.action)});
+  return t;
+}
+
+/// Exponents' table exponent_max.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/exponents.p4:25
+TableDesc ExponentsTable() {
+  TableDesc t{"Exponents", "exponent_max",
+              {{"ig_md.switchml_md.worker_bitmap_before", "ternary", 32},
+               {"ig_md.switchml_md.map_result", "ternary", 32}, kPacketType},
+              {"write_read0_action", "max_read0_action", "read0_action", "read1_action", "NoAction"},
+              "NoAction"};
+  for (const auto& e : Exponents::kEntries)
+    t.entries.push_back({{Key(e.worker_bitmap_before), Key(e.map_result), Key(e.packet_type)}, ActionName(e.action)});
+  return t;
+}
+
+/// Processor's table sum.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/processor.p4:25
+TableDesc ProcessorTable() {
+  TableDesc t{"Processor", "sum",
+              {{"switchml_md.worker_bitmap_before", "ternary", 32}, {"switchml_md.map_result", "ternary", 32},
+               {"switchml_md.packet_type", "ternary", 4}},
+              {"write_read1_action", "sum_read1_action", "read0_action", "read1_action", "NoAction"},
+              "NoAction"};
+  for (const auto& e : Processor::kEntries)
+    t.entries.push_back({{Key(e.worker_bitmap_before), Key(e.map_result), Key(e.packet_type)}, ActionName(e.action)});
+  return t;
+}
+
+/// NextStepSelector's table next_step, and where its controller entries are read.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:24
+TableDesc NextStepSelectorTable(std::vector<describe::ControllerEntriesDesc>& controller) {
+  // Controller-installed (dev_root/controller/next_step_selector.py), folded pipe: all 1024 B entries.
+  TableDesc t{"NextStepSelector", "next_step",
+              {{"ig_md.switchml_md.packet_size", "ternary", 3}, {"ig_md.switchml_md.worker_id", "ternary", 16},
+               kPacketType, {"ig_md.switchml_md.first_last_flag", "ternary", 8},
+               {"ig_md.switchml_md.map_result", "ternary", 32}},
+              {"recirculate_for_CONSUME1", "recirculate_for_CONSUME2_same_port_next_pipe",
+               "recirculate_for_CONSUME3_same_port_next_pipe", "recirculate_for_HARVEST1", "recirculate_for_HARVEST2",
+               "recirculate_for_HARVEST3", "recirculate_for_HARVEST4", "recirculate_for_HARVEST5",
+               "recirculate_for_HARVEST6", "recirculate_for_HARVEST7", "finish_consume", "broadcast", "retransmit",
+               "drop"},
+              "drop"};
+  t.controller_entries = true;
+  // add_entry's encodings: None -> (0, 0); sizes mask 0x7, worker id 0xffff,
+  // types 0xf, flag 0xff, bitmap result 0xffffffff.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:237
+  controller.push_back({"NextStepSelector.next_step", "dev_root/controller/next_step_selector.py",
+                        {"dev_root/controller/common.py"}, "add_default_entries", {0x7, 0xffff, 0xf, 0xff, 0xffffffff}});
+  const NextStepSelector nss(/*folded_pipe=*/true);
+  for (const auto& e : nss.entries()) {
+    EntryDesc ed{{Key(e.packet_size), Key(e.worker_id), Key(e.packet_type), Key(e.first_last_flag), Key(e.map_result)},
+                 ActionName(e.action)};
+    // Only the recirculate_for_CONSUME1 / HARVEST<n> actions take the port argument.
+    const std::string a = ed.action;
+    if (a == "recirculate_for_CONSUME1" || a.rfind("recirculate_for_HARVEST", 0) == 0) ed.args = {e.recirc_port};
+    ed.priority = e.priority;
+    t.entries.push_back(ed);
   }
-  {
-    TableDesc t{"WorkersCounter", "count_workers",
-                {{"ig_md.switchml_md.num_workers", "ternary", 8}, {"ig_md.switchml_md.map_result", "ternary", 32},
-                 kPacketType},
-                {"single_worker_count_action", "single_worker_read_action", "count_workers_action",
-                 "read_count_workers_action", "NoAction"},
-                "NoAction"};
-    for (const auto& e : WorkersCounter::kEntries)
-      t.entries.push_back({{Key(e.num_workers), Key(e.map_result), Key(e.packet_type)}, ActionName(e.action)});
-    d.tables.push_back(t);
-  }
-  {
-    TableDesc t{"Exponents", "exponent_max",
-                {{"ig_md.switchml_md.worker_bitmap_before", "ternary", 32},
-                 {"ig_md.switchml_md.map_result", "ternary", 32}, kPacketType},
-                {"write_read0_action", "max_read0_action", "read0_action", "read1_action", "NoAction"},
-                "NoAction"};
-    for (const auto& e : Exponents::kEntries)
-      t.entries.push_back({{Key(e.worker_bitmap_before), Key(e.map_result), Key(e.packet_type)}, ActionName(e.action)});
-    d.tables.push_back(t);
-  }
-  {
-    TableDesc t{"Processor", "sum",
-                {{"switchml_md.worker_bitmap_before", "ternary", 32}, {"switchml_md.map_result", "ternary", 32},
-                 {"switchml_md.packet_type", "ternary", 4}},
-                {"write_read1_action", "sum_read1_action", "read0_action", "read1_action", "NoAction"},
-                "NoAction"};
-    for (const auto& e : Processor::kEntries)
-      t.entries.push_back({{Key(e.worker_bitmap_before), Key(e.map_result), Key(e.packet_type)}, ActionName(e.action)});
-    d.tables.push_back(t);
-  }
-  {
-    // Controller-installed (dev_root/controller/next_step_selector.py), folded pipe: all 1024 B entries.
-    TableDesc t{"NextStepSelector", "next_step",
-                {{"ig_md.switchml_md.packet_size", "ternary", 3}, {"ig_md.switchml_md.worker_id", "ternary", 16},
-                 kPacketType, {"ig_md.switchml_md.first_last_flag", "ternary", 8},
-                 {"ig_md.switchml_md.map_result", "ternary", 32}},
-                {"recirculate_for_CONSUME1", "recirculate_for_CONSUME2_same_port_next_pipe",
-                 "recirculate_for_CONSUME3_same_port_next_pipe", "recirculate_for_HARVEST1", "recirculate_for_HARVEST2",
-                 "recirculate_for_HARVEST3", "recirculate_for_HARVEST4", "recirculate_for_HARVEST5",
-                 "recirculate_for_HARVEST6", "recirculate_for_HARVEST7", "finish_consume", "broadcast", "retransmit",
-                 "drop"},
-                "drop"};
-    t.controller_entries = true;
-    const NextStepSelector nss(/*folded_pipe=*/true);
-    for (const auto& e : nss.entries()) {
-      EntryDesc ed{{Key(e.packet_size), Key(e.worker_id), Key(e.packet_type), Key(e.first_last_flag), Key(e.map_result)},
-                   ActionName(e.action)};
-      // Only the recirculate_for_CONSUME1 / HARVEST<n> actions take the port argument.
-      const std::string a = ed.action;
-      if (a == "recirculate_for_CONSUME1" || a.rfind("recirculate_for_HARVEST", 0) == 0) ed.args = {e.recirc_port};
-      ed.priority = e.priority;
-      t.entries.push_back(ed);
-    }
-    d.tables.push_back(t);
-  }
+  return t;
+}
+
+}  // namespace
+
+describe::ModelDescription Describe() {
+  describe::ModelDescription d;
+  d.program = "switchml";
+  d.upstream = "p4lang/p4app-switchML@b5c74a04fa66faa82acab154a4e21c8f76d913f2";
+  d.main_file = "dev_root/p4/switchml.p4";
+  d.controls = {"ReconstructWorkerBitmap", "UpdateAndCheckWorkerBitmap", "WorkersCounter", "Exponents", "Processor",
+                "NextStepSelector"};
+
+  DescribeConstants(d);
+  DescribeHeaders(d);
+  DescribeRegisters(d);
+  // The tables, control by control in switchml.p4's order.
+  d.tables = {ReconstructWorkerBitmapTable(), UpdateAndCheckWorkerBitmapTable(), WorkersCounterTable(),
+              ExponentsTable(), ProcessorTable(), NextStepSelectorTable(d.controller_entries)};
   return d;
 }
 

@@ -221,6 +221,21 @@ class SwitchMLDataplane : public Dataplane {
   // in two halves and read back as one word, which stalled store forwarding.
   void Ingress(int pipe, uint16_t tofino_port, uint16_t sim_port, uint32_t frame_bytes, header_t& hdr,
                ingress_metadata_t& ig_md, IngressResult& r);
+  // The steps of Process() (inline: defined and inlined in switchml_dataplane.cc).
+  /// The ingress pipeline, pass after pass (switchml.p4:96 each time), a
+  /// recirculated packet re-entering on its recirculation port's pipe, until
+  /// next_step decides. False when the packet ended there (forwarded by the
+  /// switch, dropped); else `decision` is next_step's (not a recirculation).
+  inline bool IngressPasses(uint16_t ingress_port, inasim::Span<const uint8_t> frame, ingress_metadata_t& ig_md,
+                            NextStepSelector::Decision& decision, Emitter& out);
+  /// What follows the ingress: consumed / dropped, or the ingress deparser's
+  /// frame through the egress drop simulation, the PRE and the egress of
+  /// each copy (switchml.p4:206-218).
+  inline void TrafficManager(const NextStepSelector::Decision& decision, Picoseconds latency,
+                             const ingress_metadata_t& ig_md, Emitter& out);
+  /// The PRE's copies of multicast group `mgid`, each through Egress.
+  inline void Replicate(uint16_t mgid, switchml_md_h eg_md, uint8_t* frame, size_t frame_bytes,
+                        Picoseconds latency, Emitter& out);
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:206
   // `frame` is the output frame: kEgressHeaderBytes for the headers Egress
   // writes, then the payload (the same for every copy).

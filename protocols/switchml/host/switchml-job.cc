@@ -73,7 +73,7 @@ void SwitchMLWorker::Setup(SwitchMLJob* owner, uint32_t rank, uint32_t switch_ip
   const uint32_t m = spec_->pool_size;
   timer_pkt_id_.assign(m, 0);
   timer_pool_index_.assign(m, 0);
-  timer_generation_.assign(m, 0);
+  timers_.Reset(m);
   sent_ps_.assign(m, 0);
   tx_.assign(kHeaderBytes + 4 * spec_->elements_per_packet, 0);
   block_.resize(spec_->elements_per_packet);
@@ -91,12 +91,12 @@ void SwitchMLWorker::StartApplication() {}
 
 void SwitchMLWorker::StopApplication() {
   if (socket_) socket_->Close();
-  timer_event_.Cancel();
+  timers_.CancelEvent();
 }
 
 void SwitchMLWorker::DoDispose() {
   socket_ = nullptr;
-  timer_event_.Cancel();
+  timers_.CancelEvent();
   ns3::Application::DoDispose();
 }
 
@@ -301,32 +301,16 @@ void SwitchMLWorker::Handle(const uint8_t* b, uint32_t len) {
 void SwitchMLWorker::StartTimer(uint32_t index, uint64_t pkt_id, uint16_t pool_index, uint64_t duration_ps) {
   timer_pkt_id_[index] = pkt_id;
   timer_pool_index_[index] = pool_index;
-  const uint32_t gen = ++timer_generation_[index];
-  timers_.push({NowPs() + duration_ps, index, gen});
-  ArmTimerEvent();
-}
-
-void SwitchMLWorker::ArmTimerEvent() {
-  while (!timers_.empty() && timers_.top().generation != timer_generation_[timers_.top().index]) timers_.pop();
-  if (timers_.empty()) return;
-  const uint64_t at = timers_.top().deadline_ps;
-  if (timer_event_.IsRunning() && timer_event_at_ <= at) return;  // fires earlier; re-armed then
-  timer_event_.Cancel();
-  timer_event_at_ = at;
-  timer_event_ = Simulator::Schedule(PicoSeconds(at - NowPs()), &SwitchMLWorker::OnTimerEvent, this);
+  timers_.Start(index, NowPs() + duration_ps);
+  timers_.Arm(NowPs(), this, &SwitchMLWorker::OnTimerEvent);
 }
 
 // p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread_utils.inc:225
 void SwitchMLWorker::OnTimerEvent() {
   const uint64_t now = NowPs();
-  while (!timers_.empty()) {
-    const TimerEntry t = timers_.top();
-    if (t.generation != timer_generation_[t.index]) {
-      timers_.pop();
-      continue;
-    }
-    if (t.deadline_ps > now) break;
-    timers_.pop();
+  timers_.Fired();
+  uint32_t index;
+  while (timers_.PopDue(now, index)) {
     // ResendPacketCallback: back off after timeout_threshold timeouts.
     ++timeouts_counter_;
     if (timeouts_counter_ >= timeout_threshold_) {
@@ -335,20 +319,16 @@ void SwitchMLWorker::OnTimerEvent() {
       timer_ps_ *= 2;
     }
     ++record_->timeouts;
-    Send(timer_pkt_id_[t.index], timer_pool_index_[t.index], true);
-    const uint32_t gen = ++timer_generation_[t.index];
-    timers_.push({now + timer_ps_, t.index, gen});
+    Send(timer_pkt_id_[index], timer_pool_index_[index], true);
+    timers_.Start(index, now + timer_ps_);
   }
-  timer_event_at_ = 0;
-  ArmTimerEvent();
+  timers_.Arm(now, this, &SwitchMLWorker::OnTimerEvent);
 }
 
 void SwitchMLWorker::FinishJob() {
   running_ = false;
   // Every timer of this job slice is over (the library's are all stopped by then).
-  for (uint32_t& g : timer_generation_) ++g;
-  while (!timers_.empty()) timers_.pop();
-  timer_event_.Cancel();
+  timers_.StopAll();
   // dpdk_worker_thread.cc:392: the next job continues the pool index sequence.
   pool_index_shift_ = static_cast<uint32_t>((pool_index_shift_ + total_) % (2ull * spec_->pool_size));
   record_->end_ps[rank_] = NowPs();

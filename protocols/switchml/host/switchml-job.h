@@ -17,6 +17,7 @@
 // Every element every worker receives is checked against the exact sum.
 #pragma once
 
+#include "ina/lazy-timer-heap.h"
 #include "ina/collective-table.h"
 #include "ina/workload.h"
 #include "ina/scenario.h"
@@ -32,7 +33,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <queue>
 #include <vector>
 
 namespace inasim {
@@ -72,13 +72,6 @@ class SwitchMLWorker : public ns3::Application {
   void DoDispose() override;
 
  private:
-  struct TimerEntry {
-    uint64_t deadline_ps;
-    uint32_t index, generation;
-    bool operator>(const TimerEntry& o) const {
-      return deadline_ps != o.deadline_ps ? deadline_ps > o.deadline_ps : index > o.index;
-    }
-  };
   void StartApplication() override;
   void StopApplication() override;
   void OnReceive(ns3::Ptr<ns3::Socket> socket);
@@ -88,8 +81,7 @@ class SwitchMLWorker : public ns3::Application {
   void Preprocess(uint64_t pkt_id, uint8_t* payload);
   void Postprocess(uint64_t pkt_id, const uint8_t* payload);
   void StartTimer(uint32_t index, uint64_t pkt_id, uint16_t pool_index, uint64_t duration_ps);
-  void StopTimer(uint32_t index) { ++timer_generation_[index]; }
-  void ArmTimerEvent();
+  void StopTimer(uint32_t index) { timers_.Stop(index); }
   void OnTimerEvent();
   void FinishJob();
 
@@ -113,16 +105,12 @@ class SwitchMLWorker : public ns3::Application {
   std::vector<float> scaling_factors_;
   uint32_t pool_index_shift_ = 0;   ///< switch_pool_index_shift, kept across jobs
 
-  // Timers: per index the packet it resends (ResendPacketCallbackArgs) and a
-  // generation (a stopped timer's heap entry is stale). One ns-3 event for
-  // the earliest live deadline.
+  // Timers: per index the packet it resends (ResendPacketCallbackArgs), on
+  // one lazy heap (one ns-3 event for the earliest live deadline).
   std::vector<uint64_t> timer_pkt_id_;
   std::vector<uint16_t> timer_pool_index_;
-  std::vector<uint32_t> timer_generation_;
   std::vector<uint64_t> sent_ps_;  ///< first send time per lane (pkt_id mod batch), for the RTT
-  std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<TimerEntry>> timers_;
-  ns3::EventId timer_event_;
-  uint64_t timer_event_at_ = 0;
+  LazyTimerHeap<uint32_t> timers_;
   uint64_t timer_ps_ = 0;           ///< timer_cycles_, reset per job
   uint64_t timeouts_counter_ = 0;   ///< static thread_local in the library: kept across jobs
   uint64_t timeout_threshold_ = 0;

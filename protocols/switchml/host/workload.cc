@@ -1,4 +1,5 @@
 // SwitchML's entry in the protocol registry (protocols/switchml/protocol.json).
+#include "ina/job-workload.h"
 #include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/workload.h"
@@ -11,37 +12,16 @@
 #include <stdexcept>
 
 namespace inasim::protocols::switchml {
-namespace {
-
-class SwitchMLWorkload final : public Workload {
- public:
-  explicit SwitchMLWorkload(const WorkloadContext& c) : s_(c.scenario) {
-    std::vector<uint64_t> tensors = s_.workload.spec<SwitchMLSpec>().tensors;
-    if (tensors.empty()) tensors.push_back(s_.workload.bytes);
-    try {
-      job_ = std::make_unique<SwitchMLJob>(c.fabric, c.hosts, s_.workload.dtype, s_.workload.data, s_.seed,
-                                           s_.workload.spec<SwitchMLSpec>(), tensors, s_.workload.iterations,
-                                           s_.workload.compute_gap_ps);
-    } catch (const std::invalid_argument& e) {
-      throw ScenarioError(fmt::format("workload: {}", e.what()));
-    }
-  }
-  void Start(std::function<void()> on_finished) override {
-    job_->on_finished = std::move(on_finished);
-    job_->Start(s_.workload.start_ps);
-  }
-  double Progress() const override { return job_->progress(); }
-  void Report(bool finished, WorkloadReport& out) const override { job_->Report(s_, finished, out); }
-
- private:
-  const Scenario& s_;
-  std::unique_ptr<SwitchMLJob> job_;
-};
-
-}  // namespace
 
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
-  return std::make_unique<SwitchMLWorkload>(context);
+  const Scenario& s = context.scenario;
+  return MakeJobWorkload<SwitchMLJob>(context, [&] {
+    std::vector<uint64_t> tensors = s.workload.spec<SwitchMLSpec>().tensors;
+    if (tensors.empty()) tensors.push_back(s.workload.bytes);
+    return std::make_unique<SwitchMLJob>(context.fabric, context.hosts, s.workload.dtype, s.workload.data, s.seed,
+                                         s.workload.spec<SwitchMLSpec>(), tensors, s.workload.iterations,
+                                         s.workload.compute_gap_ps);
+  });
 }
 
 namespace {

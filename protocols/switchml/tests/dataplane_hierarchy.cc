@@ -1,6 +1,7 @@
 // Hierarchical SwitchML (paper §7) as a composition of the upstream program:
 // two ToRs with two workers each under one root, driven with bytes.
 #include "protocols/switchml/dataplane/hierarchy.h"
+#include "tests/common/recording_emitter.h"
 
 #include <gtest/gtest.h>
 
@@ -12,22 +13,11 @@ namespace {
 using namespace inasim::p4;
 using namespace inasim::p4::switchml;
 
-struct Out {
-  std::vector<uint8_t> bytes;
-  uint16_t port;
-  Picoseconds latency;
-};
+using Out = inasim::testing::Emitted;
 
-class Recorder : public Emitter {
- public:
-  std::vector<Out> out;
-  void Emit(inasim::Span<const uint8_t> f, uint16_t port, Picoseconds l) override {
-    out.push_back({{f.begin(), f.end()}, port, l});
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> f, inasim::Span<const uint16_t> ports, Picoseconds l) override {
-    for (uint16_t p : ports) Emit(f, p, l);
-  }
-  void EmitRouted(inasim::Span<const uint8_t> f, Picoseconds l) override { Emit(f, 0xffff, l); }
+/// Multicast copies one entry per port, as the wire sees them.
+struct Recorder : inasim::testing::RecordingEmitter {
+  Recorder() : RecordingEmitter(kPerPort) {}
 };
 
 mac_addr_t Mac(uint8_t last) { return {0x02, 0, 0, 0, 0, last}; }

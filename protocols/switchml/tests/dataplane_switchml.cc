@@ -3,6 +3,7 @@
 // packets are built here, byte by byte, from the P4's header layouts; the
 // model's own serializer is never used to build an expectation.
 #include "protocols/switchml/dataplane/switchml_dataplane.h"
+#include "tests/common/recording_emitter.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,29 +22,8 @@ namespace {
 
 constexpr Picoseconds kPass = 520'000;  // 520 ns per pass, in ps
 
-struct Out {
-  enum Kind { kUnicast, kMulticast, kRouted } kind;
-  Bytes bytes;
-  uint16_t port = 0;
-  std::vector<uint16_t> ports;
-  Picoseconds latency = 0;
-};
-
-class Recorder : public inasim::p4::Emitter {
- public:
-  void Emit(inasim::Span<const uint8_t> f, uint16_t port, Picoseconds latency) override {
-    out.push_back({Out::kUnicast, Bytes(f.begin(), f.end()), port, {}, latency});
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> f, inasim::Span<const uint16_t> ports,
-                     Picoseconds latency) override {
-    out.push_back({Out::kMulticast, Bytes(f.begin(), f.end()), 0, std::vector<uint16_t>(ports.begin(), ports.end()),
-                   latency});
-  }
-  void EmitRouted(inasim::Span<const uint8_t> f, Picoseconds latency) override {
-    out.push_back({Out::kRouted, Bytes(f.begin(), f.end()), 0, {}, latency});
-  }
-  std::vector<Out> out;
-};
+using Out = inasim::testing::Emitted;
+using Recorder = inasim::testing::RecordingEmitter;
 
 // --- independent byte builders ----------------------------------------------
 

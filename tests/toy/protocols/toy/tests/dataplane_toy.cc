@@ -1,6 +1,7 @@
 // The toy switch, bytes in and bytes out: three workers' contributions make
 // one multicast result with the exact (wrapping) sums; duplicates, strangers,
 // slot conflicts and short frames are dropped and counted.
+#include "tests/common/recording_emitter.h"
 #include "tests/toy/protocols/toy/dataplane/toy_dataplane.h"
 
 #include <gtest/gtest.h>
@@ -13,23 +14,8 @@ namespace {
 using namespace inasim::p4;
 using namespace inasim::p4::toy;
 
-struct Emitted {
-  std::vector<uint8_t> frame;
-  std::vector<uint16_t> ports;
-  Picoseconds latency;
-};
-
-class Recorder : public Emitter {
- public:
-  void Emit(inasim::Span<const uint8_t> f, uint16_t port, Picoseconds l) override {
-    out.push_back({{f.data(), f.data() + f.size()}, {port}, l});
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> f, inasim::Span<const uint16_t> ports, Picoseconds l) override {
-    out.push_back({{f.data(), f.data() + f.size()}, {ports.data(), ports.data() + ports.size()}, l});
-  }
-  void EmitRouted(inasim::Span<const uint8_t> f, Picoseconds l) override { Emit(f, 0xffff, l); }
-  std::vector<Emitted> out;
-};
+using Emitted = inasim::testing::Emitted;
+using Recorder = inasim::testing::RecordingEmitter;
 
 constexpr uint32_t kK = 4;
 
@@ -72,6 +58,7 @@ TEST(ToyDataplane, ThreeWorkersMakeOneResultWithTheWrappingSums) {
   Send(dp, 1, Contribution(5, {3, 0, 1, 5}), out);
   ASSERT_EQ(out.out.size(), 1u);
   const Emitted& r = out.out[0];
+  EXPECT_EQ(r.kind, Emitted::kMulticast);
   EXPECT_EQ(r.ports, (std::vector<uint16_t>{0, 1, 2}));
   EXPECT_EQ(r.latency, 500'000u);
   const std::vector<uint8_t> want = {
@@ -82,7 +69,7 @@ TEST(ToyDataplane, ThreeWorkersMakeOneResultWithTheWrappingSums) {
       0x00, 0x00, 0x00, 0x05, 0x01, 0x00, 0x00, 0x03,                                      // seq 5, result, 3 workers
       0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x01,                                      // 1+2+3; 0xffffffff+2 wraps
       0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x05};                                     // 7+0+1; 2^31+2^31+5 wraps
-  EXPECT_EQ(r.frame, want);
+  EXPECT_EQ(r.bytes, want);
   EXPECT_EQ(dp.stats().contributions, 3u);
   EXPECT_EQ(dp.stats().results, 1u);
 }
@@ -104,7 +91,7 @@ TEST(ToyDataplane, DropsDuplicatesStrangersConflictsAndShortFrames) {
   Send(dp, 1, Contribution(5, {1, 1, 1, 1}), out);
   Send(dp, 2, Contribution(5, {1, 1, 1, 1}), out);
   ASSERT_EQ(out.out.size(), 1u);
-  EXPECT_EQ(LoadBe32(&out.out[0].frame[50]), 3u);
+  EXPECT_EQ(LoadBe32(&out.out[0].bytes[50]), 3u);
   // Freed: seq 7 now takes slot 1.
   Send(dp, 1, Contribution(7, {4, 4, 4, 4}), out);
   EXPECT_EQ(dp.stats().slot_conflicts, 1u);
