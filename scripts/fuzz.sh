@@ -22,7 +22,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 build=build-fuzz
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINASIM_FUZZ=ON \
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINASIM_FUZZ=ON -DINASIM_PCH=OFF \
   -DINASIM_BUILD_BENCH=OFF -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 # Every target and its corpus (the shared parsers' in tests/fuzz, each
 # protocol's in protocols/<name>/tests): written by tests/CMakeLists.txt.
