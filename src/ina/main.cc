@@ -8,6 +8,7 @@
 // Exit codes: 0 ran and every aggregate was exact; 1 ran but a check failed or
 // the workload did not finish; 2 bad input (nothing written: --out is checked
 // and prepared before the run); 3 internal error.
+#include "ina/build-paths.h"
 #include "ina/runner.h"
 #include "ina/workload.h"
 #include "ina/scenario-checks.h"
@@ -127,16 +128,16 @@ uint64_t ParseSeed(const std::string& v) {
 /// `inasim sweep|compare`: hands over to the Python package (same process
 /// image replaced), with this build's package on PYTHONPATH.
 int ExecPython(const std::vector<std::string>& args) {
-  std::string path = INASIM_PYTHONPATH;
+  std::string path = inasim::BuildPythonPath();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
   setenv("PYTHONPATH", path.c_str(), 1);
-  std::vector<std::string> argv_s = {INASIM_PYTHON, "-m", "inasim"};
+  std::vector<std::string> argv_s = {inasim::BuildPythonExecutable(), "-m", "inasim"};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv_c;
   for (auto& a : argv_s) argv_c.push_back(a.data());
   argv_c.push_back(nullptr);
-  execv(INASIM_PYTHON, argv_c.data());
-  std::fprintf(stderr, "inasim: cannot run %s: %s\n", INASIM_PYTHON, std::strerror(errno));
+  execv(inasim::BuildPythonExecutable(), argv_c.data());
+  std::fprintf(stderr, "inasim: cannot run %s: %s\n", inasim::BuildPythonExecutable(), std::strerror(errno));
   return 3;
 }
 
