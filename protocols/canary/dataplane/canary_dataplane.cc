@@ -377,24 +377,7 @@ std::string CanaryDataplane::DumpState() const {
       parts.push_back({{"application_id", p.application_id}, {"base", p.base}, {"size", p.size}});
     j["config"]["partitions"] = parts;
   }
-  j["stats"] = {{"processed", stats_.processed},
-                {"malformed_dropped", stats_.malformed_dropped},
-                {"not_canary", stats_.not_canary},
-                {"bad_port_dropped", stats_.bad_port_dropped},
-                {"allocated", stats_.allocated},
-                {"aggregated", stats_.aggregated},
-                {"completed", stats_.completed},
-                {"timeouts", stats_.timeouts},
-                {"stragglers", stats_.stragglers},
-                {"collisions", stats_.collisions},
-                {"bypassed", stats_.bypassed},
-                {"broadcasts", stats_.broadcasts},
-                {"broadcast_misses", stats_.broadcast_misses},
-                {"restorations", stats_.restorations},
-                {"restoration_bad_group", stats_.restoration_bad_group},
-                {"multicast_groups", stats_.multicast_groups},
-                {"multicast_copies", stats_.multicast_copies},
-                {"stale_timers", stats_.stale_timers}};
+  j["stats"] = DumpedCounters(stats_, Stats::kCounters);
   j["occupied"] = table_.occupied();
   j["peak_occupied"] = table_.peak_occupied();
   json ds = json::array();

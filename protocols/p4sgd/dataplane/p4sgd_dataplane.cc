@@ -257,22 +257,9 @@ std::string P4SGDDataplane::DumpState() const {
                  {"pass_latency_ps", config_.pass_latency_ps},
                  {"encap", config_.encap == Encap::kUdp ? "udp" : "raw"},
                  {"udp_port", config_.udp_port}};
-  const Stats& s = stats_;
-  j["stats"] = {{"processed", s.processed},
-                {"malformed_dropped", s.malformed_dropped},
-                {"not_p4sgd", s.not_p4sgd},
-                {"no_worker_dropped", s.no_worker_dropped},
-                {"multicast_copies", s.multicast_copies}};
+  j["stats"] = DumpedCounters(stats_, Stats::kCounters);
   if (paper) {
-    j["stats"].update({{"bad_bitmap_dropped", s.bad_bitmap_dropped},
-                       {"aggregated", s.aggregated},
-                       {"completed", s.completed},
-                       {"agg_resent", s.agg_resent},
-                       {"agg_duplicate_dropped", s.agg_duplicate_dropped},
-                       {"acked", s.acked},
-                       {"released", s.released},
-                       {"ack_resent", s.ack_resent},
-                       {"ack_duplicate_dropped", s.ack_duplicate_dropped}});
+    j["stats"].update(DumpedCounters(stats_, Stats::kPaperCounters));
     json slots = json::array();
     for (uint32_t i = 0; i < config_.slots; ++i) {
       if (!paper_.agg_bm.Touched(i) && !paper_.ack_bm.Touched(i)) continue;
@@ -285,13 +272,7 @@ std::string P4SGDDataplane::DumpState() const {
     }
     j["slots"] = slots;
   } else {
-    j["stats"].update({{"unmapped_port_dropped", s.unmapped_port_dropped},
-                       {"no_bitmap_dropped", s.no_bitmap_dropped},
-                       {"seq_dropped", s.seq_dropped},
-                       {"fulfilled", s.fulfilled},
-                       {"echoed", s.echoed},
-                       {"partial_to_cpu", s.partial_to_cpu},
-                       {"unmapped_egress_dropped", s.unmapped_egress_dropped}});
+    j["stats"].update(DumpedCounters(stats_, Stats::kPublicP4Counters));
     json slots = json::array();
     for (uint32_t i = 0; i < kIndexSize; ++i) {
       if (!ingress_.node_map_reg_0.Touched(i) && !ingress_.node_map_reg_1.Touched(i)) continue;

@@ -3,6 +3,7 @@
 // (RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4). See protocols/p4sgd/dataplane/README.md.
 #pragma once
 
+#include "p4model/common/counters.h"
 #include "p4model/common/dataplane.h"
 #include "protocols/p4sgd/dataplane/config.h"
 #include "protocols/p4sgd/dataplane/controls.h"
@@ -42,6 +43,31 @@ class P4SGDDataplane : public Dataplane {
     uint64_t ack_duplicate_dropped = 0;  ///< duplicate ack before release
     // both
     uint64_t multicast_copies = 0;  ///< ports summed over EmitMulticast calls
+    /// In the dump: the counters of both modes, then those of the mode run.
+    static constexpr StatCounter<Stats> kCounters[] = {
+        {"processed", &Stats::processed},
+        {"malformed_dropped", &Stats::malformed_dropped},
+        {"not_p4sgd", &Stats::not_p4sgd},
+        {"no_worker_dropped", &Stats::no_worker_dropped},
+        {"multicast_copies", &Stats::multicast_copies}};
+    static constexpr StatCounter<Stats> kPublicP4Counters[] = {
+        {"unmapped_port_dropped", &Stats::unmapped_port_dropped},
+        {"no_bitmap_dropped", &Stats::no_bitmap_dropped},
+        {"seq_dropped", &Stats::seq_dropped},
+        {"fulfilled", &Stats::fulfilled},
+        {"echoed", &Stats::echoed},
+        {"partial_to_cpu", &Stats::partial_to_cpu},
+        {"unmapped_egress_dropped", &Stats::unmapped_egress_dropped}};
+    static constexpr StatCounter<Stats> kPaperCounters[] = {
+        {"bad_bitmap_dropped", &Stats::bad_bitmap_dropped},
+        {"aggregated", &Stats::aggregated},
+        {"completed", &Stats::completed},
+        {"agg_resent", &Stats::agg_resent},
+        {"agg_duplicate_dropped", &Stats::agg_duplicate_dropped},
+        {"acked", &Stats::acked},
+        {"released", &Stats::released},
+        {"ack_resent", &Stats::ack_resent},
+        {"ack_duplicate_dropped", &Stats::ack_duplicate_dropped}};
   };
 
   explicit P4SGDDataplane(P4SGDConfig config);

@@ -206,20 +206,7 @@ std::string StaticTreeDataplane::DumpState() const {
   nlohmann::json j = {{"name", "static_tree"},
                       {"trees", trees},
                       {"slots_in_use", in_use_},
-                      {"stats",
-                       {{"processed", stats_.processed},
-                        {"malformed_dropped", stats_.malformed_dropped},
-                        {"unknown_tree", stats_.unknown_tree},
-                        {"not_a_child", stats_.not_a_child},
-                        {"allocated", stats_.allocated},
-                        {"aggregated", stats_.aggregated},
-                        {"duplicates", stats_.duplicates},
-                        {"slot_conflicts", stats_.slot_conflicts},
-                        {"sent_up", stats_.sent_up},
-                        {"results", stats_.results},
-                        {"broadcasts", stats_.broadcasts},
-                        {"not_from_parent", stats_.not_from_parent},
-                        {"peak_slots", stats_.peak_slots}}}};
+                      {"stats", DumpedCounters(stats_, Stats::kCounters)}};
   return j.dump();
 }
 
