@@ -5,6 +5,7 @@
 // used to build an expectation.
 #include "protocols/canary/dataplane/canary_dataplane.h"
 #include "tests/common/recording_emitter.h"
+#include "tests/common/test_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -18,12 +19,10 @@
 #include <vector>
 
 namespace cn = inasim::p4::canary;
-using inasim::p4::Picoseconds;
-using Bytes = std::vector<uint8_t>;
+using namespace inasim::testing;  // Bytes, kNs, Put16/32, Get16/32, Checksum
 
 namespace {
 
-constexpr Picoseconds kNs = 1000;
 constexpr Picoseconds kPass = 520 * kNs;
 constexpr uint16_t kUdpPort = 0xB1BD;
 constexpr uint16_t kSwitchAddress = 7;
@@ -79,27 +78,9 @@ struct Switch {
 
 // --- independent byte builders ----------------------------------------------
 
-void Put16(Bytes& b, uint16_t v) {
-  b.push_back(uint8_t(v >> 8));
-  b.push_back(uint8_t(v));
-}
-void Put32(Bytes& b, uint32_t v) {
-  Put16(b, uint16_t(v >> 16));
-  Put16(b, uint16_t(v));
-}
-uint16_t Get16(const Bytes& b, size_t at) { return uint16_t(b[at] << 8 | b[at + 1]); }
-uint32_t Get32(const Bytes& b, size_t at) { return uint32_t(Get16(b, at)) << 16 | Get16(b, at + 2); }
-
-// RFC 1071 over a 20-byte header, computed independently of frame.h.
-uint16_t Checksum20(const uint8_t* h) {
-  uint64_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += (uint32_t(h[i]) << 8) | h[i + 1];
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >> 16);
-  return uint16_t(~sum & 0xffff);
-}
 void FixChecksum(Bytes& f) {
   f[24] = f[25] = 0;
-  const uint16_t cs = Checksum20(f.data() + 14);
+  const uint16_t cs = Checksum(f.data() + 14, 20);
   f[24] = uint8_t(cs >> 8);
   f[25] = uint8_t(cs);
 }

@@ -6,6 +6,7 @@
 #include "protocols/p4sgd/dataplane/p4sgd_dataplane.h"
 #include "p4model/tools/programs.h"
 #include "tests/common/recording_emitter.h"
+#include "tests/common/test_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,12 +20,10 @@
 #include <vector>
 
 namespace sg = inasim::p4::p4sgd;
-using inasim::p4::Picoseconds;
-using Bytes = std::vector<uint8_t>;
+using namespace inasim::testing;  // Bytes, kNs, Put16/32, Get16/32, Checksum
 
 namespace {
 
-constexpr Picoseconds kNs = 1000;
 constexpr Picoseconds kPass = 520 * kNs;
 constexpr uint16_t kCpuSimPort = 32;  // default dev_ports: simulator port 32 is device port 192
 
@@ -35,14 +34,6 @@ using Recorder = inasim::testing::RecordingEmitter;
 
 // --- independent byte builders ----------------------------------------------
 
-void Put16(uint8_t* b, uint16_t v) {
-  b[0] = uint8_t(v >> 8);
-  b[1] = uint8_t(v);
-}
-void Put32(uint8_t* b, uint32_t v) {
-  Put16(b, uint16_t(v >> 16));
-  Put16(b + 2, uint16_t(v));
-}
 
 /// Every field of the 64-byte load header (p4fpga.p4:103-125).
 struct Hdr {

@@ -9,6 +9,7 @@
 #include "protocols/panama/dataplane/tree_switch.h"
 #include "p4model/tools/programs.h"
 #include "tests/common/recording_emitter.h"
+#include "tests/common/test_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -26,12 +27,10 @@
 #include <vector>
 
 namespace pn = inasim::p4::panama;
-using inasim::p4::Picoseconds;
-using Bytes = std::vector<uint8_t>;
+using namespace inasim::testing;  // Bytes, kNs, Put16/32, Get16/32, Checksum
 
 namespace {
 
-constexpr Picoseconds kNs = 1000;
 
 // ============================================================================
 // Soft-float reference (independent of protocols/panama/dataplane/fp32.cc)
@@ -109,20 +108,6 @@ float ToF(uint32_t u) {
 // Frame builder (README "Byte layout")
 // ============================================================================
 
-void Put16(uint8_t* b, uint16_t v) {
-  b[0] = uint8_t(v >> 8);
-  b[1] = uint8_t(v);
-}
-void Put32(uint8_t* b, uint32_t v) {
-  Put16(b, uint16_t(v >> 16));
-  Put16(b + 2, uint16_t(v));
-}
-uint16_t Checksum(const uint8_t* p, size_t n) {
-  uint32_t s = 0;
-  for (size_t i = 0; i + 1 < n; i += 2) s += uint32_t(p[i]) << 8 | p[i + 1];
-  while (s >> 16) s = (s & 0xffff) + (s >> 16);
-  return uint16_t(~s);
-}
 
 struct Pkt {
   std::array<uint8_t, 6> dst_mac = {0x01, 0x00, 0x5e, 0x01, 0x02, 0x03};

@@ -4,6 +4,7 @@
 // model's own serializer is never used to build an expectation.
 #include "protocols/switchml/dataplane/switchml_dataplane.h"
 #include "tests/common/recording_emitter.h"
+#include "tests/common/test_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,8 +16,7 @@
 #include <vector>
 
 namespace sml = inasim::p4::switchml;
-using inasim::p4::Picoseconds;
-using Bytes = std::vector<uint8_t>;
+using namespace inasim::testing;  // Bytes, kNs, Put16/32, Get16/32, Checksum
 
 namespace {
 
@@ -27,29 +27,7 @@ using Recorder = inasim::testing::RecordingEmitter;
 
 // --- independent byte builders ----------------------------------------------
 
-void Put16(Bytes& b, uint16_t v) {
-  b.push_back(uint8_t(v >> 8));
-  b.push_back(uint8_t(v));
-}
-void Put32(Bytes& b, uint32_t v) {
-  Put16(b, uint16_t(v >> 16));
-  Put16(b, uint16_t(v));
-}
-void PutMac(Bytes& b, const std::array<uint8_t, 6>& m) { b.insert(b.end(), m.begin(), m.end()); }
-
-// RFC 1071 over a 20-byte header, computed independently of frame.h.
-uint16_t Checksum20(const uint8_t* h) {
-  uint64_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += (uint32_t(h[i]) << 8) | h[i + 1];
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >> 16);
-  return uint16_t(~sum & 0xffff);
-}
-bool ChecksumValid(const Bytes& f) {
-  uint64_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += (uint32_t(f[14 + i]) << 8) | f[14 + i + 1];
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >> 16);
-  return sum == 0xffff;
-}
+bool ChecksumValid(const Bytes& f) { return Checksum(f.data() + 14, 20) == 0; }
 
 std::array<uint8_t, 6> Mac(uint8_t last) { return {0x02, 0x00, 0x00, 0x00, 0x00, last}; }
 uint32_t Ip(uint8_t last) { return 0x0a000000u | last; }  // 10.0.0.x
@@ -104,7 +82,7 @@ Bytes WorkerPacket(const Packet& p) {
   Put16(b, 0);
   Put32(b, Ip(uint8_t(p.worker + 1)));
   Put32(b, kSwitchIp);
-  const uint16_t cs = Checksum20(b.data() + ip_at);
+  const uint16_t cs = Checksum(b.data() + ip_at, 20);
   b[ip_at + 10] = uint8_t(cs >> 8);
   b[ip_at + 11] = uint8_t(cs);
   Put16(b, WorkerSrcPort(p.worker));
@@ -139,7 +117,7 @@ Bytes ResultPacket(int to, const Packet& last, const std::vector<uint32_t>& data
   Put16(b, 0);
   Put32(b, kSwitchIp);
   Put32(b, Ip(uint8_t(to + 1)));
-  const uint16_t cs = Checksum20(b.data() + ip_at);
+  const uint16_t cs = Checksum(b.data() + ip_at, 20);
   b[ip_at + 10] = uint8_t(cs >> 8);
   b[ip_at + 11] = uint8_t(cs);
   Put16(b, WorkerDstPort(last.worker));  // src = request's dst port

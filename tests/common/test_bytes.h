@@ -1,0 +1,53 @@
+// The byte builders every dataplane test writes its expected frames with:
+// big-endian stores and loads and the RFC 1071 checksum, written here,
+// independently of p4model/common/frame.h, so that an expectation never comes
+// from the code under test. Header-only, no ns-3.
+#pragma once
+
+#include "p4model/common/dataplane.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace inasim::testing {
+
+using Bytes = std::vector<uint8_t>;
+using p4::Picoseconds;
+constexpr Picoseconds kNs = 1000;
+
+/// Appends `v` big-endian.
+inline void Put16(Bytes& b, uint16_t v) {
+  b.push_back(uint8_t(v >> 8));
+  b.push_back(uint8_t(v));
+}
+inline void Put32(Bytes& b, uint32_t v) {
+  Put16(b, uint16_t(v >> 16));
+  Put16(b, uint16_t(v));
+}
+inline void PutMac(Bytes& b, const std::array<uint8_t, 6>& m) { b.insert(b.end(), m.begin(), m.end()); }
+
+/// Stores `v` big-endian at `b`.
+inline void Put16(uint8_t* b, uint16_t v) {
+  b[0] = uint8_t(v >> 8);
+  b[1] = uint8_t(v);
+}
+inline void Put32(uint8_t* b, uint32_t v) {
+  Put16(b, uint16_t(v >> 16));
+  Put16(b + 2, uint16_t(v));
+}
+
+inline uint16_t Get16(const Bytes& b, size_t at) { return uint16_t(b[at] << 8 | b[at + 1]); }
+inline uint32_t Get32(const Bytes& b, size_t at) { return uint32_t(Get16(b, at)) << 16 | Get16(b, at + 2); }
+
+/// RFC 1071 over `n` bytes (n even): the checksum to store, or 0 when `p`
+/// already holds a valid one.
+inline uint16_t Checksum(const uint8_t* p, size_t n) {
+  uint32_t s = 0;
+  for (size_t i = 0; i + 1 < n; i += 2) s += uint32_t(p[i]) << 8 | p[i + 1];
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  return uint16_t(~s);
+}
+
+}  // namespace inasim::testing
