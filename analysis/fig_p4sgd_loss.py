@@ -26,14 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT  # noqa: E402
 from p4sgdfig import MODES  # noqa: E402
 
 STEM = "fig_p4sgd_loss"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig15-loss-time.json"},
-    "small": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig15-loss-time-small.json"},
-}
+CONFIGS = figscript.scenario_configs("p4sgd/fig15-loss-time")
 
 
 def draw(fig):

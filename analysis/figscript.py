@@ -36,8 +36,8 @@ for _p in (ROOT / "python", ROOT / "build" / "python"):
     if str(_p) not in sys.path:
         sys.path.append(str(_p))
 
-__all__ = ["ROOT", "FigureExit", "FigureRun", "main", "correct", "parse_figure_args", "num", "write_columns",
-           "SWITCHML_FRAMING", "switchml_wire_bytes"]
+__all__ = ["ROOT", "FigureExit", "FigureRun", "main", "correct", "parse_figure_args", "scenario_configs", "num",
+           "write_columns", "SWITCHML_FRAMING", "switchml_wire_bytes"]
 
 
 def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
@@ -184,6 +184,14 @@ def main(stem: str, doc: Optional[str], small_help: str, argv: Optional[Sequence
     except FigureExit as e:
         return e.code
     return run.finish(written)
+
+
+def scenario_configs(scenario: str, full: Optional[Dict[str, Any]] = None,
+                     small: Optional[Dict[str, Any]] = None) -> Dict[str, Dict[str, Any]]:
+    """A figure script's CONFIGS for main(): scenarios/<scenario>.json with the
+    settings `full`, and scenarios/<scenario>-small.json with `small` (--small)."""
+    return {"full": {"scenario": ROOT / "scenarios" / f"{scenario}.json", **(full or {})},
+            "small": {"scenario": ROOT / "scenarios" / f"{scenario}-small.json", **(small or {})}}
 
 
 def num(v: Any) -> float:

@@ -1,7 +1,7 @@
-// The byte builders every dataplane test writes its expected frames with:
-// big-endian stores and loads and the RFC 1071 checksum, written here,
-// independently of p4model/common/frame.h, so that an expectation never comes
-// from the code under test. Header-only, no ns-3.
+// What every dataplane test writes its expected frames and sums with:
+// big-endian stores and loads, the RFC 1071 checksum and the wrapping int32
+// sum, written here, independently of p4model/common/frame.h, so that an
+// expectation never comes from the code under test. Header-only, no ns-3.
 #pragma once
 
 #include "p4model/common/dataplane.h"
@@ -48,6 +48,15 @@ inline uint16_t Checksum(const uint8_t* p, size_t n) {
   for (size_t i = 0; i + 1 < n; i += 2) s += uint32_t(p[i]) << 8 | p[i + 1];
   while (s >> 16) s = (s & 0xffff) + (s >> 16);
   return uint16_t(~s);
+}
+
+/// The exact element-wise sum of int32 vectors as the switches compute it:
+/// two's complement, wrapping modulo 2^32.
+inline std::vector<uint32_t> Sum(const std::vector<std::vector<int32_t>>& vs) {
+  std::vector<uint32_t> s(vs[0].size(), 0);
+  for (const auto& v : vs)
+    for (size_t i = 0; i < v.size(); ++i) s[i] += uint32_t(v[i]);
+  return s;
 }
 
 }  // namespace inasim::testing

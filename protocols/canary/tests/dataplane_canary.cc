@@ -79,10 +79,8 @@ struct Switch {
 // --- independent byte builders ----------------------------------------------
 
 void FixChecksum(Bytes& f) {
-  f[24] = f[25] = 0;
-  const uint16_t cs = Checksum(f.data() + 14, 20);
-  f[24] = uint8_t(cs >> 8);
-  f[25] = uint8_t(cs);
+  Put16(&f[24], 0);
+  Put16(&f[24], Checksum(&f[14], 20));
 }
 
 // Offsets in our encapsulation: Ethernet 14, IPv4 20, UDP 8, Canary 19.
@@ -180,12 +178,6 @@ std::vector<int32_t> Values(int host, size_t k) {
   std::vector<int32_t> v(k);
   for (size_t i = 0; i < k; ++i) v[i] = int32_t((host + 1) * 1000 + int(i) * 7 - 500);
   return v;
-}
-std::vector<uint32_t> Sum(const std::vector<std::vector<int32_t>>& vs) {
-  std::vector<uint32_t> s(vs[0].size(), 0);
-  for (const auto& v : vs)
-    for (size_t i = 0; i < v.size(); ++i) s[i] += uint32_t(v[i]);  // modular
-  return s;
 }
 std::vector<int32_t> AsInt(const std::vector<uint32_t>& v) {
   std::vector<int32_t> o(v.size());

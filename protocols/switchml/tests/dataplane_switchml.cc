@@ -82,9 +82,7 @@ Bytes WorkerPacket(const Packet& p) {
   Put16(b, 0);
   Put32(b, Ip(uint8_t(p.worker + 1)));
   Put32(b, kSwitchIp);
-  const uint16_t cs = Checksum(b.data() + ip_at, 20);
-  b[ip_at + 10] = uint8_t(cs >> 8);
-  b[ip_at + 11] = uint8_t(cs);
+  Put16(&b[ip_at + 10], Checksum(&b[ip_at], 20));
   Put16(b, WorkerSrcPort(p.worker));
   Put16(b, WorkerDstPort(p.worker));
   Put16(b, uint16_t(8 + 10 + data));
@@ -117,9 +115,7 @@ Bytes ResultPacket(int to, const Packet& last, const std::vector<uint32_t>& data
   Put16(b, 0);
   Put32(b, kSwitchIp);
   Put32(b, Ip(uint8_t(to + 1)));
-  const uint16_t cs = Checksum(b.data() + ip_at, 20);
-  b[ip_at + 10] = uint8_t(cs >> 8);
-  b[ip_at + 11] = uint8_t(cs);
+  Put16(&b[ip_at + 10], Checksum(&b[ip_at], 20));
   Put16(b, WorkerDstPort(last.worker));  // src = request's dst port
   Put16(b, WorkerSrcPort(last.worker));  // dst = request's src port
   Put16(b, uint16_t(8 + 8 + 2 + DataBytes(last.size_code)));
@@ -138,13 +134,6 @@ std::vector<int32_t> Values(int worker, size_t n, int salt = 0) {
   std::vector<int32_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = int32_t((worker + 1) * 1000 + int(i) * 7 + salt * 100000);
   return v;
-}
-
-std::vector<uint32_t> Sum(const std::vector<std::vector<int32_t>>& vs) {
-  std::vector<uint32_t> s(vs[0].size(), 0);
-  for (const auto& v : vs)
-    for (size_t i = 0; i < v.size(); ++i) s[i] += uint32_t(v[i]);  // modular
-  return s;
 }
 
 void Send(sml::SwitchMLDataplane& dp, Recorder& rec, const Packet& p) {
