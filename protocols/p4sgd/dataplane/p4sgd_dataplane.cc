@@ -126,23 +126,8 @@ void P4SGDDataplane::Wrap(const P4SGDWorker& w) {
   std::copy(w.mac.begin(), w.mac.end(), b);
   std::copy(config_.switch_mac.begin(), config_.switch_mac.end(), b + 6);
   StoreBe16(b + 12, kEtherTypeIpv4);
-  uint8_t* ip = b + kEthernetBytes;
-  ip[0] = 0x45;
-  ip[1] = tos_;
-  StoreBe16(ip + 2, static_cast<uint16_t>(kIpv4MinBytes + kUdpBytes + out_.size()));
-  StoreBe32(ip + 4, 0);  // identification 0, no fragments
-  ip[8] = 64;            // TTL
-  ip[9] = kIpProtoUdp;
-  StoreBe16(ip + 10, 0);
-  StoreBe32(ip + 12, config_.switch_ip);
-  StoreBe32(ip + 16, w.ip);
-  StoreBe16(ip + 10, Ipv4HeaderChecksum(ip, kIpv4MinBytes));
-  uint8_t* udp = ip + kIpv4MinBytes;
-  StoreBe16(udp, config_.udp_port);
-  StoreBe16(udp + 2, config_.udp_port);
-  StoreBe16(udp + 4, static_cast<uint16_t>(kUdpBytes + out_.size()));
-  StoreBe16(udp + 6, 0);  // no UDP checksum (allowed over IPv4, RFC 768)
-  std::copy(out_.begin(), out_.end(), udp + kUdpBytes);
+  WriteIpv4Udp(b + kEthernetBytes, tos_, config_.switch_ip, w.ip, config_.udp_port, config_.udp_port, out_.size());
+  std::copy(out_.begin(), out_.end(), b + kHeaders);
 }
 
 void P4SGDDataplane::ProcessPublic(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Emitter& out) {
