@@ -31,6 +31,11 @@ class CanaryJobSet : public ConcurrentJobs<CanaryJob> {
   /// job), for ParseScenario; throws ScenarioError naming the key.
   static void CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts, InaTreeMode mode,
                              uint64_t seed, const WorkloadSpec& spec, uint32_t jobs);
+  /// The same as the registry entries' ProtocolChecks::check_placement.
+  template <InaTreeMode kMode>
+  static void CheckScenarioPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
+    CheckPlacement(t, hosts, kMode, s.seed, s.workload, s.workload.jobs);
+  }
 
   /// results.json "workload": the core keys of every job's collectives
   /// (CollectiveTable: with several jobs per_job and the mean goodput over

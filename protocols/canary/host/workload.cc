@@ -18,10 +18,6 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 
 namespace {
 
-void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
-  CanaryJobSet::CheckPlacement(t, hosts, InaTreeMode::kCanary, s.seed, s.workload, s.workload.jobs);
-}
-
 /// CanaryHost's attempt_, state_, queued_, lead_ and its timers' generation per block.
 double StateBytes(const Scenario& s, size_t hosts) {
   const WorkloadSpec& w = s.workload;
@@ -49,6 +45,7 @@ void AddUdpPorts(const Scenario&, std::vector<std::pair<const char*, uint16_t>>&
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
+const ProtocolChecks kChecks = {&CanaryJobSet::CheckScenarioPlacement<InaTreeMode::kCanary>, &StateBytes, &AddWarnings,
+                                &AddUdpPorts};
 
 }  // namespace inasim::protocols::canary

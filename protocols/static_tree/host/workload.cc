@@ -18,10 +18,6 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 
 namespace {
 
-void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
-  CanaryJobSet::CheckPlacement(t, hosts, InaTreeMode::kStaticTree, s.seed, s.workload, s.workload.jobs);
-}
-
 /// CanaryHost's per-block arrays, as static trees use them.
 double StateBytes(const Scenario& s, size_t hosts) {
   const WorkloadSpec& w = s.workload;
@@ -37,6 +33,7 @@ void AddUdpPorts(const Scenario&, std::vector<std::pair<const char*, uint16_t>>&
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
+const ProtocolChecks kChecks = {&CanaryJobSet::CheckScenarioPlacement<InaTreeMode::kStaticTree>, &StateBytes, &AddWarnings,
+                                &AddUdpPorts};
 
 }  // namespace inasim::protocols::static_tree
