@@ -50,6 +50,38 @@ inline uint16_t Checksum(const uint8_t* p, size_t n) {
   return uint16_t(~s);
 }
 
+/// An IPv4 header without options and the UDP header after it, field by field.
+/// Grouped as written in a test: addresses; the UDP fields; the IPv4 id and
+/// flags/fragment (0x4000: DF); TTL, TOS and protocol (17, UDP; another to
+/// test that a program ignores the frame).
+struct Ipv4Udp {
+  uint32_t src_ip = 0, dst_ip = 0;
+  uint16_t src_port = 0, dst_port = 0, udp_checksum = 0;
+  uint16_t id = 0, flags_fragment = 0;
+  uint8_t ttl = 64, tos = 0, protocol = 17;
+};
+
+/// Appends `h` for a UDP payload of `payload` bytes, the IPv4 checksum
+/// computed here.
+inline void PutIpv4Udp(Bytes& b, const Ipv4Udp& h, size_t payload) {
+  const size_t ip_at = b.size();
+  b.push_back(0x45);
+  b.push_back(h.tos);
+  Put16(b, uint16_t(20 + 8 + payload));
+  Put16(b, h.id);
+  Put16(b, h.flags_fragment);
+  b.push_back(h.ttl);
+  b.push_back(h.protocol);
+  Put16(b, 0);
+  Put32(b, h.src_ip);
+  Put32(b, h.dst_ip);
+  Put16(&b[ip_at + 10], Checksum(&b[ip_at], 20));
+  Put16(b, h.src_port);
+  Put16(b, h.dst_port);
+  Put16(b, uint16_t(8 + payload));
+  Put16(b, h.udp_checksum);
+}
+
 /// The exact element-wise sum of int32 vectors as the switches compute it:
 /// two's complement, wrapping modulo 2^32.
 inline std::vector<uint32_t> Sum(const std::vector<std::vector<int32_t>>& vs) {

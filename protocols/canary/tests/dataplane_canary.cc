@@ -109,22 +109,8 @@ Bytes HostPacket(const Pkt& p) {
   for (uint8_t x : {uint8_t(0x02), uint8_t(0x00), uint8_t(0x0a), uint8_t(0x00), uint8_t(0x00), uint8_t(p.host + 1)})
     b.push_back(x);  // from the host
   Put16(b, 0x0800);
-  const size_t body = 19 + 4 * p.data.size();
-  b.push_back(0x45);
-  b.push_back(0x00);
-  Put16(b, uint16_t(20 + 8 + body));
-  Put16(b, 0x1234);
-  Put16(b, 0x4000);  // DF
-  b.push_back(63);
-  b.push_back(17);
-  Put16(b, 0);
-  Put32(b, HostIp(p.host));
-  Put32(b, p.ip_dst);
-  FixChecksum(b);
-  Put16(b, uint16_t(40000 + p.host));
-  Put16(b, kUdpPort);
-  Put16(b, uint16_t(8 + body));
-  Put16(b, 0xabcd);
+  PutIpv4Udp(b, {HostIp(p.host), p.ip_dst, uint16_t(40000 + p.host), kUdpPort, 0xabcd, 0x1234, /*DF*/ 0x4000, 63},
+             19 + 4 * p.data.size());
   Put32(b, p.destination);
   Put32(b, p.id);
   Put16(b, p.counter);
@@ -147,22 +133,7 @@ Bytes AggregatePacket(uint32_t leader, uint32_t id, uint16_t counter, uint16_t h
   Put32(b, leader);
   for (uint8_t x : kSwitchMac) b.push_back(x);
   Put16(b, 0x0800);
-  const size_t body = 19 + 4 * data.size();
-  b.push_back(0x45);
-  b.push_back(0x00);
-  Put16(b, uint16_t(20 + 8 + body));
-  Put16(b, 0);
-  Put16(b, 0);
-  b.push_back(64);
-  b.push_back(17);
-  Put16(b, 0);
-  Put32(b, kSwitchIp);
-  Put32(b, leader);
-  FixChecksum(b);
-  Put16(b, kUdpPort);
-  Put16(b, kUdpPort);
-  Put16(b, uint16_t(8 + body));
-  Put16(b, 0);
+  PutIpv4Udp(b, {kSwitchIp, leader, kUdpPort, kUdpPort}, 19 + 4 * data.size());
   Put32(b, leader);
   Put32(b, id);
   Put16(b, counter);

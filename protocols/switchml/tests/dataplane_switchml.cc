@@ -71,22 +71,10 @@ Bytes WorkerPacket(const Packet& p) {
   PutMac(b, Mac(uint8_t(p.worker + 1)));
   Put16(b, 0x0800);
   const size_t data = p.values.size() * 4;
-  const size_t ip_at = b.size();
-  b.push_back(0x45);
-  b.push_back(0x00);
-  Put16(b, uint16_t(20 + 8 + 10 + data));
-  Put16(b, 0x1234);
-  Put16(b, 0x4000);  // DF
-  b.push_back(63);
-  b.push_back(17);
-  Put16(b, 0);
-  Put32(b, Ip(uint8_t(p.worker + 1)));
-  Put32(b, kSwitchIp);
-  Put16(&b[ip_at + 10], Checksum(&b[ip_at], 20));
-  Put16(b, WorkerSrcPort(p.worker));
-  Put16(b, WorkerDstPort(p.worker));
-  Put16(b, uint16_t(8 + 10 + data));
-  Put16(b, 0xabcd);
+  PutIpv4Udp(b,
+             {Ip(uint8_t(p.worker + 1)), kSwitchIp, WorkerSrcPort(p.worker), WorkerDstPort(p.worker), 0xabcd, 0x1234,
+              /*DF*/ 0x4000, 63},
+             10 + data);
   b.push_back(uint8_t(0x0 << 4 | p.size_code));  // msg_type 0
   b.push_back(p.job);
   Put32(b, p.tsi);
@@ -104,22 +92,9 @@ Bytes ResultPacket(int to, const Packet& last, const std::vector<uint32_t>& data
   PutMac(b, Mac(uint8_t(to + 1)));
   PutMac(b, kSwitchMac);
   Put16(b, 0x0800);
-  const size_t ip_at = b.size();
-  b.push_back(0x45);
-  b.push_back(0x00);
-  Put16(b, uint16_t(20 + 8 + 8 + 2 + DataBytes(last.size_code)));
-  Put16(b, 0);
-  Put16(b, 0);
-  b.push_back(64);
-  b.push_back(17);
-  Put16(b, 0);
-  Put32(b, kSwitchIp);
-  Put32(b, Ip(uint8_t(to + 1)));
-  Put16(&b[ip_at + 10], Checksum(&b[ip_at], 20));
-  Put16(b, WorkerDstPort(last.worker));  // src = request's dst port
-  Put16(b, WorkerSrcPort(last.worker));  // dst = request's src port
-  Put16(b, uint16_t(8 + 8 + 2 + DataBytes(last.size_code)));
-  Put16(b, 0);
+  // UDP ports: src = the request's dst port, dst = its src port.
+  PutIpv4Udp(b, {kSwitchIp, Ip(uint8_t(to + 1)), WorkerDstPort(last.worker), WorkerSrcPort(last.worker)},
+             8 + 2 + DataBytes(last.size_code));
   b.push_back(uint8_t(1 << 4 | last.size_code));  // msg_type 1
   b.push_back(last.job);
   Put32(b, last.tsi);
