@@ -88,19 +88,18 @@ constexpr size_t kIpDst = 14 + 16;
 constexpr size_t kUdpCsum = 14 + 20 + 6;
 constexpr size_t kC = 14 + 20 + 8;  // Canary header
 
-/// A Canary packet as a host (or a restoring leader) sends it.
-struct Pkt {
+/// A Canary packet as a host (or a restoring leader) sends it: the header's
+/// fields (named as canary_h's; HostPacket writes the bytes), for block 1 of
+/// job 1 to kLeader, one of 4 hosts, unless a test sets them.
+struct Pkt : cn::canary_h {
+  Pkt() {
+    destination = kLeader;
+    id = 0x00010001;
+    counter = 1;
+    hosts = 4;
+  }
   int host = 2;
   uint32_t ip_dst = kLeader;
-  uint32_t destination = kLeader;
-  uint32_t id = 0x00010001;
-  uint16_t counter = 1;
-  uint16_t hosts = 4;
-  uint32_t children = 0;
-  uint16_t switch_address = 0;
-  bool bypass = false;
-  bool multicast = false;
-  uint8_t padding = 0;
   std::vector<int32_t> data;
 };
 
