@@ -23,11 +23,14 @@ namespace inasim::p4 {
 
 /// Where a counter is shown, as bits: in DumpState's "stats", in the report's
 /// per-switch CSV, in the report's sums over the switches (results.json).
+/// The bits from kProgram up are a program's own (e.g. the mode a counter
+/// belongs to), for DumpedCounters' `with`.
 struct Shown {
   static constexpr uint8_t kDump = 1;
   static constexpr uint8_t kCsv = 2;
   static constexpr uint8_t kSums = 4;
   static constexpr uint8_t kEverywhere = kDump | kCsv | kSums;
+  static constexpr uint8_t kProgram = 8;
 };
 
 template <typename Stats>
@@ -48,12 +51,13 @@ struct SameType {
 template <typename Stats>
 using StatCounters = Span<const StatCounter<typename SameType<Stats>::type>>;
 
-/// The counters of `declared` shown in the dump, by name.
+/// The counters of `declared` that have every bit of `with` (by default: the
+/// ones shown in the dump), by name.
 template <typename Stats>
-nlohmann::json DumpedCounters(const Stats& stats, StatCounters<Stats> declared) {
+nlohmann::json DumpedCounters(const Stats& stats, StatCounters<Stats> declared, uint8_t with = Shown::kDump) {
   nlohmann::json out = nlohmann::json::object();
   for (const StatCounter<Stats>& c : declared)
-    if (c.shown & Shown::kDump) out[c.name] = stats.*c.member;
+    if ((c.shown & with) == with) out[c.name] = stats.*c.member;
   return out;
 }
 

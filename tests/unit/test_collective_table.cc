@@ -189,6 +189,9 @@ TEST(ProgramCounters, CsvRowsInDeclaredOrderAndSumsOfTheSummedOnes) {
 TEST(StatCounters, TheDumpShowsWhatIsDeclaredForIt) {
   EXPECT_EQ(p4::DumpedCounters(ToyStats{1, 7, 55, 100, 2}, ToyStats::kCounters),
             nlohmann::json({{"a", 1}, {"peak", 7}, {"dumped", 55}}));
+  // A program's own selection: the counters with every bit asked for.
+  EXPECT_EQ(p4::DumpedCounters(ToyStats{1, 7, 55, 100, 2}, ToyStats::kCounters, p4::Shown::kDump | p4::Shown::kCsv),
+            nlohmann::json({{"a", 1}, {"peak", 7}}));
 }
 
 }  // namespace

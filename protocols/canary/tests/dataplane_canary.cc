@@ -149,6 +149,11 @@ std::vector<int32_t> Values(int host, size_t k) {
   for (size_t i = 0; i < k; ++i) v[i] = int32_t((host + 1) * 1000 + int(i) * 7 - 500);
   return v;
 }
+/// `p` as host `host` sends it: that host's k values.
+void SetHost(Pkt& p, int host, size_t k) {
+  p.host = host;
+  p.data = Values(host, k);
+}
 std::vector<int32_t> AsInt(const std::vector<uint32_t>& v) {
   std::vector<int32_t> o(v.size());
   for (size_t i = 0; i < v.size(); ++i) o[i] = int32_t(v[i]);
@@ -308,15 +313,13 @@ TEST(CanaryReduce, StragglerAfterTimeoutIsForwardedAtOnceAndJoinsTheChildren) {
   Switch sw(Config());
   for (int h : {1, 2}) {
     Pkt p;
-    p.host = h;
-    p.data = Values(h, 32);
+    SetHost(p, h, 32);
     sw.Send(uint16_t(h), HostPacket(p), 0);
   }
   sw.RunTimers(1000 * kNs);
   ASSERT_EQ(sw.rec.out.size(), 1u);  // the partial aggregate
   Pkt late;
-  late.host = 6;
-  late.data = Values(6, 32);
+  SetHost(late, 6, 32);
   const Bytes in = HostPacket(late);
   sw.Send(6, in, 1500 * kNs);
   ASSERT_EQ(sw.rec.out.size(), 2u);
@@ -611,12 +614,10 @@ ScanRun RunScanScenario(cn::TimeoutMode mode, uint32_t per_clock) {
   Switch sw(c);
   Pkt a;
   a.id = 3;
-  a.host = 0;
-  a.data = Values(0, 32);
+  SetHost(a, 0, 32);
   sw.Send(0, HostPacket(a), 250 * kNs);
   Pkt b = a;
-  b.host = 1;
-  b.data = Values(1, 32);
+  SetHost(b, 1, 32);
   sw.Send(1, HostPacket(b), 1500 * kNs);
   sw.RunTimers(100'000 * kNs);
   return {sw.rec.out, sw.fired};
@@ -757,8 +758,7 @@ TEST(CanaryState, DumpStateShowsTheDescriptor) {
   p.data = Values(0, 32);
   sw.Send(3, HostPacket(p), 42 * kNs);
   Pkt q = p;
-  q.host = 4;
-  q.data = Values(4, 32);
+  SetHost(q, 4, 32);
   sw.Send(4, HostPacket(q), 43 * kNs);
   const nlohmann::json j = State(sw.dp);
   EXPECT_EQ(j["name"], "canary");

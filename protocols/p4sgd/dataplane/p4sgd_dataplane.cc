@@ -242,9 +242,8 @@ std::string P4SGDDataplane::DumpState() const {
                  {"pass_latency_ps", config_.pass_latency_ps},
                  {"encap", config_.encap == Encap::kUdp ? "udp" : "raw"},
                  {"udp_port", config_.udp_port}};
-  j["stats"] = DumpedCounters(stats_, Stats::kCounters);
+  j["stats"] = DumpedCounters(stats_, Stats::kCounters, paper ? Stats::kPaper : Stats::kPublicP4);
   if (paper) {
-    j["stats"].update(DumpedCounters(stats_, Stats::kPaperCounters));
     json slots = json::array();
     for (uint32_t i = 0; i < config_.slots; ++i) {
       if (!paper_.agg_bm.Touched(i) && !paper_.ack_bm.Touched(i)) continue;
@@ -257,7 +256,6 @@ std::string P4SGDDataplane::DumpState() const {
     }
     j["slots"] = slots;
   } else {
-    j["stats"].update(DumpedCounters(stats_, Stats::kPublicP4Counters));
     json slots = json::array();
     for (uint32_t i = 0; i < kIndexSize; ++i) {
       if (!ingress_.node_map_reg_0.Touched(i) && !ingress_.node_map_reg_1.Touched(i)) continue;

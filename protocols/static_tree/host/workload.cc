@@ -5,11 +5,6 @@
 #include "ina/workload.h"
 #include "protocols/canary/host/canary-jobs.h"
 
-#include <fmt/format.h>
-
-#include <cmath>
-#include <stdexcept>
-
 namespace inasim::protocols::static_tree {
 
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
@@ -20,9 +15,7 @@ namespace {
 
 /// CanaryHost's per-block arrays, as static trees use them.
 double StateBytes(const Scenario& s, size_t hosts) {
-  const WorkloadSpec& w = s.workload;
-  const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.spec<StaticTreeSpec>().elements_per_packet) * w.iterations;
-  return blocks * 3.0 * static_cast<double>(hosts);
+  return CanaryJobSet::Blocks<StaticTreeSpec>(s) * 3.0 * static_cast<double>(hosts);
 }
 
 void AddWarnings(const Scenario&, const topo::Topology&, std::vector<NamedTimer>&, std::vector<std::string>&) {}
