@@ -72,8 +72,7 @@ def draw(fig):
               f"({placements(cfg)})")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

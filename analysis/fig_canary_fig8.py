@@ -104,8 +104,7 @@ def columns(proto, shares, pts):
             "drops_buffer": [p["drops_buffer"] for p in pts], "correct": [p["correct"] for p in pts]}
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (14 runs, ~15 s)", argv, CONFIGS, draw, repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (14 runs, ~15 s)", CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

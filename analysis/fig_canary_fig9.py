@@ -74,8 +74,7 @@ def runs_time(proto, congested, nbytes, runs):
             if r["protocol"] == proto and r["meta"]["x.congested"] == congested and int(r["bytes"]) == nbytes]
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (16 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (16 runs, ~10 s)", CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

@@ -102,8 +102,7 @@ def draw(fig):
               f"{fig.base['links']['host_rate_gbps']:g} Gb/s (paper: P4SGD ≈ 1.2 µs)")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "100 operations instead of 1,000 (seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "100 operations instead of 1,000 (seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

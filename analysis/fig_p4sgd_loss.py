@@ -56,8 +56,7 @@ def draw(fig):
               f"{p4['features']:,} synthetic, B = {p4['minibatch']}")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "1,024 x 512, 4 epochs (seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "1,024 x 512, 4 epochs (seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -66,8 +66,7 @@ def draw(fig):
               f"{p4['samples']:,} samples x {p4['features']:,} features")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "1,024 samples, 4 mini-batch sizes (seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "1,024 samples, 4 mini-batch sizes (seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

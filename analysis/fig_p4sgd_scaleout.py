@@ -76,8 +76,7 @@ def draw(fig):
               f"{fig.base['links']['host_rate_gbps']:g} Gb/s)")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "1,024 samples, up to 8 workers (seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "1,024 samples, up to 8 workers (seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

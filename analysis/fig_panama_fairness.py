@@ -129,8 +129,7 @@ def draw(fig):
     return written
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced runs (about a second)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "the reduced runs (about a second)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

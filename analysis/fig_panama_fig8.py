@@ -132,9 +132,7 @@ def draw(fig):
     return written
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)", argv, CONFIGS,
-                          draw)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

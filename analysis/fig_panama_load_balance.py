@@ -86,8 +86,7 @@ def draw(fig):
     return written
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (3 loads, a few seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (3 loads, a few seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":
