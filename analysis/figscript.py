@@ -101,6 +101,15 @@ class FigureRun:
         self.inasim, self.plot = inasim, plot
         self.base = self.validate(cfg["scenario"]) if "scenario" in cfg else None
 
+    def save(self, panels, title: str, tables: Optional[Dict[str, Dict[str, list]]] = None):
+        """plot.save_panels to OUT/<stem>.png and .csv, then each of `tables`
+        (name -> columns) beside them as OUT/<stem>_<name>.csv (write_columns);
+        what save_panels wrote."""
+        written = self.plot.save_panels(self.out / self.stem, panels, title=title)
+        for name, columns in (tables or {}).items():
+            write_columns(self.out / f"{self.stem}_{name}.csv", columns)
+        return written
+
     @property
     def small(self) -> bool:
         return bool(self.args.small)
