@@ -250,9 +250,10 @@ function(inasim_add_dataplane_library name dir)
   endforeach()
   list(SORT _srcs)
   add_library(inasim_dataplane_${name} STATIC ${_srcs})
-  # src/common: the header-only helpers for user input (strict JSON configs).
+  # src/common: the helpers for user input (strict JSON configs; spec::Section,
+  # whose compiled part is inasim_spec).
   target_include_directories(inasim_dataplane_${name} PUBLIC ${CMAKE_SOURCE_DIR} PRIVATE ${CMAKE_SOURCE_DIR}/src)
-  target_link_libraries(inasim_dataplane_${name} PRIVATE nlohmann_json::nlohmann_json fmt::fmt)
+  target_link_libraries(inasim_dataplane_${name} PUBLIC inasim_spec PRIVATE nlohmann_json::nlohmann_json fmt::fmt)
 endfunction()
 
 # The simulator's registry: every protocols/<name>/.

@@ -4,9 +4,9 @@
 //     and the resolved echo are exactly the hand-written parser's;
 //   * a JSON Schema (draft 2020-12) of the section, for editor completion;
 //   * the table of docs/SCENARIO.md for the section.
-// Header-only, no ns-3. A Section is built once (a function-local static) and
-// then only read: parsing walks a vector of steps in declaration order (keys,
-// checks, nested objects, variants), writing through accessors.
+// No ns-3. A Section is built once (a function-local static) and then only
+// read: parsing walks a vector of steps in declaration order (keys, checks,
+// nested objects, variants), writing through accessors.
 //
 //   static const spec::Section<RingSpec, Scenario> ring =
 //       spec::Section<RingSpec, Scenario>("workload.ring", "Ring transport")
@@ -19,6 +19,14 @@
 // A key that no field kind fits (a list of host ids or an object, a map of
 // rates) is a Custom step: its docs row and schema are declared next to the
 // code that reads it, so it still has both.
+//
+// Build cost: everything that does not depend on the struct (the keys' docs,
+// the schema, the docs rows, the declaration checks, running the steps) is
+// SectionBase, compiled once in spec_fields.cc (library inasim_spec).
+// Section<T, Ctx> only adds the typed declarations: each makes one small
+// parse closure over the struct and context as untyped pointers, which casts
+// them back; a field's closure captures only its accessor (a member pointer,
+// usually), so every field of a kind and member type shares one closure type.
 #pragma once
 
 #include "common/spec_reader.h"
@@ -48,6 +56,7 @@ inline constexpr const char* UnitName(TimeUnit u) { return u == TimeUnit::kNs ? 
 
 /// Context of a Section whose bounds and checks need nothing outside the section.
 struct NoContext {};
+inline constexpr NoContext kNoContext{};
 
 /// `[](Outer& o) -> Inner& { return o.*outer.*inner; }`: a field of a member
 /// struct (switch.buffer_bytes is SwitchSpec::port.buffer_bytes).
@@ -93,136 +102,232 @@ class Doc {
 };
 
 /// `root` and every section below it, depth first, each name once.
-inline void CollectDocs(const Doc& root, std::vector<const Doc*>& out) {
-  for (const Doc* d : out)
-    if (d->name() == root.name()) return;
-  out.push_back(&root);
-  for (const Doc* c : root.Children()) CollectDocs(*c, out);
-}
+void CollectDocs(const Doc& root, std::vector<const Doc*>& out);
 
 namespace detail {
 
 // Bounds as the docs write them: 2^40 rather than 1099511627776 (a power of
 // two from 2^20 up is always a buffer, size or table cap), 1e9 rather than
 // 1000000000.
-inline std::string DocNumber(uint64_t v) {
-  if (v == std::numeric_limits<uint64_t>::max()) return "2^64-1";
-  if (v >= (1ull << 20) && (v & (v - 1)) == 0) {
-    int n = 0;
-    while ((1ull << n) != v) ++n;
-    return fmt::format("2^{}", n);
-  }
-  if (v >= 10'000'000) {  // 1e8 rather than 100000000
-    int e = 0;
-    uint64_t p = 1;
-    while (p < v && e < 19) p *= 10, ++e;
-    if (p == v) return fmt::format("1e{}", e);
-  }
-  return fmt::format("{}", v);
-}
-inline std::string DocNumber(double v) {
-  if ((v >= 1e5 && v < 1e300) || (v > 0 && v < 1e-3)) {  // 1e9, 1e-6 (not 1e-06)
-    const int e = static_cast<int>(std::lround(std::log10(v)));
-    if (std::pow(10.0, e) == v) return fmt::format("1e{}", e);
-  }
-  return fmt::format("{}", v);
-}
+std::string DocNumber(uint64_t v);
+std::string DocNumber(double v);
 
 // A Markdown table cell must not contain a bare '|'.
-inline std::string Cell(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
+std::string Cell(const std::string& s);
 
 // Merges a variant's open fragment into `then` of an if/then clause.
-inline nlohmann::json IfThen(const std::string& key, const nlohmann::json& values, bool match_absent,
-                             nlohmann::json then) {
-  nlohmann::json cond = {{"properties", {{key, values.size() == 1 ? nlohmann::json{{"const", values[0]}}
-                                                                  : nlohmann::json{{"enum", values}}}}}};
-  if (!match_absent) cond["required"] = nlohmann::json::array({key});
-  return {{"if", std::move(cond)}, {"then", std::move(then)}};
-}
+nlohmann::json IfThen(const std::string& key, const nlohmann::json& values, bool match_absent, nlohmann::json then);
 
 }  // namespace detail
+
+/// A Section whatever its struct and context: its keys' docs (for the docs
+/// rows and the schema), the declaration checks, and its steps, each a parse
+/// closure over the struct being read and the context as untyped pointers.
+/// Only Section<T, Ctx> below declares keys, so the pointers always have the
+/// types the closures cast them back to.
+class SectionBase : public Doc {
+ public:
+  SectionBase(const SectionBase&);
+  SectionBase(SectionBase&&) noexcept;
+  SectionBase& operator=(const SectionBase&);
+  SectionBase& operator=(SectionBase&&) noexcept;
+  ~SectionBase() override;
+
+  /// {"title", "type": "object", "properties": {...}, "additionalProperties":
+  /// false[, "required"]}; with variants, "allOf" of if/then and
+  /// "unevaluatedProperties": false instead. Time keys are in their unit.
+  nlohmann::json JsonSchema() const override;
+  nlohmann::json SchemaFragment() const override;
+  /// One row per key, in docs/SCENARIO.md's 6-column format:
+  /// | `path.key` | type | unit | default | allowed | meaning |
+  std::string MarkdownRows() const override;
+  std::vector<const Doc*> Children() const override;
+  /// The declared keys, in order (e.g. for a "did you mean" before parsing).
+  std::vector<std::string> Keys() const;
+
+  const std::string& path() const override;
+  const std::string& name() const override;
+  const std::string& title() const override;
+
+ protected:
+  struct Key;
+  /// One step: reads its key (if any) of `r` into the struct at `out`.
+  using Parse = std::function<void(const Key&, Reader& r, void* out, const void* ctx)>;
+  /// A bound, default or condition computed from the struct read so far and the context.
+  template <class V>
+  using Computed = std::function<V(const void* out, const void* ctx)>;
+
+  struct Key {
+    std::string key;   // "" for a step without a key (a check, a variant)
+    std::string type;  // JSON Schema's: integer, number, boolean, string; a Custom's docs type
+    std::string doc_type, unit, help, allowed, max_doc, min_doc, def_doc, required_why;
+    nlohmann::json def, lo, hi;  // null: none (required field, boolean, string)
+    std::vector<std::string> option_names;  // Enum only
+    // The declared default and bounds as parsing uses them (even where `def`
+    // is null: a required key's default is unused but still declared).
+    uint64_t def_u64 = 0, lo_u64 = 0, hi_u64 = 0;
+    double def_num = 0, lo_num = 0, hi_num = 0, ps_per_unit = 1;
+    bool def_bool = false;
+    std::string def_str;
+    bool required = false;
+    bool if_given = false;          // ObjectIfGiven
+    bool known_when_absent = true;  // ObjectIfGiven
+    bool row_only = false;          // DocRow: in the docs only
+    bool def_doc_verbatim = false;  // Custom, DocRow: def_doc as declared, even empty
+    bool conditional = false;       // ReadIf: read only sometimes
+    Computed<uint64_t> max_from, min_from, def_from_u64;
+    Computed<double> def_from_num;
+    Computed<bool> required_if;
+    std::function<nlohmann::json()> schema;       // Custom and Object: the property's schema
+    nlohmann::json schema_also = nlohmann::json::object();  // SchemaAlso
+    std::function<void(nlohmann::json&)> extend;  // adds to the section's open fragment (variants)
+    std::vector<const Doc*> children;
+    std::function<std::vector<const Doc*>()> lazy_children;
+    Parse parse;
+
+    // Required numbers are checked before they are read (the Reader has none).
+    void CheckRequired(Reader& r) const;
+  };
+
+  SectionBase(std::string path, std::string title);
+
+  /// Runs every step into `out` in declaration order.
+  void Run(Reader& r, void* out, const void* ctx) const;
+
+  // Declarations: the docs and checks of each kind; the caller sets `parse`.
+  Key& DeclareUnsigned(const char* key, uint64_t def, uint64_t lo, uint64_t hi, uint64_t type_max, const char* unit,
+                       const char* help);
+  Key& DeclareNumber(const char* key, double def, double lo, double hi, const char* unit, const char* help);
+  Key& DeclareTime(const char* key, double def, double lo, double hi, TimeUnit unit, const char* help);
+  Key& DeclareBool(const char* key, bool def, const char* help);
+  Key& DeclareString(const char* key, const char* def, const char* help);
+  Key& DeclareEnum(const char* key, const std::string& def, std::vector<std::string> names, const char* help);
+  Key& DeclareObject(const char* key, const Doc& sub, const char* help, bool if_given, bool known_when_absent);
+  void DeclareWhen(const char* key, std::vector<std::string> values, const SectionBase& sub);
+  Key& DeclareCustom(const char* key, KeyDoc doc, std::function<nlohmann::json()> schema);
+  void DeclareDocRow(const char* key, KeyDoc doc);
+  void DeclareNests(std::vector<const Doc*> children);
+  Key& DeclareStep(std::function<void(nlohmann::json&)> extend,
+                   std::function<std::vector<const Doc*>()> children);
+  Key& DeclareCheck();
+
+  // Modifiers of the key declared last.
+  void SetName(std::string name);
+  void SetRequired(const char* why);
+  void SetMaxFrom(Computed<uint64_t> hi, std::string doc);
+  void SetMinFrom(Computed<uint64_t> lo, std::string doc);
+  void SetDefaultFrom(Computed<uint64_t> integer, Computed<double> number, std::string doc);
+  void SetNoDefault(std::string doc);
+  void SetRequiredIf(Computed<bool> when, std::string doc);
+  void SetAllowedNote(const std::string& note);
+  void SetAllowed(std::string text);
+  void SetDocDefault(std::string text);
+  void SetReadIf(std::function<bool(Reader&, const void* out, const void* ctx)> when);
+  void SetSchemaAlso(nlohmann::json extra);
+  void SetDocType(std::string text);
+
+  // What the parse closures read through the Reader (defaults, bounds and
+  // conditions from the key).
+  static uint64_t ReadUnsigned(const Key& k, Reader& r, const void* out, const void* ctx);
+  static double ReadNumber(const Key& k, Reader& r, const void* out, const void* ctx);
+  static uint64_t ReadTime(const Key& k, Reader& r, const void* out, const void* ctx);
+  static bool ReadBool(const Key& k, Reader& r);
+  static std::string ReadString(const Key& k, Reader& r);
+  /// The index of the option read (the last one of that name; none: the option count).
+  static size_t ReadEnum(const Key& k, Reader& r);
+  /// The object `k.key` read with `sub` into `member`, with `sub_ctx` as its context.
+  static void ReadObject(const Key& k, Reader& r, const SectionBase& sub, void* member, const void* sub_ctx);
+
+ private:
+  // A mistake in a declaration is the programmer's, found the first time the
+  // Section is built (every test builds it), so it is not a ScenarioError.
+  [[noreturn]] void Bug(const char* key, const std::string& what) const;
+  Key& Add(const char* key, const char* type, const char* unit, const char* help);
+  Key& AddStep();
+  Key& Last();
+  Key& Integer(const char* what);
+  const Key& FindKey(const char* key) const;
+  template <class V>
+  void SetRange(Key& f, V def, V lo, V hi, bool fits);
+  void SetNumeric(Key& f, double def, double lo, double hi);
+  nlohmann::json PropertySchema(const Key& f) const;
+  nlohmann::json ScalarSchema(const Key& f) const;
+  std::string DocDefault(const Key& f) const;
+  std::string KeyPath(const std::string& key) const;
+
+  std::string path_, name_, title_;
+  std::vector<Key> keys_;
+  bool next_required_ = false;  // set by Required(), taken by the next field
+  std::string next_required_why_;
+  bool open_ = false;  // has variants: closed by unevaluatedProperties
+};
 
 /// One JSON object of a scenario (e.g. "workload.ring") bound to a struct T.
 /// Ctx is what bounds and checks may look at besides T (the scenario parsed so
 /// far, say, for a bound that depends on links.mtu_bytes); NoContext if none.
+/// An accessor is a member pointer of T or any callable `M&(T&)` (In, Self).
 template <class T, class Ctx = NoContext>
-class Section : public Doc {
+class Section : public SectionBase {
  public:
   using Struct = T;  ///< for declarations shared by sections of different structs
-  template <class M>
-  using Ref = std::function<M&(T&)>;
   /// A bound or default computed from what was read so far.
   template <class V>
   using From = std::function<V(const T&, const Ctx&)>;
 
-  Section(std::string path, std::string title) : path_(std::move(path)), name_(path_), title_(std::move(title)) {}
+  Section(std::string path, std::string title) : SectionBase(std::move(path), std::move(title)) {}
   /// Names the docs region (default: the path), e.g. "topology:fat_tree".
-  Section& Named(std::string name) {
-    name_ = std::move(name);
-    return *this;
-  }
+  Section& Named(std::string name) { return Modify(&Section::SetName, std::move(name)); }
 
   // --- Field declarations (each one key; chain them) -------------------------
 
-  Section& U8(const char* key, Ref<uint8_t> m, uint8_t def, uint8_t lo, uint8_t hi, const char* unit,
-              const char* help) {
-    return Unsigned(key, std::move(m), def, lo, hi, unit, help);
+  template <class Acc>
+  Section& U8(const char* key, Acc m, uint8_t def, uint8_t lo, uint8_t hi, const char* unit, const char* help) {
+    return Unsigned<uint8_t>(key, std::move(m), def, lo, hi, unit, help);
   }
-  Section& U16(const char* key, Ref<uint16_t> m, uint16_t def, uint16_t lo, uint16_t hi, const char* unit,
-               const char* help) {
-    return Unsigned(key, std::move(m), def, lo, hi, unit, help);
+  template <class Acc>
+  Section& U16(const char* key, Acc m, uint16_t def, uint16_t lo, uint16_t hi, const char* unit, const char* help) {
+    return Unsigned<uint16_t>(key, std::move(m), def, lo, hi, unit, help);
   }
-  Section& U32(const char* key, Ref<uint32_t> m, uint32_t def, uint32_t lo, uint32_t hi, const char* unit,
-               const char* help) {
-    return Unsigned(key, std::move(m), def, lo, hi, unit, help);
+  template <class Acc>
+  Section& U32(const char* key, Acc m, uint32_t def, uint32_t lo, uint32_t hi, const char* unit, const char* help) {
+    return Unsigned<uint32_t>(key, std::move(m), def, lo, hi, unit, help);
   }
-  Section& U64(const char* key, Ref<uint64_t> m, uint64_t def, uint64_t lo, uint64_t hi, const char* unit,
-               const char* help) {
-    return Unsigned(key, std::move(m), def, lo, hi, unit, help);
+  template <class Acc>
+  Section& U64(const char* key, Acc m, uint64_t def, uint64_t lo, uint64_t hi, const char* unit, const char* help) {
+    return Unsigned<uint64_t>(key, std::move(m), def, lo, hi, unit, help);
   }
-  Section& Num(const char* key, Ref<double> m, double def, double lo, double hi, const char* unit, const char* help) {
-    Field& f = Add(key, "number", unit, help);
-    SetNumeric(f, def, lo, hi);
-    f.parse = [m = std::move(m), def, lo, hi](const Field& f, Reader& r, T& out, const Ctx& ctx) {
-      f.CheckRequired(r);
-      m(out) = r.Num(f.key, f.def_num ? f.def_num(out, ctx) : def, lo, hi);
+  template <class Acc>
+  Section& Num(const char* key, Acc m, double def, double lo, double hi, const char* unit, const char* help) {
+    CheckAccessor<double, Acc>();
+    DeclareNumber(key, def, lo, hi, unit, help).parse = [m](const Key& k, Reader& r, void* out, const void* ctx) {
+      std::invoke(m, AsT(out)) = ReadNumber(k, r, out, ctx);
     };
     return *this;
   }
   /// A time written in `unit` (the key must end with _ns, _us or _ms to match)
   /// and stored in picoseconds, rounded to the nearest (Reader::TimePs).
-  Section& TimePs(const char* key, Ref<uint64_t> m, double def, double lo, double hi, TimeUnit unit,
-                  const char* help) {
-    const std::string suffix = std::string("_") + UnitName(unit), k = key;
-    if (k.size() <= suffix.size() || k.compare(k.size() - suffix.size(), suffix.size(), suffix) != 0)
-      Bug(key, "a time key must end with " + suffix);
-    Field& f = Add(key, "number", UnitName(unit), help);
-    SetNumeric(f, def, lo, hi);
-    const double ps = PsPer(unit);
-    f.parse = [m = std::move(m), def, lo, hi, ps](const Field& f, Reader& r, T& out, const Ctx& ctx) {
-      f.CheckRequired(r);
-      m(out) = r.TimePs(f.key, f.def_num ? f.def_num(out, ctx) : def, lo, hi, ps);
+  template <class Acc>
+  Section& TimePs(const char* key, Acc m, double def, double lo, double hi, TimeUnit unit, const char* help) {
+    CheckAccessor<uint64_t, Acc>();
+    DeclareTime(key, def, lo, hi, unit, help).parse = [m](const Key& k, Reader& r, void* out, const void* ctx) {
+      std::invoke(m, AsT(out)) = ReadTime(k, r, out, ctx);
     };
     return *this;
   }
-  Section& Bool(const char* key, Ref<bool> m, bool def, const char* help) {
-    Field& f = Add(key, "boolean", "", help);
-    if (f.required) Bug(key, "Reader has no required boolean");
-    f.def = def;
-    f.parse = [m = std::move(m), def](const Field& f, Reader& r, T& out, const Ctx&) { m(out) = r.Bool(f.key, def); };
+  template <class Acc>
+  Section& Bool(const char* key, Acc m, bool def, const char* help) {
+    CheckAccessor<bool, Acc>();
+    DeclareBool(key, def, help).parse = [m](const Key& k, Reader& r, void* out, const void*) {
+      std::invoke(m, AsT(out)) = ReadBool(k, r);
+    };
     return *this;
   }
-  Section& Str(const char* key, Ref<std::string> m, const char* def, const char* help) {
-    Field& f = Add(key, "string", "", help);
-    if (f.required) Bug(key, "Reader has no required string (use an Enum)");
-    f.def = def;
-    f.allowed = "any";
-    const std::string d = def;
-    f.parse = [m = std::move(m), d](const Field& f, Reader& r, T& out, const Ctx&) { m(out) = r.Str(f.key, d); };
+  template <class Acc>
+  Section& Str(const char* key, Acc m, const char* def, const char* help) {
+    CheckAccessor<std::string, Acc>();
+    DeclareString(key, def, help).parse = [m](const Key& k, Reader& r, void* out, const void*) {
+      std::invoke(m, AsT(out)) = ReadString(k, r);
+    };
     return *this;
   }
   /// A string key stored as the value paired with it, of any type (an enum,
@@ -236,27 +341,17 @@ class Section : public Doc {
       names.emplace_back(name);
       values.push_back(value);
     }
-    return EnumOf<E>(key, Ref<E>(std::move(m)), def, std::move(names), std::move(values), help);
+    return EnumOf<E>(key, std::move(m), def, std::move(names), std::move(values), help);
   }
   /// The same with options known only when the Section is built (the registry's protocols).
-  template <class E>
-  Section& EnumOf(const char* key, Ref<E> m, const std::string& def, std::vector<std::string> names,
+  template <class E, class Acc>
+  Section& EnumOf(const char* key, Acc m, const std::string& def, std::vector<std::string> names,
                   std::vector<E> values, const char* help) {
-    Field& f = Add(key, "string", "", help);
-    f.option_names = std::move(names);
-    const bool known = std::find(f.option_names.begin(), f.option_names.end(), def) != f.option_names.end();
-    if (!f.required && !known) Bug(key, fmt::format("default \"{}\" is not one of the options", def));
-    if (!f.required) f.def = def;
-    for (size_t i = 0; i < f.option_names.size(); ++i)
-      f.allowed += (i ? ", " : "") + fmt::format("`\"{}\"`", f.option_names[i]);
-    f.parse = [m = std::move(m), def, values = std::move(values)](const Field& f, Reader& r, T& out, const Ctx&) {
-      // Pointers into this very Field's names (fields move while a Section is declared).
-      std::vector<const char*> options;
-      for (const std::string& o : f.option_names) options.push_back(o.c_str());
-      const std::string s = r.Enum(f.key, def, options, f.required);  // only returns one of the options
-      for (size_t i = 0; i < options.size(); ++i)
-        if (s == options[i]) m(out) = values[i];
-    };
+    CheckAccessor<E, Acc>();
+    DeclareEnum(key, def, std::move(names), help).parse =
+        [m, values = std::move(values)](const Key& k, Reader& r, void* out, const void*) {
+          if (const size_t i = ReadEnum(k, r); i < values.size()) std::invoke(m, AsT(out)) = values[i];
+        };
     return *this;
   }
 
@@ -264,11 +359,7 @@ class Section : public Doc {
   /// `.Required().U32("hosts", ...)`. A prefix, so that the declaration already
   /// knows that its default is unused and need not lie in the range. `why`
   /// follows the message in parentheses: "is required (when flow arrivals stop, in us)".
-  Section& Required(const char* why = nullptr) {
-    next_required_ = true;
-    next_required_why_ = why ? why : "";
-    return *this;
-  }
+  Section& Required(const char* why = nullptr) { return Modify(&Section::SetRequired, why); }
 
   // --- Modifiers of the field declared last ---------------------------------
 
@@ -279,21 +370,16 @@ class Section : public Doc {
   /// parser. The declared `hi` stays the schema's maximum (the widest
   /// bound); `doc` is the docs'.
   Section& MaxFrom(std::function<uint64_t(const Ctx&)> hi, std::string doc) {
-    return MaxFrom(From<uint64_t>([hi = std::move(hi)](const T&, const Ctx& c) { return hi(c); }), std::move(doc));
+    SetMaxFrom([hi = std::move(hi)](const void*, const void* ctx) { return hi(AsCtx(ctx)); }, std::move(doc));
+    return *this;
   }
   Section& MaxFrom(From<uint64_t> hi, std::string doc) {
-    Field& f = Integer("MaxFrom");
-    f.max_from = std::move(hi);
-    f.allowed = fmt::format("{} .. {}", f.min_doc.empty() ? detail::DocNumber(f.lo.template get<uint64_t>()) : f.min_doc, doc);
-    f.max_doc = std::move(doc);
+    SetMaxFrom(Erase(std::move(hi)), std::move(doc));
     return *this;
   }
   /// The same for the lower bound (the declared `lo` is the schema's).
   Section& MinFrom(From<uint64_t> lo, std::string doc) {
-    Field& f = Integer("MinFrom");
-    f.min_from = std::move(lo);
-    f.allowed = fmt::format("{} .. {}", doc, f.max_doc.empty() ? detail::DocNumber(f.hi.template get<uint64_t>()) : f.max_doc);
-    f.min_doc = std::move(doc);
+    SetMinFrom(Erase(std::move(lo)), std::move(doc));
     return *this;
   }
   /// A default that depends on the context or the fields before it (the
@@ -301,68 +387,37 @@ class Section : public Doc {
   /// `def(t, ctx)` in the key's unit (an integer for integers).
   template <class F>
   Section& DefaultFrom(F def, std::string doc) {
-    Field& f = Last();
-    if (f.type == "integer") {
-      f.def_u64 = [def](const T& t, const Ctx& c) { return static_cast<uint64_t>(def(t, c)); };
-    } else if (f.type == "number") {
-      f.def_num = [def](const T& t, const Ctx& c) { return static_cast<double>(def(t, c)); };
-    } else {
-      Bug(f.key.c_str(), "DefaultFrom is for integers, numbers and times");
-    }
-    f.def = nullptr;
-    f.def_doc = std::move(doc);
+    SetDefaultFrom(
+        [def](const void* out, const void* ctx) { return static_cast<uint64_t>(def(AsConstT(out), AsCtx(ctx))); },
+        [def](const void* out, const void* ctx) { return static_cast<double>(def(AsConstT(out), AsCtx(ctx))); },
+        std::move(doc));
     return *this;
   }
   /// A field that has no default (read only when given, ReadIf): the declared
   /// one is unused; `doc` is the docs' default cell ("(none)").
-  Section& NoDefault(std::string doc) {
-    Last().def = nullptr;
-    Last().def_doc = std::move(doc);
-    return *this;
-  }
+  Section& NoDefault(std::string doc) { return Modify(&Section::SetNoDefault, std::move(doc)); }
   /// An integer field required only when `when` says so (else its default).
   Section& RequiredIf(From<bool> when, std::string doc) {
-    Field& f = Integer("RequiredIf");
-    f.required_if = std::move(when);
-    f.def_doc = std::move(doc);
+    SetRequiredIf(Erase(std::move(when)), std::move(doc));
     return *this;
   }
   /// A further rule, for the docs' "allowed" column (", multiple of 4").
-  Section& AllowedNote(const std::string& note) {
-    Last().allowed += (Last().allowed.empty() ? "" : ", ") + note;
-    return *this;
-  }
+  Section& AllowedNote(const std::string& note) { return Modify(&Section::SetAllowedNote, note); }
   /// Replaces the docs' "allowed" cell.
-  Section& Allowed(std::string text) {
-    Last().allowed = std::move(text);
-    return *this;
-  }
+  Section& Allowed(std::string text) { return Modify(&Section::SetAllowed, std::move(text)); }
   /// Replaces the docs' "default" cell, as written ("`1048576` (1 MiB)").
-  Section& DocDefault(std::string text) {
-    Last().def_doc = std::move(text);
-    return *this;
-  }
+  Section& DocDefault(std::string text) { return Modify(&Section::SetDocDefault, std::move(text)); }
   /// Reads the field only when `when` says so (another key is absent, say);
   /// otherwise it is neither read nor echoed.
   Section& ReadIf(std::function<bool(Reader&, const T&, const Ctx&)> when) {
-    Field& f = Last();
-    f.conditional = true;  // its "required" is the reader's business, not the schema's
-    f.parse = [when = std::move(when), parse = std::move(f.parse)](const Field& f, Reader& r, T& out, const Ctx& ctx) {
-      if (when(r, out, ctx)) parse(f, r, out, ctx);
-    };
+    SetReadIf([w = std::move(when)](Reader& r, const void* out, const void* ctx) { return w(r, AsConstT(out), AsCtx(ctx)); });
     return *this;
   }
   /// More of the schema's property than type and bounds say
   /// (`{{"enum", {64, 256}}}`, `{{"multipleOf", 4}}`), merged into it.
-  Section& SchemaAlso(nlohmann::json extra) {
-    Last().schema_also.update(extra);
-    return *this;
-  }
+  Section& SchemaAlso(nlohmann::json extra) { return Modify(&Section::SetSchemaAlso, std::move(extra)); }
   /// Replaces the docs' "type" cell ("bool" reads as the schema's "boolean").
-  Section& DocType(std::string text) {
-    Last().doc_type = std::move(text);
-    return *this;
-  }
+  Section& DocType(std::string text) { return Modify(&Section::SetDocType, std::move(text)); }
 
   // --- Structure ----------------------------------------------------------------
 
@@ -371,67 +426,36 @@ class Section : public Doc {
   /// this one's (Ctx), none (NoContext), or this section's struct itself (T).
   template <class U, class C2, class Acc>
   Section& Object(const char* key, Acc m, const Section<U, C2>& sub, const char* help) {
-    return ObjectStep(key, Ref<U>(std::move(m)), sub, help, false);
+    return ObjectStep(key, std::move(m), sub, help, false, true);
   }
   /// The same, read only when given: absent (or null), it is not echoed,
   /// and known for "did you mean" only if `known_when_absent`.
   template <class U, class C2, class Acc>
   Section& ObjectIfGiven(const char* key, Acc m, const Section<U, C2>& sub, const char* help,
                          bool known_when_absent = true) {
-    ObjectStep(key, Ref<U>(std::move(m)), sub, help, true);
-    Last().known_when_absent = known_when_absent;
-    return *this;
+    return ObjectStep(key, std::move(m), sub, help, true, known_when_absent);
   }
   /// A variant: when `key` (read before, an Enum of this section) resolved to
   /// one of `values`, the keys of `sub` are read from this same object; its
   /// own docs table (name path:variant), and an if/then in the schema.
   Section& When(const char* key, std::vector<std::string> values, const Section<T, Ctx>& sub) {
-    Field& f = AddStep();
-    f.children = {&sub};
-    const std::string k = key;
-    f.parse = [k, values, sub = &sub](const Field&, Reader& r, T& out, const Ctx& ctx) {
-      const nlohmann::json& v = r.out()[k];
-      for (const std::string& value : values)
-        if (v == value) return sub->ParseInto(r, out, ctx);
-    };
-    const nlohmann::json def = FindField(key).def;
-    f.extend = [k, values, def, sub = &sub](nlohmann::json& fragment) {
-      const bool absent_matches = def.is_string() && std::find(values.begin(), values.end(), def) != values.end();
-      fragment["allOf"].push_back(detail::IfThen(k, values, absent_matches, sub->SchemaFragment()));
-    };
-    open_ = true;
-    return *this;
+    return Modify(&Section::DeclareWhen, key, std::move(values), sub);
   }
   /// A key read by hand (`parse` must read it through the Reader: Raw marks
   /// it known, and echo what it resolved), declared for the docs row and the
   /// schema's property.
   Section& Custom(const char* key, KeyDoc doc, std::function<nlohmann::json()> schema,
                   std::function<void(Reader&, T&, const Ctx&)> parse) {
-    Field& f = Add(key, doc.type.c_str(), doc.unit.c_str(), doc.help.c_str());
-    f.def_doc = doc.def;
-    f.def_doc_verbatim = true;  // even when empty: no default to show
-    f.allowed = doc.allowed;
-    f.schema = std::move(schema);
-    f.parse = [p = std::move(parse)](const Field&, Reader& r, T& out, const Ctx& ctx) { p(r, out, ctx); };
+    DeclareCustom(key, std::move(doc), std::move(schema)).parse =
+        [p = std::move(parse)](const Key&, Reader& r, void* out, const void* ctx) { p(r, AsT(out), AsCtx(ctx)); };
     return *this;
   }
   /// A docs row for a key that another step reads and adds to the schema (a
   /// protocol's section, read by the protocol's own parser): no parsing, no
   /// property of this section's schema.
-  Section& DocRow(const char* key, KeyDoc doc) {
-    Field& f = Add(key, doc.type.c_str(), doc.unit.c_str(), doc.help.c_str());
-    f.def_doc = doc.def;
-    f.def_doc_verbatim = true;
-    f.allowed = doc.allowed;
-    f.row_only = true;
-    f.parse = [](const Field&, Reader&, T&, const Ctx&) {};
-    return *this;
-  }
+  Section& DocRow(const char* key, KeyDoc doc) { return Modify(&Section::DeclareDocRow, key, std::move(doc)); }
   /// Sections a Custom key reads its entries or forms with (own docs tables).
-  Section& Nests(std::vector<const Doc*> children) {
-    for (const Doc* d : children) Last().children.push_back(d);
-    return *this;
-  }
+  Section& Nests(std::vector<const Doc*> children) { return Modify(&Section::DeclareNests, std::move(children)); }
   /// A step without a key of its own (the protocol's section, a topology
   /// build; `parse` may be null) that may add to the schema (`extend` gets
   /// the open fragment) and nest sections (`children`, asked for when docs
@@ -439,15 +463,9 @@ class Section : public Doc {
   Section& Step(std::function<void(Reader&, T&, const Ctx&)> parse,
                 std::function<void(nlohmann::json&)> extend = nullptr,
                 std::function<std::vector<const Doc*>()> children = nullptr) {
-    Field& f = AddStep();
-    f.parse = [p = std::move(parse)](const Field&, Reader& r, T& out, const Ctx& ctx) {
-      if (p) p(r, out, ctx);
-    };
-    if (extend) {
-      f.extend = std::move(extend);
-      open_ = true;
-    }
-    f.lazy_children = std::move(children);
+    Key& k = DeclareStep(std::move(extend), std::move(children));
+    if (parse)
+      k.parse = [p = std::move(parse)](const Key&, Reader& r, void* out, const void* ctx) { p(r, AsT(out), AsCtx(ctx)); };
     return *this;
   }
 
@@ -457,13 +475,13 @@ class Section : public Doc {
   /// those after it (so the first error is the hand-written parser's); fails
   /// with r.Fail(key, problem) so the message names the key like a range error.
   Section& Check(std::function<void(const T&, Reader&)> check) {
-    Field& f = AddStep();
-    f.parse = [c = std::move(check)](const Field&, Reader& r, T& out, const Ctx&) { c(out, r); };
+    DeclareCheck().parse = [c = std::move(check)](const Key&, Reader& r, void* out, const void*) { c(AsConstT(out), r); };
     return *this;
   }
   Section& CheckWithContext(std::function<void(const T&, const Ctx&, Reader&)> check) {
-    Field& f = AddStep();
-    f.parse = [c = std::move(check)](const Field&, Reader& r, T& out, const Ctx& ctx) { c(out, ctx, r); };
+    DeclareCheck().parse = [c = std::move(check)](const Key&, Reader& r, void* out, const void* ctx) {
+      c(AsConstT(out), AsCtx(ctx), r);
+    };
     return *this;
   }
 
@@ -473,9 +491,7 @@ class Section : public Doc {
   /// resolved echo are the Reader's). Does not call r.Done(): the caller may
   /// read keys of its own (subsections, lists) before that.
   void Parse(Reader& r, T& out, const Ctx& ctx = Ctx{}) const { ParseInto(r, out, ctx); }
-  void ParseInto(Reader& r, T& out, const Ctx& ctx) const {
-    for (const Field& f : fields_) f.parse(f, r, out, ctx);
-  }
+  void ParseInto(Reader& r, T& out, const Ctx& ctx) const { Run(r, &out, &ctx); }
   /// Reads one entry of a list (`path` names it, "faults.links[2]") into a
   /// fresh T, its resolved echo into `resolved`.
   T ParseEntry(const nlohmann::json& entry, std::string path, nlohmann::json& resolved, const Ctx& ctx = Ctx{}) const {
@@ -493,227 +509,55 @@ class Section : public Doc {
     r.Done();
   }
 
-  /// {"title", "type": "object", "properties": {...}, "additionalProperties":
-  /// false[, "required"]}; with variants, "allOf" of if/then and
-  /// "unevaluatedProperties": false instead. Time keys are in their unit.
-  nlohmann::json JsonSchema() const override {
-    nlohmann::json s = {{"title", title_}, {"type", "object"}};
-    s.update(SchemaFragment());
-    s[open_ ? "unevaluatedProperties" : "additionalProperties"] = false;
-    return s;
-  }
-  nlohmann::json SchemaFragment() const override {
-    nlohmann::json props = nlohmann::json::object(), required = nlohmann::json::array();
-    nlohmann::json fragment = nlohmann::json::object();
-    for (const Field& f : fields_) {
-      if (f.extend) f.extend(fragment);
-      if (f.key.empty() || f.row_only) continue;
-      props[f.key] = PropertySchema(f);
-      if (f.required && !f.conditional) required.push_back(f.key);
-    }
-    fragment["properties"] = std::move(props);
-    if (!required.empty()) fragment["required"] = std::move(required);
-    return fragment;
-  }
-
-  /// One row per key, in docs/SCENARIO.md's 6-column format:
-  /// | `path.key` | type | unit | default | allowed | meaning |
-  std::string MarkdownRows() const override {
-    std::string rows;
-    for (const Field& f : fields_) {
-      if (f.key.empty()) continue;
-      rows += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", KeyPath(f.key),
-                          detail::Cell(f.doc_type.empty() ? f.type : f.doc_type), detail::Cell(f.unit),
-                          detail::Cell(DocDefault(f)), detail::Cell(f.allowed), detail::Cell(f.help));
-    }
-    // An empty unit or allowed cell is "| |" in the docs, not "|  |".
-    for (size_t at; (at = rows.find("|  |")) != std::string::npos;) rows.replace(at, 4, "| |");
-    return rows;
-  }
-
-  std::vector<const Doc*> Children() const override {
-    std::vector<const Doc*> out;
-    for (const Field& f : fields_) {
-      out.insert(out.end(), f.children.begin(), f.children.end());
-      if (f.lazy_children)
-        for (const Doc* d : f.lazy_children()) out.push_back(d);
-    }
-    return out;
-  }
-
-  /// The declared keys, in order (e.g. for a "did you mean" before parsing).
-  std::vector<std::string> Keys() const {
-    std::vector<std::string> keys;
-    for (const Field& f : fields_)
-      if (!f.key.empty() && !f.row_only) keys.push_back(f.key);
-    return keys;
-  }
-
-  const std::string& path() const override { return path_; }
-  const std::string& name() const override { return name_; }
-  const std::string& title() const override { return title_; }
-
  private:
-  struct Field {
-    std::string key;   // "" for a step without a key (a check, a variant)
-    std::string type;  // JSON Schema's: integer, number, boolean, string; a Custom's docs type
-    std::string doc_type, unit, help, allowed, max_doc, min_doc, def_doc, required_why;
-    nlohmann::json def, lo, hi;  // null: none (required field, boolean, string)
-    std::vector<std::string> option_names;  // Enum only
-    bool required = false;
-    bool known_when_absent = true;  // ObjectIfGiven
-    bool row_only = false;          // DocRow: in the docs only
-    bool def_doc_verbatim = false;  // Custom, DocRow: def_doc as declared, even empty
-    bool conditional = false;       // ReadIf: read only sometimes
-    From<uint64_t> max_from, min_from, def_u64;
-    From<double> def_num;
-    From<bool> required_if;
-    std::function<nlohmann::json()> schema;       // Custom and Object: the property's schema
-    nlohmann::json schema_also = nlohmann::json::object();  // SchemaAlso
-    std::function<void(nlohmann::json&)> extend;  // adds to the section's open fragment (variants)
-    std::vector<const Doc*> children;
-    std::function<std::vector<const Doc*>()> lazy_children;
-    std::function<void(const Field&, Reader&, T&, const Ctx&)> parse;
-
-    // Required numbers are checked before they are read (the Reader has none).
-    void CheckRequired(Reader& r) const {
-      if (required && !r.Has(key)) r.Fail(key, required_why.empty() ? "is required" : "is required (" + required_why + ")");
-    }
-  };
-
-  // A mistake in a declaration is the programmer's, found the first time the
-  // Section is built (every test builds it), so it is not a ScenarioError.
-  [[noreturn]] void Bug(const char* key, const std::string& what) const {
-    throw std::logic_error(fmt::format("spec::Section {}: {}: {}", path_, key, what));
+  // The untyped pointers of the steps, back to what this Section declared them with.
+  static T& AsT(void* out) { return *static_cast<T*>(out); }
+  static const T& AsConstT(const void* out) { return *static_cast<const T*>(out); }
+  static const Ctx& AsCtx(const void* ctx) { return *static_cast<const Ctx*>(ctx); }
+  // Calls one of SectionBase's declarations or modifiers, for chaining.
+  template <class... Params, class... Args>
+  Section& Modify(void (SectionBase::*declare)(Params...), Args&&... args) {
+    (this->*declare)(std::forward<Args>(args)...);
+    return *this;
+  }
+  template <class V>
+  static Computed<V> Erase(From<V> f) {
+    return [f = std::move(f)](const void* out, const void* ctx) { return f(AsConstT(out), AsCtx(ctx)); };
+  }
+  // An accessor must give the member's very type (as the std::function<M&(T&)> it replaces).
+  template <class M, class Acc>
+  static void CheckAccessor() {
+    static_assert(std::is_same_v<std::invoke_result_t<Acc&, T&>, M&>, "the accessor must give an M& of the struct");
   }
 
-  Field& Add(const char* key, const char* type, const char* unit, const char* help) {
-    for (const Field& f : fields_)
-      if (f.key == key) Bug(key, "declared twice");
-    Field f;
-    f.key = key;
-    f.type = type;
-    f.required = std::exchange(next_required_, false);
-    f.required_why = std::exchange(next_required_why_, "");
-    f.unit = unit ? unit : "";
-    f.help = help ? help : "";
-    fields_.push_back(std::move(f));
-    return fields_.back();
-  }
-  Field& AddStep() {
-    fields_.emplace_back();
-    return fields_.back();
-  }
-  // The field declared last (checks after it do not count: a shared
-  // declaration may end with its check, and the caller still adds a note).
-  Field& Last() {
-    for (auto it = fields_.rbegin(); it != fields_.rend(); ++it)
-      if (!it->key.empty()) return *it;
-    throw std::logic_error("spec::Section " + path_ + ": a modifier needs a field before it");
-  }
-  Field& Integer(const char* what) {
-    Field& f = Last();
-    if (f.type != "integer") Bug(f.key.c_str(), std::string(what) + " is for integer fields");
-    return f;
-  }
-  const Field& FindField(const char* key) const {
-    for (const Field& f : fields_)
-      if (f.key == key) return f;
-    Bug(key, "a variant's key must be declared before it");
-  }
-
-  template <class U>
-  Section& Unsigned(const char* key, Ref<U> m, uint64_t def, uint64_t lo, uint64_t hi, const char* unit,
+  template <class U, class Acc>
+  Section& Unsigned(const char* key, Acc m, uint64_t def, uint64_t lo, uint64_t hi, const char* unit,
                     const char* help) {
+    CheckAccessor<U, Acc>();
     // The Reader checks [lo, hi] before the cast to U, so hi within U means
     // the stored value can never wrap (MaxFrom bounds are clamped to hi too).
-    Field& f = Add(key, "integer", unit, help);
-    if (hi > static_cast<uint64_t>(std::numeric_limits<U>::max()) || lo > hi || (!f.required && (def < lo || def > hi)))
-      Bug(key, fmt::format("bad bounds: default {}, range {} .. {}", def, lo, hi));
-    if (!f.required) f.def = def;
-    f.lo = lo;
-    f.hi = hi;
-    f.allowed = fmt::format("{} .. {}", detail::DocNumber(lo), detail::DocNumber(hi));
-    f.parse = [m = std::move(m), def, lo, hi](const Field& f, Reader& r, T& out, const Ctx& ctx) {
-      const uint64_t top = f.max_from ? std::min(hi, f.max_from(out, ctx)) : hi;
-      const uint64_t bottom = f.min_from ? std::max(lo, f.min_from(out, ctx)) : lo;
-      const bool required = f.required || (f.required_if && f.required_if(out, ctx));
-      if (required && !f.required_why.empty()) f.CheckRequired(r);
-      m(out) = static_cast<U>(r.U64(f.key, f.def_u64 ? f.def_u64(out, ctx) : def, bottom, top, required));
-    };
+    DeclareUnsigned(key, def, lo, hi, std::numeric_limits<U>::max(), unit, help).parse =
+        [m](const Key& k, Reader& r, void* out, const void* ctx) {
+          std::invoke(m, AsT(out)) = static_cast<U>(ReadUnsigned(k, r, out, ctx));
+        };
     return *this;
   }
 
-  void SetNumeric(Field& f, double def, double lo, double hi) {
-    if (!(lo <= hi && (f.required || (def >= lo && def <= hi))))
-      Bug(f.key.c_str(), fmt::format("bad bounds: default {}, range {} .. {}", def, lo, hi));
-    if (!f.required) f.def = def;
-    f.lo = lo;
-    f.hi = hi;
-    f.allowed = fmt::format("{} .. {}", detail::DocNumber(lo), detail::DocNumber(hi));
-  }
-
-  template <class U, class C2>
-  Section& ObjectStep(const char* key, Ref<U> m, const Section<U, C2>& sub, const char* help, bool if_given) {
+  template <class U, class C2, class Acc>
+  Section& ObjectStep(const char* key, Acc m, const Section<U, C2>& sub, const char* help, bool if_given,
+                      bool known_when_absent) {
     static_assert(std::is_same_v<C2, Ctx> || std::is_same_v<C2, NoContext> || std::is_same_v<C2, T>,
                   "a nested section's context is its parent's, its parent's struct, or none");
-    const bool required = next_required_;
-    Field& f = Add(key, "object", "", help);
-    f.def_doc = required ? "**required**" : if_given ? "absent" : "`{}`";
-    f.children = {&sub};
-    f.schema = [sub = &sub, h = f.help] {
-      nlohmann::json s = sub->JsonSchema();
-      if (!h.empty()) s["description"] = h;
-      return s;
-    };
-    f.parse = [m = std::move(m), sub = &sub, if_given](const Field& f, Reader& r, T& out, const Ctx& ctx) {
-      if (if_given && !r.Has(f.key)) {
-        if (f.known_when_absent) r.Raw(f.key);  // absent (or null): not echoed
-        return;
-      }
-      Reader o = r.Obj(f.key);
-      if (f.required && !r.Has(f.key)) r.Fail(f.key, "is required");
-      if constexpr (std::is_same_v<C2, Ctx>) sub->ParseInto(o, m(out), ctx);
-      else if constexpr (std::is_same_v<C2, NoContext>) sub->ParseInto(o, m(out), NoContext{});
-      else sub->ParseInto(o, m(out), out);
-      o.Done();
-    };
+    CheckAccessor<U, Acc>();
+    DeclareObject(key, sub, help, if_given, known_when_absent).parse =
+        [m, sub = static_cast<const SectionBase*>(&sub)](const Key& k, Reader& r, void* out, const void* ctx) {
+          const void* sub_ctx = out;  // C2 is T
+          if constexpr (std::is_same_v<C2, Ctx>) sub_ctx = ctx;
+          else if constexpr (std::is_same_v<C2, NoContext>) sub_ctx = &kNoContext;
+          ReadObject(k, r, *sub, &std::invoke(m, AsT(out)), sub_ctx);
+        };
     return *this;
   }
-
-  nlohmann::json PropertySchema(const Field& f) const {
-    nlohmann::json p = f.schema ? f.schema() : ScalarSchema(f);
-    p.update(f.schema_also);
-    return p;
-  }
-  nlohmann::json ScalarSchema(const Field& f) const {
-    nlohmann::json p = {{"type", f.type}};
-    if (!f.def.is_null()) p["default"] = f.def;
-    if (!f.lo.is_null()) p["minimum"] = f.lo;
-    if (!f.hi.is_null()) p["maximum"] = f.hi;
-    if (!f.option_names.empty()) p["enum"] = f.option_names;
-    std::string d = f.help;
-    if (!f.unit.empty()) d += fmt::format(" (unit: {})", f.unit);
-    if (!f.min_doc.empty()) d += fmt::format(" At least {}.", f.min_doc);
-    if (!f.max_doc.empty()) d += fmt::format(" At most {}.", f.max_doc);
-    if (f.def.is_null() && !f.def_doc.empty() && !f.required) d += fmt::format(" Default: {}.", f.def_doc);
-    p["description"] = d;
-    return p;
-  }
-
-  std::string DocDefault(const Field& f) const {
-    if (!f.def_doc.empty() || f.def_doc_verbatim) return f.def_doc;
-    if (f.required) return "**required**";
-    if (f.def.is_number_float()) return "`" + detail::DocNumber(f.def.template get<double>()) + "`";
-    return "`" + f.def.dump() + "`";  // integers as they are, strings quoted, booleans
-  }
-  std::string KeyPath(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
-  std::string path_, name_, title_;
-  std::vector<Field> fields_;
-  bool next_required_ = false;  // set by Required(), taken by the next field
-  std::string next_required_why_;
-  bool open_ = false;  // has variants: closed by unevaluatedProperties
 };
 
 }  // namespace inasim::spec
