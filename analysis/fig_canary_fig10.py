@@ -99,8 +99,8 @@ def draw(fig):
         print(f"{LABELS[proto][0]:<16s} mean link utilisation at {uj} jobs {util * 100:5.1f} % "
               f"(paper at 20 jobs: {PAPER_UTIL[proto] * 100:.1f} %)")
     fb.ylim(bottom=0)
-    return plot.save_panels(
-        fig.out / STEM, [fa, fb],
+    return fig.save_panels(
+        [fa, fb],
         title=f"concurrent {int(base['workload']['bytes']) // 1024} KiB allreduces on "
               f"{int(base['topology']['leaves']) * int(base['topology']['hosts_per_leaf'])} hosts "
               f"({placements(cfg)})")

@@ -88,8 +88,8 @@ def draw(fig):
         f.ylim(bottom=0)
         panels.append(f)
 
-    return plot.save_panels(
-        fig.out / STEM, [fa] + panels,
+    return fig.save_panels(
+        [fa] + panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts allreduce {int(base['workload']['bytes']) // 1024} KiB, "
               f"the other hosts congest ({placements(cfg)})")
 

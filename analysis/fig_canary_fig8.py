@@ -91,8 +91,8 @@ def draw(fig):
                    linestyle="none", columns=cols)
     panel.xticks(shares)
     panel.ylim(bottom=0)
-    return plot.save_panels(
-        fig.out / STEM, [panel],
+    return fig.save_panels(
+        [panel],
         title=f"{int(base['workload']['bytes']) // 1024} KiB allreduce, {total} hosts, the others congesting "
               f"({placements(cfg)})")
 

@@ -122,7 +122,7 @@ def draw(fig):
         panel.line([x * 1e3 for x in t], agg, "aggregation (h1's packets)", columns={"time_s": t, "gbps": agg})
         panel.line([x * 1e3 for x in t], tcp, "DCTCP flow (h2 -> h0)", columns={"time_s": t, "gbps": tcp})
         panels.append(panel)
-    written = fig.plot.save_panels(fig.out / STEM, panels, title=(
+    written = fig.save_panels(panels, title=(
         f"PANAMA fairness on one {base['links']['host_rate_gbps']:g} Gb/s bottleneck "
         f"(aggregation starts at {start_s * 1e3:g} ms)"))
     write_columns(fig.out / f"{STEM}_summary.csv", {k: [r[k] for r in summary] for k in summary[0]})

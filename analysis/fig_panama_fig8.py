@@ -124,7 +124,7 @@ def draw(fig):
                                          f"JCT {m[2] * 1e3:8.3f} ms" for l, m in zip(loads, series)))
     for f in panels:
         f.xticks(xs)
-    written = plot.save_panels(fig.out / STEM, panels, title=(
+    written = fig.save_panels(panels, title=(
         f"PANAMA shared cluster: {base['name']}, {base['links']['host_rate_gbps']:g} Gb/s, "
         f"background {base['background']['flows']['size_distribution']} at "
         f"{100 * base['background']['flows']['load']:g} %"))

@@ -78,7 +78,7 @@ def draw(fig):
         panel.line(nodes, ys, label)
         print(f"{label:18s} " + "  ".join(f"m={m}: {times[(m, label)] * 1e3:7.3f} ms" for m in nodes))
     panel.xticks(nodes)
-    written = plot.save_panels(fig.out / STEM, [panel], title=(
+    written = fig.save_panels([panel], title=(
         f"PANAMA load balancing: {len(base['workload']['hosts'])} workers, "
         f"{int(base['workload']['bytes']) / 2**20:g} MiB fp32, {base['links']['host_rate_gbps']:g} Gb/s"))
     # The plot's CSV holds the series; the tidy table goes beside it too.

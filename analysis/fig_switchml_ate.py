@@ -96,8 +96,8 @@ def draw(fig):
     for row in fig.sweep(points=sweep_points(rates, workers)):
         rate, n = int(row["links.host_rate_gbps"]), int(row["topology.hosts"])
         res[(rate, n, series_key(row))] = check_point(fig, row, rate, n, size)
-    return fig.plot.save_panels(
-        fig.out / STEM, [rate_panel(fig.plot, res, rate, workers) for rate in rates],
+    return fig.save_panels(
+        [rate_panel(fig.plot, res, rate, workers) for rate in rates],
         title=f"SwitchML ATE/s vs workers, {size / 1e6:g} MB int32 tensor (dashed: goodput limits)")
 
 

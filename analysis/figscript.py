@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 # PYTHONPATH comes first; the source tree's package and default build are the fallback.
@@ -160,6 +160,32 @@ class FigureRun:
     def fail(self, message: str) -> None:
         """Records a failure: printed at the end, and the script exits 1."""
         self.failures.append(message)
+
+    def save_panels(self, panels: Sequence[Any], **kwargs: Any) -> Tuple[Path, ...]:
+        """plot.save_panels at OUT/<stem> (keyword arguments passed on), with
+        the paper's numbers of every claim that points at a panel drawn on
+        it as reference markers (scenarios/*/paper-claims.json), then the
+        paper/ours table of those claims beside the CSV (<stem>_paper.csv,
+        fidelity's columns, the verdicts against this run). Returns the
+        paths written."""
+        from inasim import claims, fidelity
+
+        books = [b for b in claims.find_all(ROOT) if self.stem in b.figures]
+        letters = ["a"] if len(panels) == 1 else [chr(ord("a") + i) for i in range(len(panels))]
+        for letter, panel in zip(letters, panels):
+            sim = {s.label: s.color for s in panel.series if s.kind == "sim"}
+            for book in books:
+                for label, xs, ys, source in claims.reference_series(book, self.stem, letter):
+                    panel.reference(xs, ys, label=label, source=source, color=sim.get(label))
+        written = self.plot.save_panels(self.out / self.stem, panels, **kwargs)
+        claimed = [claims.ClaimsBook(b.path, b.protocol, b.paper, b.figures, b.figure_claims(self.stem))
+                   for b in books]
+        if not any(b.claims for b in claimed):
+            return tuple(written)
+        rows = fidelity.dashboard(claimed, claims.FigureTables(self.out), self.small)
+        table = self.out / f"{self.stem}_paper.csv"
+        write_columns(table, {c: [r[c] for r in rows] for c in fidelity.COLUMNS})
+        return tuple(written) + (table,)
 
     def finish(self, written: Sequence[Path]) -> int:
         """Says which files were written and what failed; the exit status."""

@@ -22,7 +22,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["SCHEMA", "KINDS", "VERDICTS", "ClaimsError", "ClaimsBook", "FigureTables", "Verdict",
            "load", "find_all", "evaluate", "within_label", "reference_series"]
