@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["SCHEMA", "KINDS", "VERDICTS", "ClaimsError", "ClaimsBook", "FigureTables", "Verdict",
-           "load", "find_all", "evaluate", "within_label", "reference_series"]
+           "load", "find_all", "figures_of", "evaluate", "within_label", "reference_series"]
 
 SCHEMA = "inasim-paper-claims/1"
 KINDS = ("value", "ratio", "series", "ordering", "bound")
@@ -87,10 +87,13 @@ class ClaimsBook:
 
     def figure_claims(self, stem: str) -> List[Dict[str, Any]]:
         """The claims whose number our figure `stem` gives."""
-        return [c for c in self.claims if stem in _figures_of(c)]
+        return [c for c in self.claims if stem in figures_of(c)]
 
 
-def _figures_of(claim: Dict[str, Any]) -> List[str]:
+def figures_of(claim: Dict[str, Any]) -> List[str]:
+    """The figure stems a claim reads our number from (none unless it runs)."""
+    if claim.get("scope") != "in" or claim.get("status") != "runs":
+        return []
     return sorted({p["figure"] for p in _points(claim.get("ours"), claim.get("kind"))})
 
 
@@ -200,7 +203,11 @@ def _check_claim(c: Any, where: str, figures: Dict[str, Any]) -> str:
 
 def _check_paper(kind: str, p: Dict[str, Any], where: str) -> None:
     if kind in ("value", "ratio", "bound"):
-        _need(p, "value", _NUM, where)
+        # A number the paper states but its text lost (a figure label): null, and "missing" says so.
+        if p.get("value") is None and "value" in p:
+            _need(p, "missing", str, where)
+        else:
+            _need(p, "value", _NUM, where)
     if kind in ("value", "bound", "series"):
         _need(p, "unit", str, where)
     if kind == "ratio":
@@ -226,8 +233,9 @@ def _check_paper(kind: str, p: Dict[str, Any], where: str) -> None:
             raise ClaimsError(f"{where}.better: must be \"higher\" or \"lower\", got \"{better}\"")
         _need(p, "metric", str, where)
     read = p.get("read")
-    if read is not None and read not in ("text", "plot", "table"):
-        raise ClaimsError(f"{where}.read: must be \"text\", \"plot\" or \"table\", got {json.dumps(read)}")
+    if read is not None and not (isinstance(read, str) and read.split(":")[0] in ("text", "plot", "table")):
+        raise ClaimsError(f"{where}.read: must be \"text\", \"plot\" or \"table\" (a note may follow a ':'), "
+                          f"got {json.dumps(read)}")
 
 
 def _check_point(pt: Any, where: str, figures: Dict[str, Any], with_x: bool = True) -> None:
@@ -243,13 +251,17 @@ def _check_point(pt: Any, where: str, figures: Dict[str, Any], with_x: bool = Tr
         raise ClaimsError(f"{where}.scale: must not be 0")
 
 
-def _check_ours(kind: str, ours: Dict[str, Any], where: str, figures: Dict[str, Any], paper: Dict[str, Any]) -> None:
+def _check_ours(kind: str, ours: Dict[str, Any], where: str, figures: Dict[str, Any], paper: Dict[str, Any],
+                subset: bool = False) -> None:
+    """subset: an ordering's reduced run may compare 2 or more of the paper's labels."""
     if kind == "ratio":
         for k in ("numerator", "denominator"):
             _check_point(_need(ours, k, dict, where), f"{where}.{k}", figures)
     elif kind == "ordering":
         items = _need(ours, "items", dict, where)
-        if sorted(items) != sorted(paper["order"]):
+        if subset and (len(items) < 2 or not set(items) <= set(paper["order"])):
+            raise ClaimsError(f"{where}.items: must name 2 or more of the labels of paper.order")
+        if not subset and sorted(items) != sorted(paper["order"]):
             raise ClaimsError(f"{where}.items: must name exactly the labels of paper.order")
         for label, pt in items.items():
             _check_point(pt, f"{where}.items[\"{label}\"]", figures)
@@ -269,7 +281,7 @@ def _check_small(c: Dict[str, Any], where: str, figures: Dict[str, Any]) -> None
         if v not in VERDICTS and not v.startswith("within"):
             raise ClaimsError(f"{w}.verdict: must be one of within, {', '.join(VERDICTS[1:6])}; got \"{v}\"")
     if small.get("ours") is not None:
-        _check_ours(c["kind"], small["ours"], f"{w}.ours", figures, c["paper"])
+        _check_ours(c["kind"], small["ours"], f"{w}.ours", figures, c["paper"], subset=True)
 
 
 # ----------------------------------------------------------------- our numbers
@@ -360,12 +372,16 @@ def evaluate(claim: Dict[str, Any], tables: FigureTables, small: bool = False) -
             return Verdict("not run", text, "", None, "does not survive the reduced run: " + s.get("why", "not stated"))
         ours = s.get("ours") or ours
     tol = claim.get("tolerance", DEFAULT_TOLERANCE)
+    if claim["kind"] in ("value", "ratio", "bound") and paper.get("value") is None:
+        return Verdict("not run", text, "", None, "the paper's number: " + paper["missing"])
     return _EVALUATE[claim["kind"]](paper, ours, tables, tol, text)
 
 
 def _paper_text(kind: str, p: Dict[str, Any]) -> str:
     unit = f" {p['unit']}" if p.get("unit") else ""
     approx = "~" if p.get("read") == "plot" else ""
+    if kind in ("value", "ratio", "bound") and p.get("value") is None:
+        return "(lost from the text)"
     if kind == "value":
         return f"{approx}{_fmt(p['value'])}{unit}"
     if kind == "ratio":
@@ -436,14 +452,15 @@ def _eval_series(p, ours, tables, tol, text) -> Verdict:
 
 def _eval_ordering(p, ours, tables, tol, text) -> Verdict:
     vals = {}
-    for label in p["order"]:
+    order = [label for label in p["order"] if label in ours["items"]]  # a reduced run may compare fewer
+    for label in order:
         v = tables.value(ours["items"][label])
         if v is None:
             return _missing(text, f"\"{label}\": " + _where_missing(tables, ours["items"][label]))
         vals[label] = v
     mine = sorted(vals, key=lambda k: vals[k], reverse=p["better"] == "higher")
     ours_text = ", ".join(f"{k}: {_fmt(vals[k])}" for k in mine)
-    return Verdict("trend right" if mine == list(p["order"]) else "reversed", text, ours_text, None)
+    return Verdict("trend right" if mine == order else "reversed", text, ours_text, None)
 
 
 def _eval_bound(p, ours, tables, tol, text) -> Verdict:

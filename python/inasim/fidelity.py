@@ -47,7 +47,7 @@ def dashboard(books: Sequence[cl.ClaimsBook], tables: cl.FigureTables, small: bo
     for book in books:
         for c in book.claims:
             v = cl.evaluate(c, tables, small)
-            scaled = any((book.figures[f].get("scaling") is not None) for f in _figures(c))
+            scaled = any(book.figures[f].get("scaling") is not None for f in cl.figures_of(c))
             rows.append({
                 "paper": book.paper.get("name") or book.paper["id"], "claim": c["id"],
                 "where": c["source"]["where"], "kind": c.get("kind", ""), "scaled": scaled,
@@ -55,15 +55,6 @@ def dashboard(books: Sequence[cl.ClaimsBook], tables: cl.FigureTables, small: bo
                 "ratio": "" if v.ratio is None else f"{v.ratio:.3f}", "verdict": v.verdict, "note": v.note,
             })
     return rows
-
-
-def _figures(c: Dict[str, Any]) -> List[str]:
-    ours = c.get("ours") or {}
-    if c.get("kind") == "ratio":
-        return [ours["numerator"]["figure"], ours["denominator"]["figure"]]
-    if c.get("kind") == "ordering":
-        return sorted({p["figure"] for p in ours["items"].values()})
-    return [ours["figure"]] if "figure" in ours else []
 
 
 def tallies(rows: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, int]]:
