@@ -416,6 +416,8 @@ def _eval_ratio(p, ours, tables, tol, text) -> Verdict:
     r = mine / p["value"]
     if abs(r - 1) <= tol:
         v = within_label(tol)
+    elif p["value"] == 1:  # "A matches B": no side of 1 to get right or reverse
+        v = "off"
     elif (mine > 1) == (p["value"] > 1) and mine != 1:
         v = "trend right"
     else:

@@ -66,10 +66,12 @@ CLAIMS = [
     claim("not-repro", "value", {"value": 1.0, "unit": "g"}, None, status="not reproduced: no such scenario"),
     {"id": "out-1", "source": {"where": "Table 3", "quote": "q"}, "setup": "s", "scope": "out",
      "why_out": "FPGA resources"},
+    claim("r-matches", "ratio", {"value": 1, "of": "A/A"}, {"numerator": pt("A", 16), "denominator": pt("A", 8)}),
 ]
 EXPECTED = {
     "v-within": ("within 15 %", "20"), "v-off": ("off", "20"), "v-scaled": ("within 15 %", "0.02"),
     "r-within": ("within 15 %", "2x"), "r-trend": ("trend right", "2x"), "r-reversed": ("reversed", "2x"),
+    "r-matches": ("off", "2x"),
     "s-within": ("within 15 %", "4: 10, 8: 20, 16: 40"), "s-trend": ("trend right", "4: 10, 8: 20, 16: 40"),
     "s-reversed": ("reversed", "4: 50, 8: 25"), "s-off": ("off", "4: 30, 8: 30"),
     "s-partial": ("within 15 %", "4: 10, 8: 20"),
@@ -188,10 +190,10 @@ def test_dashboard_rows_and_tally(tree):
     book = cl.load(write_book(tree, book_doc()), repo=tree)
     rows = fidelity.dashboard([book], cl.FigureTables(tree / "out"), small=False)
     t = fidelity.tallies(rows)["Toy"]
-    assert t == {"claims": 18, "within": 5, "trend right": 3, "holds": 1, "off": 2, "reversed": 3,
+    assert t == {"claims": 19, "within": 5, "trend right": 3, "holds": 1, "off": 3, "reversed": 3,
                  "violated": 1, "not run": 2, "out of scope": 1}
     md = fidelity.markdown(rows, fidelity.tallies(rows))
-    assert "Toy: 18 claims: 5 within, 3 trend right, 1 holds, 2 off, 3 reversed, 1 violated, 2 not run, " \
+    assert "Toy: 19 claims: 5 within, 3 trend right, 1 holds, 3 off, 3 reversed, 1 violated, 2 not run, " \
            "1 out of scope" in md
     assert "| v-off | Fig. 1 | ~10 g | 20 | 2.000 | off |" not in md      # "~" only for read: plot
     assert "| v-off | Fig. 1 | 10 g | 20 | 2.000 | off |" in md
