@@ -203,9 +203,11 @@ def _check_claim(c: Any, where: str, figures: Dict[str, Any]) -> str:
 
 def _check_paper(kind: str, p: Dict[str, Any], where: str) -> None:
     if kind in ("value", "ratio", "bound"):
-        # A number the paper states but its text lost (a figure label): null, and "missing" says so.
+        # A number the paper states but its text lost (a figure label), or a bound
+        # given as a formula: null, and "missing" or "formula" says which.
         if p.get("value") is None and "value" in p:
-            _need(p, "missing", str, where)
+            if not isinstance(p.get("formula"), str):
+                _need(p, "missing", str, where)
         else:
             _need(p, "value", _NUM, where)
     if kind in ("value", "bound", "series"):
@@ -373,7 +375,8 @@ def evaluate(claim: Dict[str, Any], tables: FigureTables, small: bool = False) -
         ours = s.get("ours") or ours
     tol = claim.get("tolerance", DEFAULT_TOLERANCE)
     if claim["kind"] in ("value", "ratio", "bound") and paper.get("value") is None:
-        return Verdict("not run", text, "", None, "the paper's number: " + paper["missing"])
+        why = f"a formula ({paper['formula']})" if paper.get("formula") else "the paper's number: " + paper["missing"]
+        return Verdict("not run", text, "", None, why)
     return _EVALUATE[claim["kind"]](paper, ours, tables, tol, text)
 
 
@@ -381,7 +384,7 @@ def _paper_text(kind: str, p: Dict[str, Any]) -> str:
     unit = f" {p['unit']}" if p.get("unit") else ""
     approx = "~" if p.get("read") == "plot" else ""
     if kind in ("value", "ratio", "bound") and p.get("value") is None:
-        return "(lost from the text)"
+        return f"{p.get('op', '')} {p['formula']}".strip() if p.get("formula") else "(lost from the text)"
     if kind == "value":
         return f"{approx}{_fmt(p['value'])}{unit}"
     if kind == "ratio":
