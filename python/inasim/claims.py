@@ -101,11 +101,11 @@ def _points(ours: Optional[Dict[str, Any]], kind: Optional[str]) -> List[Dict[st
     """Every figure point a claim's `ours` names."""
     if not ours:
         return []
-    if kind == "ratio":
-        return [ours["numerator"], ours["denominator"]]
-    if kind == "ordering":
-        return list(ours["items"].values())
-    return [ours]
+    pts = list(ours["items"].values()) if kind == "ordering" else [ours]
+    out: List[Dict[str, Any]] = []
+    for p in pts:
+        out.extend([p["numerator"], p["denominator"]] if "numerator" in p else [p])
+    return out
 
 
 def load(path, repo: Path = _REPO) -> ClaimsBook:
@@ -241,6 +241,11 @@ def _check_paper(kind: str, p: Dict[str, Any], where: str) -> None:
 
 
 def _check_point(pt: Any, where: str, figures: Dict[str, Any], with_x: bool = True) -> None:
+    if with_x and isinstance(pt, dict) and "numerator" in pt:  # a quotient of two points
+        for k in ("numerator", "denominator"):
+            _check_point(_need(pt, k, dict, where), f"{where}.{k}", figures)
+        return
+    _need(pt, "column", str, where, optional=True)
     fig = _need(pt, "figure", str, where)
     if fig not in figures:
         raise ClaimsError(f"{where}.figure: \"{fig}\" is not in this file's \"figures\"")
@@ -319,12 +324,16 @@ class FigureTables:
         rows = self.rows(pt["figure"])
         if rows is None:
             return None
-        scale = pt.get("scale", 1)
-        return [(r["x"], float(r["y"]) * scale) for r in rows
-                if r["panel"] == pt["panel"] and r["series"] == pt["series"] and r["y"] not in ("", "nan")]
+        scale, col = pt.get("scale", 1), pt.get("column", "y")
+        return [(r["x"], float(r[col]) * scale) for r in rows
+                if r["panel"] == pt["panel"] and r["series"] == pt["series"] and r.get(col) not in (None, "", "nan")]
 
     def value(self, pt: Dict[str, Any]) -> Optional[float]:
-        """Our y at the point, or None when it is not in the CSV."""
+        """Our y (or `column`) at the point, or None when it is not in the
+        CSV; a {"numerator", "denominator"} pair gives their quotient."""
+        if "numerator" in pt:
+            a, b = self.value(pt["numerator"]), self.value(pt["denominator"])
+            return None if a is None or b is None or b == 0 else a / b
         got = self.series(pt)
         if not got:
             return None
@@ -410,12 +419,9 @@ def _eval_value(p, ours, tables, tol, text) -> Verdict:
 
 
 def _eval_ratio(p, ours, tables, tol, text) -> Verdict:
-    a, b = tables.value(ours["numerator"]), tables.value(ours["denominator"])
-    if a is None or b is None:
-        return _missing(text, _where_missing(tables, ours["numerator"] if a is None else ours["denominator"]))
-    if b == 0:
-        return Verdict("off", text, "inf", None, "our denominator is 0")
-    mine = a / b
+    mine = tables.value(ours)
+    if mine is None:
+        return _missing(text, _where_missing(tables, ours))
     r = mine / p["value"]
     if abs(r - 1) <= tol:
         v = within_label(tol)
@@ -481,6 +487,11 @@ _EVALUATE = {"value": _eval_value, "ratio": _eval_ratio, "series": _eval_series,
 
 
 def _where_missing(tables: FigureTables, pt: Dict[str, Any]) -> str:
+    if "numerator" in pt:
+        num, den = pt["numerator"], pt["denominator"]
+        if tables.value(num) is None:
+            return _where_missing(tables, num)
+        return _where_missing(tables, den) if tables.value(den) is None else "our denominator is 0"
     if tables.rows(pt["figure"]) is None:
         return f"{pt['figure']}.csv not in {tables.out_dir}"
     x = f" at x = {pt['x']}" if "x" in pt else ""
@@ -499,7 +510,7 @@ def reference_series(book: ClaimsBook, stem: str, panel: str) -> List[Tuple[str,
         if c.get("status") != "runs" or c.get("kind") not in ("value", "series") or not c.get("ours"):
             continue
         pt = c["ours"]
-        if pt["figure"] != stem or pt["panel"] != panel:
+        if pt.get("figure") != stem or pt["panel"] != panel or pt.get("column", "y") != "y":  # only what is on the axes
             continue
         scale = pt.get("scale", 1)
         pts = c["paper"]["points"] if c["kind"] == "series" else [[pt["x"], c["paper"]["value"]]]

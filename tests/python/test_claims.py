@@ -17,15 +17,15 @@ from inasim import fidelity  # noqa: E402
 
 FIG = {"script": "analysis/fig_switchml_ate.py", "scenario": "scenarios/switchml/fig3-ate.json", "scaling": None}
 #: A figure CSV (plot.py's columns): panel a holds "A" rising, "B" flat, "C" falling.
-CSV = """panel,series,kind,x,y,x_label,y_label,source
-a,A,sim,4,10.0,w,g,
-a,A,sim,8,20.0,w,g,
-a,A,sim,16,40.0,w,g,
-a,B,sim,4,30.0,w,g,
-a,B,sim,8,30.0,w,g,
-a,C,sim,4,50.0,w,g,
-a,C,sim,8,25.0,w,g,
-a,A,reference,4,999,w,g,paper
+CSV = """panel,series,kind,x,y,x_label,y_label,source,util
+a,A,sim,4,10.0,w,g,,
+a,A,sim,8,20.0,w,g,,0.5
+a,A,sim,16,40.0,w,g,,
+a,B,sim,4,30.0,w,g,,
+a,B,sim,8,30.0,w,g,,
+a,C,sim,4,50.0,w,g,,
+a,C,sim,8,25.0,w,g,,
+a,A,reference,4,999,w,g,paper,
 """
 
 
@@ -66,12 +66,14 @@ CLAIMS = [
     claim("not-repro", "value", {"value": 1.0, "unit": "g"}, None, status="not reproduced: no such scenario"),
     {"id": "out-1", "source": {"where": "Table 3", "quote": "q"}, "setup": "s", "scope": "out",
      "why_out": "FPGA resources"},
+    claim("v-column", "value", {"value": 48, "unit": "%"}, pt("A", 8, column="util", scale=100)),
+    claim("b-pair", "bound", {"op": "<=", "value": 0.6, "unit": "A/B"}, {"numerator": pt("A", 8), "denominator": pt("B", 8)}),
     claim("r-matches", "ratio", {"value": 1, "of": "A/A"}, {"numerator": pt("A", 16), "denominator": pt("A", 8)}),
 ]
 EXPECTED = {
     "v-within": ("within 15 %", "20"), "v-off": ("off", "20"), "v-scaled": ("within 15 %", "0.02"),
     "r-within": ("within 15 %", "2x"), "r-trend": ("trend right", "2x"), "r-reversed": ("reversed", "2x"),
-    "r-matches": ("off", "2x"),
+    "r-matches": ("off", "2x"), "v-column": ("within 15 %", "50"), "b-pair": ("violated", "0.6667"),
     "s-within": ("within 15 %", "4: 10, 8: 20, 16: 40"), "s-trend": ("trend right", "4: 10, 8: 20, 16: 40"),
     "s-reversed": ("reversed", "4: 50, 8: 25"), "s-off": ("off", "4: 30, 8: 30"),
     "s-partial": ("within 15 %", "4: 10, 8: 20"),
@@ -190,10 +192,10 @@ def test_dashboard_rows_and_tally(tree):
     book = cl.load(write_book(tree, book_doc()), repo=tree)
     rows = fidelity.dashboard([book], cl.FigureTables(tree / "out"), small=False)
     t = fidelity.tallies(rows)["Toy"]
-    assert t == {"claims": 19, "within": 5, "trend right": 3, "holds": 1, "off": 3, "reversed": 3,
-                 "violated": 1, "not run": 2, "out of scope": 1}
+    assert t == {"claims": 21, "within": 6, "trend right": 3, "holds": 1, "off": 3, "reversed": 3,
+                 "violated": 2, "not run": 2, "out of scope": 1}
     md = fidelity.markdown(rows, fidelity.tallies(rows))
-    assert "Toy: 19 claims: 5 within, 3 trend right, 1 holds, 3 off, 3 reversed, 1 violated, 2 not run, " \
+    assert "Toy: 21 claims: 6 within, 3 trend right, 1 holds, 3 off, 3 reversed, 2 violated, 2 not run, " \
            "1 out of scope" in md
     assert "| v-off | Fig. 1 | ~10 g | 20 | 2.000 | off |" not in md      # "~" only for read: plot
     assert "| v-off | Fig. 1 | 10 g | 20 | 2.000 | off |" in md
