@@ -165,27 +165,57 @@ class FigureRun:
         """plot.save_panels at OUT/<stem> (keyword arguments passed on), with
         the paper's numbers of every claim that points at a panel drawn on
         it as reference markers (scenarios/*/paper-claims.json), then the
-        paper/ours table of those claims beside the CSV (<stem>_paper.csv,
-        fidelity's columns, the verdicts against this run). Returns the
+        paper/ours table of the figure's claims (paper_table). Returns the
         paths written."""
-        from inasim import claims, fidelity
+        from inasim import claims
 
-        books = [b for b in claims.find_all(ROOT) if self.stem in b.figures]
+        books = self._claims_books()
         letters = ["a"] if len(panels) == 1 else [chr(ord("a") + i) for i in range(len(panels))]
         for letter, panel in zip(letters, panels):
             sim = {s.label: s.color for s in panel.series if s.kind == "sim"}
             for book in books:
                 for label, xs, ys, source in claims.reference_series(book, self.stem, letter):
-                    panel.reference(xs, ys, label=label, source=source, color=sim.get(label))
+                    pts = [(x, y) for x, y in zip(xs, ys) if not isinstance(x, str)]
+                    if pts:
+                        panel.reference([x for x, _ in pts], [y for _, y in pts], label=label, source=source,
+                                        color=sim.get(label))
         written = self.plot.save_panels(self.out / self.stem, panels, **kwargs)
+        return tuple(written) + self.paper_table(books)
+
+    def bar_table(self, table: Any, metrics: Sequence[Tuple[str, str, str]], title: str,
+                  **kwargs: Any) -> Tuple[Path, ...]:
+        """plot.bar_table at OUT/<stem>, the paper's values (claims whose x is
+        a metric's column) marked on their bars, then paper_table."""
+        from inasim import claims
+
+        books = self._claims_books()
+        letters = ["a"] if len(metrics) == 1 else [chr(ord("a") + i) for i in range(len(metrics))]
+        refs = {}
+        for letter, (column, _, _) in zip(letters, metrics):
+            for book in books:
+                for label, xs, ys, source in claims.reference_series(book, self.stem, letter):
+                    refs.update({(letter, label): (y, source) for x, y in zip(xs, ys) if x == column})
+        written = self.plot.bar_table(table, metrics, self.out / self.stem, title, references=refs, **kwargs)
+        return tuple(written) + self.paper_table(books)
+
+    def _claims_books(self) -> List[Any]:
+        from inasim import claims
+
+        return [b for b in claims.find_all(ROOT) if self.stem in b.figures]
+
+    def paper_table(self, books: Sequence[Any]) -> Tuple[Path, ...]:
+        """OUT/<stem>_paper.csv: the figure's claims (fidelity's columns) with
+        their verdicts against this run; () when no claim reads the figure."""
+        from inasim import claims, fidelity
+
         claimed = [claims.ClaimsBook(b.path, b.protocol, b.paper, b.figures, b.figure_claims(self.stem))
                    for b in books]
         if not any(b.claims for b in claimed):
-            return tuple(written)
+            return ()
         rows = fidelity.dashboard(claimed, claims.FigureTables(self.out), self.small)
         table = self.out / f"{self.stem}_paper.csv"
         write_columns(table, {c: [r[c] for r in rows] for c in fidelity.COLUMNS})
-        return tuple(written) + (table,)
+        return (table,)
 
     def finish(self, written: Sequence[Path]) -> int:
         """Says which files were written and what failed; the exit status."""

@@ -516,8 +516,6 @@ def reference_series(book: ClaimsBook, stem: str, panel: str) -> List[Tuple[str,
         pts = c["paper"]["points"] if c["kind"] == "series" else [[pt["x"], c["paper"]["value"]]]
         xs, ys, _ = out.setdefault(pt["series"], ([], [], f"{short} {c['source']['where']}"))
         for x, y in pts:
-            if isinstance(x, str):  # a category (bar charts): no marker to place
-                continue
-            xs.append(x)
+            xs.append(x)  # a category (a bar chart's metric column) stays a string
             ys.append(y / scale)
     return [(label, xs, ys, src) for label, (xs, ys, src) in out.items()]
