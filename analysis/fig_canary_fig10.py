@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT  # noqa: E402
+from figscript import ROOT, paper_value  # noqa: E402
 from canaryfig import (PROTOCOLS as LABELS, mean, point,  # noqa: E402
                        placements, run_points, status, utilization_line)
 
@@ -53,7 +53,8 @@ UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 10b
 #: Slots per tree per switch for the static trees: the hosts' window (256 blocks).
 SLOTS_PER_TREE = 256
 #: canary-fgcs24 Sec. 5.2.4: mean link utilisation at 20 concurrent allreduces.
-PAPER_UTIL = {"canary": 0.672, "st4": 0.629, "st1": 0.218}
+PAPER_UTIL = {p: paper_value("canary", f"fig10b-util-{c}") / 100
+              for p, c in (("canary", "canary"), ("st4", "4-trees"), ("st1", "1-tree"))}
 
 
 def draw(fig):

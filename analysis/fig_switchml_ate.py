@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, num, switchml_wire_bytes  # noqa: E402
+from figscript import ROOT, num, paper_value, switchml_wire_bytes  # noqa: E402
 
 CONFIGS = {
     "full": {
@@ -68,7 +68,7 @@ STEM = "fig_switchml_ate"
 #: Ethernet header, and preamble + FCS + inter-frame gap on the wire.
 OVERHEAD_BYTES = switchml_wire_bytes(0)  # 76: switchml 10, UDP 8, IPv4 20, Ethernet 14, preamble/FCS/gap 24
 #: The paper's goodput from framing (section 5): k -> fraction.
-PAPER_FRACTIONS = {32: 0.63, 64: 0.77, 256: 0.93}
+PAPER_FRACTIONS = {k: paper_value("switchml", f"sec5-goodput-{k}") / 100 for k in (32, 64, 256)}
 
 
 def goodput_fraction(k: int) -> float:

@@ -36,7 +36,8 @@ for _p in (ROOT / "python", ROOT / "build" / "python"):
     if str(_p) not in sys.path:
         sys.path.append(str(_p))
 
-__all__ = ["ROOT", "FigureExit", "FigureRun", "main", "correct", "parse_figure_args", "num", "write_columns",
+__all__ = ["ROOT", "FigureExit", "FigureRun", "main", "correct", "parse_figure_args", "num", "paper_value",
+           "write_columns",
            "SWITCHML_FRAMING", "switchml_wire_bytes"]
 
 
@@ -240,6 +241,26 @@ def main(stem: str, doc: Optional[str], small_help: str, argv: Optional[Sequence
     except FigureExit as e:
         return e.code
     return run.finish(written)
+
+
+def paper_value(protocol: str, claim_id: str) -> float:
+    """A paper's number from scenarios/<protocol>/paper-claims.json, for a
+    script that prints it beside ours (the claims file is the only place a
+    paper's number is typed). Reads the file with python/inasim/claims.py
+    loaded on its own, so that it works before (and without) the inasim
+    package importing."""
+    import importlib.util
+
+    global _claims_module
+    if _claims_module is None:
+        spec = importlib.util.spec_from_file_location("inasim_claims", ROOT / "python" / "inasim" / "claims.py")
+        _claims_module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = _claims_module  # dataclasses look their module up there
+        spec.loader.exec_module(_claims_module)
+    return _claims_module.paper_value(protocol, claim_id, ROOT)
+
+
+_claims_module = None
 
 
 def num(v: Any) -> float:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["SCHEMA", "KINDS", "VERDICTS", "ClaimsError", "ClaimsBook", "FigureTables", "Verdict",
-           "load", "find_all", "figures_of", "evaluate", "within_label", "reference_series"]
+           "load", "find_all", "paper_value", "figures_of", "evaluate", "within_label", "reference_series"]
 
 SCHEMA = "inasim-paper-claims/1"
 KINDS = ("value", "ratio", "series", "ordering", "bound")
@@ -132,6 +132,19 @@ def find_all(repo: Path = _REPO, protocol: Optional[str] = None) -> List[ClaimsB
             raise ClaimsError(f"--protocol: no claims file for \"{protocol}\" "
                               f"(scenarios/{protocol}/paper-claims.json)")
     return [load(f, repo) for f in files]
+
+
+def paper_value(protocol: str, claim_id: str, repo: Path = _REPO) -> float:
+    """The paper's number of one claim (scenarios/<protocol>/paper-claims.json),
+    for scripts that print it: the claims file is the only place it is typed."""
+    for book in find_all(repo, protocol):
+        for c in book.claims:
+            if c["id"] == claim_id:
+                v = c.get("paper", {}).get("value")
+                if not isinstance(v, (int, float)):
+                    raise ClaimsError(f"{book.path}: claims[\"{claim_id}\"].paper.value: not a number")
+                return v
+    raise ClaimsError(f"scenarios/{protocol}/paper-claims.json: no claim \"{claim_id}\"")
 
 
 def _check_book(path: Path, doc: Any, repo: Path) -> ClaimsBook:
