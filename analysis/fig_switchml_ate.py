@@ -89,7 +89,7 @@ def g(v: float) -> float:
 def draw(fig):
     workers, rates = fig.cfg["workers"], fig.cfg["rates"]
     size = int(fig.base["workload"]["bytes"])
-    print("goodput from framing, 4k/(4k+76) (paper: 63/77/93 %): " + ", ".join(
+    print("goodput from framing, 4k/(4k+76): " + ", ".join(
         f"k={k}: {goodput_fraction(k) * 100:.1f} % (paper {PAPER_FRACTIONS[k] * 100:.0f} %)"
         for k in sorted(PAPER_FRACTIONS)))
     res = {}  # (rate, n, series) -> dict; series is k (int) or "ring"
