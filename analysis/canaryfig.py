@@ -4,12 +4,11 @@ reading and summarising each run.
 
     import figscript
     from canaryfig import PROTOCOLS, point, run_points, summarize
-    def main(argv=None):
-        return figscript.main(STEM, __doc__, "the reduced sweep (...)", argv, CONFIGS, draw, repetitions=True)
     def draw(fig):
         points = [dict(point("canary", workload__hosts__count=64), **{"x.share": 50})]
         runs = run_points(fig, points)
         stats = summarize(runs, lambda r: (r["protocol"], r["meta"]["x.share"]))
+    main = figscript.entry(STEM, __doc__, "the reduced sweep (...)", CONFIGS, draw, repetitions=True)
 
 A point is a dict of `--set` overrides (protocol + whatever the figure
 varies) plus bookkeeping keys starting with "x." (kept out of the sweep,

@@ -37,17 +37,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, paper_value  # noqa: E402
+from figscript import paper_value  # noqa: E402
 from canaryfig import (PROTOCOLS as LABELS, mean, point,  # noqa: E402
                        placements, run_points, status, utilization_line)
 
 STEM = "fig_canary_fig10"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig10-jobs.json", "repetitions": 5,
-             "jobs": [1, 2, 4, 8, 16, 20, 32], "utilization_jobs": 20},
-    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig10-jobs-small.json", "repetitions": 1,
-              "jobs": [1, 4, 16], "utilization_jobs": 16},
-}
+CONFIGS = figscript.scenario_configs(
+    "canary/fig10-jobs",
+    full={"repetitions": 5, "jobs": [1, 2, 4, 8, 16, 20, 32], "utilization_jobs": 20},
+    small={"repetitions": 1, "jobs": [1, 4, 16], "utilization_jobs": 16})
 PROTOCOLS = ["canary", "st1", "st4", "ring"]
 UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 10b
 #: Slots per tree per switch for the static trees: the hosts' window (256 blocks).
@@ -107,8 +105,7 @@ def draw(fig):
               f"({placements(cfg)})")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (12 runs, ~12 s)", argv, CONFIGS, draw, repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (12 runs, ~12 s)", CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

@@ -31,16 +31,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT  # noqa: E402
 from canaryfig import (mean, placements, point, print_point, run_points, summarize)  # noqa: E402
 
 STEM = "fig_canary_fig11"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig11-noise.json", "repetitions": 5,
-             "noise": [1e-4, 1e-3, 1e-2, 1e-1], "timeouts": [1, 2, 3]},
-    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig11-noise-small.json", "repetitions": 1,
-              "noise": [1e-3, 1e-1], "timeouts": [1, 3]},
-}
+CONFIGS = figscript.scenario_configs(
+    "canary/fig11-noise",
+    full={"repetitions": 5, "noise": [1e-4, 1e-3, 1e-2, 1e-1], "timeouts": [1, 2, 3]},
+    small={"repetitions": 1, "noise": [1e-3, 1e-1], "timeouts": [1, 3]})
 
 
 def draw(fig):
@@ -93,8 +90,7 @@ def draw(fig):
               f"({placements(cfg)})")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

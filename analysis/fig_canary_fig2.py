@@ -28,16 +28,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT  # noqa: E402
 from canaryfig import (PROTOCOLS as LABELS, placements, point, print_point, run_points, summarize)  # noqa: E402
 
 STEM = "fig_canary_fig2"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig2-motivation.json", "repetitions": 5,
-             "hosts": {1: 10, 75: 768}},
-    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig2-motivation-small.json", "repetitions": 1,
-              "hosts": {3: 4, 75: 96}},
-}
+CONFIGS = figscript.scenario_configs(
+    "canary/fig2-motivation",
+    full={"repetitions": 5, "hosts": {1: 10, 75: 768}},
+    small={"repetitions": 1, "hosts": {3: 4, 75: 96}})
 PROTOCOLS = ["canary", "st1", "ring"]
 
 
@@ -75,8 +72,7 @@ def draw(fig):
               f"({placements(cfg)})")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (12 runs, ~10 s)", CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

@@ -35,15 +35,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, paper_value  # noqa: E402
+from figscript import paper_value  # noqa: E402
 from canaryfig import (PROTOCOLS as LABELS, point, print_point,  # noqa: E402
                        placements, run_points, summarize, utilization_line)
 
 STEM = "fig_canary_fig7"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig7-static-trees.json", "repetitions": 5},
-    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig7-static-trees-small.json", "repetitions": 1},
-}
+CONFIGS = figscript.scenario_configs("canary/fig7-static-trees", full={"repetitions": 5},
+                                     small={"repetitions": 1})
 PROTOCOLS = ["canary", "st1", "st2", "st4", "st8"]
 UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 7b shows these three
 #: canary-fgcs24 Sec. 5.2.1: mean link utilisation under congestion.
@@ -95,8 +93,7 @@ def draw(fig):
               f"the other hosts congest ({placements(cfg)})")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (10 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (10 runs, ~10 s)", CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

@@ -31,16 +31,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, paper_value  # noqa: E402
+from figscript import paper_value  # noqa: E402
 from canaryfig import (PROTOCOLS as LABELS, placements, point, print_point, run_points, summarize)  # noqa: E402
 
 STEM = "fig_canary_fig8"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig8-goodput.json", "shares": [5, 10, 25, 50, 75],
-             "repetitions": 5},
-    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig8-goodput-small.json", "shares": [10, 50],
-              "repetitions": 1},
-}
+CONFIGS = figscript.scenario_configs(
+    "canary/fig8-goodput",
+    full={"shares": [5, 10, 25, 50, 75], "repetitions": 5},
+    small={"shares": [10, 50], "repetitions": 1})
 PROTOCOLS = ["canary", "st1", "st4", "ring"]
 INA = ["canary", "st1", "st4"]
 #: canary-fgcs24 Sec. 5.2.2: goodput lost to congestion at 5 % of the hosts.
@@ -108,8 +106,7 @@ def columns(proto, shares, pts):
             "drops_buffer": [p["drops_buffer"] for p in pts], "correct": [p["correct"] for p in pts]}
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (14 runs, ~15 s)", argv, CONFIGS, draw, repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (14 runs, ~15 s)", CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

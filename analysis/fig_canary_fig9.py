@@ -27,17 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT  # noqa: E402
 from canaryfig import (PROTOCOLS as LABELS, placements, point, print_point, run_points, summarize)  # noqa: E402
 
 STEM = "fig_canary_fig9"
 KIB = 1024
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "canary" / "fig9-sizes.json", "repetitions": 5,
-             "sizes": [1 * KIB, 16 * KIB, 256 * KIB, 1024 * KIB, 4096 * KIB]},
-    "small": {"scenario": ROOT / "scenarios" / "canary" / "fig9-sizes-small.json", "repetitions": 1,
-              "sizes": [1 * KIB, 512 * KIB]},
-}
+CONFIGS = figscript.scenario_configs(
+    "canary/fig9-sizes",
+    full={"repetitions": 5, "sizes": [1 * KIB, 16 * KIB, 256 * KIB, 1024 * KIB, 4096 * KIB]},
+    small={"repetitions": 1, "sizes": [1 * KIB, 512 * KIB]})
 PROTOCOLS = ["canary", "st1", "st4", "ring"]
 
 
@@ -77,8 +74,7 @@ def runs_time(proto, congested, nbytes, runs):
             if r["protocol"] == proto and r["meta"]["x.congested"] == congested and int(r["bytes"]) == nbytes]
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (16 runs, ~10 s)", argv, CONFIGS, draw, repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (16 runs, ~10 s)", CONFIGS, draw, repetitions=True)
 
 
 if __name__ == "__main__":

@@ -36,13 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT  # noqa: E402
 
 STEM = "fig_p4sgd_latency"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig8-latency.json"},
-    "small": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig8-latency-small.json"},
-}
+CONFIGS = figscript.scenario_configs("p4sgd/fig8-latency")
 
 
 def configurations(ops):
@@ -105,8 +101,7 @@ def draw(fig):
               f"{fig.base['links']['host_rate_gbps']:g} Gb/s (paper: P4SGD ≈ 1.2 µs)")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "100 operations instead of 1,000 (seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "100 operations instead of 1,000 (seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

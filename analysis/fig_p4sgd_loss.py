@@ -26,14 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT  # noqa: E402
 from p4sgdfig import MODES  # noqa: E402
 
 STEM = "fig_p4sgd_loss"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig15-loss-time.json"},
-    "small": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig15-loss-time-small.json"},
-}
+CONFIGS = figscript.scenario_configs("p4sgd/fig15-loss-time")
 
 
 def draw(fig):
@@ -60,8 +56,7 @@ def draw(fig):
               f"{p4['features']:,} synthetic, B = {p4['minibatch']}")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "1,024 x 512, 4 epochs (seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "1,024 x 512, 4 epochs (seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

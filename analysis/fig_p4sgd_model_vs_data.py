@@ -27,16 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, num  # noqa: E402
+from figscript import num  # noqa: E402
 from p4sgdfig import MODES  # noqa: E402
 
 STEM = "fig_p4sgd_model_vs_data"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig9-model-vs-data.json",
-             "minibatch": [16, 32, 64, 128, 256, 512, 1024]},
-    "small": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig9-model-vs-data-small.json",
-              "minibatch": [16, 64, 256, 1024]},
-}
+CONFIGS = figscript.scenario_configs(
+    "p4sgd/fig9-model-vs-data",
+    full={"minibatch": [16, 32, 64, 128, 256, 512, 1024]},
+    small={"minibatch": [16, 64, 256, 1024]})
 
 
 def draw(fig):
@@ -68,8 +66,7 @@ def draw(fig):
               f"{p4['samples']:,} samples x {p4['features']:,} features")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "1,024 samples, 4 mini-batch sizes (seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "1,024 samples, 4 mini-batch sizes (seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -25,15 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, num  # noqa: E402
+from figscript import num  # noqa: E402
 
 STEM = "fig_p4sgd_scaleout"
-CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig12-scaleout.json", "workers": [1, 2, 4, 8, 16, 32],
-             "features": [5000, 47236, 1000000], "minibatch": [16, 64, 256, 1024]},
-    "small": {"scenario": ROOT / "scenarios" / "p4sgd" / "fig12-scaleout-small.json", "workers": [1, 2, 4, 8],
-              "features": [5000, 47236, 1000000], "minibatch": [16, 256]},
-}
+CONFIGS = figscript.scenario_configs(
+    "p4sgd/fig12-scaleout",
+    full={"workers": [1, 2, 4, 8, 16, 32], "features": [5000, 47236, 1000000], "minibatch": [16, 64, 256, 1024]},
+    small={"workers": [1, 2, 4, 8], "features": [5000, 47236, 1000000], "minibatch": [16, 256]})
 
 
 def draw(fig):
@@ -78,8 +76,7 @@ def draw(fig):
               f"{fig.base['links']['host_rate_gbps']:g} Gb/s)")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "1,024 samples, up to 8 workers (seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "1,024 samples, up to 8 workers (seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

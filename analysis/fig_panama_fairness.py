@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, write_columns  # noqa: E402
+from figscript import ROOT  # noqa: E402
 
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "panama" / "fig10-fairness.json"},
@@ -122,15 +122,12 @@ def draw(fig):
         panel.line([x * 1e3 for x in t], agg, "aggregation (h1's packets)", columns={"time_s": t, "gbps": agg})
         panel.line([x * 1e3 for x in t], tcp, "DCTCP flow (h2 -> h0)", columns={"time_s": t, "gbps": tcp})
         panels.append(panel)
-    written = fig.save_panels(panels, title=(
-        f"PANAMA fairness on one {base['links']['host_rate_gbps']:g} Gb/s bottleneck "
-        f"(aggregation starts at {start_s * 1e3:g} ms)"))
-    write_columns(fig.out / f"{STEM}_summary.csv", {k: [r[k] for r in summary] for k in summary[0]})
-    return written
+    return fig.save(panels, title=(f"PANAMA fairness on one {base['links']['host_rate_gbps']:g} Gb/s bottleneck "
+                                   f"(aggregation starts at {start_s * 1e3:g} ms)"),
+                    tables={"summary": {k: [r[k] for r in summary] for k in summary[0]}})
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced runs (about a second)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "the reduced runs (about a second)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, num, write_columns  # noqa: E402
+from figscript import ROOT, num  # noqa: E402
 
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-scaled.json", "loads": [0.2, 0.4, 0.6, 0.8]},
@@ -124,17 +124,13 @@ def draw(fig):
                                          f"JCT {m[2] * 1e3:8.3f} ms" for l, m in zip(loads, series)))
     for f in panels:
         f.xticks(xs)
-    written = fig.save_panels(panels, title=(
+    return fig.save(panels, title=(
         f"PANAMA shared cluster: {base['name']}, {base['links']['host_rate_gbps']:g} Gb/s, "
         f"background {base['background']['flows']['size_distribution']} at "
-        f"{100 * base['background']['flows']['load']:g} %"))
-    write_columns(fig.out / f"{STEM}_points.csv", cols)
-    return written
+        f"{100 * base['background']['flows']['load']:g} %"), tables={"points": cols})
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)", argv, CONFIGS,
-                          draw)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, num, write_columns  # noqa: E402
+from figscript import ROOT, num  # noqa: E402
 
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "panama" / "fig9-load-balance.json", "nodes": [0, 2, 4, 6, 8]},
@@ -78,16 +78,14 @@ def draw(fig):
         panel.line(nodes, ys, label)
         print(f"{label:18s} " + "  ".join(f"m={m}: {times[(m, label)] * 1e3:7.3f} ms" for m in nodes))
     panel.xticks(nodes)
-    written = fig.save_panels([panel], title=(
-        f"PANAMA load balancing: {len(base['workload']['hosts'])} workers, "
-        f"{int(base['workload']['bytes']) / 2**20:g} MiB fp32, {base['links']['host_rate_gbps']:g} Gb/s"))
     # The plot's CSV holds the series; the tidy table goes beside it too.
-    write_columns(fig.out / f"{STEM}_points.csv", cols)
-    return written
+    return fig.save([panel], title=(
+        f"PANAMA load balancing: {len(base['workload']['hosts'])} workers, "
+        f"{int(base['workload']['bytes']) / 2**20:g} MiB fp32, {base['links']['host_rate_gbps']:g} Gb/s"),
+        tables={"points": cols})
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (3 loads, a few seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (3 loads, a few seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

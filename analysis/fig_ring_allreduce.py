@@ -148,8 +148,7 @@ def time_vs_hosts(plot, points, hosts, sizes, rate):
     return fb
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (4 points, a few seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (4 points, a few seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -200,8 +200,7 @@ def rate_panel(plot, res, rate, workers):
     return f
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (6 points, a few seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (6 points, a few seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

@@ -224,8 +224,7 @@ def plot_groups(fig, groups):
                             title="SwitchML hierarchical aggregation (leaf-spine, 100 Gb/s) vs one rack")
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced variant (2 runs, a few seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "the reduced variant (2 runs, a few seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

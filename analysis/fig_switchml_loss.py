@@ -187,8 +187,7 @@ def timeline_panel(plot, res, rate, bin_s):
     return fb
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (8 points, a few seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (8 points, a few seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

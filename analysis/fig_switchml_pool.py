@@ -154,8 +154,7 @@ def rtt_panel(plot, res, pools, sb, cols, rtt0_us, rate):
     return fb
 
 
-def main(argv=None) -> int:
-    return figscript.main(STEM, __doc__, "the reduced sweep (4 points, a few seconds)", argv, CONFIGS, draw)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (4 points, a few seconds)", CONFIGS, draw)
 
 
 if __name__ == "__main__":

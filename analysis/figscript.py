@@ -7,15 +7,14 @@ SwitchML's packet framing.
     import figscript
     from figscript import FigureRun, num
 
-    def main(argv=None) -> int:
-        return figscript.main(STEM, __doc__, "the reduced sweep (4 points, a few seconds)", argv, CONFIGS, draw)
-
     def draw(fig: FigureRun):
         rows = fig.sweep(grid={"topology.hosts": fig.cfg["hosts"]})   # or points=[{...}, ...]
         for row in rows:
             fig.check(row, f"hosts={row['topology.hosts']}")           # a failure unless correct
         ...
         return fig.plot.save_panels(fig.out / fig.stem, [panel_a, panel_b], title=...)
+
+    main = figscript.entry(STEM, __doc__, "the reduced sweep (4 points, a few seconds)", CONFIGS, draw)
 
 `main` prints "wrote <the paths draw returned>", then every failure on
 stderr, and returns 0, 1 (a run failed or was not correct: the figure is
@@ -36,9 +35,8 @@ for _p in (ROOT / "python", ROOT / "build" / "python"):
     if str(_p) not in sys.path:
         sys.path.append(str(_p))
 
-__all__ = ["ROOT", "FigureExit", "FigureRun", "main", "correct", "parse_figure_args", "num", "paper_value",
-           "write_columns",
-           "SWITCHML_FRAMING", "switchml_wire_bytes"]
+__all__ = ["ROOT", "FigureExit", "FigureRun", "main", "entry", "correct", "parse_figure_args", "scenario_configs",
+           "num", "paper_value", "write_columns", "SWITCHML_FRAMING", "switchml_wire_bytes"]
 
 
 def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
@@ -102,6 +100,15 @@ class FigureRun:
             raise FigureExit(2) from None
         self.inasim, self.plot = inasim, plot
         self.base = self.validate(cfg["scenario"]) if "scenario" in cfg else None
+
+    def save(self, panels, title: str, tables: Optional[Dict[str, Dict[str, list]]] = None):
+        """save_panels (OUT/<stem>.png and .csv with the paper's numbers, and
+        the paper table), then each of `tables` (name -> columns) beside them
+        as OUT/<stem>_<name>.csv (write_columns); what save_panels wrote."""
+        written = self.save_panels(panels, title=title)
+        for name, columns in (tables or {}).items():
+            write_columns(self.out / f"{self.stem}_{name}.csv", columns)
+        return written
 
     @property
     def small(self) -> bool:
@@ -241,6 +248,29 @@ def main(stem: str, doc: Optional[str], small_help: str, argv: Optional[Sequence
     except FigureExit as e:
         return e.code
     return run.finish(written)
+
+
+def entry(stem: str, doc: Optional[str], small_help: str, configs: Dict[str, Dict[str, Any]],
+          draw: Callable[[FigureRun], Sequence[Path]], repetitions: bool = False) -> Callable[..., int]:
+    """A figure script's `main(argv=None) -> int` (main() above, bound to the
+    script's stem, docstring, --small help, CONFIGS and draw):
+
+        main = figscript.entry(STEM, __doc__, "<what --small runs>", CONFIGS, draw)
+        if __name__ == "__main__":
+            sys.exit(main())
+    """
+    def script_main(argv: Optional[Sequence[str]] = None) -> int:
+        return main(stem, doc, small_help, argv, configs, draw, repetitions=repetitions)
+
+    return script_main
+
+
+def scenario_configs(scenario: str, full: Optional[Dict[str, Any]] = None,
+                     small: Optional[Dict[str, Any]] = None) -> Dict[str, Dict[str, Any]]:
+    """A figure script's CONFIGS for main(): scenarios/<scenario>.json with the
+    settings `full`, and scenarios/<scenario>-small.json with `small` (--small)."""
+    return {"full": {"scenario": ROOT / "scenarios" / f"{scenario}.json", **(full or {})},
+            "small": {"scenario": ROOT / "scenarios" / f"{scenario}-small.json", **(small or {})}}
 
 
 def paper_value(protocol: str, claim_id: str) -> float:

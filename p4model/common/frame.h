@@ -78,4 +78,28 @@ inline uint16_t Ipv4HeaderChecksum(const uint8_t* ip, size_t bytes) {
   return static_cast<uint16_t>(~sum);
 }
 
+/// Writes the IPv4 and UDP headers of a datagram a switch program sends
+/// itself, at `ip`, carrying `payload` bytes: 20-byte IPv4 header (no options,
+/// identification 0, no fragments, TTL 64, UDP, its checksum) and a UDP header
+/// without checksum (allowed over IPv4, RFC 768). Stores only, no allocation
+/// (per packet).
+inline void WriteIpv4Udp(uint8_t* ip, uint8_t tos, uint32_t src_ip, uint32_t dst_ip, uint16_t src_port,
+                         uint16_t dst_port, size_t payload) {
+  ip[0] = 0x45;
+  ip[1] = tos;
+  StoreBe16(ip + 2, static_cast<uint16_t>(kIpv4MinBytes + kUdpBytes + payload));
+  StoreBe32(ip + 4, 0);
+  ip[8] = 64;
+  ip[9] = kIpProtoUdp;
+  StoreBe16(ip + 10, 0);
+  StoreBe32(ip + 12, src_ip);
+  StoreBe32(ip + 16, dst_ip);
+  StoreBe16(ip + 10, Ipv4HeaderChecksum(ip, kIpv4MinBytes));
+  uint8_t* udp = ip + kIpv4MinBytes;
+  StoreBe16(udp, src_port);
+  StoreBe16(udp + 2, dst_port);
+  StoreBe16(udp + 4, static_cast<uint16_t>(kUdpBytes + payload));
+  StoreBe16(udp + 6, 0);
+}
+
 }  // namespace inasim::p4

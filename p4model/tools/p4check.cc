@@ -481,16 +481,36 @@ bool Modeled(const describe::ModelDescription& model, const std::string& qualifi
   return false;
 }
 
+/// The manifest's `section` ("registers", "tables") element `item` of the
+/// model, noted in `seen`; nullptr, reported, when upstream has none.
+const json* UpstreamOf(const json& manifest, const char* section, const char* kind, const std::string& item,
+                       std::set<std::string>& seen, CheckReport& r) {
+  seen.insert(item);
+  if (manifest.at(section).contains(item)) return &manifest.at(section).at(item);
+  r.Add(kind, item, Status::kMismatch, "not in the upstream program");
+  return nullptr;
+}
+
+/// The manifest's `section` elements the model has none of (not `seen`): a
+/// mismatch in a control the model covers, not modeled elsewhere.
+void ReportUnseen(const describe::ModelDescription& model, const json& manifest, const char* section,
+                  const std::string& kind, const std::set<std::string>& seen, CheckReport& r) {
+  for (const auto& [name, u] : manifest.at(section).items()) {
+    if (seen.count(name)) continue;
+    if (Modeled(model, name))
+      r.Add(kind, name, Status::kMismatch, "upstream " + kind + " missing from the model (" + u.at("loc").get<std::string>() + ")");
+    else
+      r.Add(kind, name, Status::kNotModeled, u.at("loc").get<std::string>());
+  }
+}
+
 void CompareRegisters(const describe::ModelDescription& model, const json& manifest, CheckReport& r) {
   std::set<std::string> seen;
   for (const auto& reg : model.registers) {
     const std::string item = reg.control + "." + reg.name;
-    seen.insert(item);
-    if (!manifest.at("registers").contains(item)) {
-      r.Add("register", item, Status::kMismatch, "not in the upstream program");
-      continue;
-    }
-    const json& u = manifest.at("registers").at(item);
+    const json* upstream = UpstreamOf(manifest, "registers", "register", item, seen, r);
+    if (!upstream) continue;
+    const json& u = *upstream;
     std::string diff;
     if (u.at("size") != reg.size) diff += "size " + std::to_string(reg.size) + " vs upstream " + Str(u.at("size")) + "; ";
     const json& uf = u.at("element_fields");
@@ -504,13 +524,7 @@ void CompareRegisters(const describe::ModelDescription& model, const json& manif
     r.Add("register", item + " <" + u.at("element").get<std::string>() + ">(" + Str(u.at("size")) + ")",
           diff.empty() ? Status::kMatch : Status::kMismatch, diff.empty() ? u.at("loc").get<std::string>() : diff);
   }
-  for (const auto& [name, u] : manifest.at("registers").items()) {
-    if (seen.count(name)) continue;
-    if (Modeled(model, name))
-      r.Add("register", name, Status::kMismatch, "upstream register missing from the model (" + u.at("loc").get<std::string>() + ")");
-    else
-      r.Add("register", name, Status::kNotModeled, u.at("loc").get<std::string>());
-  }
+  ReportUnseen(model, manifest, "registers", "register", seen, r);
 }
 
 std::string KeyText(const json& k) {
@@ -569,12 +583,9 @@ void CompareTables(const describe::ModelDescription& model, const json& manifest
   std::set<std::string> seen;
   for (const auto& t : model.tables) {
     const std::string item = t.control + "." + t.name;
-    seen.insert(item);
-    if (!manifest.at("tables").contains(item)) {
-      r.Add("table", item, Status::kMismatch, "not in the upstream program");
-      continue;
-    }
-    const json& u = manifest.at("tables").at(item);
+    const json* upstream = UpstreamOf(manifest, "tables", "table", item, seen, r);
+    if (!upstream) continue;
+    const json& u = *upstream;
     std::string diff;
     if (u.at("keys").size() != t.keys.size()) diff += "model has " + std::to_string(t.keys.size()) + " keys, upstream " + std::to_string(u.at("keys").size()) + "; ";
     for (size_t k = 0; k < std::min(u.at("keys").size(), t.keys.size()); ++k) {
@@ -607,13 +618,7 @@ void CompareTables(const describe::ModelDescription& model, const json& manifest
       CompareEntries(item, t, u.at("const_entries"), u.at("keys"), manifest, r);
     }
   }
-  for (const auto& [name, u] : manifest.at("tables").items()) {
-    if (seen.count(name)) continue;
-    if (Modeled(model, name))
-      r.Add("table", name, Status::kMismatch, "upstream table missing from the model (" + u.at("loc").get<std::string>() + ")");
-    else
-      r.Add("table", name, Status::kNotModeled, u.at("loc").get<std::string>());
-  }
+  ReportUnseen(model, manifest, "tables", "table", seen, r);
 }
 
 }  // namespace

@@ -42,4 +42,21 @@ struct ProtocolChecks {
   void (*add_udp_ports)(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports);
 };
 
+/// add_warnings of a protocol whose one timer is its spec's `kTimerPs`, set
+/// in microseconds by the scenario key `kKey`:
+///   constexpr char kTimeoutKey[] = "workload.<name>.timeout_us";
+///   ... &AddSpecTimer<MySpec, &MySpec::timeout_ps, kTimeoutKey> ...
+template <typename Spec, uint64_t Spec::*kTimerPs, const char* kKey>
+void AddSpecTimer(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
+                  std::vector<std::string>&) {
+  timers.push_back({kKey, s.workload.spec<Spec>().*kTimerPs, 1e6, "us"});
+}
+
+/// add_udp_ports of a protocol whose hosts receive on its spec's `kPort`, set
+/// by the scenario key `kKey`.
+template <typename Spec, uint16_t Spec::*kPort, const char* kKey>
+void AddSpecUdpPort(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports) {
+  ports.emplace_back(kKey, s.workload.spec<Spec>().*kPort);
+}
+
 }  // namespace inasim

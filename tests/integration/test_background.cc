@@ -8,6 +8,7 @@
 #include "ina/runner.h"
 #include "ina/scenario.h"
 #include "net_harness.h"
+#include "tests/common/run_scenario.h"
 
 #include <gtest/gtest.h>
 
@@ -261,15 +262,8 @@ json Scenario() {
   return doc;
 }
 
-RunResult RunBg(json doc, std::initializer_list<std::string> sets = {}) {
-  for (const auto& s : sets) ApplyOverride(doc, s);
-  RunOptions o;
-  o.progress = ProgressMode::kOff;
-  return RunScenario(ParseScenario(doc), o);
-}
-
 TEST(BackgroundScenario, PoissonFlowsAllCompleteAndTheReportAddsUp) {
-  const RunResult r = RunBg(Scenario());
+  const RunResult r = RunQuietly(Scenario());
   const json& f = r.json["background"]["flows"];
   const uint64_t n = f["flows"].get<uint64_t>();
   ASSERT_GT(n, 5u);
@@ -296,7 +290,7 @@ TEST(BackgroundScenario, SameSeedSameBytesWithFlowsAndCongestion) {
       "workload={\"type\":\"allreduce\",\"bytes\":65536,\"hosts\":{\"count\":8,\"placement\":\"random\"}}",
       "background.flows.hosts=\"others\"", "background.flows.stop_us=200",
       "background.congestion={\"hosts\":\"others\",\"message_bytes\":50000,\"stop_us\":50}"};
-  RunResult a = RunBg(Scenario(), sets), b = RunBg(Scenario(), sets);
+  RunResult a = RunQuietly(Scenario(), sets), b = RunQuietly(Scenario(), sets);
   EXPECT_TRUE(a.correct);
   EXPECT_GT(a.json["background"]["congestion"]["payload_bytes_sent"].get<uint64_t>(), 0u);
   a.json.erase("perf");
@@ -305,7 +299,7 @@ TEST(BackgroundScenario, SameSeedSameBytesWithFlowsAndCongestion) {
   EXPECT_EQ(Table(a, "flows.csv"), Table(b, "flows.csv"));
   EXPECT_EQ(Table(a, "links.csv"), Table(b, "links.csv"));
   // A different seed draws different flows.
-  RunResult c = RunBg(Scenario(), {"seed=2"});
+  RunResult c = RunQuietly(Scenario(), {"seed=2"});
   EXPECT_NE(Table(c, "flows.csv"), Table(a, "flows.csv"));
 }
 
@@ -317,7 +311,7 @@ TEST(BackgroundScenario, CongestionAloneEndsAtItsStopAndLoadsTheLinks) {
     "workload": {"type": "none"},
     "background": {"congestion": {"hosts": "all", "message_bytes": 100000, "stop_us": 50}}
   })");
-  const RunResult r = RunBg(doc);
+  const RunResult r = RunQuietly(doc);
   EXPECT_EQ(r.json["sim"]["stopped_by"], "workload_done");
   EXPECT_EQ(r.json["sim"]["end_time_ps"].get<uint64_t>(), 50'000'000u);
   const json& c = r.json["background"]["congestion"];
@@ -345,8 +339,8 @@ TEST(BackgroundScenario, CongestionSendersBlockOnTheirSendBufferNotTheWire) {
     "workload": {"type": "none"},
     "background": {"congestion": {"hosts": "all", "message_bytes": 200000, "stop_us": 200}}
   })");
-  const RunResult open = RunBg(doc, {"background.congestion.socket_buffer_bytes=0"});
-  const RunResult blocking = RunBg(doc, {"background.congestion.socket_buffer_bytes=65536"});
+  const RunResult open = RunQuietly(doc, {"background.congestion.socket_buffer_bytes=0"});
+  const RunResult blocking = RunQuietly(doc, {"background.congestion.socket_buffer_bytes=65536"});
   const json& co = open.json["background"]["congestion"];
   const json& cb = blocking.json["background"]["congestion"];
   EXPECT_EQ(co["sender_blocked"], 0u);
@@ -370,7 +364,7 @@ TEST(BackgroundScenario, CongestionSendersBlockOnTheirSendBufferNotTheWire) {
 }
 
 TEST(BackgroundScenario, FlowsNotWaitedForEndTheRunWhenArrivalsStop) {
-  const RunResult r = RunBg(Scenario(), {"background.flows.wait_for_completion=false", "background.flows.stop_us=300"});
+  const RunResult r = RunQuietly(Scenario(), {"background.flows.wait_for_completion=false", "background.flows.stop_us=300"});
   EXPECT_EQ(r.json["sim"]["stopped_by"], "workload_done");
   EXPECT_EQ(r.json["sim"]["end_time_ps"].get<uint64_t>(), 300'000'000u);
   const json& f = r.json["background"]["flows"];

@@ -60,6 +60,13 @@ def run_script(script, out, *args, jobs=2, timeout=300):
                           capture_output=True, text=True, env=child_env(), cwd=out, timeout=timeout)
 
 
+def small_runs(tmp_path_factory, scripts, jobs=2):
+    """Each of `scripts` (name -> path) run by run_script in a directory of its
+    own: name -> (out dir, CompletedProcess)."""
+    return {name: (out, run_script(path, out, jobs=jobs))
+            for name, path in scripts.items() for out in [tmp_path_factory.mktemp(name)]}
+
+
 def load_script(path):
     """A figure script imported by path (its main() callable in this process)."""
     import importlib.util

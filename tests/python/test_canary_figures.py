@@ -10,7 +10,8 @@ Run by hand (about 45 s) with PYTHONPATH=python:build/python:
 
 import pytest
 
-from helpers import assert_paper_claims, SOURCE_DIR, assert_small_run, import_inasim, load_script, read_csv, run_script, spoil_last_run
+from helpers import (SOURCE_DIR, assert_paper_claims, assert_small_run, import_inasim, load_script, read_csv, run_script,
+                     small_runs, spoil_last_run)
 
 inasim = import_inasim()
 
@@ -37,11 +38,7 @@ def truth(v):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Each script's --small run: name -> (out dir, CompletedProcess)."""
-    done = {}
-    for name in SCRIPTS:
-        out = tmp_path_factory.mktemp(name)
-        done[name] = (out, run_script(script(name), out))
-    return done
+    return small_runs(tmp_path_factory, {name: script(name) for name in SCRIPTS})
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

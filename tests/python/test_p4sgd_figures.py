@@ -6,7 +6,7 @@
 
 import pytest
 
-from helpers import assert_paper_claims, SOURCE_DIR, assert_small_run, import_inasim, read_csv, run_script
+from helpers import SOURCE_DIR, assert_paper_claims, assert_small_run, import_inasim, read_csv, small_runs
 
 inasim = import_inasim()
 
@@ -15,11 +15,9 @@ SCRIPTS = ("latency", "scaleout", "model_vs_data", "loss")
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    done = {}
-    for name in SCRIPTS:
-        out = tmp_path_factory.mktemp(name)
-        done[name] = (out, run_script(SOURCE_DIR / "analysis" / f"fig_p4sgd_{name}.py", out, jobs=1))
-    return done
+    """Each script's --small run: name -> (out dir, CompletedProcess)."""
+    scripts = {name: SOURCE_DIR / "analysis" / f"fig_p4sgd_{name}.py" for name in SCRIPTS}
+    return small_runs(tmp_path_factory, scripts, jobs=1)
 
 
 def series(out, name):

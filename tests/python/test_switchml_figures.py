@@ -11,7 +11,8 @@ import math
 
 import pytest
 
-from helpers import assert_paper_claims, SOURCE_DIR, assert_small_run, import_inasim, load_script, read_csv, run_script, spoil_last_run
+from helpers import (SOURCE_DIR, assert_paper_claims, assert_small_run, import_inasim, load_script, read_csv, small_runs,
+                     spoil_last_run)
 
 inasim = import_inasim()
 
@@ -27,11 +28,7 @@ def script(name):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Each script's --small run: name -> (out dir, CompletedProcess)."""
-    done = {}
-    for name in SCRIPTS:
-        out = tmp_path_factory.mktemp(name)
-        done[name] = (out, run_script(script(name), out, jobs=1))
-    return done
+    return small_runs(tmp_path_factory, {name: script(name) for name in SCRIPTS}, jobs=1)
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

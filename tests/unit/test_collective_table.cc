@@ -163,17 +163,35 @@ TEST(CollectiveTable, ListsAtMostTheCapButCountsEveryCollective) {
   EXPECT_EQ(w["elements_checked"], 40);
 }
 
+/// A program's counters as a dataplane declares them (p4model/common/counters.h).
+struct ToyStats {
+  uint64_t a = 0, peak = 0, dumped = 0, hidden = 0, b = 0;
+  static constexpr p4::StatCounter<ToyStats> kCounters[] = {
+      {"a", &ToyStats::a, p4::Shown::kEverywhere},
+      {"peak", &ToyStats::peak, p4::Shown::kDump | p4::Shown::kCsv},
+      {"dumped", &ToyStats::dumped},
+      {"hidden", &ToyStats::hidden, p4::Shown::kSums},
+      {"b", &ToyStats::b, p4::Shown::kCsv | p4::Shown::kSums}};
+};
+
 TEST(ProgramCounters, CsvRowsInDeclaredOrderAndSumsOfTheSummedOnes) {
-  using W = ProgramCounters::Where;
-  ProgramCounters c({{"a"}, {"peak", W::kCsv}, {"hidden", W::kSum}, {"b"}});
-  EXPECT_EQ(c.csv(), "switch,tier,a,peak,b\n");
+  ProgramCounters c = ProgramCounters::Of(ToyStats::kCounters, {{"left", ProgramCounters::Shown::kCsv}});
+  EXPECT_EQ(c.csv(), "switch,tier,a,peak,b,left\n");
   EXPECT_EQ(c.Sums(), nlohmann::json({{"a", 0}, {"hidden", 0}, {"b", 0}}));
-  c.Add("leaf0", 1, {1, 7, 100, 2});
-  c.Add("spine0", 2, {3, 9, 200, 4});
-  EXPECT_EQ(c.csv(), "switch,tier,a,peak,b\nleaf0,1,1,7,2\nspine0,2,3,9,4\n");
+  c.Add("leaf0", 1, ToyStats{1, 7, 55, 100, 2}, ToyStats::kCounters, {11});
+  c.Add("spine0", 2, ToyStats{3, 9, 66, 200, 4}, ToyStats::kCounters, {12});
+  EXPECT_EQ(c.csv(), "switch,tier,a,peak,b,left\nleaf0,1,1,7,2,11\nspine0,2,3,9,4,12\n");
   EXPECT_EQ(c.Sums(), nlohmann::json({{"a", 4}, {"hidden", 300}, {"b", 6}}));
   EXPECT_EQ(c.switches(), 2u);
-  EXPECT_THROW(c.Add("x", 1, {1, 2, 3}), std::logic_error);
+  EXPECT_THROW(c.Add("x", 1, ToyStats{}, ToyStats::kCounters), std::logic_error);  // no value for "left"
+}
+
+TEST(StatCounters, TheDumpShowsWhatIsDeclaredForIt) {
+  EXPECT_EQ(p4::DumpedCounters(ToyStats{1, 7, 55, 100, 2}, ToyStats::kCounters),
+            nlohmann::json({{"a", 1}, {"peak", 7}, {"dumped", 55}}));
+  // A program's own selection: the counters with every bit asked for.
+  EXPECT_EQ(p4::DumpedCounters(ToyStats{1, 7, 55, 100, 2}, ToyStats::kCounters, p4::Shown::kDump | p4::Shown::kCsv),
+            nlohmann::json({{"a", 1}, {"peak", 7}}));
 }
 
 }  // namespace

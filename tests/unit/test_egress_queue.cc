@@ -29,12 +29,19 @@ TEST(EgressQueue, DropTailAtBufferBytes) {
   EXPECT_EQ(q.counters().max_bytes, 3000u);
 }
 
-TEST(EgressQueue, EcnMarksOnlyAboveThresholdInPackets) {
+namespace {
+/// A port that ECN-marks above `threshold` (in `unit`).
+PortConfig Ecn(EcnUnit unit, uint64_t threshold) {
   PortConfig c;
   c.ecn_enabled = true;
-  c.ecn_unit = EcnUnit::kPackets;
-  c.ecn_threshold = 2;
-  EgressQueue<int> q(c);
+  c.ecn_unit = unit;
+  c.ecn_threshold = threshold;
+  return c;
+}
+}  // namespace
+
+TEST(EgressQueue, EcnMarksOnlyAboveThresholdInPackets) {
+  EgressQueue<int> q(Ecn(EcnUnit::kPackets, 2));
   // Occupancy seen on arrival: 0, 1, 2 -> no mark; 3 -> mark (3 > K=2).
   EXPECT_EQ(q.Enqueue(0, 100, true), EnqueueVerdict::kEnqueued);
   EXPECT_EQ(q.Enqueue(1, 100, true), EnqueueVerdict::kEnqueued);
@@ -50,11 +57,7 @@ TEST(EgressQueue, EcnMarksOnlyAboveThresholdInPackets) {
 }
 
 TEST(EgressQueue, EcnThresholdInBytes) {
-  PortConfig c;
-  c.ecn_enabled = true;
-  c.ecn_unit = EcnUnit::kBytes;
-  c.ecn_threshold = 1000;
-  EgressQueue<int> q(c);
+  EgressQueue<int> q(Ecn(EcnUnit::kBytes, 1000));
   EXPECT_EQ(q.Enqueue(0, 1000, true), EnqueueVerdict::kEnqueued);        // saw 0
   EXPECT_EQ(q.Enqueue(1, 1, true), EnqueueVerdict::kEnqueued);           // saw 1000, not > 1000
   EXPECT_EQ(q.Enqueue(2, 1, true), EnqueueVerdict::kEnqueuedMarked);     // saw 1001

@@ -330,22 +330,23 @@ TEST(Routing, FatTreeK4NextHops) {
   EXPECT_GT(rt.memory_bytes(), 20u * 16 * sizeof(uint32_t));
 }
 
-TEST(Routing, FatTreeK4AllPathsAreShortest) {
-  const Topology t = BuildFatTree(4, kHostLink, kFabricLink);
+/// CheckAllPaths on a k-ary fat tree; how many host-to-host paths it walked.
+size_t FatTreePaths(uint32_t k) {
+  const Topology t = BuildFatTree(k, kHostLink, kFabricLink);
   const RoutingTable rt(t);
   size_t paths = 0;
   CheckAllPaths(t, rt, &paths);
+  return paths;
+}
+
+TEST(Routing, FatTreeK4AllPathsAreShortest) {
   // Per source: 1 same-edge peer (1 path), 2 same-pod (2 paths each), 12 remote (4 each).
-  EXPECT_EQ(paths, 16u * (1 + 2 * 2 + 12 * 4));
+  EXPECT_EQ(FatTreePaths(4), 16u * (1 + 2 * 2 + 12 * 4));
 }
 
 TEST(Routing, FatTreeK8AllPathsAreShortest) {
-  const Topology t = BuildFatTree(8, kHostLink, kFabricLink);
-  const RoutingTable rt(t);
-  size_t paths = 0;
-  CheckAllPaths(t, rt, &paths);
   // Per source: 3 same-edge (1), 12 same-pod (4), 112 remote (16).
-  EXPECT_EQ(paths, 128u * (3 + 12 * 4 + 112 * 16));
+  EXPECT_EQ(FatTreePaths(8), 128u * (3 + 12 * 4 + 112 * 16));
 }
 
 TEST(Routing, LeafSpineNextHops) {

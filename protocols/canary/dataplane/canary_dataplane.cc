@@ -312,27 +312,15 @@ void CanaryDataplane::SendAggregate(uint32_t index, Emitter& out) {
   std::memcpy(b, dst_mac, 6);
   std::memcpy(b + 6, config_.switch_mac.data(), 6);
   StoreBe16(b + 12, kEtherTypeIpv4);
-  // IPv4: no options, no fragmentation, TTL 64, from the switch to the leader.
-  uint8_t* ip = b + kEthernetBytes;
-  ip[0] = 0x45;
-  StoreBe16(ip + 2, static_cast<uint16_t>(kIpv4MinBytes + kUdpBytes + body));
-  ip[8] = 64;
-  ip[9] = kIpProtoUdp;
-  StoreBe32(ip + 12, config_.switch_ip);
-  StoreBe32(ip + 16, d.leader);
-  StoreBe16(ip + 10, Ipv4HeaderChecksum(ip, kIpv4MinBytes));
-  // UDP: Canary port both ways, no checksum.
-  uint8_t* udp = ip + kIpv4MinBytes;
-  StoreBe16(udp, config_.udp_port);
-  StoreBe16(udp + 2, config_.udp_port);
-  StoreBe16(udp + 4, static_cast<uint16_t>(kUdpBytes + body));
+  // IPv4 from the switch to the leader; UDP: Canary port both ways.
+  WriteIpv4Udp(b + kEthernetBytes, 0, config_.switch_ip, d.leader, config_.udp_port, config_.udp_port, body);
   // Canary: the descriptor's block, counter and leader; no collision fields.
   canary_h h;
   h.destination = d.leader;
   h.id = d.id;
   h.counter = d.counter;
   h.hosts = d.hosts;
-  uint8_t* c = udp + kUdpBytes;
+  uint8_t* c = b + kEthernetBytes + kIpv4MinBytes + kUdpBytes;
   DeparseCanary(h, c);
   const uint32_t* acc = table_.PeekAccumulator(index);
   for (uint32_t i = 0; i < k; ++i) StoreBe32(c + kCanaryHBytes + 4 * i, acc[i]);
@@ -377,24 +365,7 @@ std::string CanaryDataplane::DumpState() const {
       parts.push_back({{"application_id", p.application_id}, {"base", p.base}, {"size", p.size}});
     j["config"]["partitions"] = parts;
   }
-  j["stats"] = {{"processed", stats_.processed},
-                {"malformed_dropped", stats_.malformed_dropped},
-                {"not_canary", stats_.not_canary},
-                {"bad_port_dropped", stats_.bad_port_dropped},
-                {"allocated", stats_.allocated},
-                {"aggregated", stats_.aggregated},
-                {"completed", stats_.completed},
-                {"timeouts", stats_.timeouts},
-                {"stragglers", stats_.stragglers},
-                {"collisions", stats_.collisions},
-                {"bypassed", stats_.bypassed},
-                {"broadcasts", stats_.broadcasts},
-                {"broadcast_misses", stats_.broadcast_misses},
-                {"restorations", stats_.restorations},
-                {"restoration_bad_group", stats_.restoration_bad_group},
-                {"multicast_groups", stats_.multicast_groups},
-                {"multicast_copies", stats_.multicast_copies},
-                {"stale_timers", stats_.stale_timers}};
+  j["stats"] = DumpedCounters(stats_, Stats::kCounters);
   j["occupied"] = table_.occupied();
   j["peak_occupied"] = table_.peak_occupied();
   json ds = json::array();

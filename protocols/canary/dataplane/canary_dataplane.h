@@ -5,6 +5,7 @@
 #include "protocols/canary/dataplane/config.h"
 #include "protocols/canary/dataplane/controls.h"
 #include "protocols/canary/dataplane/types.h"
+#include "p4model/common/counters.h"
 #include "p4model/common/dataplane.h"
 
 #include <cstdint>
@@ -35,6 +36,27 @@ class CanaryDataplane : public Dataplane {
     uint64_t multicast_groups = 0;   ///< EmitMulticast calls (one per non-empty shard)
     uint64_t multicast_copies = 0;   ///< ports summed over those calls
     uint64_t stale_timers = 0;       ///< timer of a descriptor already sent/freed/re-allocated
+    /// All in the dump; the Canary report shows what a tree did (CSV and
+    /// sums) and the malformed drops (sums).
+    static constexpr StatCounter<Stats> kCounters[] = {
+        {"processed", &Stats::processed},
+        {"malformed_dropped", &Stats::malformed_dropped, Shown::kDump | Shown::kSums},
+        {"not_canary", &Stats::not_canary},
+        {"bad_port_dropped", &Stats::bad_port_dropped},
+        {"allocated", &Stats::allocated, Shown::kEverywhere},
+        {"aggregated", &Stats::aggregated, Shown::kEverywhere},
+        {"completed", &Stats::completed, Shown::kEverywhere},
+        {"timeouts", &Stats::timeouts, Shown::kEverywhere},
+        {"stragglers", &Stats::stragglers, Shown::kEverywhere},
+        {"collisions", &Stats::collisions, Shown::kEverywhere},
+        {"bypassed", &Stats::bypassed, Shown::kEverywhere},
+        {"broadcasts", &Stats::broadcasts, Shown::kEverywhere},
+        {"broadcast_misses", &Stats::broadcast_misses, Shown::kEverywhere},
+        {"restorations", &Stats::restorations, Shown::kEverywhere},
+        {"restoration_bad_group", &Stats::restoration_bad_group},
+        {"multicast_groups", &Stats::multicast_groups},
+        {"multicast_copies", &Stats::multicast_copies},
+        {"stale_timers", &Stats::stale_timers}};
   };
 
   explicit CanaryDataplane(CanaryConfig config);

@@ -2,6 +2,7 @@
 
 #include "ina/addressing.h"
 #include "ina/fabric.h"
+#include "ina/receive-datagrams.h"
 #include "ina/shared-program.h"
 #include "protocols/canary/dataplane/canary_dataplane.h"
 #include "p4model/common/frame.h"
@@ -264,23 +265,11 @@ void CanaryHost::SendControl(uint32_t to_rank, uint8_t type, uint64_t g, uint8_t
 }
 
 void CanaryHost::OnData(Ptr<ns3::Socket> s) {
-  Ptr<ns3::Packet> p;
-  while ((p = s->Recv())) {
-    const uint32_t len = p->GetSize();
-    if (rx_.size() < len) rx_.resize(len);
-    p->CopyData(rx_.data(), len);
-    HandleData(rx_.data(), len);
-  }
+  ReceiveDatagrams(*s, rx_, [this](const uint8_t* b, uint32_t len) { HandleData(b, len); });
 }
 
 void CanaryHost::OnControl(Ptr<ns3::Socket> s) {
-  Ptr<ns3::Packet> p;
-  while ((p = s->Recv())) {
-    const uint32_t len = p->GetSize();
-    if (rx_.size() < len) rx_.resize(len);
-    p->CopyData(rx_.data(), len);
-    HandleControl(rx_.data(), len);
-  }
+  ReceiveDatagrams(*s, rx_, [this](const uint8_t* b, uint32_t len) { HandleControl(b, len); });
 }
 
 void CanaryHost::HandleData(const uint8_t* h, uint32_t len) {

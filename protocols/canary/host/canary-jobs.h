@@ -12,6 +12,7 @@
 #include "ina/workload.h"
 #include "protocols/canary/host/canary-job.h"
 
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,6 +32,18 @@ class CanaryJobSet : public ConcurrentJobs<CanaryJob> {
   /// job), for ParseScenario; throws ScenarioError naming the key.
   static void CheckPlacement(const topo::Topology& t, const std::vector<uint32_t>& hosts, InaTreeMode mode,
                              uint64_t seed, const WorkloadSpec& spec, uint32_t jobs);
+  /// The blocks (packets per host) of the scenario's collectives, for the
+  /// memory estimate (ProtocolChecks::state_bytes).
+  template <typename Spec>
+  static double Blocks(const Scenario& s) {
+    const WorkloadSpec& w = s.workload;
+    return std::ceil(static_cast<double>(w.bytes / 4) / w.spec<Spec>().elements_per_packet) * w.iterations;
+  }
+  /// The same as the registry entries' ProtocolChecks::check_placement.
+  template <InaTreeMode kMode>
+  static void CheckScenarioPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
+    CheckPlacement(t, hosts, kMode, s.seed, s.workload, s.workload.jobs);
+  }
 
   /// results.json "workload": the core keys of every job's collectives
   /// (CollectiveTable: with several jobs per_job and the mean goodput over

@@ -63,32 +63,25 @@ CanaryHostCounters CanaryJob::HostTotals() const {
 }
 
 CanaryJob::SwitchTotals CanaryJob::Switches() const {
-  using W = ProgramCounters::Where;
+  using CanaryStats = p4::canary::CanaryDataplane::Stats;
+  using StaticTreeStats = p4::statictree::StaticTreeDataplane::Stats;
   const bool canary_mode = mode_ == InaTreeMode::kCanary;
   const topo::Topology& t = fabric_->topology();
-  ProgramCounters counters = canary_mode
-      ? ProgramCounters({{"allocated"}, {"aggregated"}, {"completed"}, {"timeouts"}, {"stragglers"}, {"collisions"},
-                         {"bypassed"}, {"broadcasts"}, {"broadcast_misses"}, {"restorations"},
-                         {"malformed_dropped", W::kSum}, {"peak_descriptors", W::kCsv}, {"descriptors_left", W::kCsv}})
-      : ProgramCounters({{"allocated", W::kCsv}, {"aggregated", W::kCsv}, {"sent_up", W::kCsv}, {"results", W::kCsv},
-                         {"broadcasts", W::kCsv}, {"duplicates"}, {"slot_conflicts"}, {"peak_slots", W::kCsv}});
+  ProgramCounters counters = canary_mode ? ProgramCounters::Of(CanaryStats::kCounters,
+                                                               {{"peak_descriptors", ProgramCounters::Shown::kCsv},
+                                                                {"descriptors_left", ProgramCounters::Shown::kCsv}})
+                                         : ProgramCounters::Of(StaticTreeStats::kCounters);
   SwitchTotals out;
   for (uint32_t v : reported_switches_.empty() ? switch_vertices_ : reported_switches_) {
     const p4::Dataplane* dp = fabric_->switch_node(v - t.num_hosts()).dataplane();
     uint64_t peak = 0;  // descriptors (Canary) or slots (static trees) in use at once
     if (const auto* c = canary_mode ? dynamic_cast<const p4::canary::CanaryDataplane*>(dp) : nullptr) {
-      const auto& st = c->stats();
       peak = c->peak_descriptors_in_use();
-      counters.Add(t.node(v).name, t.node(v).tier,
-                   {st.allocated, st.aggregated, st.completed, st.timeouts, st.stragglers, st.collisions,
-                    st.bypassed, st.broadcasts, st.broadcast_misses, st.restorations, st.malformed_dropped, peak,
-                    c->descriptors_in_use()});
+      counters.Add(t.node(v).name, t.node(v).tier, c->stats(), CanaryStats::kCounters,
+                   {peak, c->descriptors_in_use()});
     } else if (const auto* p = canary_mode ? nullptr : dynamic_cast<const p4::statictree::StaticTreeDataplane*>(dp)) {
-      const auto& st = p->stats();
-      peak = st.peak_slots;
-      counters.Add(t.node(v).name, t.node(v).tier,
-                   {st.allocated, st.aggregated, st.sent_up, st.results, st.broadcasts, st.duplicates,
-                    st.slot_conflicts, st.peak_slots});
+      peak = p->stats().peak_slots;
+      counters.Add(t.node(v).name, t.node(v).tier, p->stats(), StaticTreeStats::kCounters);
     }
     if (peak > out.peak) {
       out.peak = peak;

@@ -7,9 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <stdexcept>
-
 namespace inasim::protocols::canary {
 
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
@@ -18,15 +15,9 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 
 namespace {
 
-void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
-  CanaryJobSet::CheckPlacement(t, hosts, InaTreeMode::kCanary, s.seed, s.workload, s.workload.jobs);
-}
-
 /// CanaryHost's attempt_, state_, queued_, lead_ and its timers' generation per block.
 double StateBytes(const Scenario& s, size_t hosts) {
-  const WorkloadSpec& w = s.workload;
-  const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.spec<CanarySpec>().elements_per_packet) * w.iterations;
-  return blocks * (7.0 * static_cast<double>(hosts) + 80.0);
+  return CanaryJobSet::Blocks<CanarySpec>(s) * (7.0 * static_cast<double>(hosts) + 80.0);
 }
 
 void AddWarnings(const Scenario& s, const topo::Topology& t, std::vector<NamedTimer>& timers,
@@ -49,6 +40,7 @@ void AddUdpPorts(const Scenario&, std::vector<std::pair<const char*, uint16_t>>&
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
+const ProtocolChecks kChecks = {&CanaryJobSet::CheckScenarioPlacement<InaTreeMode::kCanary>, &StateBytes, &AddWarnings,
+                                &AddUdpPorts};
 
 }  // namespace inasim::protocols::canary

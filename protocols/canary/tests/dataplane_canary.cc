@@ -5,6 +5,7 @@
 // used to build an expectation.
 #include "protocols/canary/dataplane/canary_dataplane.h"
 #include "tests/common/recording_emitter.h"
+#include "tests/common/test_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -18,12 +19,10 @@
 #include <vector>
 
 namespace cn = inasim::p4::canary;
-using inasim::p4::Picoseconds;
-using Bytes = std::vector<uint8_t>;
+using namespace inasim::testing;  // Bytes, kNs, Put16/32, Get16/32, Checksum
 
 namespace {
 
-constexpr Picoseconds kNs = 1000;
 constexpr Picoseconds kPass = 520 * kNs;
 constexpr uint16_t kUdpPort = 0xB1BD;
 constexpr uint16_t kSwitchAddress = 7;
@@ -79,29 +78,9 @@ struct Switch {
 
 // --- independent byte builders ----------------------------------------------
 
-void Put16(Bytes& b, uint16_t v) {
-  b.push_back(uint8_t(v >> 8));
-  b.push_back(uint8_t(v));
-}
-void Put32(Bytes& b, uint32_t v) {
-  Put16(b, uint16_t(v >> 16));
-  Put16(b, uint16_t(v));
-}
-uint16_t Get16(const Bytes& b, size_t at) { return uint16_t(b[at] << 8 | b[at + 1]); }
-uint32_t Get32(const Bytes& b, size_t at) { return uint32_t(Get16(b, at)) << 16 | Get16(b, at + 2); }
-
-// RFC 1071 over a 20-byte header, computed independently of frame.h.
-uint16_t Checksum20(const uint8_t* h) {
-  uint64_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += (uint32_t(h[i]) << 8) | h[i + 1];
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >> 16);
-  return uint16_t(~sum & 0xffff);
-}
 void FixChecksum(Bytes& f) {
-  f[24] = f[25] = 0;
-  const uint16_t cs = Checksum20(f.data() + 14);
-  f[24] = uint8_t(cs >> 8);
-  f[25] = uint8_t(cs);
+  Put16(&f[24], 0);
+  Put16(&f[24], Checksum(&f[14], 20));
 }
 
 // Offsets in our encapsulation: Ethernet 14, IPv4 20, UDP 8, Canary 19.
@@ -109,19 +88,18 @@ constexpr size_t kIpDst = 14 + 16;
 constexpr size_t kUdpCsum = 14 + 20 + 6;
 constexpr size_t kC = 14 + 20 + 8;  // Canary header
 
-/// A Canary packet as a host (or a restoring leader) sends it.
-struct Pkt {
+/// A Canary packet as a host (or a restoring leader) sends it: the header's
+/// fields (named as canary_h's; HostPacket writes the bytes), for block 1 of
+/// job 1 to kLeader, one of 4 hosts, unless a test sets them.
+struct Pkt : cn::canary_h {
+  Pkt() {
+    destination = kLeader;
+    id = 0x00010001;
+    counter = 1;
+    hosts = 4;
+  }
   int host = 2;
   uint32_t ip_dst = kLeader;
-  uint32_t destination = kLeader;
-  uint32_t id = 0x00010001;
-  uint16_t counter = 1;
-  uint16_t hosts = 4;
-  uint32_t children = 0;
-  uint16_t switch_address = 0;
-  bool bypass = false;
-  bool multicast = false;
-  uint8_t padding = 0;
   std::vector<int32_t> data;
 };
 
@@ -130,22 +108,8 @@ Bytes HostPacket(const Pkt& p) {
   for (uint8_t x : {uint8_t(0x02), uint8_t(0x00), uint8_t(0x0a), uint8_t(0x00), uint8_t(0x00), uint8_t(p.host + 1)})
     b.push_back(x);  // from the host
   Put16(b, 0x0800);
-  const size_t body = 19 + 4 * p.data.size();
-  b.push_back(0x45);
-  b.push_back(0x00);
-  Put16(b, uint16_t(20 + 8 + body));
-  Put16(b, 0x1234);
-  Put16(b, 0x4000);  // DF
-  b.push_back(63);
-  b.push_back(17);
-  Put16(b, 0);
-  Put32(b, HostIp(p.host));
-  Put32(b, p.ip_dst);
-  FixChecksum(b);
-  Put16(b, uint16_t(40000 + p.host));
-  Put16(b, kUdpPort);
-  Put16(b, uint16_t(8 + body));
-  Put16(b, 0xabcd);
+  PutIpv4Udp(b, {HostIp(p.host), p.ip_dst, uint16_t(40000 + p.host), kUdpPort, 0xabcd, 0x1234, /*DF*/ 0x4000, 63},
+             19 + 4 * p.data.size());
   Put32(b, p.destination);
   Put32(b, p.id);
   Put16(b, p.counter);
@@ -168,22 +132,7 @@ Bytes AggregatePacket(uint32_t leader, uint32_t id, uint16_t counter, uint16_t h
   Put32(b, leader);
   for (uint8_t x : kSwitchMac) b.push_back(x);
   Put16(b, 0x0800);
-  const size_t body = 19 + 4 * data.size();
-  b.push_back(0x45);
-  b.push_back(0x00);
-  Put16(b, uint16_t(20 + 8 + body));
-  Put16(b, 0);
-  Put16(b, 0);
-  b.push_back(64);
-  b.push_back(17);
-  Put16(b, 0);
-  Put32(b, kSwitchIp);
-  Put32(b, leader);
-  FixChecksum(b);
-  Put16(b, kUdpPort);
-  Put16(b, kUdpPort);
-  Put16(b, uint16_t(8 + body));
-  Put16(b, 0);
+  PutIpv4Udp(b, {kSwitchIp, leader, kUdpPort, kUdpPort}, 19 + 4 * data.size());
   Put32(b, leader);
   Put32(b, id);
   Put16(b, counter);
@@ -200,11 +149,10 @@ std::vector<int32_t> Values(int host, size_t k) {
   for (size_t i = 0; i < k; ++i) v[i] = int32_t((host + 1) * 1000 + int(i) * 7 - 500);
   return v;
 }
-std::vector<uint32_t> Sum(const std::vector<std::vector<int32_t>>& vs) {
-  std::vector<uint32_t> s(vs[0].size(), 0);
-  for (const auto& v : vs)
-    for (size_t i = 0; i < v.size(); ++i) s[i] += uint32_t(v[i]);  // modular
-  return s;
+/// `p` as host `host` sends it: that host's k values.
+void SetHost(Pkt& p, int host, size_t k) {
+  p.host = host;
+  p.data = Values(host, k);
 }
 std::vector<int32_t> AsInt(const std::vector<uint32_t>& v) {
   std::vector<int32_t> o(v.size());
@@ -365,15 +313,13 @@ TEST(CanaryReduce, StragglerAfterTimeoutIsForwardedAtOnceAndJoinsTheChildren) {
   Switch sw(Config());
   for (int h : {1, 2}) {
     Pkt p;
-    p.host = h;
-    p.data = Values(h, 32);
+    SetHost(p, h, 32);
     sw.Send(uint16_t(h), HostPacket(p), 0);
   }
   sw.RunTimers(1000 * kNs);
   ASSERT_EQ(sw.rec.out.size(), 1u);  // the partial aggregate
   Pkt late;
-  late.host = 6;
-  late.data = Values(6, 32);
+  SetHost(late, 6, 32);
   const Bytes in = HostPacket(late);
   sw.Send(6, in, 1500 * kNs);
   ASSERT_EQ(sw.rec.out.size(), 2u);
@@ -668,12 +614,10 @@ ScanRun RunScanScenario(cn::TimeoutMode mode, uint32_t per_clock) {
   Switch sw(c);
   Pkt a;
   a.id = 3;
-  a.host = 0;
-  a.data = Values(0, 32);
+  SetHost(a, 0, 32);
   sw.Send(0, HostPacket(a), 250 * kNs);
   Pkt b = a;
-  b.host = 1;
-  b.data = Values(1, 32);
+  SetHost(b, 1, 32);
   sw.Send(1, HostPacket(b), 1500 * kNs);
   sw.RunTimers(100'000 * kNs);
   return {sw.rec.out, sw.fired};
@@ -814,8 +758,7 @@ TEST(CanaryState, DumpStateShowsTheDescriptor) {
   p.data = Values(0, 32);
   sw.Send(3, HostPacket(p), 42 * kNs);
   Pkt q = p;
-  q.host = 4;
-  q.data = Values(4, 32);
+  SetHost(q, 4, 32);
   sw.Send(4, HostPacket(q), 43 * kNs);
   const nlohmann::json j = State(sw.dp);
   EXPECT_EQ(j["name"], "canary");

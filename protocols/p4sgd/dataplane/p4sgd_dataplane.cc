@@ -126,23 +126,8 @@ void P4SGDDataplane::Wrap(const P4SGDWorker& w) {
   std::copy(w.mac.begin(), w.mac.end(), b);
   std::copy(config_.switch_mac.begin(), config_.switch_mac.end(), b + 6);
   StoreBe16(b + 12, kEtherTypeIpv4);
-  uint8_t* ip = b + kEthernetBytes;
-  ip[0] = 0x45;
-  ip[1] = tos_;
-  StoreBe16(ip + 2, static_cast<uint16_t>(kIpv4MinBytes + kUdpBytes + out_.size()));
-  StoreBe32(ip + 4, 0);  // identification 0, no fragments
-  ip[8] = 64;            // TTL
-  ip[9] = kIpProtoUdp;
-  StoreBe16(ip + 10, 0);
-  StoreBe32(ip + 12, config_.switch_ip);
-  StoreBe32(ip + 16, w.ip);
-  StoreBe16(ip + 10, Ipv4HeaderChecksum(ip, kIpv4MinBytes));
-  uint8_t* udp = ip + kIpv4MinBytes;
-  StoreBe16(udp, config_.udp_port);
-  StoreBe16(udp + 2, config_.udp_port);
-  StoreBe16(udp + 4, static_cast<uint16_t>(kUdpBytes + out_.size()));
-  StoreBe16(udp + 6, 0);  // no UDP checksum (allowed over IPv4, RFC 768)
-  std::copy(out_.begin(), out_.end(), udp + kUdpBytes);
+  WriteIpv4Udp(b + kEthernetBytes, tos_, config_.switch_ip, w.ip, config_.udp_port, config_.udp_port, out_.size());
+  std::copy(out_.begin(), out_.end(), b + kHeaders);
 }
 
 void P4SGDDataplane::ProcessPublic(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Emitter& out) {
@@ -257,22 +242,8 @@ std::string P4SGDDataplane::DumpState() const {
                  {"pass_latency_ps", config_.pass_latency_ps},
                  {"encap", config_.encap == Encap::kUdp ? "udp" : "raw"},
                  {"udp_port", config_.udp_port}};
-  const Stats& s = stats_;
-  j["stats"] = {{"processed", s.processed},
-                {"malformed_dropped", s.malformed_dropped},
-                {"not_p4sgd", s.not_p4sgd},
-                {"no_worker_dropped", s.no_worker_dropped},
-                {"multicast_copies", s.multicast_copies}};
+  j["stats"] = DumpedCounters(stats_, Stats::kCounters, paper ? Stats::kPaper : Stats::kPublicP4);
   if (paper) {
-    j["stats"].update({{"bad_bitmap_dropped", s.bad_bitmap_dropped},
-                       {"aggregated", s.aggregated},
-                       {"completed", s.completed},
-                       {"agg_resent", s.agg_resent},
-                       {"agg_duplicate_dropped", s.agg_duplicate_dropped},
-                       {"acked", s.acked},
-                       {"released", s.released},
-                       {"ack_resent", s.ack_resent},
-                       {"ack_duplicate_dropped", s.ack_duplicate_dropped}});
     json slots = json::array();
     for (uint32_t i = 0; i < config_.slots; ++i) {
       if (!paper_.agg_bm.Touched(i) && !paper_.ack_bm.Touched(i)) continue;
@@ -285,13 +256,6 @@ std::string P4SGDDataplane::DumpState() const {
     }
     j["slots"] = slots;
   } else {
-    j["stats"].update({{"unmapped_port_dropped", s.unmapped_port_dropped},
-                       {"no_bitmap_dropped", s.no_bitmap_dropped},
-                       {"seq_dropped", s.seq_dropped},
-                       {"fulfilled", s.fulfilled},
-                       {"echoed", s.echoed},
-                       {"partial_to_cpu", s.partial_to_cpu},
-                       {"unmapped_egress_dropped", s.unmapped_egress_dropped}});
     json slots = json::array();
     for (uint32_t i = 0; i < kIndexSize; ++i) {
       if (!ingress_.node_map_reg_0.Touched(i) && !ingress_.node_map_reg_1.Touched(i)) continue;

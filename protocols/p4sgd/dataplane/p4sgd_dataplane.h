@@ -3,6 +3,7 @@
 // (RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4). See protocols/p4sgd/dataplane/README.md.
 #pragma once
 
+#include "p4model/common/counters.h"
 #include "p4model/common/dataplane.h"
 #include "protocols/p4sgd/dataplane/config.h"
 #include "protocols/p4sgd/dataplane/controls.h"
@@ -42,6 +43,33 @@ class P4SGDDataplane : public Dataplane {
     uint64_t ack_duplicate_dropped = 0;  ///< duplicate ack before release
     // both
     uint64_t multicast_copies = 0;  ///< ports summed over EmitMulticast calls
+    /// In the dump: the counters of the mode run (kPublicP4, kPaper: program
+    /// bits, counters.h), both modes' included.
+    static constexpr uint8_t kPublicP4 = Shown::kDump | Shown::kProgram;
+    static constexpr uint8_t kPaper = Shown::kDump | Shown::kProgram << 1;
+    static constexpr uint8_t kBoth = kPublicP4 | kPaper;
+    static constexpr StatCounter<Stats> kCounters[] = {
+        {"processed", &Stats::processed, kBoth},
+        {"malformed_dropped", &Stats::malformed_dropped, kBoth},
+        {"not_p4sgd", &Stats::not_p4sgd, kBoth},
+        {"no_worker_dropped", &Stats::no_worker_dropped, kBoth},
+        {"unmapped_port_dropped", &Stats::unmapped_port_dropped, kPublicP4},
+        {"no_bitmap_dropped", &Stats::no_bitmap_dropped, kPublicP4},
+        {"seq_dropped", &Stats::seq_dropped, kPublicP4},
+        {"fulfilled", &Stats::fulfilled, kPublicP4},
+        {"echoed", &Stats::echoed, kPublicP4},
+        {"partial_to_cpu", &Stats::partial_to_cpu, kPublicP4},
+        {"unmapped_egress_dropped", &Stats::unmapped_egress_dropped, kPublicP4},
+        {"bad_bitmap_dropped", &Stats::bad_bitmap_dropped, kPaper},
+        {"aggregated", &Stats::aggregated, kPaper},
+        {"completed", &Stats::completed, kPaper},
+        {"agg_resent", &Stats::agg_resent, kPaper},
+        {"agg_duplicate_dropped", &Stats::agg_duplicate_dropped, kPaper},
+        {"acked", &Stats::acked, kPaper},
+        {"released", &Stats::released, kPaper},
+        {"ack_resent", &Stats::ack_resent, kPaper},
+        {"ack_duplicate_dropped", &Stats::ack_duplicate_dropped, kPaper},
+        {"multicast_copies", &Stats::multicast_copies, kBoth}};
   };
 
   explicit P4SGDDataplane(P4SGDConfig config);

@@ -31,18 +31,14 @@ void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vecto
 /// Per-packet state is bounded by the window (the data: CheckTrainingShape).
 double StateBytes(const Scenario&, size_t) { return 0; }
 
-void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
-                 std::vector<std::string>&) {
-  timers.push_back({"workload.p4sgd.timeout_us", s.workload.spec<P4SGDSpec>().timeout_ps, 1e6, "us"});
-}
-
-void AddUdpPorts(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports) {
-  ports.emplace_back("workload.p4sgd.udp_port", s.workload.spec<P4SGDSpec>().udp_port);
-}
+constexpr char kTimerKey[] = "workload.p4sgd.timeout_us";
+constexpr char kUdpPortKey[] = "workload.p4sgd.udp_port";
 
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes,
+                                &AddSpecTimer<P4SGDSpec, &P4SGDSpec::timeout_ps, kTimerKey>,
+                                &AddSpecUdpPort<P4SGDSpec, &P4SGDSpec::udp_port, kUdpPortKey>};
 
 }  // namespace inasim::protocols::p4sgd

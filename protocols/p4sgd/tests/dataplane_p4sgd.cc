@@ -6,6 +6,7 @@
 #include "protocols/p4sgd/dataplane/p4sgd_dataplane.h"
 #include "p4model/tools/programs.h"
 #include "tests/common/recording_emitter.h"
+#include "tests/common/test_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,12 +20,10 @@
 #include <vector>
 
 namespace sg = inasim::p4::p4sgd;
-using inasim::p4::Picoseconds;
-using Bytes = std::vector<uint8_t>;
+using namespace inasim::testing;  // Bytes, kNs, Put16/32, Get16/32, Checksum
 
 namespace {
 
-constexpr Picoseconds kNs = 1000;
 constexpr Picoseconds kPass = 520 * kNs;
 constexpr uint16_t kCpuSimPort = 32;  // default dev_ports: simulator port 32 is device port 192
 
@@ -35,14 +34,6 @@ using Recorder = inasim::testing::RecordingEmitter;
 
 // --- independent byte builders ----------------------------------------------
 
-void Put16(uint8_t* b, uint16_t v) {
-  b[0] = uint8_t(v >> 8);
-  b[1] = uint8_t(v);
-}
-void Put32(uint8_t* b, uint32_t v) {
-  Put16(b, uint16_t(v >> 16));
-  Put16(b + 2, uint16_t(v));
-}
 
 /// Every field of the 64-byte load header (p4fpga.p4:103-125).
 struct Hdr {
@@ -701,25 +692,12 @@ namespace {
 /// Ethernet/IPv4/UDP around `payload`, built here byte by byte (RFC 791/768).
 Bytes UdpFrame(const std::array<uint8_t, 6>& dst_mac, const std::array<uint8_t, 6>& src_mac, uint32_t src_ip,
                uint32_t dst_ip, uint16_t sport, uint16_t dport, uint8_t tos, const Bytes& payload) {
-  Bytes b(42 + payload.size(), 0);
-  std::copy(dst_mac.begin(), dst_mac.end(), b.begin());
-  std::copy(src_mac.begin(), src_mac.end(), b.begin() + 6);
-  Put16(&b[12], 0x0800);
-  b[14] = 0x45;
-  b[15] = tos;
-  Put16(&b[16], uint16_t(28 + payload.size()));
-  b[22] = 64;
-  b[23] = 17;
-  Put32(&b[26], src_ip);
-  Put32(&b[30], dst_ip);
-  uint32_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += uint32_t(b[14 + i]) << 8 | b[15 + i];
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  Put16(&b[24], uint16_t(~sum));
-  Put16(&b[34], sport);
-  Put16(&b[36], dport);
-  Put16(&b[38], uint16_t(8 + payload.size()));
-  std::copy(payload.begin(), payload.end(), b.begin() + 42);
+  Bytes b;
+  PutMac(b, dst_mac);
+  PutMac(b, src_mac);
+  Put16(b, 0x0800);
+  PutIpv4Udp(b, {src_ip, dst_ip, sport, dport, 0, 0, 0, 64, tos}, payload.size());
+  b.insert(b.end(), payload.begin(), payload.end());
   return b;
 }
 

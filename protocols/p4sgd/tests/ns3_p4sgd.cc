@@ -6,6 +6,7 @@
 #include "protocols/p4sgd/host/p4sgd-job.h"
 #include "ina/runner.h"
 #include "ina/scenario.h"
+#include "tests/common/run_scenario.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -17,15 +18,10 @@
 
 using namespace inasim;
 using nlohmann::json;
+using inasim::testing::RunErrorOf;
+using inasim::testing::RunQuietly;
 
 namespace {
-
-RunResult RunP4SGD(json doc, const std::vector<std::string>& sets = {}) {
-  for (const auto& s : sets) ApplyOverride(doc, s);
-  RunOptions o;
-  o.progress = ProgressMode::kOff;
-  return RunScenario(ParseScenario(doc), o);
-}
 
 json Rack(uint32_t hosts, const std::string& p4sgd) {
   return json::parse(fmt::format(R"({{"name":"t","seed":3,"topology":{{"type":"single_rack","hosts":{}}},
@@ -44,7 +40,7 @@ TEST_F(P4SGDScenario, AllreduceLatencyIsTheSumOfItsParts) {
   // serialization of the 106-byte frame (64 B header + UDP/IPv4/Ethernet) +
   // 24 B preamble/FCS/gap at 100 Gb/s, 100 ns of wire, one switch pass,
   // the same back, FPGA receive path.
-  const RunResult r = RunP4SGD(Rack(8, R"({"task":"allreduce","operations":50})"));
+  const RunResult r = RunQuietly(Rack(8, R"({"task":"allreduce","operations":50})"));
   ASSERT_TRUE(r.correct);
   const json& w = r.json["workload"];
   const double ser_ns = (106 + 24) * 8 / 100.0;
@@ -60,7 +56,7 @@ TEST_F(P4SGDScenario, AllreduceLatencyIsTheSumOfItsParts) {
 }
 
 TEST_F(P4SGDScenario, ModelParallelTrainingEqualsTheNetworklessRunAndConverges) {
-  const RunResult r = RunP4SGD(Rack(4, R"({"samples":512,"features":256,"minibatch":32,"epochs":3})"));
+  const RunResult r = RunQuietly(Rack(4, R"({"samples":512,"features":256,"minibatch":32,"epochs":3})"));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
   EXPECT_TRUE(w["p4sgd"]["networkless_match"].get<bool>());
@@ -73,7 +69,7 @@ TEST_F(P4SGDScenario, ModelParallelTrainingEqualsTheNetworklessRunAndConverges) 
 
 TEST_F(P4SGDScenario, DataParallelTrainingEqualsTheNetworklessRun) {
   const RunResult r =
-      RunP4SGD(Rack(4, R"({"parallelism":"data","samples":256,"features":100,"minibatch":32,"epochs":2,"loss":"hinge"})"));
+      RunQuietly(Rack(4, R"({"parallelism":"data","samples":256,"features":100,"minibatch":32,"epochs":2,"loss":"hinge"})"));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
   EXPECT_TRUE(w["p4sgd"]["networkless_match"].get<bool>());
@@ -96,7 +92,7 @@ TEST_F(P4SGDScenario, TrainsFromALibsvmFile) {
       f << "\n";
     }
   }
-  const RunResult r = RunP4SGD(Rack(2, fmt::format(R"({{"dataset":"{}","minibatch":16,"epochs":3,"loss":"hinge"}})",
+  const RunResult r = RunQuietly(Rack(2, fmt::format(R"({{"dataset":"{}","minibatch":16,"epochs":3,"loss":"hinge"}})",
                                                    path)));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
@@ -108,7 +104,7 @@ TEST_F(P4SGDScenario, TrainsFromALibsvmFile) {
 }
 
 TEST_F(P4SGDScenario, LossOnEveryLinkIsRecoveredByBothRetransmissionRounds) {
-  const RunResult r = RunP4SGD(Rack(4, R"({"samples":512,"features":128,"minibatch":64,"epochs":2,"timeout_us":5})"),
+  const RunResult r = RunQuietly(Rack(4, R"({"samples":512,"features":128,"minibatch":64,"epochs":2,"timeout_us":5})"),
                           {"faults.loss_rate=0.05"});
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
@@ -123,7 +119,7 @@ TEST_F(P4SGDScenario, LossOnEveryLinkIsRecoveredByBothRetransmissionRounds) {
 
 TEST_F(P4SGDScenario, SlotsAreReusedOnlyAfterTheAckRound) {
   // Two register cells for 13 packets in flight: ops wait for ack-complete.
-  const RunResult r = RunP4SGD(Rack(3, R"({"parallelism":"data","samples":96,"features":100,"minibatch":48,
+  const RunResult r = RunQuietly(Rack(3, R"({"parallelism":"data","samples":96,"features":100,"minibatch":48,
                                       "epochs":1,"slots":2,"window":13,"arithmetic":"hashed"})"));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << w.dump();
@@ -134,19 +130,12 @@ TEST_F(P4SGDScenario, SlotsAreReusedOnlyAfterTheAckRound) {
 TEST_F(P4SGDScenario, SameSeedSameResults) {
   const std::vector<std::string> sets = {"faults.loss_rate=0.02"};
   const json doc = Rack(4, R"({"samples":256,"features":64,"minibatch":32,"epochs":1,"timeout_us":5})");
-  const RunResult a = RunP4SGD(doc, sets), b = RunP4SGD(doc, sets);
+  const RunResult a = RunQuietly(doc, sets), b = RunQuietly(doc, sets);
   EXPECT_EQ(a.json["workload"].dump(), b.json["workload"].dump());
 }
 
 TEST_F(P4SGDScenario, BadInputIsRejectedWithTheFieldNamed) {
-  auto err = [](const json& doc) {
-    try {
-      RunP4SGD(doc);
-    } catch (const ScenarioError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto err = RunErrorOf;
   EXPECT_NE(err(Rack(4, R"({"minibatch":12})")).find("workload.p4sgd.minibatch: must be a multiple of 8"),
             std::string::npos);
   EXPECT_NE(err(Rack(4, R"({"slots":3})")).find("workload.p4sgd.slots: must be a power of two"), std::string::npos);
@@ -166,11 +155,11 @@ TEST_F(P4SGDScenario, BadInputIsRejectedWithTheFieldNamed) {
 // nodes and events stayed (1,867 events instead of 1,850 in a sweep worker).
 TEST_F(P4SGDScenario, ASetupErrorLeavesTheSimulatorCleanForTheNextRun) {
   const json good = Rack(4, R"({"samples":256,"features":64,"minibatch":32,"epochs":1})");
-  const RunResult first = RunP4SGD(good);
+  const RunResult first = RunQuietly(good);
   const std::string path = ::testing::TempDir() + "p4sgd-garbage.svm";
   std::ofstream(path) << "not-a-label 1:1\n";
-  EXPECT_THROW(RunP4SGD(Rack(4, fmt::format(R"({{"dataset":"{}"}})", path))), ScenarioError);
-  const RunResult again = RunP4SGD(good);
+  EXPECT_THROW(RunQuietly(Rack(4, fmt::format(R"({{"dataset":"{}"}})", path))), ScenarioError);
+  const RunResult again = RunQuietly(good);
   EXPECT_EQ(again.json["sim"].dump(), first.json["sim"].dump());
   EXPECT_EQ(again.json["workload"].dump(), first.json["workload"].dump());
 }

@@ -383,25 +383,8 @@ std::string PanamaDataplane::DumpState() const {
                  {"latency_mode", config_.latency.mode == LatencyMode::kEquation ? "equation" : "table1"},
                  {"packet_memory", buffers_.packet_memory()},
                  {"claim_all_traffic", config_.claim_all_traffic}};
-  const Stats& s = stats_;
-  j["stats"] = {{"processed", s.processed},
-                {"non_aggregation", s.non_aggregation},
-                {"malformed_dropped", s.malformed_dropped},
-                {"unknown_job_dropped", s.unknown_job_dropped},
-                {"unknown_tree_dropped", s.unknown_tree_dropped},
-                {"bad_port_dropped", s.bad_port_dropped},
-                {"forwarded", s.forwarded},
-                {"buffered", s.buffered},
-                {"buffer_overflow_dropped", s.buffer_overflow_dropped},
-                {"aggregations", s.aggregations},
-                {"result_packets", s.result_packets},
-                {"vid_mismatch_dropped", s.vid_mismatch_dropped},
-                {"vids_skipped", s.vids_skipped},
-                {"length_mismatch_dropped", s.length_mismatch_dropped},
-                {"fin_resets", s.fin_resets},
-                {"fin_flushed", s.fin_flushed},
-                {"controller_flushed", s.controller_flushed},
-                {"peak_buffered", buffers_.Peak()}};
+  j["stats"] = DumpedCounters(stats_, Stats::kCounters);
+  j["stats"]["peak_buffered"] = buffers_.Peak();
   j["active_jobs"] = buffers_.active_jobs();
   j["wnd_cap"] = OwnWndCap();
   json jobs = json::array();

@@ -4,6 +4,7 @@
 // inasim::p4::Dataplane seam. See protocols/panama/dataplane/README.md.
 #pragma once
 
+#include "p4model/common/counters.h"
 #include "p4model/common/dataplane.h"
 #include "protocols/panama/dataplane/config.h"
 #include "protocols/panama/dataplane/controls.h"
@@ -28,11 +29,11 @@ class PanamaDataplane : public Dataplane {
     uint64_t unknown_job_dropped = 0;     ///< JID the controller never installed
     uint64_t unknown_tree_dropped = 0;    ///< TID >= the job's trees
     uint64_t bad_port_dropped = 0;        ///< ingress port >= num_ports
-    uint64_t forwarded = 0;               ///< from a port outside the job's bitmap (fp_datapath.v:449 FORWARD_OUT_RESULT)
     uint64_t buffered = 0;                ///< admitted to an aggregation buffer
-    uint64_t buffer_overflow_dropped = 0; ///< over the job's share of its port buffer (panama §4.2.2)
     uint64_t aggregations = 0;            ///< vectors summed (Expected_VID matched on every member port)
     uint64_t result_packets = 0;          ///< result copies emitted
+    uint64_t forwarded = 0;               ///< from a port outside the job's bitmap (fp_datapath.v:449 FORWARD_OUT_RESULT)
+    uint64_t buffer_overflow_dropped = 0; ///< over the job's share of its port buffer (panama §4.2.2)
     uint64_t vid_mismatch_dropped = 0;    ///< packets dropped by the VID check (panama §5 (2))
     uint64_t vids_skipped = 0;            ///< Expected_VID values passed over without aggregating
     uint64_t length_mismatch_dropped = 0; ///< packets of a matched vector whose value counts differ
@@ -40,6 +41,29 @@ class PanamaDataplane : public Dataplane {
     uint64_t partial_aggregations = 0;    ///< PANAMA-<quorum>: vectors summed without every member port
     uint64_t fin_flushed = 0;             ///< packets still buffered in a tree at its FIN reset
     uint64_t controller_flushed = 0;      ///< packets dropped by ResetJob()
+    /// All but partial_aggregations in the dump (its format predates
+    /// PANAMA-<quorum>); the report shows the aggregation work and the drops
+    /// per accelerator (CSV) and sums them with the partial aggregations and
+    /// malformed drops.
+    static constexpr StatCounter<Stats> kCounters[] = {
+        {"processed", &Stats::processed},
+        {"non_aggregation", &Stats::non_aggregation},
+        {"malformed_dropped", &Stats::malformed_dropped, Shown::kDump | Shown::kSums},
+        {"unknown_job_dropped", &Stats::unknown_job_dropped},
+        {"unknown_tree_dropped", &Stats::unknown_tree_dropped},
+        {"bad_port_dropped", &Stats::bad_port_dropped},
+        {"buffered", &Stats::buffered, Shown::kEverywhere},
+        {"aggregations", &Stats::aggregations, Shown::kEverywhere},
+        {"result_packets", &Stats::result_packets, Shown::kEverywhere},
+        {"forwarded", &Stats::forwarded, Shown::kEverywhere},
+        {"buffer_overflow_dropped", &Stats::buffer_overflow_dropped, Shown::kEverywhere},
+        {"vid_mismatch_dropped", &Stats::vid_mismatch_dropped, Shown::kEverywhere},
+        {"vids_skipped", &Stats::vids_skipped, Shown::kEverywhere},
+        {"length_mismatch_dropped", &Stats::length_mismatch_dropped, Shown::kEverywhere},
+        {"fin_resets", &Stats::fin_resets, Shown::kEverywhere},
+        {"partial_aggregations", &Stats::partial_aggregations, Shown::kSums},
+        {"fin_flushed", &Stats::fin_flushed},
+        {"controller_flushed", &Stats::controller_flushed}};
   };
 
   explicit PanamaDataplane(PanamaConfig config);

@@ -35,18 +35,10 @@ struct AcceleratorTotals {
 
 AcceleratorTotals SumAccelerators(const topo::Topology& t, const Accelerators& accelerators, double quorum,
                                   uint64_t quorum_unresolved) {
-  using W = ProgramCounters::Where;
-  ProgramCounters counters({{"buffered"}, {"aggregations"}, {"result_packets"}, {"forwarded"},
-                           {"buffer_overflow_dropped"}, {"vid_mismatch_dropped"}, {"vids_skipped"},
-                           {"length_mismatch_dropped"}, {"fin_resets"}, {"own_wnd_cap", W::kCsv},
-                           {"partial_aggregations", W::kSum}, {"malformed_dropped", W::kSum}});
-  for (const auto& [v, acc] : accelerators) {
-    const auto& st = acc->stats();
-    counters.Add(t.node(v).name, t.node(v).tier,
-                 {st.buffered, st.aggregations, st.result_packets, st.forwarded, st.buffer_overflow_dropped,
-                  st.vid_mismatch_dropped, st.vids_skipped, st.length_mismatch_dropped, st.fin_resets,
-                  acc->OwnWndCap(), st.partial_aggregations, st.malformed_dropped});
-  }
+  using Stats = pn::PanamaDataplane::Stats;
+  ProgramCounters counters = ProgramCounters::Of(Stats::kCounters, {{"own_wnd_cap", ProgramCounters::Shown::kCsv}});
+  for (const auto& [v, acc] : accelerators)
+    counters.Add(t.node(v).name, t.node(v).tier, acc->stats(), Stats::kCounters, {acc->OwnWndCap()});
   AcceleratorTotals a{counters.Sums(), counters.csv()};
   a.totals.update({{"switches", accelerators.size()}, {"quorum", quorum},
                    {"quorum_unresolved_results", quorum_unresolved}});

@@ -9,6 +9,7 @@
 #include "protocols/panama/dataplane/tree_switch.h"
 #include "p4model/tools/programs.h"
 #include "tests/common/recording_emitter.h"
+#include "tests/common/test_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -26,12 +27,10 @@
 #include <vector>
 
 namespace pn = inasim::p4::panama;
-using inasim::p4::Picoseconds;
-using Bytes = std::vector<uint8_t>;
+using namespace inasim::testing;  // Bytes, kNs, Put16/32, Get16/32, Checksum
 
 namespace {
 
-constexpr Picoseconds kNs = 1000;
 
 // ============================================================================
 // Soft-float reference (independent of protocols/panama/dataplane/fp32.cc)
@@ -109,20 +108,6 @@ float ToF(uint32_t u) {
 // Frame builder (README "Byte layout")
 // ============================================================================
 
-void Put16(uint8_t* b, uint16_t v) {
-  b[0] = uint8_t(v >> 8);
-  b[1] = uint8_t(v);
-}
-void Put32(uint8_t* b, uint32_t v) {
-  Put16(b, uint16_t(v >> 16));
-  Put16(b + 2, uint16_t(v));
-}
-uint16_t Checksum(const uint8_t* p, size_t n) {
-  uint32_t s = 0;
-  for (size_t i = 0; i + 1 < n; i += 2) s += uint32_t(p[i]) << 8 | p[i + 1];
-  while (s >> 16) s = (s & 0xffff) + (s >> 16);
-  return uint16_t(~s);
-}
 
 struct Pkt {
   std::array<uint8_t, 6> dst_mac = {0x01, 0x00, 0x5e, 0x01, 0x02, 0x03};
@@ -146,25 +131,13 @@ struct Pkt {
 
 Bytes Build(const Pkt& p) {
   const size_t udp_len = 8 + 14 + 4 * p.values.size();
-  Bytes b(14 + 20 + udp_len, 0);
-  std::copy(p.dst_mac.begin(), p.dst_mac.end(), b.begin());
-  std::copy(p.src_mac.begin(), p.src_mac.end(), b.begin() + 6);
-  Put16(&b[12], 0x0800);
-  uint8_t* ip = &b[14];
-  ip[0] = 0x45;
-  ip[1] = uint8_t(p.dscp << 2 | p.ecn);
-  Put16(ip + 2, uint16_t(20 + udp_len));
-  Put16(ip + 4, p.ip_id);
-  ip[8] = 64;
-  ip[9] = p.protocol;
-  Put32(ip + 12, p.src_ip);
-  Put32(ip + 16, p.dst_ip);
-  Put16(ip + 10, Checksum(ip, 20));
-  uint8_t* udp = &b[34];
-  Put16(udp, p.sport);
-  Put16(udp + 2, p.dport);
-  Put16(udp + 4, uint16_t(udp_len));
-  Put16(udp + 6, p.udp_csum);
+  Bytes b;
+  PutMac(b, p.dst_mac);
+  PutMac(b, p.src_mac);
+  Put16(b, 0x0800);
+  const uint8_t tos = uint8_t(p.dscp << 2 | p.ecn);
+  PutIpv4Udp(b, {p.src_ip, p.dst_ip, p.sport, p.dport, p.udp_csum, p.ip_id, 0, 64, tos, p.protocol}, udp_len - 8);
+  b.resize(14 + 20 + udp_len, 0);
   uint8_t* h = &b[42];
   Put16(h, p.jid);
   h[2] = p.tid;

@@ -7,6 +7,7 @@
 #include "ina/tensor-data.h"
 #include "protocols/panama/dataplane/fp32.h"
 #include "net_harness.h"
+#include "tests/common/run_scenario.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -21,25 +22,10 @@
 
 using namespace inasim;
 using nlohmann::json;
+using inasim::testing::RunErrorOf;
+using inasim::testing::RunQuietly;
 
 namespace {
-
-RunResult RunPanama(json doc, const std::vector<std::string>& sets = {}) {
-  for (const auto& s : sets) ApplyOverride(doc, s);
-  RunOptions o;
-  o.progress = ProgressMode::kOff;
-  return RunScenario(ParseScenario(doc), o);
-}
-
-/// The ScenarioError a run of `doc` throws ("no error" if none).
-std::string ScenarioErrorOf(const json& doc) {
-  try {
-    RunPanama(doc);
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 /// 2 leaves x 4 spines at 10 Gb/s, `per_leaf` hosts per leaf; the job's
 /// workers are the first 4 hosts of each leaf.
@@ -73,7 +59,7 @@ json Cluster(uint32_t jobs, double rate) {
 }
 
 TEST_F(PanamaScenario, ClusterJobsArriveWaitForTheirHostsAndEndExact) {
-  const RunResult r = RunPanama(Cluster(10, 50000));
+  const RunResult r = RunQuietly(Cluster(10, 50000));
   const json& c = r.json["workload"]["panama"]["cluster"];
   ASSERT_TRUE(r.correct) << r.json["workload"].dump();
   ASSERT_EQ(c["jobs"].size(), 10u);
@@ -109,7 +95,7 @@ TEST_F(PanamaScenario, ClusterJobsArriveWaitForTheirHostsAndEndExact) {
     EXPECT_TRUE(j["correct"].get<bool>());
     EXPECT_EQ(j["mismatches"].get<uint64_t>(), 0u);
   }
-  const RunResult again = RunPanama(Cluster(10, 50000));
+  const RunResult again = RunQuietly(Cluster(10, 50000));
   EXPECT_EQ(again.json["workload"]["panama"]["cluster"].dump(), c.dump());
 }
 
@@ -142,7 +128,7 @@ TEST_F(PanamaScenario, ClusterPlacementUsesFewRacksAndTheModelTable) {
 }
 
 TEST_F(PanamaScenario, ClusterBadInputNamesTheField) {
-  const auto err = ScenarioErrorOf;
+  const auto err = RunErrorOf;
   json doc = Cluster(3, 100);
   doc["workload"]["panama"]["cluster"]["models"] = {"resnet50", "gpt3"};
   EXPECT_NE(err(doc).find("workload.panama.cluster.models[1]: \"gpt3\" is not one of vgg16, alexnet"),
@@ -158,8 +144,8 @@ TEST_F(PanamaScenario, ClusterBadInputNamesTheField) {
 TEST_F(PanamaScenario, ClusterOfRingJobsRunsTheSamePlacementExact) {
   // Ring-AllReduce (§7's baseline): the same arrivals, models and hosts, each
   // job a host ring; every rank's every element checked against the exact sum.
-  const RunResult panama = RunPanama(Cluster(10, 50000));
-  const RunResult ring = RunPanama(Cluster(10, 50000), {"workload.panama.cluster.allreduce=\"ring\"",
+  const RunResult panama = RunQuietly(Cluster(10, 50000));
+  const RunResult ring = RunQuietly(Cluster(10, 50000), {"workload.panama.cluster.allreduce=\"ring\"",
                                                         "workload.ring.rto_us=2000"});
   ASSERT_TRUE(ring.correct) << ring.summary;
   const json& c = ring.json["workload"]["panama"]["cluster"];
@@ -244,7 +230,7 @@ TEST_F(PanamaScenario, ClusterSlotsLetAHostRunSeveralJobsSpreadOverHosts) {
   doc["workload"]["panama"]["cluster"]["slots_per_host"] = 4;
   doc["workload"]["panama"]["cluster"]["min_workers"] = 16;
   doc["workload"]["panama"]["cluster"]["max_workers"] = 24;
-  const RunResult r = RunPanama(doc);
+  const RunResult r = RunQuietly(doc);
   ASSERT_TRUE(r.correct) << r.summary;
   EXPECT_EQ(r.json["workload"]["panama"]["cluster"]["finished_jobs"].get<uint32_t>(), 6u);
   EXPECT_DOUBLE_EQ(r.json["workload"]["panama"]["cluster"]["mean_wait_s"].get<double>(), 0.0);
@@ -259,8 +245,8 @@ TEST_F(PanamaScenario, QuorumSumsWithoutTheLastWorkersAndChecksThePartialSums) {
   doc["workload"]["iterations"] = 2;
   doc["workload"]["compute_gap_us"] = 20;
   doc["background"] = json::parse(R"({"flows":{"list":[{"src":4,"dst":0,"bytes":20000000}]}})");
-  const RunResult full = RunPanama(doc);
-  const RunResult partial = RunPanama(doc, {"workload.panama.quorum=0.75"});
+  const RunResult full = RunQuietly(doc);
+  const RunResult partial = RunQuietly(doc, {"workload.panama.quorum=0.75"});
   ASSERT_TRUE(full.correct) << full.summary;
   ASSERT_TRUE(partial.correct) << partial.summary;
   const json& w = partial.json["workload"];
@@ -275,13 +261,13 @@ TEST_F(PanamaScenario, QuorumSumsWithoutTheLastWorkersAndChecksThePartialSums) {
   EXPECT_LT(w["mean_duration_s"].get<double>(), full.json["workload"]["mean_duration_s"].get<double>());
   // Uniform fp32 too: the partial sums bit for bit in the FPGA adder's order.
   doc["workload"]["data"] = "uniform";
-  const RunResult uni = RunPanama(doc, {"workload.panama.quorum=0.75"});
+  const RunResult uni = RunQuietly(doc, {"workload.panama.quorum=0.75"});
   ASSERT_TRUE(uni.correct) << uni.summary;
   EXPECT_GT(uni.json["workload"]["panama"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
 }
 
 TEST_F(PanamaScenario, ClusterKeysBadInputNamesTheField) {
-  const auto err = ScenarioErrorOf;
+  const auto err = RunErrorOf;
   json doc = Cluster(3, 100);
   doc["workload"]["panama"]["cluster"]["load"] = 0.5;
   EXPECT_NE(err(doc).find("workload.panama.cluster.load: give either arrival_rate_per_s or load"), std::string::npos);
@@ -300,7 +286,7 @@ TEST_F(PanamaScenario, ClusterKeysBadInputNamesTheField) {
 }  // namespace
 
 TEST_F(PanamaScenario, FourTreesThroughFourSpinesSumExactly) {
-  const RunResult r = RunPanama(TwoLeaves(4, 1 << 20));
+  const RunResult r = RunQuietly(TwoLeaves(4, 1 << 20));
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << r.summary;
   EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 8u * (1u << 18));
@@ -320,7 +306,7 @@ TEST_F(PanamaScenario, FourTreesThroughFourSpinesSumExactly) {
 
 TEST_F(PanamaScenario, UniformGradientsMatchTheAcceleratorsAdderOrderBitForBit) {
   for (const char* mode : {"fpga", "ieee"}) {
-    const RunResult r = RunPanama(TwoLeaves(4, 1 << 18), {"workload.data=uniform", std::string("workload.panama.float_mode=") + mode});
+    const RunResult r = RunQuietly(TwoLeaves(4, 1 << 18), {"workload.data=uniform", std::string("workload.panama.float_mode=") + mode});
     EXPECT_TRUE(r.correct) << mode << ": " << r.summary;
     EXPECT_EQ(r.json["workload"]["check"].get<std::string>().rfind("values: against the accelerators' adder order", 0), 0u);
   }
@@ -351,7 +337,7 @@ TEST_F(PanamaScenario, UniformGradientsMatchTheAcceleratorsAdderOrderBitForBit) 
 }
 
 TEST_F(PanamaScenario, OneRackTreesShareTheToRAndDifferByTreeId) {
-  const RunResult r = RunPanama(json::parse(R"({"name":"t","topology":{"type":"single_rack","hosts":6},
+  const RunResult r = RunQuietly(json::parse(R"({"name":"t","topology":{"type":"single_rack","hosts":6},
     "links":{"host_rate_gbps":10},
     "workload":{"type":"allreduce","protocol":"panama","dtype":"float32","bytes":262144,"panama":{"trees":4}}})"));
   const json& w = r.json["workload"];
@@ -363,7 +349,7 @@ TEST_F(PanamaScenario, OneRackTreesShareTheToRAndDifferByTreeId) {
 TEST_F(PanamaScenario, WndCapBoundsTheWindowAtTheSmallestAccelerator) {
   // Leaves have 8 ports, spines 2: with 128,000 B of accelerator memory a
   // leaf offers 128000 / 8 / 1600 = 10 packets per port, a spine 40.
-  const RunResult r = RunPanama(TwoLeaves(4, 1 << 20), {"workload.panama.accelerator_buffer_bytes=128000"});
+  const RunResult r = RunQuietly(TwoLeaves(4, 1 << 20), {"workload.panama.accelerator_buffer_bytes=128000"});
   const json& w = r.json["workload"];
   ASSERT_TRUE(r.correct) << r.summary;
   EXPECT_EQ(w["panama"]["workers"]["min_wnd_cap"].get<uint32_t>(), 10u);
@@ -376,15 +362,15 @@ TEST_F(PanamaScenario, CongestionMarksResultsAndTheWindowsBackOff) {
   // Two more hosts per leaf send line-rate messages to random peers.
   json doc = TwoLeaves(6, 1 << 20);
   doc["background"] = json::parse(R"({"congestion":{"hosts":"others","message_bytes":1048576}})");
-  const RunResult cc = RunPanama(doc);
-  const RunResult fixed = RunPanama(doc, {"workload.panama.congestion_control=false"});
+  const RunResult cc = RunQuietly(doc);
+  const RunResult fixed = RunQuietly(doc, {"workload.panama.congestion_control=false"});
   ASSERT_TRUE(cc.correct) << cc.summary;
   ASSERT_TRUE(fixed.correct) << fixed.summary;
   const json& w = cc.json["workload"];
   EXPECT_GT(w["panama"]["workers"]["results_ecn_marked"].get<uint64_t>(), 0u);
   EXPECT_GT(cc.json["network"]["ecn_marks"].get<uint64_t>(), 0u);
   // Marks cut the windows well below the uncongested run's.
-  const RunResult quiet = RunPanama(TwoLeaves(6, 1 << 20));
+  const RunResult quiet = RunQuietly(TwoLeaves(6, 1 << 20));
   EXPECT_LT(w["panama"]["workers"]["mean_cwnd"].get<double>(), 0.8 * quiet.json["workload"]["panama"]["workers"]["mean_cwnd"].get<double>());
 }
 
@@ -398,7 +384,7 @@ TEST_F(PanamaScenario, PfcKeepsAnOverloadedFabricLossless) {
   doc["workload"]["panama"]["congestion_control"] = false;
   doc["workload"]["panama"]["timeout_us"] = 2000;
   doc["stop"]["max_sim_time_ms"] = 20;
-  const RunResult pfc = RunPanama(doc);
+  const RunResult pfc = RunQuietly(doc);
   ASSERT_TRUE(pfc.correct) << pfc.summary;
   EXPECT_EQ(pfc.json["network"]["drops_buffer"].get<uint64_t>(), 0u);
   EXPECT_GT(pfc.json["network"]["pfc_pause_frames"].get<uint64_t>(), 0u);
@@ -407,7 +393,7 @@ TEST_F(PanamaScenario, PfcKeepsAnOverloadedFabricLossless) {
   // drop the rest of those vectors (VID check), the trees time out, and the
   // run ends unfinished with a clear report, never with a wrong sum.
   doc["switch"]["pfc"]["enabled"] = false;
-  const RunResult lossy = RunPanama(doc);
+  const RunResult lossy = RunQuietly(doc);
   EXPECT_FALSE(lossy.correct);
   EXPECT_GT(lossy.json["network"]["drops_buffer"].get<uint64_t>(), 0u);
   EXPECT_GT(lossy.json["workload"]["panama"]["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);
@@ -423,7 +409,7 @@ TEST_F(PanamaScenario, ConcurrentJobsShareTheAcceleratorsAndTheirBuffer) {
   json doc = TwoLeaves(4, 1 << 20);
   doc["workload"]["panama"]["accelerator_buffer_bytes"] = 256000;
   doc["workload"]["panama"]["jobs"] = json::parse(R"([{"hosts":[0,1,4,5]},{"hosts":[2,3,6,7],"bytes":262144}])");
-  const RunResult r = RunPanama(doc);
+  const RunResult r = RunQuietly(doc);
   ASSERT_TRUE(r.correct) << r.summary;
   const json& jobs = r.json["workload"]["per_job"];
   ASSERT_EQ(jobs.size(), 2u);
@@ -444,11 +430,11 @@ TEST_F(PanamaScenario, ConcurrentJobsShareTheAcceleratorsAndTheirBuffer) {
   json alone = TwoLeaves(4, 1 << 20);
   alone["workload"]["panama"]["accelerator_buffer_bytes"] = 256000;
   alone["workload"]["hosts"] = json::parse("[0,1,4,5]");
-  EXPECT_EQ(RunPanama(alone).json["workload"]["panama"]["workers"]["min_wnd_cap"].get<uint32_t>(), 20u);
+  EXPECT_EQ(RunQuietly(alone).json["workload"]["panama"]["workers"]["min_wnd_cap"].get<uint32_t>(), 20u);
   // Jobs need disjoint workers.
   doc["workload"]["panama"]["jobs"] = json::parse(R"([{"hosts":[0,1,4,5]},{"hosts":[5,6]}])");
   try {
-    RunPanama(doc);
+    RunQuietly(doc);
     ADD_FAILURE() << "overlapping jobs accepted";
   } catch (const ScenarioError& e) {
     EXPECT_NE(std::string(e.what()).find("workload.panama.jobs[1].hosts: host 5"), std::string::npos) << e.what();
@@ -458,7 +444,7 @@ TEST_F(PanamaScenario, ConcurrentJobsShareTheAcceleratorsAndTheirBuffer) {
 TEST_F(PanamaScenario, SameSeedSameBytes) {
   json doc = TwoLeaves(6, 1 << 18);
   doc["background"] = json::parse(R"({"congestion":{"hosts":"others","message_bytes":262144}})");
-  const RunResult a = RunPanama(doc), b = RunPanama(doc);
+  const RunResult a = RunQuietly(doc), b = RunQuietly(doc);
   EXPECT_EQ(a.json["workload"].dump(), b.json["workload"].dump());
   EXPECT_EQ(a.csv_texts, b.csv_texts);
 }
@@ -518,9 +504,9 @@ TEST_F(PanamaScenario, IdealSplitsTheSameFlowDrawsIntoShortAndLong) {
     }
     return rows;
   };
-  const RunResult all = RunPanama(doc);
-  const RunResult short_only = RunPanama(doc, {"background.flows.only=short"});
-  const RunResult long_only = RunPanama(doc, {"background.flows.only=long"});
+  const RunResult all = RunQuietly(doc);
+  const RunResult short_only = RunQuietly(doc, {"background.flows.only=short"});
+  const RunResult long_only = RunQuietly(doc, {"background.flows.only=long"});
   const auto a = flows(all), s = flows(short_only), l = flows(long_only);
   ASSERT_FALSE(s.empty());
   ASSERT_FALSE(l.empty());
@@ -532,8 +518,8 @@ TEST_F(PanamaScenario, IdealSplitsTheSameFlowDrawsIntoShortAndLong) {
   EXPECT_EQ(short_only.json["background"]["flows"]["fct"]["long"]["count"], 0u);
   EXPECT_EQ(short_only.json["background"]["flows"]["only"], "short");
   doc["background"]["flows"]["only"] = "medium";
-  EXPECT_NE(ScenarioErrorOf(doc).find("background.flows.only: must be one of"), std::string::npos)
-      << ScenarioErrorOf(doc);
+  EXPECT_NE(RunErrorOf(doc).find("background.flows.only: must be one of"), std::string::npos)
+      << RunErrorOf(doc);
 }
 
 TEST_F(PanamaScenario, Fig10PortTwoDctcpFlowsShareOnlyWithTcpSmallQueues) {
@@ -564,8 +550,8 @@ TEST_F(PanamaScenario, Fig10PortTwoDctcpFlowsShareOnlyWithTcpSmallQueues) {
     }
     return -1.0;
   };
-  const RunResult deep = RunPanama(doc, {"background.flows.tcp.small_queue_bytes=0"});
-  const RunResult tsq = RunPanama(doc);
+  const RunResult deep = RunQuietly(doc, {"background.flows.tcp.small_queue_bytes=0"});
+  const RunResult tsq = RunQuietly(doc);
   EXPECT_LT(first_end(deep), 0.050);
   EXPECT_GT(first_end(tsq), 0.055);
   EXPECT_LT(first_end(tsq), 0.063);
@@ -591,7 +577,7 @@ TEST_F(PanamaScenario, TcpSmallQueuesKeepALoneFlowAtLineRateWithAShortNicQueue) 
     "stop":{"max_sim_time_ms":100}})");
   for (const char* limit : {"0", "1048576", "1500"}) {
     SCOPED_TRACE(limit);
-    const RunResult r = RunPanama(doc, {std::string("background.flows.tcp.small_queue_bytes=") + limit});
+    const RunResult r = RunQuietly(doc, {std::string("background.flows.tcp.small_queue_bytes=") + limit});
     const json& f = r.json["background"]["flows"];
     ASSERT_EQ(f["completed"], 1u) << r.summary;
     EXPECT_LT(f["fct"]["all"]["slowdown"]["max"].get<double>(), 1.05) << f.dump();

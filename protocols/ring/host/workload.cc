@@ -160,18 +160,14 @@ double StateBytes(const Scenario& s, size_t hosts) {
   return 6.0 * std::max(1.0, n - w.jobs) * std::ceil(elements / epp);
 }
 
-void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
-                 std::vector<std::string>&) {
-  timers.push_back({"workload.ring.rto_us", s.workload.spec<RingSpec>().rto_ps, 1e6, "us"});
-}
-
-void AddUdpPorts(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports) {
-  ports.emplace_back("workload.ring.udp_port", s.workload.spec<RingSpec>().udp_port);
-}
+constexpr char kTimerKey[] = "workload.ring.rto_us";
+constexpr char kUdpPortKey[] = "workload.ring.udp_port";
 
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes,
+                                &AddSpecTimer<RingSpec, &RingSpec::rto_ps, kTimerKey>,
+                                &AddSpecUdpPort<RingSpec, &RingSpec::udp_port, kUdpPortKey>};
 
 }  // namespace inasim::protocols::ring

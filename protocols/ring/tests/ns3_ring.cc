@@ -3,11 +3,13 @@
 // failure, iterations, and byte-identical results for the same seed.
 #include "ina/runner.h"
 #include "ina/scenario.h"
+#include "tests/common/run_scenario.h"
 
 #include <gtest/gtest.h>
 
 using namespace inasim;
 using nlohmann::json;
+using inasim::testing::RunQuietly;
 
 namespace {
 
@@ -18,13 +20,6 @@ json Base() {
     "links": {"host_rate_gbps": 100, "host_delay_ns": 500},
     "workload": {"type": "allreduce", "bytes": 262144}
   })");
-}
-
-RunResult RunRing(json doc, std::initializer_list<std::string> sets = {}) {
-  for (const auto& s : sets) ApplyOverride(doc, s);
-  RunOptions o;
-  o.progress = ProgressMode::kOff;
-  return RunScenario(ParseScenario(doc), o);
 }
 
 void ExpectExact(const RunResult& r, uint64_t ranks, uint64_t elements, uint32_t iterations = 1) {
@@ -39,25 +34,25 @@ void ExpectExact(const RunResult& r, uint64_t ranks, uint64_t elements, uint32_t
 }  // namespace
 
 TEST(Ring, TwoRanksInt32) {
-  const RunResult r = RunRing(Base(), {"topology.hosts=2", "workload.bytes=4000"});
+  const RunResult r = RunQuietly(Base(), {"topology.hosts=2", "workload.bytes=4000"});
   ExpectExact(r, 2, 1000);
 }
 
 TEST(Ring, AwkwardSizesThreeAndFiveRanks) {
   // 1001 elements over 3 ranks and 37 per packet: uneven chunks, a short last packet.
-  ExpectExact(RunRing(Base(), {"topology.hosts=3", "workload.bytes=4004", "workload.ring.elements_per_packet=37"}), 3,
+  ExpectExact(RunQuietly(Base(), {"topology.hosts=3", "workload.bytes=4004", "workload.ring.elements_per_packet=37"}), 3,
               1001);
   // Fewer packets than ranks: some chunks are empty.
-  ExpectExact(RunRing(Base(), {"topology.hosts=5", "workload.bytes=12"}), 5, 3);
+  ExpectExact(RunQuietly(Base(), {"topology.hosts=5", "workload.bytes=12"}), 5, 3);
 }
 
 TEST(Ring, Float32ExactAndOnes) {
-  ExpectExact(RunRing(Base(), {"workload.dtype=float32"}), 8, 65536);
-  ExpectExact(RunRing(Base(), {"workload.dtype=float32", "workload.data=ones"}), 8, 65536);
+  ExpectExact(RunQuietly(Base(), {"workload.dtype=float32"}), 8, 65536);
+  ExpectExact(RunQuietly(Base(), {"workload.dtype=float32", "workload.data=ones"}), 8, 65536);
 }
 
 TEST(Ring, TimeIsCloseToTheFramingBound) {
-  const RunResult r = RunRing(Base(), {"workload.bytes=4194304"});
+  const RunResult r = RunQuietly(Base(), {"workload.bytes=4194304"});
   ExpectExact(r, 8, 1 << 20);
   const json& w = r.json["workload"];
   const double t = w["mean_duration_s"], bound = w["ring"]["analytic_bound_s"], framing = w["ring"]["framing_bound_s"];
@@ -67,7 +62,7 @@ TEST(Ring, TimeIsCloseToTheFramingBound) {
 }
 
 TEST(Ring, CompletesExactlyUnderOnePercentLoss) {
-  const RunResult r = RunRing(Base(), {"faults.loss_rate=0.01", "workload.ring.rto_us=20"});
+  const RunResult r = RunQuietly(Base(), {"faults.loss_rate=0.01", "workload.ring.rto_us=20"});
   ExpectExact(r, 8, 65536);
   EXPECT_GT(r.json["network"]["drops_loss"].get<uint64_t>(), 0u);
   EXPECT_GT(r.json["workload"]["collectives"][0]["retransmissions"].get<uint64_t>(), 0u);
@@ -80,14 +75,14 @@ TEST(Ring, SurvivesASpineLinkFailureOnALeafSpine) {
   // until routing reconverges 50 us later; retransmissions then get through.
   doc["faults"] = json::parse(R"({"reconverge_us": 50,
                                   "links": [{"between": ["leaf0", "spine0"], "down_at_us": 5}]})");
-  const RunResult r = RunRing(doc, {"workload.ring.rto_us=20"});
+  const RunResult r = RunQuietly(doc, {"workload.ring.rto_us=20"});
   ExpectExact(r, 8, 65536);
   EXPECT_GT(r.json["network"]["drops_link_down"].get<uint64_t>(), 0u);
   EXPECT_GT(r.json["workload"]["collectives"][0]["retransmissions"].get<uint64_t>(), 0u);
 }
 
 TEST(Ring, IterationsAreSeparatedByTheComputeGap) {
-  const RunResult r = RunRing(Base(), {"workload.iterations=3", "workload.compute_gap_us=10"});
+  const RunResult r = RunQuietly(Base(), {"workload.iterations=3", "workload.compute_gap_us=10"});
   ExpectExact(r, 8, 65536, 3);
   const json& c = r.json["workload"]["collectives"];
   ASSERT_EQ(c.size(), 3u);
@@ -96,7 +91,7 @@ TEST(Ring, IterationsAreSeparatedByTheComputeGap) {
 }
 
 TEST(Ring, UnfinishedRunIsReportedNotCorrect) {
-  const RunResult r = RunRing(Base(), {"stop.max_sim_time_ms=0.005"});
+  const RunResult r = RunQuietly(Base(), {"stop.max_sim_time_ms=0.005"});
   EXPECT_FALSE(r.correct);
   EXPECT_EQ(r.json["sim"]["stopped_by"], "max_sim_time");
   EXPECT_EQ(r.json["workload"]["iterations_completed"].get<uint32_t>(), 0u);
@@ -111,10 +106,10 @@ TEST(Ring, SameSeedGivesIdenticalResults) {
                                                     "switch.forwarding=spray"};
   json doc = Base();
   doc["topology"] = {{"type", "fat_tree"}, {"k", 4}};
-  const RunResult a = strip(RunRing(doc, lossy)), b = strip(RunRing(doc, lossy));
+  const RunResult a = strip(RunQuietly(doc, lossy)), b = strip(RunQuietly(doc, lossy));
   EXPECT_EQ(a.json.dump(), b.json.dump());
   EXPECT_EQ(a.csv_texts, b.csv_texts);
   ApplyOverride(doc, "seed=2");
-  const RunResult c = strip(RunRing(doc, lossy));
+  const RunResult c = strip(RunQuietly(doc, lossy));
   EXPECT_NE(a.csv_texts, c.csv_texts);  // another seed draws other losses
 }

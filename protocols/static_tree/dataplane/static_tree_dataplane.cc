@@ -167,19 +167,9 @@ void StaticTreeDataplane::Complete(Tree& t, uint32_t index, Emitter& out) {
   std::memset(b, 0xff, 6);  // broadcast MAC: the next hop is a switch or (root) every host below
   std::memcpy(b + 6, config_.switch_mac.data(), 6);
   StoreBe16(b + 12, kEtherTypeIpv4);
-  uint8_t* ip = b + kEthernetBytes;
-  ip[0] = 0x45;
-  StoreBe16(ip + 2, static_cast<uint16_t>(kIpv4MinBytes + kUdpBytes + body));
-  ip[8] = 64;
-  ip[9] = kIpProtoUdp;
-  StoreBe32(ip + 12, config_.switch_ip);
-  StoreBe32(ip + 16, canary::kIpv4LimitedBroadcast);
-  StoreBe16(ip + 10, Ipv4HeaderChecksum(ip, kIpv4MinBytes));
-  uint8_t* udp = ip + kIpv4MinBytes;
-  StoreBe16(udp, config_.udp_port);
-  StoreBe16(udp + 2, config_.udp_port);
-  StoreBe16(udp + 4, static_cast<uint16_t>(kUdpBytes + body));
-  uint8_t* h = udp + kUdpBytes;
+  WriteIpv4Udp(b + kEthernetBytes, 0, config_.switch_ip, canary::kIpv4LimitedBroadcast, config_.udp_port,
+               config_.udp_port, body);
+  uint8_t* h = b + kEthernetBytes + kIpv4MinBytes + kUdpBytes;
   StoreBe32(h + canary::kOffId, s.id);
   StoreBe16(h + canary::kOffCounter, s.counter);
   StoreBe16(h + canary::kOffHosts, s.hosts);
@@ -206,20 +196,7 @@ std::string StaticTreeDataplane::DumpState() const {
   nlohmann::json j = {{"name", "static_tree"},
                       {"trees", trees},
                       {"slots_in_use", in_use_},
-                      {"stats",
-                       {{"processed", stats_.processed},
-                        {"malformed_dropped", stats_.malformed_dropped},
-                        {"unknown_tree", stats_.unknown_tree},
-                        {"not_a_child", stats_.not_a_child},
-                        {"allocated", stats_.allocated},
-                        {"aggregated", stats_.aggregated},
-                        {"duplicates", stats_.duplicates},
-                        {"slot_conflicts", stats_.slot_conflicts},
-                        {"sent_up", stats_.sent_up},
-                        {"results", stats_.results},
-                        {"broadcasts", stats_.broadcasts},
-                        {"not_from_parent", stats_.not_from_parent},
-                        {"peak_slots", stats_.peak_slots}}}};
+                      {"stats", DumpedCounters(stats_, Stats::kCounters)}};
   return j.dump();
 }
 

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "protocols/canary/dataplane/types.h"
+#include "p4model/common/counters.h"
 #include "p4model/common/dataplane.h"
 
 #include <cstdint>
@@ -66,13 +67,30 @@ class StaticTreeDataplane : public Dataplane {
     uint64_t not_a_child = 0;        ///< reduce packet from a port that is no child of the tree: dropped
     uint64_t allocated = 0;          ///< first packet of a block
     uint64_t aggregated = 0;         ///< later packets of a block
-    uint64_t duplicates = 0;         ///< a child sent the same block twice: dropped
-    uint64_t slot_conflicts = 0;     ///< another block holds the slot: dropped
     uint64_t sent_up = 0;            ///< partial sums to the parent
     uint64_t results = 0;            ///< root: results multicast down
     uint64_t broadcasts = 0;         ///< results from the parent multicast down
+    uint64_t duplicates = 0;         ///< a child sent the same block twice: dropped
+    uint64_t slot_conflicts = 0;     ///< another block holds the slot: dropped
     uint64_t not_from_parent = 0;    ///< result from a port that is not the parent: dropped
     uint64_t peak_slots = 0;         ///< most slots in use at once
+    /// All in the dump; the static-tree report shows each switch's work and
+    /// peak (CSV) and sums only the drops a healthy tree never has.
+    static constexpr uint8_t kCsvAndDump = Shown::kDump | Shown::kCsv;
+    static constexpr StatCounter<Stats> kCounters[] = {
+        {"processed", &Stats::processed},
+        {"malformed_dropped", &Stats::malformed_dropped},
+        {"unknown_tree", &Stats::unknown_tree},
+        {"not_a_child", &Stats::not_a_child},
+        {"allocated", &Stats::allocated, kCsvAndDump},
+        {"aggregated", &Stats::aggregated, kCsvAndDump},
+        {"sent_up", &Stats::sent_up, kCsvAndDump},
+        {"results", &Stats::results, kCsvAndDump},
+        {"broadcasts", &Stats::broadcasts, kCsvAndDump},
+        {"duplicates", &Stats::duplicates, Shown::kEverywhere},
+        {"slot_conflicts", &Stats::slot_conflicts, Shown::kEverywhere},
+        {"not_from_parent", &Stats::not_from_parent},
+        {"peak_slots", &Stats::peak_slots, kCsvAndDump}};
   };
 
   explicit StaticTreeDataplane(StaticTreeConfig config);

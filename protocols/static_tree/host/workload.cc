@@ -5,11 +5,6 @@
 #include "ina/workload.h"
 #include "protocols/canary/host/canary-jobs.h"
 
-#include <fmt/format.h>
-
-#include <cmath>
-#include <stdexcept>
-
 namespace inasim::protocols::static_tree {
 
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
@@ -18,15 +13,9 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 
 namespace {
 
-void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
-  CanaryJobSet::CheckPlacement(t, hosts, InaTreeMode::kStaticTree, s.seed, s.workload, s.workload.jobs);
-}
-
 /// CanaryHost's per-block arrays, as static trees use them.
 double StateBytes(const Scenario& s, size_t hosts) {
-  const WorkloadSpec& w = s.workload;
-  const double blocks = std::ceil(static_cast<double>(w.bytes / 4) / w.spec<StaticTreeSpec>().elements_per_packet) * w.iterations;
-  return blocks * 3.0 * static_cast<double>(hosts);
+  return CanaryJobSet::Blocks<StaticTreeSpec>(s) * 3.0 * static_cast<double>(hosts);
 }
 
 void AddWarnings(const Scenario&, const topo::Topology&, std::vector<NamedTimer>&, std::vector<std::string>&) {}
@@ -37,6 +26,7 @@ void AddUdpPorts(const Scenario&, std::vector<std::pair<const char*, uint16_t>>&
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
+const ProtocolChecks kChecks = {&CanaryJobSet::CheckScenarioPlacement<InaTreeMode::kStaticTree>, &StateBytes, &AddWarnings,
+                                &AddUdpPorts};
 
 }  // namespace inasim::protocols::static_tree

@@ -2,6 +2,7 @@
 // expected packets are built here byte by byte from the documented layout.
 #include "protocols/static_tree/dataplane/static_tree_dataplane.h"
 #include "tests/common/recording_emitter.h"
+#include "tests/common/test_bytes.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +10,7 @@
 #include <vector>
 
 namespace st = inasim::p4::statictree;
-using Bytes = std::vector<uint8_t>;
-using inasim::p4::Picoseconds;
+using namespace inasim::testing;  // Bytes, Put16/32, Checksum
 
 namespace {
 
@@ -25,33 +25,25 @@ class Recorder : public inasim::testing::RecordingEmitter {
   void EmitRouted(inasim::Span<const uint8_t>, Picoseconds) override { ADD_FAILURE() << "static trees never route"; }
 };
 
-void Be16(Bytes& b, size_t at, uint16_t v) {
-  b[at] = uint8_t(v >> 8);
-  b[at + 1] = uint8_t(v);
-}
-void Be32(Bytes& b, size_t at, uint32_t v) {
-  for (int i = 0; i < 4; ++i) b[at + i] = uint8_t(v >> (24 - 8 * i));
-}
-
 /// Ethernet / IPv4 (no checksum) / UDP 45503 / header / kK elements.
 Bytes Packet(uint32_t id, uint16_t counter, uint16_t hosts, uint32_t tree, bool down, std::vector<uint32_t> data) {
   Bytes b(14 + 20 + 8 + 19 + 4 * kK, 0);
-  Be16(b, 12, 0x0800);
+  Put16(&b[12], 0x0800);
   b[14] = 0x45;
-  Be16(b, 16, static_cast<uint16_t>(20 + 8 + 19 + 4 * kK));
+  Put16(&b[16], static_cast<uint16_t>(20 + 8 + 19 + 4 * kK));
   b[22] = 64;
   b[23] = 17;
-  Be32(b, 26, 0x0a000001);
-  Be32(b, 30, 0x0aff0003);
-  Be16(b, 34, 40000);
-  Be16(b, 36, 45503);
-  Be16(b, 38, static_cast<uint16_t>(8 + 19 + 4 * kK));
-  Be32(b, 42 + 4, id);
-  Be16(b, 42 + 8, counter);
-  Be16(b, 42 + 10, hosts);
-  Be32(b, 42 + 12, tree);
+  Put32(&b[26], 0x0a000001);
+  Put32(&b[30], 0x0aff0003);
+  Put16(&b[34], 40000);
+  Put16(&b[36], 45503);
+  Put16(&b[38], static_cast<uint16_t>(8 + 19 + 4 * kK));
+  Put32(&b[42 + 4], id);
+  Put16(&b[42 + 8], counter);
+  Put16(&b[42 + 10], hosts);
+  Put32(&b[42 + 12], tree);
   b[42 + 18] = down ? 0x40 : 0;
-  for (uint32_t i = 0; i < kK; ++i) Be32(b, 61 + 4 * i, data[i]);
+  for (uint32_t i = 0; i < kK; ++i) Put32(&b[61 + 4 * i], data[i]);
   return b;
 }
 
@@ -62,13 +54,10 @@ Bytes Built(uint32_t id, uint16_t counter, uint16_t hosts, uint32_t tree, bool d
   for (int i = 0; i < 6; ++i) b[i] = 0xff;
   const uint8_t mac[6] = {0x02, 0x00, 0x0a, 0xff, 0x00, 0x03};
   for (int i = 0; i < 6; ++i) b[6 + i] = mac[i];
-  Be32(b, 26, kSwitchIp);
-  Be32(b, 30, 0xffffffff);
-  Be16(b, 34, 45503);
-  uint32_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += uint32_t(b[14 + i]) << 8 | b[14 + i + 1];
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  Be16(b, 24, static_cast<uint16_t>(~sum));
+  Put32(&b[26], kSwitchIp);
+  Put32(&b[30], 0xffffffff);
+  Put16(&b[34], 45503);
+  Put16(&b[24], Checksum(&b[14], 20));
   return b;
 }
 

@@ -99,11 +99,8 @@ void HierarchicalSwitchML::Down(inasim::Span<const uint8_t> frame, Emitter& out)
 
 std::string HierarchicalSwitchML::DumpState() const {
   nlohmann::json j = nlohmann::json::parse(level_.DumpState());
-  j["hierarchy"] = {{"partials_up", stats_.partials_up},
-                    {"retransmissions_up", stats_.retransmissions_up},
-                    {"results_down", stats_.results_down},
-                    {"copies_down", stats_.copies_down},
-                    {"uplink_port", parent_.uplink_port}};
+  j["hierarchy"] = DumpedCounters(stats_, Stats::kCounters);
+  j["hierarchy"]["uplink_port"] = parent_.uplink_port;
   return j.dump();
 }
 

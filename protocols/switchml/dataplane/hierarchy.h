@@ -56,6 +56,11 @@ class HierarchicalSwitchML : public Dataplane {
     uint64_t retransmissions_up = 0; ///< partial aggregates re-sent up for a worker's retransmission
     uint64_t results_down = 0;       ///< results from the parent multicast to the children
     uint64_t copies_down = 0;
+    static constexpr StatCounter<Stats> kCounters[] = {
+        {"partials_up", &Stats::partials_up},
+        {"retransmissions_up", &Stats::retransmissions_up},
+        {"results_down", &Stats::results_down},
+        {"copies_down", &Stats::copies_down}};
   };
 
   HierarchicalSwitchML(SwitchMLConfig level, ParentLink parent);

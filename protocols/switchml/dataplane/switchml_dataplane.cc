@@ -734,18 +734,7 @@ std::string SwitchMLDataplane::DumpState() const {
   json j;
   j["name"] = "switchml";
   j["last_passes"] = last_passes_;
-  j["stats"] = {{"processed", stats_.processed},
-                {"malformed_dropped", stats_.malformed_dropped},
-                {"forwarded", stats_.forwarded},
-                {"simulated_ingress_drops", stats_.simulated_ingress_drops},
-                {"simulated_egress_drops", stats_.simulated_egress_drops},
-                {"consumed", stats_.consumed},
-                {"dropped", stats_.dropped},
-                {"broadcasts", stats_.broadcasts},
-                {"retransmits", stats_.retransmits},
-                {"copies_sent", stats_.copies_sent},
-                {"sender_misses", stats_.sender_misses},
-                {"recirculation_limit", stats_.recirculation_limit}};
+  j["stats"] = DumpedCounters(stats_, Stats::kCounters);
   json pipes = json::array();
   for (int p = 0; p < kNumPipes; ++p) {
     if (!pipes_[p]) continue;

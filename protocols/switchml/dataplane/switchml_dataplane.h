@@ -2,6 +2,7 @@
 // inasim::p4::Dataplane seam. See protocols/switchml/dataplane/README.md.
 #pragma once
 
+#include "p4model/common/counters.h"
 #include "p4model/common/dataplane.h"
 #include "protocols/switchml/dataplane/config.h"
 #include "protocols/switchml/dataplane/controls.h"
@@ -172,6 +173,19 @@ class SwitchMLDataplane : public Dataplane {
     uint64_t copies_sent = 0;         ///< Emit() calls with a SwitchML result
     uint64_t sender_misses = 0;       ///< udp_sender.dst_addr miss (copy dropped)
     uint64_t recirculation_limit = 0; ///< more than kMaxPasses passes (cannot happen with the stock entries)
+    static constexpr StatCounter<Stats> kCounters[] = {
+        {"processed", &Stats::processed},
+        {"malformed_dropped", &Stats::malformed_dropped},
+        {"forwarded", &Stats::forwarded},
+        {"simulated_ingress_drops", &Stats::simulated_ingress_drops},
+        {"simulated_egress_drops", &Stats::simulated_egress_drops},
+        {"consumed", &Stats::consumed},
+        {"dropped", &Stats::dropped},
+        {"broadcasts", &Stats::broadcasts},
+        {"retransmits", &Stats::retransmits},
+        {"copies_sent", &Stats::copies_sent},
+        {"sender_misses", &Stats::sender_misses},
+        {"recirculation_limit", &Stats::recirculation_limit}};
   };
   static constexpr uint32_t kMaxPasses = 16;
 

@@ -3,6 +3,7 @@
 #include "ina/addressing.h"
 #include "ina/fabric.h"
 #include "ina/ina-net-device.h"
+#include "ina/receive-datagrams.h"
 #include "protocols/switchml/host/switchml-quantizer.h"
 #include "p4model/common/frame.h"
 #include "protocols/switchml/dataplane/config.h"
@@ -245,13 +246,7 @@ void SwitchMLWorker::Postprocess(uint64_t ltu_id, const uint8_t* b) {
 }
 
 void SwitchMLWorker::OnReceive(Ptr<ns3::Socket> socket) {
-  Ptr<ns3::Packet> p;
-  while ((p = socket->Recv())) {
-    const uint32_t len = p->GetSize();
-    if (rx_.size() < len) rx_.resize(len);
-    p->CopyData(rx_.data(), len);
-    Handle(rx_.data(), len);
-  }
+  ReceiveDatagrams(*socket, rx_, [this](const uint8_t* b, uint32_t len) { Handle(b, len); });
 }
 
 // p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread.cc:302

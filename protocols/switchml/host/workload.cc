@@ -39,18 +39,14 @@ double StateBytes(const Scenario& s, size_t hosts) {
   return static_cast<double>(hosts) * per_packet * std::ceil(largest / w.spec<SwitchMLSpec>().elements_per_packet);
 }
 
-void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers,
-                 std::vector<std::string>&) {
-  timers.push_back({"workload.switchml.timeout_us", s.workload.spec<SwitchMLSpec>().timeout_ps, 1e6, "us"});
-}
-
-void AddUdpPorts(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports) {
-  ports.emplace_back("workload.switchml.worker_udp_port", s.workload.spec<SwitchMLSpec>().worker_udp_port);
-}
+constexpr char kTimerKey[] = "workload.switchml.timeout_us";
+constexpr char kUdpPortKey[] = "workload.switchml.worker_udp_port";
 
 }  // namespace
 
 extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
-const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings, &AddUdpPorts};
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes,
+                                &AddSpecTimer<SwitchMLSpec, &SwitchMLSpec::timeout_ps, kTimerKey>,
+                                &AddSpecUdpPort<SwitchMLSpec, &SwitchMLSpec::worker_udp_port, kUdpPortKey>};
 
 }  // namespace inasim::protocols::switchml

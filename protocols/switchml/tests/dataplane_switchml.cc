@@ -4,6 +4,7 @@
 // model's own serializer is never used to build an expectation.
 #include "protocols/switchml/dataplane/switchml_dataplane.h"
 #include "tests/common/recording_emitter.h"
+#include "tests/common/test_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,8 +16,7 @@
 #include <vector>
 
 namespace sml = inasim::p4::switchml;
-using inasim::p4::Picoseconds;
-using Bytes = std::vector<uint8_t>;
+using namespace inasim::testing;  // Bytes, kNs, Put16/32, Get16/32, Checksum
 
 namespace {
 
@@ -27,29 +27,7 @@ using Recorder = inasim::testing::RecordingEmitter;
 
 // --- independent byte builders ----------------------------------------------
 
-void Put16(Bytes& b, uint16_t v) {
-  b.push_back(uint8_t(v >> 8));
-  b.push_back(uint8_t(v));
-}
-void Put32(Bytes& b, uint32_t v) {
-  Put16(b, uint16_t(v >> 16));
-  Put16(b, uint16_t(v));
-}
-void PutMac(Bytes& b, const std::array<uint8_t, 6>& m) { b.insert(b.end(), m.begin(), m.end()); }
-
-// RFC 1071 over a 20-byte header, computed independently of frame.h.
-uint16_t Checksum20(const uint8_t* h) {
-  uint64_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += (uint32_t(h[i]) << 8) | h[i + 1];
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >> 16);
-  return uint16_t(~sum & 0xffff);
-}
-bool ChecksumValid(const Bytes& f) {
-  uint64_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += (uint32_t(f[14 + i]) << 8) | f[14 + i + 1];
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >> 16);
-  return sum == 0xffff;
-}
+bool ChecksumValid(const Bytes& f) { return Checksum(f.data() + 14, 20) == 0; }
 
 std::array<uint8_t, 6> Mac(uint8_t last) { return {0x02, 0x00, 0x00, 0x00, 0x00, last}; }
 uint32_t Ip(uint8_t last) { return 0x0a000000u | last; }  // 10.0.0.x
@@ -93,24 +71,10 @@ Bytes WorkerPacket(const Packet& p) {
   PutMac(b, Mac(uint8_t(p.worker + 1)));
   Put16(b, 0x0800);
   const size_t data = p.values.size() * 4;
-  const size_t ip_at = b.size();
-  b.push_back(0x45);
-  b.push_back(0x00);
-  Put16(b, uint16_t(20 + 8 + 10 + data));
-  Put16(b, 0x1234);
-  Put16(b, 0x4000);  // DF
-  b.push_back(63);
-  b.push_back(17);
-  Put16(b, 0);
-  Put32(b, Ip(uint8_t(p.worker + 1)));
-  Put32(b, kSwitchIp);
-  const uint16_t cs = Checksum20(b.data() + ip_at);
-  b[ip_at + 10] = uint8_t(cs >> 8);
-  b[ip_at + 11] = uint8_t(cs);
-  Put16(b, WorkerSrcPort(p.worker));
-  Put16(b, WorkerDstPort(p.worker));
-  Put16(b, uint16_t(8 + 10 + data));
-  Put16(b, 0xabcd);
+  PutIpv4Udp(b,
+             {Ip(uint8_t(p.worker + 1)), kSwitchIp, WorkerSrcPort(p.worker), WorkerDstPort(p.worker), 0xabcd, 0x1234,
+              /*DF*/ 0x4000, 63},
+             10 + data);
   b.push_back(uint8_t(0x0 << 4 | p.size_code));  // msg_type 0
   b.push_back(p.job);
   Put32(b, p.tsi);
@@ -128,24 +92,9 @@ Bytes ResultPacket(int to, const Packet& last, const std::vector<uint32_t>& data
   PutMac(b, Mac(uint8_t(to + 1)));
   PutMac(b, kSwitchMac);
   Put16(b, 0x0800);
-  const size_t ip_at = b.size();
-  b.push_back(0x45);
-  b.push_back(0x00);
-  Put16(b, uint16_t(20 + 8 + 8 + 2 + DataBytes(last.size_code)));
-  Put16(b, 0);
-  Put16(b, 0);
-  b.push_back(64);
-  b.push_back(17);
-  Put16(b, 0);
-  Put32(b, kSwitchIp);
-  Put32(b, Ip(uint8_t(to + 1)));
-  const uint16_t cs = Checksum20(b.data() + ip_at);
-  b[ip_at + 10] = uint8_t(cs >> 8);
-  b[ip_at + 11] = uint8_t(cs);
-  Put16(b, WorkerDstPort(last.worker));  // src = request's dst port
-  Put16(b, WorkerSrcPort(last.worker));  // dst = request's src port
-  Put16(b, uint16_t(8 + 8 + 2 + DataBytes(last.size_code)));
-  Put16(b, 0);
+  // UDP ports: src = the request's dst port, dst = its src port.
+  PutIpv4Udp(b, {kSwitchIp, Ip(uint8_t(to + 1)), WorkerDstPort(last.worker), WorkerSrcPort(last.worker)},
+             8 + 2 + DataBytes(last.size_code));
   b.push_back(uint8_t(1 << 4 | last.size_code));  // msg_type 1
   b.push_back(last.job);
   Put32(b, last.tsi);
@@ -160,13 +109,6 @@ std::vector<int32_t> Values(int worker, size_t n, int salt = 0) {
   std::vector<int32_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = int32_t((worker + 1) * 1000 + int(i) * 7 + salt * 100000);
   return v;
-}
-
-std::vector<uint32_t> Sum(const std::vector<std::vector<int32_t>>& vs) {
-  std::vector<uint32_t> s(vs[0].size(), 0);
-  for (const auto& v : vs)
-    for (size_t i = 0; i < v.size(); ++i) s[i] += uint32_t(v[i]);  // modular
-  return s;
 }
 
 void Send(sml::SwitchMLDataplane& dp, Recorder& rec, const Packet& p) {

@@ -3,6 +3,7 @@
 // SwitchML) hands them to the model, which multicasts the exact sums back,
 // one copy per worker with that worker's addresses, after its pipeline passes.
 #include "net_harness.h"
+#include "tests/common/run_scenario.h"
 
 #include "protocols/switchml/host/switchml-job.h"
 
@@ -270,13 +271,6 @@ TEST_F(SwitchMLWorkers, LostFirstBatchPacketRecoveredInPaperModeButWrongUpstream
 
 // --------------------------------------------------------- whole scenarios --
 
-RunResult RunSwitchML(json doc, const std::vector<std::string>& sets = {}) {
-  for (const auto& s : sets) ApplyOverride(doc, s);
-  RunOptions o;
-  o.progress = ProgressMode::kOff;
-  return RunScenario(ParseScenario(doc), o);
-}
-
 json Rack(uint32_t hosts, uint64_t bytes) {
   return json::parse(fmt::format(R"({{"name":"t","topology":{{"type":"single_rack","hosts":{}}},
     "links":{{"host_rate_gbps":100}},
@@ -291,7 +285,7 @@ class SwitchMLScenario : public ::testing::Test {
 
 TEST_F(SwitchMLScenario, Int32SumsAreExactIn256And1024ByteModes) {
   for (const char* k : {"64", "256"}) {
-    const RunResult r = RunSwitchML(Rack(5, 300'000), {std::string("workload.switchml.elements_per_packet=") + k});
+    const RunResult r = RunQuietly(Rack(5, 300'000), {std::string("workload.switchml.elements_per_packet=") + k});
     const json& w = r.json["workload"];
     EXPECT_TRUE(r.correct) << k;
     EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 5u * 75'000) << k;
@@ -302,16 +296,16 @@ TEST_F(SwitchMLScenario, Int32SumsAreExactIn256And1024ByteModes) {
 }
 
 TEST_F(SwitchMLScenario, UpstreamHarvest3PortReturnsOneEighthOfA1024BytePacketWrong) {
-  const RunResult r = RunSwitchML(Rack(4, 1 << 20), {"workload.switchml.harvest3=upstream"});
+  const RunResult r = RunQuietly(Rack(4, 1 << 20), {"workload.switchml.harvest3=upstream"});
   EXPECT_FALSE(r.correct);
   // 32 of every 256 elements carry the sums of elements 64 further on.
   EXPECT_EQ(r.json["workload"]["mismatches"].get<uint64_t>(), 4u * (1u << 18) / 8);
-  const RunResult ones = RunSwitchML(Rack(4, 1 << 20), {"workload.switchml.harvest3=upstream", "workload.data=ones"});
+  const RunResult ones = RunQuietly(Rack(4, 1 << 20), {"workload.switchml.harvest3=upstream", "workload.data=ones"});
   EXPECT_TRUE(ones.correct);  // why the paper's all-ones tensors could not show it
 }
 
 TEST_F(SwitchMLScenario, Float32UniformGradientsStayWithinTheQuantizerBound) {
-  const RunResult r = RunSwitchML(Rack(8, 1 << 18), {"workload.dtype=float32", "workload.data=uniform"});
+  const RunResult r = RunQuietly(Rack(8, 1 << 18), {"workload.dtype=float32", "workload.data=uniform"});
   const json& w = r.json["workload"];
   EXPECT_TRUE(r.correct);
   EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 8u * (1u << 16));
@@ -323,7 +317,7 @@ TEST_F(SwitchMLScenario, Float32UniformGradientsStayWithinTheQuantizerBound) {
 }
 
 TEST_F(SwitchMLScenario, OnePercentLossOnEveryLinkRecoversExactly) {
-  const RunResult r = RunSwitchML(Rack(4, 1 << 20), {"faults.loss_rate=0.01", "workload.switchml.timeout_us=50"});
+  const RunResult r = RunQuietly(Rack(4, 1 << 20), {"faults.loss_rate=0.01", "workload.switchml.timeout_us=50"});
   const json& w = r.json["workload"];
   EXPECT_TRUE(r.correct);
   EXPECT_GT(w["switchml"]["timeouts"].get<uint64_t>(), 0u);
@@ -339,7 +333,7 @@ json LeafSpine(uint32_t leaves, uint32_t per_leaf, uint64_t bytes) {
 }
 
 TEST_F(SwitchMLScenario, HierarchicalTwoLevelTreeAggregatesExactly) {
-  const RunResult r = RunSwitchML(LeafSpine(4, 4, 1 << 20));
+  const RunResult r = RunQuietly(LeafSpine(4, 4, 1 << 20));
   const json& w = r.json["workload"];
   EXPECT_TRUE(r.correct);
   EXPECT_EQ(w["switchml"]["workers"].get<uint32_t>(), 16u);
@@ -360,7 +354,7 @@ TEST_F(SwitchMLScenario, HierarchicalTwoLevelTreeAggregatesExactly) {
 
 TEST_F(SwitchMLScenario, HierarchicalRetransmissionsReachTheLevelThatLostThePacket) {
   const RunResult r =
-      RunSwitchML(LeafSpine(3, 3, 1 << 19), {"faults.loss_rate=0.005", "workload.switchml.timeout_us=50"});
+      RunQuietly(LeafSpine(3, 3, 1 << 19), {"faults.loss_rate=0.005", "workload.switchml.timeout_us=50"});
   const json& w = r.json["workload"];
   EXPECT_TRUE(r.correct);
   uint64_t up = 0, root_retx = 0;
@@ -378,7 +372,7 @@ TEST_F(SwitchMLScenario, TensorsStreamBackToBackAndResultsAreDeterministic) {
   doc["workload"]["switchml"]["tensors"] = json::array({4096, 40000, 1024});
   doc["workload"]["switchml"]["pool_size"] = 4;
   doc["workload"]["dtype"] = "float32";
-  const RunResult a = RunSwitchML(doc), b = RunSwitchML(doc);
+  const RunResult a = RunQuietly(doc), b = RunQuietly(doc);
   EXPECT_TRUE(a.correct);
   const json& c = a.json["workload"]["collectives"];
   ASSERT_EQ(c.size(), 6u);

@@ -118,13 +118,7 @@ std::string ToyDataplane::DumpState() const {
     if (slots_[i].valid) busy.push_back({{"slot", i}, {"seq", slots_[i].seq}, {"count", slots_[i].count}});
   return nlohmann::json{{"name", "toy"},
                         {"slots_in_use", busy},
-                        {"stats",
-                         {{"contributions", stats_.contributions},
-                          {"results", stats_.results},
-                          {"malformed", stats_.malformed},
-                          {"not_a_worker", stats_.not_a_worker},
-                          {"duplicates", stats_.duplicates},
-                          {"slot_conflicts", stats_.slot_conflicts}}}}
+                        {"stats", DumpedCounters(stats_, Stats::kCounters)}}
       .dump();
 }
 

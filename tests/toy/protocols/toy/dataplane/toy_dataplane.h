@@ -15,6 +15,7 @@
 // stack accepts it) and frees the slot. Anything else is dropped and counted.
 #pragma once
 
+#include "p4model/common/counters.h"
 #include "p4model/common/dataplane.h"
 
 #include <array>
@@ -49,6 +50,13 @@ class ToyDataplane : public Dataplane {
     uint64_t not_a_worker = 0;    ///< from a port that is no worker's
     uint64_t duplicates = 0;      ///< the same worker's seq twice
     uint64_t slot_conflicts = 0;  ///< another seq holds the slot
+    static constexpr StatCounter<Stats> kCounters[] = {
+        {"contributions", &Stats::contributions},
+        {"results", &Stats::results},
+        {"malformed", &Stats::malformed},
+        {"not_a_worker", &Stats::not_a_worker},
+        {"duplicates", &Stats::duplicates},
+        {"slot_conflicts", &Stats::slot_conflicts}};
   };
 
   explicit ToyDataplane(ToyConfig config);
