@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
+from figscript import paper_value  # noqa: E402
 from canaryfig import (PROTOCOLS as LABELS, mean, point,  # noqa: E402
                        placements, run_points, status, utilization_line)
 
@@ -50,7 +51,8 @@ UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 10b
 #: Slots per tree per switch for the static trees: the hosts' window (256 blocks).
 SLOTS_PER_TREE = 256
 #: canary-fgcs24 Sec. 5.2.4: mean link utilisation at 20 concurrent allreduces.
-PAPER_UTIL = {"canary": 0.672, "st4": 0.629, "st1": 0.218}
+PAPER_UTIL = {p: paper_value("canary", f"fig10b-util-{c}") / 100
+              for p, c in (("canary", "canary"), ("st4", "4-trees"), ("st1", "1-tree"))}
 
 
 def draw(fig):
@@ -96,8 +98,8 @@ def draw(fig):
         print(f"{LABELS[proto][0]:<16s} mean link utilisation at {uj} jobs {util * 100:5.1f} % "
               f"(paper at 20 jobs: {PAPER_UTIL[proto] * 100:.1f} %)")
     fb.ylim(bottom=0)
-    return plot.save_panels(
-        fig.out / STEM, [fa, fb],
+    return fig.save_panels(
+        [fa, fb],
         title=f"concurrent {int(base['workload']['bytes']) // 1024} KiB allreduces on "
               f"{int(base['topology']['leaves']) * int(base['topology']['hosts_per_leaf'])} hosts "
               f"({placements(cfg)})")

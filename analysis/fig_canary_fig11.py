@@ -83,8 +83,8 @@ def draw(fig):
             g = [stats[("canary", t, c, p)]["goodput_gbps"] for t in timeouts]
             print(f"spread between timeouts at p={p * 100:g} %, {'congestion' if c else 'no congestion'}: "
                   f"{(max(g) / min(g) - 1) * 100:5.1f} % (paper: at most 30 %)")
-    return plot.save_panels(
-        fig.out / STEM, panels,
+    return fig.save_panels(
+        panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts, {int(base['workload']['bytes']) // 1024} KiB, "
               f"packets held back {float(base['workload']['send_noise']['delay_us']):g} us with probability p "
               f"({placements(cfg)})")

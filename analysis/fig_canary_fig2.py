@@ -66,8 +66,8 @@ def draw(fig):
         f.xticks([0, 1], ["no congestion", "congestion"])
         f.ylim(bottom=0)
         panels.append(f)
-    return plot.save_panels(
-        fig.out / STEM, panels,
+    return fig.save_panels(
+        panels,
         title=f"{int(base['workload']['bytes']) // 1024} KiB allreduce; congestion: the other hosts "
               f"({placements(cfg)})")
 

@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
+from figscript import paper_value  # noqa: E402
 from canaryfig import (PROTOCOLS as LABELS, point, print_point,  # noqa: E402
                        placements, run_points, summarize, utilization_line)
 
@@ -44,7 +45,8 @@ CONFIGS = figscript.scenario_configs("canary/fig7-static-trees", full={"repetiti
 PROTOCOLS = ["canary", "st1", "st2", "st4", "st8"]
 UTILIZATION_PROTOCOLS = ["canary", "st1", "st4"]  # the paper's Fig. 7b shows these three
 #: canary-fgcs24 Sec. 5.2.1: mean link utilisation under congestion.
-PAPER_UTIL = {"canary": 0.402, "st4": 0.295, "st1": 0.209}
+PAPER_UTIL = {p: paper_value("canary", f"fig7b-util-{c}") / 100
+              for p, c in (("canary", "canary"), ("st4", "4-trees"), ("st1", "1-tree"))}
 
 
 def draw(fig):
@@ -85,8 +87,8 @@ def draw(fig):
         f.ylim(bottom=0)
         panels.append(f)
 
-    return plot.save_panels(
-        fig.out / STEM, [fa] + panels,
+    return fig.save_panels(
+        [fa] + panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts allreduce {int(base['workload']['bytes']) // 1024} KiB, "
               f"the other hosts congest ({placements(cfg)})")
 

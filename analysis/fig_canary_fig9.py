@@ -62,8 +62,8 @@ def draw(fig):
                 "runs": [p["runs"] for p in pts], "drops_buffer": [p["drops_buffer"] for p in pts]})
         f.xticks(xs)
         panels.append(f)
-    return plot.save_panels(
-        fig.out / STEM, panels,
+    return fig.save_panels(
+        panels,
         title=f"{int(base['workload']['hosts']['count'])} hosts (20 %) allreduce, the others congest "
               f"({placements(cfg)})")
 

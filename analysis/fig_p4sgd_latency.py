@@ -94,10 +94,9 @@ def draw(fig):
         table.append({"protocol": label, **s})
         print(f"{label:22s} mean {s['mean_us']:7.3f} us  p50 {s['p50_us']:7.3f}  p99 {s['p99_us']:7.3f}  "
               f"max-min {s['spread_us']:6.3f}  ({s['samples']} samples)")
-    return fig.plot.bar_table(
+    return fig.bar_table(
         table, [("mean_us", "mean", "µs"), ("p50_us", "p50", "µs"), ("p99_us", "p99", "µs"),
                 ("spread_us", "max − min", "µs")],
-        fig.out / STEM,
         title=f"allreduce of 8 × int32, {int(fig.base['topology']['hosts'])} workers, "
               f"{fig.base['links']['host_rate_gbps']:g} Gb/s (paper: P4SGD ≈ 1.2 µs)")
 

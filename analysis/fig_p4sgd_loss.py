@@ -50,8 +50,8 @@ def draw(fig):
         print(f"{label:24s} " + "  ".join(f"e{e}: {l:.4f} @ {t:.3f} ms" for e, l, t in
                                            zip(ep["epoch"], ep["loss"], t_ms)))
     p4 = fig.base["workload"]["p4sgd"]
-    return fig.plot.save_panels(
-        fig.out / STEM, [fa, fb],
+    return fig.save_panels(
+        [fa, fb],
         title=f"P4SGD logistic regression: {int(fig.base['topology']['hosts'])} workers, {p4['samples']:,} x "
               f"{p4['features']:,} synthetic, B = {p4['minibatch']}")
 

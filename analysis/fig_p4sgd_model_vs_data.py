@@ -60,8 +60,8 @@ def draw(fig):
         print(f"B={b:<5d} model {t[('model', b)] * 1e3:9.3f} ms  data {t[('data', b)] * 1e3:9.3f} ms  "
               f"data/model x{r:6.2f}")
     p4 = fig.base["workload"]["p4sgd"]
-    return fig.plot.save_panels(
-        fig.out / STEM, [fa, fb],
+    return fig.save_panels(
+        [fa, fb],
         title=f"P4SGD model vs data parallelism: {int(fig.base['topology']['hosts'])} workers, "
               f"{p4['samples']:,} samples x {p4['features']:,} features")
 

@@ -70,8 +70,8 @@ def draw(fig):
         print(f"B={b:<5d} epoch time: " + "  ".join(f"W={w}: {y:8.3f} ms" for w, y in zip(ws, ys)))
     fb.xticks(ws)
 
-    return fig.plot.save_panels(
-        fig.out / STEM, [fa, fb],
+    return fig.save_panels(
+        [fa, fb],
         title=f"P4SGD model-parallel scale-out ({fig.base['workload']['p4sgd']['samples']:,} samples, 8 engines, "
               f"{fig.base['links']['host_rate_gbps']:g} Gb/s)")
 

@@ -76,8 +76,8 @@ def draw(fig):
     rows = fig.sweep(grid={"topology.hosts": hosts, "workload.bytes": sizes})
     points = check_points(fig, rows, rate)
     panels = [time_vs_size(fig.plot, points, hosts, sizes, rate), time_vs_hosts(fig.plot, points, hosts, sizes, rate)]
-    return fig.plot.save_panels(
-        fig.out / STEM, panels,
+    return fig.save_panels(
+        panels,
         title=f"Ring allreduce on one {rate:g} Gb/s rack vs the bound 2(n−1)/n·S/B (dashed)")
 
 

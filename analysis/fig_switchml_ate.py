@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from figscript import ROOT, num, switchml_wire_bytes  # noqa: E402
+from figscript import ROOT, num, paper_value, switchml_wire_bytes  # noqa: E402
 
 CONFIGS = {
     "full": {
@@ -68,7 +68,7 @@ STEM = "fig_switchml_ate"
 #: Ethernet header, and preamble + FCS + inter-frame gap on the wire.
 OVERHEAD_BYTES = switchml_wire_bytes(0)  # 76: switchml 10, UDP 8, IPv4 20, Ethernet 14, preamble/FCS/gap 24
 #: The paper's goodput from framing (section 5): k -> fraction.
-PAPER_FRACTIONS = {32: 0.63, 64: 0.77, 256: 0.93}
+PAPER_FRACTIONS = {k: paper_value("switchml", f"sec5-goodput-{k}") / 100 for k in (32, 64, 256)}
 
 
 def goodput_fraction(k: int) -> float:
@@ -89,15 +89,15 @@ def g(v: float) -> float:
 def draw(fig):
     workers, rates = fig.cfg["workers"], fig.cfg["rates"]
     size = int(fig.base["workload"]["bytes"])
-    print("goodput from framing, 4k/(4k+76) (paper: 63/77/93 %): " + ", ".join(
+    print("goodput from framing, 4k/(4k+76): " + ", ".join(
         f"k={k}: {goodput_fraction(k) * 100:.1f} % (paper {PAPER_FRACTIONS[k] * 100:.0f} %)"
         for k in sorted(PAPER_FRACTIONS)))
     res = {}  # (rate, n, series) -> dict; series is k (int) or "ring"
     for row in fig.sweep(points=sweep_points(rates, workers)):
         rate, n = int(row["links.host_rate_gbps"]), int(row["topology.hosts"])
         res[(rate, n, series_key(row))] = check_point(fig, row, rate, n, size)
-    return fig.plot.save_panels(
-        fig.out / STEM, [rate_panel(fig.plot, res, rate, workers) for rate in rates],
+    return fig.save_panels(
+        [rate_panel(fig.plot, res, rate, workers) for rate in rates],
         title=f"SwitchML ATE/s vs workers, {size / 1e6:g} MB int32 tensor (dashed: goodput limits)")
 
 

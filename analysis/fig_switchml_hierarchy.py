@@ -220,7 +220,7 @@ def plot_groups(fig, groups):
     fa.ylim(bottom=0, top=bound / 1e9 * 1.3)
     fb.xticks(xs_all)
     fb.ylim(bottom=0)
-    return plot.save_panels(fig.out / STEM, [fa, fb],
+    return fig.save_panels([fa, fb],
                             title="SwitchML hierarchical aggregation (leaf-spine, 100 Gb/s) vs one rack")
 
 

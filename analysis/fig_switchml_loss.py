@@ -43,7 +43,6 @@ run failed or was not correct (or its timeline is missing); 2 bad input.
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -79,8 +78,8 @@ def draw(fig):
     for row in fig.sweep(points=sweep_points()):
         res[(row["workload.protocol"], float(row["faults.loss_rate"]))] = check_point(fig, row)
     print_inflation(res)
-    return fig.plot.save_panels(
-        fig.out / STEM, [inflation_panel(fig.plot, res), timeline_panel(fig.plot, res, rate, bin_s)],
+    return fig.save_panels(
+        [inflation_panel(fig.plot, res), timeline_panel(fig.plot, res, rate, bin_s)],
         title=f"SwitchML under uniform loss: {int(base['topology']['hosts'])} workers, {rate:g} Gb/s, "
               f"{int(base['workload']['bytes']) / 1e6:g} MB, timeout "
               f"{float(base['workload']['switchml']['timeout_us']) / 1e3:g} ms (bars: TAT)")

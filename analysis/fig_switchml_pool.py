@@ -89,8 +89,8 @@ def draw(fig):
             "rtt_p99_us": [res[s]["p99"] for s in pools], "rtt_mean_us": [res[s]["mean"] for s in pools],
             "s_bdp": [sb] * len(pools)}
     panels = [tat_panel(fig.plot, res, pools, sb, cols), rtt_panel(fig.plot, res, pools, sb, cols, rtt0_us, rate)]
-    return fig.plot.save_panels(
-        fig.out / STEM, panels,
+    return fig.save_panels(
+        panels,
         title=f"SwitchML pool size: {int(fig.base['topology']['hosts'])} workers, {rate:g} Gb/s, "
               f"{size / 1e6:g} MB (RTT₀ {rtt0_us:.2f} µs, b = {PACKET_WIRE_BYTES} B)")
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 # PYTHONPATH comes first; the source tree's package and default build are the fallback.
@@ -36,7 +36,7 @@ for _p in (ROOT / "python", ROOT / "build" / "python"):
         sys.path.append(str(_p))
 
 __all__ = ["ROOT", "FigureExit", "FigureRun", "main", "entry", "correct", "parse_figure_args", "scenario_configs",
-           "num", "write_columns", "SWITCHML_FRAMING", "switchml_wire_bytes"]
+           "num", "paper_value", "write_columns", "SWITCHML_FRAMING", "switchml_wire_bytes"]
 
 
 def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
@@ -102,10 +102,10 @@ class FigureRun:
         self.base = self.validate(cfg["scenario"]) if "scenario" in cfg else None
 
     def save(self, panels, title: str, tables: Optional[Dict[str, Dict[str, list]]] = None):
-        """plot.save_panels to OUT/<stem>.png and .csv, then each of `tables`
-        (name -> columns) beside them as OUT/<stem>_<name>.csv (write_columns);
-        what save_panels wrote."""
-        written = self.plot.save_panels(self.out / self.stem, panels, title=title)
+        """save_panels (OUT/<stem>.png and .csv with the paper's numbers, and
+        the paper table), then each of `tables` (name -> columns) beside them
+        as OUT/<stem>_<name>.csv (write_columns); what save_panels wrote."""
+        written = self.save_panels(panels, title=title)
         for name, columns in (tables or {}).items():
             write_columns(self.out / f"{self.stem}_{name}.csv", columns)
         return written
@@ -169,6 +169,62 @@ class FigureRun:
         """Records a failure: printed at the end, and the script exits 1."""
         self.failures.append(message)
 
+    def save_panels(self, panels: Sequence[Any], **kwargs: Any) -> Tuple[Path, ...]:
+        """plot.save_panels at OUT/<stem> (keyword arguments passed on), with
+        the paper's numbers of every claim that points at a panel drawn on
+        it as reference markers (scenarios/*/paper-claims.json), then the
+        paper/ours table of the figure's claims (paper_table). Returns the
+        paths written."""
+        from inasim import claims
+
+        books = self._claims_books()
+        letters = ["a"] if len(panels) == 1 else [chr(ord("a") + i) for i in range(len(panels))]
+        for letter, panel in zip(letters, panels):
+            sim = {s.label: s.color for s in panel.series if s.kind == "sim"}
+            for book in books:
+                for label, xs, ys, source in claims.reference_series(book, self.stem, letter):
+                    pts = [(x, y) for x, y in zip(xs, ys) if not isinstance(x, str)]
+                    if pts:
+                        panel.reference([x for x, _ in pts], [y for _, y in pts], label=label, source=source,
+                                        color=sim.get(label))
+        written = self.plot.save_panels(self.out / self.stem, panels, **kwargs)
+        return tuple(written) + self.paper_table(books)
+
+    def bar_table(self, table: Any, metrics: Sequence[Tuple[str, str, str]], title: str,
+                  **kwargs: Any) -> Tuple[Path, ...]:
+        """plot.bar_table at OUT/<stem>, the paper's values (claims whose x is
+        a metric's column) marked on their bars, then paper_table."""
+        from inasim import claims
+
+        books = self._claims_books()
+        letters = ["a"] if len(metrics) == 1 else [chr(ord("a") + i) for i in range(len(metrics))]
+        refs = {}
+        for letter, (column, _, _) in zip(letters, metrics):
+            for book in books:
+                for label, xs, ys, source in claims.reference_series(book, self.stem, letter):
+                    refs.update({(letter, label): (y, source) for x, y in zip(xs, ys) if x == column})
+        written = self.plot.bar_table(table, metrics, self.out / self.stem, title, references=refs, **kwargs)
+        return tuple(written) + self.paper_table(books)
+
+    def _claims_books(self) -> List[Any]:
+        from inasim import claims
+
+        return [b for b in claims.find_all(ROOT) if self.stem in b.figures]
+
+    def paper_table(self, books: Sequence[Any]) -> Tuple[Path, ...]:
+        """OUT/<stem>_paper.csv: the figure's claims (fidelity's columns) with
+        their verdicts against this run; () when no claim reads the figure."""
+        from inasim import claims, fidelity
+
+        claimed = [claims.ClaimsBook(b.path, b.protocol, b.paper, b.figures, b.figure_claims(self.stem))
+                   for b in books]
+        if not any(b.claims for b in claimed):
+            return ()
+        rows = fidelity.dashboard(claimed, claims.FigureTables(self.out), self.small)
+        table = self.out / f"{self.stem}_paper.csv"
+        write_columns(table, {c: [r[c] for r in rows] for c in fidelity.COLUMNS})
+        return (table,)
+
     def finish(self, written: Sequence[Path]) -> int:
         """Says which files were written and what failed; the exit status."""
         names = [str(p) for p in written]
@@ -215,6 +271,26 @@ def scenario_configs(scenario: str, full: Optional[Dict[str, Any]] = None,
     settings `full`, and scenarios/<scenario>-small.json with `small` (--small)."""
     return {"full": {"scenario": ROOT / "scenarios" / f"{scenario}.json", **(full or {})},
             "small": {"scenario": ROOT / "scenarios" / f"{scenario}-small.json", **(small or {})}}
+
+
+def paper_value(protocol: str, claim_id: str) -> float:
+    """A paper's number from scenarios/<protocol>/paper-claims.json, for a
+    script that prints it beside ours (the claims file is the only place a
+    paper's number is typed). Reads the file with python/inasim/claims.py
+    loaded on its own, so that it works before (and without) the inasim
+    package importing."""
+    import importlib.util
+
+    global _claims_module
+    if _claims_module is None:
+        spec = importlib.util.spec_from_file_location("inasim_claims", ROOT / "python" / "inasim" / "claims.py")
+        _claims_module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = _claims_module  # dataclasses look their module up there
+        spec.loader.exec_module(_claims_module)
+    return _claims_module.paper_value(protocol, claim_id, ROOT)
+
+
+_claims_module = None
 
 
 def num(v: Any) -> float:

@@ -1,10 +1,12 @@
-"""`python3 -m inasim sweep|compare ...` (what `inasim sweep` and `inasim compare` run)."""
+"""`python3 -m inasim sweep|compare|fidelity ...` (what `inasim sweep`, `inasim compare` and
+`inasim fidelity` run)."""
 import sys
 
 USAGE = """usage: python3 -m inasim sweep SWEEP.json [--out DIR] [--jobs N] [...]
        python3 -m inasim compare SCENARIO.json --protocols ring[,...] [...]
+       python3 -m inasim fidelity [--small] [--protocol P] [--run none|missing|all] [...]
        python3 -m inasim --help | COMMAND --help
-(`inasim sweep` and `inasim compare` run these; docs/SWEEPS.md)
+(`inasim sweep`, `compare` and `fidelity` run these; docs/SWEEPS.md, docs/PAPER-CLAIMS.md)
 """
 
 
@@ -15,15 +17,17 @@ def main(argv=None) -> int:
     if argv and argv[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
         return 0
-    if not argv or argv[0] not in ("sweep", "compare"):
+    if not argv or argv[0] not in ("sweep", "compare", "fidelity"):
         what = f'unknown command "{argv[0]}"\n' if argv else ""
         sys.stderr.write(f"python3 -m inasim: {what}" if what else "")
         sys.stderr.write(USAGE)
         return 2
     if argv[0] == "sweep":
         from inasim import sweep as mod
-    else:
+    elif argv[0] == "compare":
         from inasim import compare as mod
+    else:
+        from inasim import fidelity as mod
     return mod.main(argv[1:])
 
 

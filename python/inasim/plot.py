@@ -383,10 +383,29 @@ def save_panels(path_stem: PathLike, figures: Sequence[Figure], title: Optional[
         return _finish(fig, rows, stem, title)
 
 
+def _bar_references(ax, references, letter, groups, column, group, y_label) -> List[dict]:
+    """The paper's values on one bar subplot: hollow black diamonds; their CSV rows."""
+    rows = []
+    for j, g in enumerate(groups):
+        if (letter, g) not in references:
+            continue
+        v, source = references[(letter, g)]
+        ax.plot([j], [v], linestyle="none", marker="D", markerfacecolor="none", markeredgecolor="#000000",
+                zorder=4, label=f"{source} (paper)" if not rows else None)
+        rows.append({"panel": letter, "series": g, "kind": "reference", "x": column, "y": v,
+                     "x_label": group, "y_label": y_label, "source": source})
+    if rows:
+        ax.legend(loc="best")
+    return rows
+
+
 def bar_table(table: Any, metrics: Sequence[Tuple[str, str, str]], path_stem: PathLike, title: str,
-              group: str = "protocol", logy: bool = False) -> Tuple[Path, Path]:
+              group: str = "protocol", logy: bool = False,
+              references: Optional[Mapping[Tuple[str, str], Tuple[float, str]]] = None) -> Tuple[Path, Path]:
     """Grouped bars: one subplot per metric, one bar per `group` value
     (protocol), the value written on each bar ("n/a" where it is missing).
+    references: (panel letter, group value) -> (a paper's value, its source),
+    drawn as a hollow marker on that bar (kind "reference" in the CSV).
 
     table: a pandas DataFrame or a list of dicts with a `group` column.
     metrics: (column, name, unit) per subplot, e.g. ("time_s", "time", "s").
@@ -440,4 +459,5 @@ def bar_table(table: Any, metrics: Sequence[Tuple[str, str, str]], path_stem: Pa
             for g, v in zip(groups, vals):
                 rows.append({"panel": letters[i] or "a", "series": g, "kind": "sim", "x": column, "y": v,
                              "x_label": group, "y_label": y_label, "source": ""})
+            rows.extend(_bar_references(ax, references or {}, letters[i] or "a", groups, column, group, y_label))
         return _finish(fig, rows, stem, title)

@@ -2,7 +2,7 @@
 //   inasim run SCENARIO.json [--set PATH=VALUE]... [--out DIR] [--seed N] [--progress auto|on|off] [--quiet]
 //   inasim validate SCENARIO.json [--set PATH=VALUE]...
 //   inasim sweep SWEEP.json [...] | inasim compare SCENARIO.json --protocols NAME[,...] [...]
-//     (both run the Python package: /usr/bin/python3 -m inasim ...)
+//   | inasim fidelity [...] (these run the Python package: /usr/bin/python3 -m inasim ...)
 //   inasim protocols [--json] | inasim schema [--markdown]
 //   inasim --help, inasim run --help, inasim validate --help
 // Exit codes: 0 ran and every aggregate was exact; 1 ran but a check failed or
@@ -37,6 +37,7 @@ constexpr const char* kUsage =
     "       inasim validate SCENARIO.json [--set PATH=VALUE]...\n"
     "       inasim sweep SWEEP.json [--out DIR] [--jobs N] [--scheduler tcp://HOST:PORT] [--no-resume]\n"
     "       inasim compare SCENARIO.json --protocols NAME[,...] [--set PATH=VALUE]... [--out DIR]\n"
+    "       inasim fidelity [--small] [--protocol P] [--results DIR] [--out DIR] [--run none|missing|all]\n"
     "       inasim protocols [--json]\n"
     "       inasim schema [--markdown]\n"
     "       inasim --version | --help | COMMAND --help\n"
@@ -229,7 +230,7 @@ int main(int argc, char** argv) {
       std::printf("inasim %s\n", INASIM_VERSION);
       return 0;
     }
-    if (args[0] == "sweep" || args[0] == "compare") return ExecPython(args);  // their --help is Python's
+    if (args[0] == "sweep" || args[0] == "compare" || args[0] == "fidelity") return ExecPython(args);  // their --help is Python's
     if (args[0] == "protocols" || args[0] == "schema") {
       try {
         return args[0] == "schema" ? SchemaCommand(args) : ProtocolsCommand(args);

@@ -104,3 +104,29 @@ def assert_small_run(out, p, stem):
     rows = read_csv(out / f"{stem}.csv")
     assert rows and {"panel", "series", "kind", "x", "y", "x_label", "y_label"} <= set(rows[0])
     assert list((out / "sweeps").glob("*/sweep.csv"))
+
+
+def assert_paper_claims(out, stem):
+    """Every paper claim whose number figure `stem` gives (all of it from this
+    figure) reaches, on this --small run, the verdict its claims file expects
+    (`small.verdict`), as the script's own `<stem>_paper.csv` says and as the
+    claims module recomputes; returns {claim id: why} of the claims that do
+    not survive the reduction (the test names them)."""
+    from inasim import claims, fidelity
+
+    path = out / f"{stem}_paper.csv"
+    table = {r["claim"]: r for r in read_csv(path)} if path.exists() else {}
+    tables = claims.FigureTables(out)
+    skipped, checked = {}, 0
+    for book in claims.find_all(SOURCE_DIR):
+        for c in book.figure_claims(stem):
+            small = c.get("small") or {"survives": False, "why": "no small section"}
+            if claims.figures_of(c) != [stem] or not small["survives"]:
+                skipped[c["id"]] = small["why"] if claims.figures_of(c) == [stem] else "reads other figures too"
+                continue
+            got = claims.evaluate(c, tables, small=True).verdict
+            assert fidelity.tally_key(got) == fidelity.tally_key(small["verdict"]), (c["id"], got, small)
+            assert table[c["id"]]["verdict"] == got, (c["id"], table[c["id"]])
+            checked += 1
+    assert checked + len(skipped) == len(table), (checked, skipped, sorted(table))
+    return skipped

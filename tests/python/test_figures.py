@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from helpers import PNG_MAGIC, SOURCE_DIR, import_inasim, load_script, read_csv, run_script
+from helpers import PNG_MAGIC, assert_paper_claims, SOURCE_DIR, import_inasim, load_script, read_csv, run_script
 
 inasim = import_inasim()
 from inasim import plot
@@ -49,6 +49,10 @@ def test_small_figure_exits_zero_and_prints_each_point(small_figure):
     assert all(l.rstrip().endswith("correct") and "NOT" not in l for l in lines), p.stdout
 
 
+def test_small_figure_paper_claims(small_figure):
+    assert_paper_claims(small_figure[0], "fig_ring_allreduce")
+
+
 def test_small_figure_png(small_figure):
     out, _ = small_figure
     png = out / "fig_ring_allreduce.png"
@@ -62,7 +66,8 @@ def test_small_figure_csv(small_figure):
     rows = read_csv(out / "fig_ring_allreduce.csv")
     for c in ("series", "kind", "x", "y", "hosts", "bytes", "panel", "x_label", "y_label"):
         assert c in rows[0], c
-    assert {r["kind"] for r in rows} == {"sim", "bound"}
+    assert {r["kind"] for r in rows} == {"sim", "bound", "reference"}  # reference: SwitchML's claims on the ring
+    assert all(r["source"].startswith("SwitchML ") for r in rows if r["kind"] == "reference")
 
     # (a) time vs message size: hosts x sizes simulated points, the same bound points.
     a = [r for r in rows if r["panel"] == "a"]

@@ -6,7 +6,7 @@
 
 import pytest
 
-from helpers import SOURCE_DIR, assert_small_run, import_inasim, read_csv, small_runs
+from helpers import SOURCE_DIR, assert_paper_claims, assert_small_run, import_inasim, read_csv, small_runs
 
 inasim = import_inasim()
 
@@ -31,6 +31,13 @@ def series(out, name):
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
     assert_small_run(*runs[name], f"fig_p4sgd_{name}")
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_paper_claims_reach_their_reduced_verdicts(runs, name):
+    """scenarios/*/paper-claims.json: the claims this figure gives that survive --small."""
+    skipped = assert_paper_claims(runs[name][0], f"fig_p4sgd_{name}")
+    print(f"fig_p4sgd_{name}: not checked at --small: {skipped}")
 
 
 def test_latency_p4sgd_is_near_the_papers_and_below_switchml_and_the_ring(runs):

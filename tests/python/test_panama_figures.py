@@ -7,7 +7,7 @@ that every configuration ran what it says: 4 trees, one tree per spine, ring).
 
 import json
 
-from helpers import PNG_MAGIC, SOURCE_DIR, import_inasim, read_csv, run_script
+from helpers import PNG_MAGIC, assert_paper_claims, SOURCE_DIR, import_inasim, read_csv, run_script
 
 inasim = import_inasim()
 
@@ -18,6 +18,7 @@ def test_load_balance_small(tmp_path):
     r = run_script(ANALYSIS / "fig_panama_load_balance.py", tmp_path)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "fig_panama_load_balance.png").read_bytes()[:8] == PNG_MAGIC
+    assert_paper_claims(tmp_path, "fig_panama_load_balance")  # PANAMA's Fig. 9 claims, their reduced verdicts
     rows = read_csv(tmp_path / "fig_panama_load_balance_points.csv")
     configs = ["PANAMA (4 trees)"] + [f"PANAMA-Agg{i}" for i in range(1, 5)] + ["Ring-AllReduce"]
     assert sorted({r["config"] for r in rows}) == sorted(configs)

@@ -11,7 +11,8 @@ import math
 
 import pytest
 
-from helpers import SOURCE_DIR, assert_small_run, import_inasim, load_script, read_csv, small_runs, spoil_last_run
+from helpers import (SOURCE_DIR, assert_paper_claims, assert_small_run, import_inasim, load_script, read_csv, small_runs,
+                     spoil_last_run)
 
 inasim = import_inasim()
 
@@ -33,6 +34,13 @@ def runs(tmp_path_factory):
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
     assert_small_run(*runs[name], f"fig_switchml_{name}")
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_paper_claims_reach_their_reduced_verdicts(runs, name):
+    """scenarios/*/paper-claims.json: the claims this figure gives that survive --small."""
+    skipped = assert_paper_claims(runs[name][0], f"fig_switchml_{name}")
+    print(f"fig_switchml_{name}: not checked at --small: {skipped}")
 
 
 def test_ate(runs):

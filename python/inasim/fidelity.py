@@ -1,0 +1,183 @@
+"""`inasim fidelity`: every paper claim (scenarios/*/paper-claims.json) next
+to our number, with a verdict, and a tally per paper.
+
+    inasim fidelity [--small] [--protocol P] [--results DIR] [--out DIR] [--run none|missing|all] [--jobs N]
+
+Our numbers come from the figure scripts' CSVs in RESULTS (default
+out/figures, out/figures/small with --small). `--run missing` runs the
+figure scripts whose CSV is not there yet (`--run all`: every one the
+claims need), with --small when given; the default runs nothing and shows
+such claims as "not run". With --small, claims that do not survive the
+reduced runs are "not run" and say why.
+
+Writes OUT (default RESULTS/fidelity): fidelity.csv (one row per claim),
+fidelity.json (the rows, the tallies, what was read) and fidelity.md (a
+table per paper). Exit status: 0; 1 a figure script failed; 2 bad input
+(a claims file, an option).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from inasim import claims as cl
+from inasim._outdir import out_dir_problem
+
+REPO = Path(__file__).resolve().parents[2]
+COLUMNS = ("paper", "claim", "where", "kind", "scaled", "paper_value", "ours", "ratio", "verdict", "note")
+TALLY_ORDER = ("within", "trend right", "holds", "off", "reversed", "violated", "not run", "out of scope")
+
+
+def tally_key(verdict: str) -> str:
+    """"within 15 %" and "within 10 %" count as "within"."""
+    return "within" if verdict.startswith("within") else verdict
+
+
+def dashboard(books: Sequence[cl.ClaimsBook], tables: cl.FigureTables, small: bool) -> List[Dict[str, Any]]:
+    """One row per claim of every book (COLUMNS)."""
+    rows = []
+    for book in books:
+        for c in book.claims:
+            v = cl.evaluate(c, tables, small)
+            scaled = any(book.figures[f].get("scaling") is not None for f in cl.figures_of(c))
+            rows.append({
+                "paper": book.paper.get("name") or book.paper["id"], "claim": c["id"],
+                "where": c["source"]["where"], "kind": c.get("kind", ""), "scaled": scaled,
+                "paper_value": v.paper, "ours": v.ours,
+                "ratio": "" if v.ratio is None else f"{v.ratio:.3f}", "verdict": v.verdict, "note": v.note,
+            })
+    return rows
+
+
+def tallies(rows: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, int]]:
+    """paper -> verdict -> count (TALLY_ORDER, zeros left out), plus "claims"."""
+    out: Dict[str, Dict[str, int]] = {}
+    for r in rows:
+        t = out.setdefault(r["paper"], {"claims": 0})
+        t["claims"] += 1
+        k = tally_key(r["verdict"])
+        t[k] = t.get(k, 0) + 1
+    return {p: {k: t[k] for k in ("claims",) + TALLY_ORDER if k in t} for p, t in out.items()}
+
+
+def tally_line(paper: str, t: Dict[str, int]) -> str:
+    return f"{paper}: {t['claims']} claims: " + ", ".join(f"{t[k]} {k}" for k in TALLY_ORDER if k in t)
+
+
+def markdown(rows: Sequence[Dict[str, Any]], tally: Dict[str, Dict[str, int]]) -> str:
+    buf = io.StringIO()
+    buf.write("# Fidelity: the papers' claims next to ours\n\n")
+    for paper, t in tally.items():
+        buf.write(f"## {paper}\n\n{tally_line(paper, t)}\n\n")
+        buf.write("| claim | where | paper | ours | ours / paper | verdict |\n|---|---|---|---|---|---|\n")
+        for r in rows:
+            if r["paper"] != paper:
+                continue
+            verdict = r["verdict"] + (" (scaled)" if r["scaled"] else "")
+            note = f" ({r['note']})" if r["note"] else ""
+            buf.write(f"| {r['claim']} | {r['where']} | {_cell(r['paper_value'])} | {_cell(r['ours'])} "
+                      f"| {r['ratio']} | {_cell(verdict + note)} |\n")
+        buf.write("\n")
+    return buf.getvalue()
+
+
+def _cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def run_figures(books: Sequence[cl.ClaimsBook], results: Path, small: bool, mode: str,
+                jobs: Optional[int], log) -> List[str]:
+    """Runs the figure scripts the claims need (mode missing / all); returns failures."""
+    failed = []
+    for book in books:
+        for stem, fig in book.figures.items():
+            if mode == "missing" and (results / f"{stem}.csv").is_file():
+                continue
+            if not book.figure_claims(stem):
+                continue
+            cmd = [sys.executable, str(REPO / fig["script"]), "--out", str(results)]
+            cmd += ["--small"] if small else []
+            cmd += ["--jobs", str(jobs)] if jobs else []
+            log(f"fidelity: running {fig['script']}{' --small' if small else ''}")
+            if subprocess.run(cmd).returncode != 0:
+                failed.append(f"{fig['script']} failed (its CSV, if written, is read anyway)")
+    return failed
+
+
+def write(out: Path, rows, tally, meta) -> List[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({**r, "scaled": "true" if r["scaled"] else "false"})
+    files = {"fidelity.csv": buf.getvalue(),
+             "fidelity.json": json.dumps({**meta, "tally": tally, "claims": rows}, indent=1) + "\n",
+             "fidelity.md": markdown(rows, tally)}
+    paths = []
+    for name, text in files.items():
+        p = out / name
+        tmp = p.with_name(f".{name}.tmp-{os.getpid()}")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+        paths.append(p)
+    return paths
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="inasim fidelity", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--small", action="store_true", help="the figure scripts' reduced runs")
+    ap.add_argument("--protocol", default=None, help="one paper's claims (scenarios/P/paper-claims.json)")
+    ap.add_argument("--results", type=Path, default=None,
+                    help="where the figure CSVs are (default out/figures, out/figures/small with --small)")
+    ap.add_argument("--out", type=Path, default=None, help="where the dashboard goes (default RESULTS/fidelity)")
+    ap.add_argument("--run", choices=("none", "missing", "all"), default="none",
+                    help="run the figure scripts: none (default), those without a CSV, all")
+    ap.add_argument("--jobs", type=int, default=None, help="parallel simulations per figure script")
+    return ap
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as e:
+        return int(e.code or 0) if not isinstance(e.code, str) else 2
+    if args.jobs is not None and args.jobs < 1:
+        print("inasim fidelity: --jobs: must be >= 1", file=sys.stderr)
+        return 2
+    results = args.results or REPO / "out" / "figures" / ("small" if args.small else "")
+    out = args.out or results / "fidelity"
+    problem = out_dir_problem(out, files=("fidelity.csv", "fidelity.json", "fidelity.md"))
+    if problem:
+        print(f"inasim fidelity: --out: {out} {problem}", file=sys.stderr)
+        return 2
+    try:
+        books = cl.find_all(REPO, args.protocol)
+    except cl.ClaimsError as e:
+        print(f"inasim fidelity: {e}", file=sys.stderr)
+        return 2
+    log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    failed = [] if args.run == "none" else run_figures(books, results, args.small, args.run, args.jobs, log)
+    rows = dashboard(books, cl.FigureTables(results), args.small)
+    tally = tallies(rows)
+    meta = {"tool": "inasim fidelity", "small": args.small, "results": str(results),
+            "claims_files": [str(b.path.relative_to(REPO)) for b in books]}
+    for p in write(out, rows, tally, meta):
+        print(f"wrote {p}")
+    for paper, t in tally.items():
+        print(tally_line(paper, t))
+    for f in failed:
+        print(f"inasim fidelity: {f}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
