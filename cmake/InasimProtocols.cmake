@@ -254,6 +254,7 @@ function(inasim_add_dataplane_library name dir)
   # whose compiled part is inasim_spec).
   target_include_directories(inasim_dataplane_${name} PUBLIC ${CMAKE_SOURCE_DIR} PRIVATE ${CMAKE_SOURCE_DIR}/src)
   target_link_libraries(inasim_dataplane_${name} PUBLIC inasim_spec PRIVATE nlohmann_json::nlohmann_json fmt::fmt)
+  inasim_compile_cold(inasim_dataplane_${name})  # config.cc
 endfunction()
 
 # The simulator's registry: every protocols/<name>/.
