@@ -130,3 +130,25 @@ def assert_paper_claims(out, stem):
             checked += 1
     assert checked + len(skipped) == len(table), (checked, skipped, sorted(table))
     return skipped
+
+
+
+def small_run_tests(prefix, scripts):
+    """A figure test module's two generic tests over its scripts' --small
+    runs (its `runs` fixture: name -> (out dir, process)): each run exits 0
+    with its PNG and CSV (assert_small_run), and each run's paper claims
+    reach their reduced verdicts (assert_paper_claims):
+
+        test_small_run_exits_zero_and_writes_png_and_csv, test_paper_claims_reach_their_reduced_verdicts = \
+            small_run_tests("fig_canary_", SCRIPTS)
+    """
+    @pytest.mark.parametrize("name", scripts)
+    def test_small_run(runs, name):
+        assert_small_run(*runs[name], f"{prefix}{name}")
+
+    @pytest.mark.parametrize("name", scripts)
+    def test_paper_claims(runs, name):
+        skipped = assert_paper_claims(runs[name][0], f"{prefix}{name}")
+        print(f"{prefix}{name}: not checked at --small: {skipped}")
+
+    return test_small_run, test_paper_claims

@@ -6,7 +6,7 @@
 
 import pytest
 
-from helpers import SOURCE_DIR, assert_paper_claims, assert_small_run, import_inasim, read_csv, small_runs
+from helpers import SOURCE_DIR, small_run_tests, import_inasim, read_csv, small_runs
 
 inasim = import_inasim()
 
@@ -28,16 +28,10 @@ def series(out, name):
     return s
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
-def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
-    assert_small_run(*runs[name], f"fig_p4sgd_{name}")
-
-
-@pytest.mark.parametrize("name", SCRIPTS)
-def test_paper_claims_reach_their_reduced_verdicts(runs, name):
-    """scenarios/*/paper-claims.json: the claims this figure gives that survive --small."""
-    skipped = assert_paper_claims(runs[name][0], f"fig_p4sgd_{name}")
-    print(f"fig_p4sgd_{name}: not checked at --small: {skipped}")
+# Each --small run exits 0 with its PNG and CSV; its paper claims (scenarios/*/paper-claims.json)
+# that survive --small reach their reduced verdicts.
+test_small_run_exits_zero_and_writes_png_and_csv, test_paper_claims_reach_their_reduced_verdicts = \
+    small_run_tests("fig_p4sgd_", SCRIPTS)
 
 
 def test_latency_p4sgd_is_near_the_papers_and_below_switchml_and_the_ring(runs):

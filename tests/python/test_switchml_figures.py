@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from helpers import (SOURCE_DIR, assert_paper_claims, assert_small_run, import_inasim, load_script, read_csv, small_runs,
+from helpers import (SOURCE_DIR, small_run_tests, import_inasim, load_script, read_csv, small_runs,
                      spoil_last_run)
 
 inasim = import_inasim()
@@ -31,16 +31,10 @@ def runs(tmp_path_factory):
     return small_runs(tmp_path_factory, {name: script(name) for name in SCRIPTS}, jobs=1)
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
-def test_small_run_exits_zero_and_writes_png_and_csv(runs, name):
-    assert_small_run(*runs[name], f"fig_switchml_{name}")
-
-
-@pytest.mark.parametrize("name", SCRIPTS)
-def test_paper_claims_reach_their_reduced_verdicts(runs, name):
-    """scenarios/*/paper-claims.json: the claims this figure gives that survive --small."""
-    skipped = assert_paper_claims(runs[name][0], f"fig_switchml_{name}")
-    print(f"fig_switchml_{name}: not checked at --small: {skipped}")
+# Each --small run exits 0 with its PNG and CSV; its paper claims (scenarios/*/paper-claims.json)
+# that survive --small reach their reduced verdicts.
+test_small_run_exits_zero_and_writes_png_and_csv, test_paper_claims_reach_their_reduced_verdicts = \
+    small_run_tests("fig_switchml_", SCRIPTS)
 
 
 def test_ate(runs):
