@@ -178,8 +178,8 @@ class FigureRun:
         from inasim import claims
 
         books = self._claims_books()
-        letters = ["a"] if len(panels) == 1 else [chr(ord("a") + i) for i in range(len(panels))]
-        for letter, panel in zip(letters, panels):
+        for letter, panel in zip(self.plot.panel_letters(len(panels)), panels):
+            letter = letter or "a"
             sim = {s.label: s.color for s in panel.series if s.kind == "sim"}
             for book in books:
                 for label, xs, ys, source in claims.reference_series(book, self.stem, letter):
@@ -197,9 +197,9 @@ class FigureRun:
         from inasim import claims
 
         books = self._claims_books()
-        letters = ["a"] if len(metrics) == 1 else [chr(ord("a") + i) for i in range(len(metrics))]
         refs = {}
-        for letter, (column, _, _) in zip(letters, metrics):
+        for letter, (column, _, _) in zip(self.plot.panel_letters(len(metrics)), metrics):
+            letter = letter or "a"
             for book in books:
                 for label, xs, ys, source in claims.reference_series(book, self.stem, letter):
                     refs.update({(letter, label): (y, source) for x, y in zip(xs, ys) if x == column})
@@ -216,11 +216,9 @@ class FigureRun:
         their verdicts against this run; () when no claim reads the figure."""
         from inasim import claims, fidelity
 
-        claimed = [claims.ClaimsBook(b.path, b.protocol, b.paper, b.figures, b.figure_claims(self.stem))
-                   for b in books]
-        if not any(b.claims for b in claimed):
+        rows = fidelity.dashboard(books, claims.FigureTables(self.out), self.small, figure=self.stem)
+        if not rows:
             return ()
-        rows = fidelity.dashboard(claimed, claims.FigureTables(self.out), self.small)
         table = self.out / f"{self.stem}_paper.csv"
         write_columns(table, {c: [r[c] for r in rows] for c in fidelity.COLUMNS})
         return (table,)

@@ -41,11 +41,13 @@ def tally_key(verdict: str) -> str:
     return "within" if verdict.startswith("within") else verdict
 
 
-def dashboard(books: Sequence[cl.ClaimsBook], tables: cl.FigureTables, small: bool) -> List[Dict[str, Any]]:
-    """One row per claim of every book (COLUMNS)."""
+def dashboard(books: Sequence[cl.ClaimsBook], tables: cl.FigureTables, small: bool,
+              figure: Optional[str] = None) -> List[Dict[str, Any]]:
+    """One row per claim of every book (COLUMNS); with `figure`, only the
+    claims whose number that figure gives."""
     rows = []
     for book in books:
-        for c in book.claims:
+        for c in (book.claims if figure is None else book.figure_claims(figure)):
             v = cl.evaluate(c, tables, small)
             scaled = any(book.figures[f].get("scaling") is not None for f in cl.figures_of(c))
             rows.append({

@@ -42,7 +42,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-__all__ = ["Figure", "save_panels", "bar_table", "KINDS", "CSV_COLUMNS", "DPI"]
+__all__ = ["Figure", "save_panels", "bar_table", "panel_letters", "KINDS", "CSV_COLUMNS", "DPI"]
 
 DPI = 150
 KINDS = ("sim", "reference", "bound")
@@ -359,6 +359,12 @@ def _finish(fig, rows, stem: Path, title=None):
     return png, csv_path
 
 
+def panel_letters(n: int) -> List[Optional[str]]:
+    """The letters of n panels in one image: (a), (b), ...; a single panel
+    gets none (its CSV rows say panel "a")."""
+    return [None] if n == 1 else [chr(ord("a") + i) for i in range(n)]
+
+
 def save_panels(path_stem: PathLike, figures: Sequence[Figure], title: Optional[str] = None,
                 ncols: Optional[int] = None, panel_size: Tuple[float, float] = (4.6, 3.5)) -> Tuple[Path, Path]:
     """Draws `figures` as panels (a), (b), ... of one image (a single figure
@@ -372,7 +378,7 @@ def save_panels(path_stem: PathLike, figures: Sequence[Figure], title: Optional[
     n = len(figures)
     ncols = ncols or n
     nrows = (n + ncols - 1) // ncols
-    letters = [None] if n == 1 else [chr(ord("a") + i) for i in range(n)]
+    letters = panel_letters(n)
     rows: List[dict] = []
     with matplotlib.rc_context(_RC):
         fig = _new_figure(panel_size[0] * ncols, panel_size[1] * nrows + (0.3 if title else 0))
@@ -422,7 +428,7 @@ def bar_table(table: Any, metrics: Sequence[Tuple[str, str, str]], path_stem: Pa
     groups = [str(r[group]) for r in records]
     stem = _stem(path_stem)
     n = len(metrics)
-    letters = [None] if n == 1 else [chr(ord("a") + i) for i in range(n)]
+    letters = panel_letters(n)
     rows: List[dict] = []
     with matplotlib.rc_context(_RC):
         fig = _new_figure(max(4.2, 0.9 * len(groups) + 1.6) * n, 3.3 + (0.3 if title else 0))
