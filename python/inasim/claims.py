@@ -315,16 +315,23 @@ def _same_x(a: Any, b: Any) -> bool:
 
 
 class FigureTables:
-    """The figure CSVs of one output directory (`OUT/<stem>.csv`), read on
-    first use; only the simulated rows (kind "sim")."""
+    """The figure CSVs of one output directory (`OUT/<stem>.csv`), or of a
+    map stem -> CSV path (the committed results, inasim.results_store), read
+    on first use; only the simulated rows (kind "sim")."""
 
-    def __init__(self, out_dir: Path):
+    def __init__(self, out_dir: Path, paths: Optional[Dict[str, Path]] = None):
         self.out_dir = Path(out_dir)
+        self._paths = paths
         self._rows: Dict[str, Optional[List[Dict[str, str]]]] = {}
+
+    def path(self, stem: str) -> Path:
+        if self._paths is not None:
+            return self._paths.get(stem, self.out_dir / f"{stem}.csv")
+        return self.out_dir / f"{stem}.csv"
 
     def rows(self, stem: str) -> Optional[List[Dict[str, str]]]:
         if stem not in self._rows:
-            path = self.out_dir / f"{stem}.csv"
+            path = self.path(stem)
             if not path.is_file():
                 self._rows[stem] = None
             else:
@@ -506,7 +513,7 @@ def _where_missing(tables: FigureTables, pt: Dict[str, Any]) -> str:
             return _where_missing(tables, num)
         return _where_missing(tables, den) if tables.value(den) is None else "our denominator is 0"
     if tables.rows(pt["figure"]) is None:
-        return f"{pt['figure']}.csv not in {tables.out_dir}"
+        return f"{tables.path(pt['figure'])} not there (run the figure)"
     x = f" at x = {pt['x']}" if "x" in pt else ""
     return f"no row of panel {pt['panel']}, series \"{pt['series']}\"{x} in {pt['figure']}.csv"
 

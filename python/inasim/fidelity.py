@@ -1,19 +1,30 @@
 """`inasim fidelity`: every paper claim (scenarios/*/paper-claims.json) next
-to our number, with a verdict, and a tally per paper.
+to our number, with a verdict, and a tally per paper; and the READMEs'
+results tables, generated from the same data.
 
-    inasim fidelity [--small] [--protocol P] [--results DIR] [--out DIR] [--run none|missing|all] [--jobs N]
+    inasim fidelity [--small] [--protocol P] [--results DIR] [--out DIR]
+                    [--run none|missing|all] [--jobs N] [--repetitions N]
+                    [--record] [--readme] [--check]
 
-Our numbers come from the figure scripts' CSVs in RESULTS (default
-out/figures, out/figures/small with --small). `--run missing` runs the
-figure scripts whose CSV is not there yet (`--run all`: every one the
-claims need), with --small when given; the default runs nothing and shows
-such claims as "not run". With --small, claims that do not survive the
-reduced runs are "not run" and say why.
+Our numbers come from the committed figure results
+(scenarios/<protocol>/results[/small], inasim.results_store) unless
+`--results DIR` names a figure output directory (`--run` and `--record`
+default it to out/figures, out/figures/small with --small). `--run
+missing` runs the figure scripts whose CSV is not in RESULTS yet (`--run
+all`: every one the claims need). `--record` copies RESULTS' figure CSVs
+into the committed results with their provenance. `--readme` regenerates
+the results tables between the `<!-- fidelity:begin STEM -->` markers of
+each scenarios/<protocol>/README.md from the committed results
+(inasim.readme_tables). `--check` writes nothing and exits 1 when a README
+table differs from what the data gives, or a committed result was edited
+or its figure's script or scenario changed since its run. With --small,
+claims that do not survive the reduced runs are "not run" and say why.
 
-Writes OUT (default RESULTS/fidelity): fidelity.csv (one row per claim),
-fidelity.json (the rows, the tallies, what was read) and fidelity.md (a
-table per paper). Exit status: 0; 1 a figure script failed; 2 bad input
-(a claims file, an option).
+Writes OUT (default RESULTS/fidelity, out/fidelity[/small] for the committed
+results): fidelity.csv (one row per claim), fidelity.json (the rows, the
+tallies, what was read) and fidelity.md (a table per paper). Exit status:
+0; 1 a figure script failed, or --check found a problem; 2 bad input (a
+claims file, a README's markers, an option).
 """
 
 from __future__ import annotations
@@ -29,6 +40,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from inasim import claims as cl
+from inasim import readme_tables
+from inasim import results_store as rs
 from inasim._outdir import out_dir_problem
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,22 +108,20 @@ def _cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def run_figures(books: Sequence[cl.ClaimsBook], results: Path, small: bool, mode: str,
-                jobs: Optional[int], log) -> List[str]:
+def run_figures(books: Sequence[cl.ClaimsBook], everyone: Sequence[cl.ClaimsBook], results: Path, small: bool, mode: str,
+                jobs: Optional[int], repetitions: Optional[int], log) -> List[str]:
     """Runs the figure scripts the claims need (mode missing / all); returns failures."""
     failed = []
-    for book in books:
-        for stem, fig in book.figures.items():
-            if mode == "missing" and (results / f"{stem}.csv").is_file():
-                continue
-            if not book.figure_claims(stem):
-                continue
-            cmd = [sys.executable, str(REPO / fig["script"]), "--out", str(results)]
-            cmd += ["--small"] if small else []
-            cmd += ["--jobs", str(jobs)] if jobs else []
-            log(f"fidelity: running {fig['script']}{' --small' if small else ''}")
-            if subprocess.run(cmd).returncode != 0:
-                failed.append(f"{fig['script']} failed (its CSV, if written, is read anyway)")
+    for stem in rs.stems(books):
+        if mode == "missing" and (results / f"{stem}.csv").is_file():
+            continue
+        book = rs.home(everyone, stem)
+        cmd = [sys.executable] + rs.command_of(book, stem, small, repetitions, REPO).split() + ["--out", str(results)]
+        cmd[1] = str(REPO / cmd[1])
+        cmd += ["--jobs", str(jobs)] if jobs else []
+        log(f"fidelity: running {' '.join(cmd[1:])}")
+        if subprocess.run(cmd).returncode != 0:
+            failed.append(f"{book.figures[stem]['script']} failed (its CSV, if written, is read anyway)")
     return failed
 
 
@@ -139,41 +150,105 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--small", action="store_true", help="the figure scripts' reduced runs")
     ap.add_argument("--protocol", default=None, help="one paper's claims (scenarios/P/paper-claims.json)")
     ap.add_argument("--results", type=Path, default=None,
-                    help="where the figure CSVs are (default out/figures, out/figures/small with --small)")
-    ap.add_argument("--out", type=Path, default=None, help="where the dashboard goes (default RESULTS/fidelity)")
+                    help="where the figure CSVs are (default: the committed ones, scenarios/*/results[/small]; "
+                    "with --run or --record, out/figures[/small])")
+    ap.add_argument("--out", type=Path, default=None, help="where the dashboard goes (default RESULTS/fidelity, "
+                    "out/fidelity[/small] for the committed results)")
     ap.add_argument("--run", choices=("none", "missing", "all"), default="none",
                     help="run the figure scripts: none (default), those without a CSV, all")
     ap.add_argument("--jobs", type=int, default=None, help="parallel simulations per figure script")
+    ap.add_argument("--repetitions", type=int, default=None,
+                    help="with --run: runs per point of the multi-seed figures (default: each figure's own)")
+    ap.add_argument("--record", action="store_true",
+                    help="copy RESULTS' figure CSVs into scenarios/<protocol>/results[/small] with their provenance")
+    ap.add_argument("--readme", action="store_true",
+                    help="regenerate the results tables of scenarios/<protocol>/README.md from the committed results")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 when a README table or a committed result is not what the data "
+                    "and the inputs give")
     return ap
+
+
+def _options(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    """The parsed options; CliError (exit 2) on a bad one."""
+    try:
+        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as e:
+        raise CliError(int(e.code or 0) if not isinstance(e.code, str) else 2) from None
+    for name in ("jobs", "repetitions"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise CliError(2, f"--{name}: must be >= 1")
+    if args.check and (args.record or args.readme or args.run != "none"):
+        raise CliError(2, "--check writes nothing: not with --record, --readme or --run")
+    return args
+
+
+class CliError(Exception):
+    def __init__(self, code: int, message: str = ""):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _check(books, everyone) -> int:
+    found = readme_tables.problems(books, everyone, REPO)
+    for p in found:
+        print(f"inasim fidelity --check: {p}", file=sys.stderr)
+    if not found:
+        print(f"inasim fidelity --check: the README tables and committed results of "
+              f"{', '.join(b.protocol for b in books)} are what the data gives")
+    return 1 if found else 0
+
+
+def _readme(books, everyone) -> None:
+    for path, (now, want) in readme_tables.regenerate(books, everyone).items():
+        if now != want:
+            tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+            tmp.write_text(want, encoding="utf-8")
+            os.replace(tmp, path)
+            print(f"wrote {path}")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
-        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as e:
-        return int(e.code or 0) if not isinstance(e.code, str) else 2
-    if args.jobs is not None and args.jobs < 1:
-        print("inasim fidelity: --jobs: must be >= 1", file=sys.stderr)
-        return 2
-    results = args.results or REPO / "out" / "figures" / ("small" if args.small else "")
-    out = args.out or results / "fidelity"
-    problem = out_dir_problem(out, files=("fidelity.csv", "fidelity.json", "fidelity.md"))
-    if problem:
-        print(f"inasim fidelity: --out: {out} {problem}", file=sys.stderr)
-        return 2
-    try:
-        books = cl.find_all(REPO, args.protocol)
-    except cl.ClaimsError as e:
+        args = _options(argv)
+        everyone = cl.find_all(REPO)
+        books = cl.find_all(REPO, args.protocol) if args.protocol else everyone
+        if args.check:
+            return _check(books, everyone)
+        return _dashboard(args, books, everyone)
+    except CliError as e:
+        if e.message:
+            print(f"inasim fidelity: {e.message}", file=sys.stderr)
+        return e.code
+    except (cl.ClaimsError, readme_tables.ReadmeError) as e:
         print(f"inasim fidelity: {e}", file=sys.stderr)
         return 2
+
+
+def _dashboard(args, books, everyone) -> int:
+    committed = args.results is None and args.run == "none" and not args.record
+    results = args.results or REPO / "out" / "figures" / ("small" if args.small else "")
+    out = args.out or (REPO / "out" / "fidelity" / ("small" if args.small else "") if committed
+                       else results / "fidelity")
+    problem = out_dir_problem(out, files=("fidelity.csv", "fidelity.json", "fidelity.md"))
+    if problem:
+        raise CliError(2, f"--out: {out} {problem}")
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
-    failed = [] if args.run == "none" else run_figures(books, results, args.small, args.run, args.jobs, log)
-    rows = dashboard(books, cl.FigureTables(results), args.small)
+    failed = [] if args.run == "none" else run_figures(books, everyone, results, args.small, args.run,
+                                                       args.jobs, args.repetitions, log)
+    if args.record:
+        for p in rs.record(everyone, results, args.small, args.repetitions, REPO, only=rs.stems(books)):
+            print(f"wrote {p}")
+    tables = rs.committed_tables(books, args.small, everyone) if committed else cl.FigureTables(results)
+    rows = dashboard(books, tables, args.small)
     tally = tallies(rows)
-    meta = {"tool": "inasim fidelity", "small": args.small, "results": str(results),
+    meta = {"tool": "inasim fidelity", "small": args.small,
+            "results": "committed (scenarios/*/results)" if committed else str(results),
             "claims_files": [str(b.path.relative_to(REPO)) for b in books]}
     for p in write(out, rows, tally, meta):
         print(f"wrote {p}")
+    if args.readme:
+        _readme(books, everyone)
     for paper, t in tally.items():
         print(tally_line(paper, t))
     for f in failed:

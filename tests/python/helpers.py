@@ -133,14 +133,32 @@ def assert_paper_claims(out, stem):
 
 
 
-def small_run_tests(prefix, scripts):
-    """A figure test module's two generic tests over its scripts' --small
-    runs (its `runs` fixture: name -> (out dir, process)): each run exits 0
-    with its PNG and CSV (assert_small_run), and each run's paper claims
-    reach their reduced verdicts (assert_paper_claims):
+def assert_committed_small_csv(out, stem):
+    """The fresh --small CSV is byte for byte the committed one
+    (scenarios/<home>/results/small/<stem>.csv, inasim.results_store), so the
+    reduced columns of the README tables are what the code gives now. When
+    behaviour changes on purpose, `inasim fidelity --small --run all --record
+    --readme` refreshes both (and the commit says why)."""
+    from inasim import claims, results_store
 
-        test_small_run_exits_zero_and_writes_png_and_csv, test_paper_claims_reach_their_reduced_verdicts = \
-            small_run_tests("fig_canary_", SCRIPTS)
+    books = claims.find_all(SOURCE_DIR)
+    committed = results_store.store_dir(results_store.home(books, stem), small=True) / f"{stem}.csv"
+    assert committed.is_file(), f"{committed} missing: run `inasim fidelity --small --run all --record --readme`"
+    fresh = (out / f"{stem}.csv").read_bytes()
+    assert fresh == committed.read_bytes(), (
+        f"{stem}: the --small run no longer gives {committed.relative_to(SOURCE_DIR)}: if the change is meant, "
+        "refresh it with `inasim fidelity --small --run all --record --readme` and say why in the commit")
+
+
+def small_run_tests(prefix, scripts):
+    """A figure test module's three generic tests over its scripts' --small
+    runs (its `runs` fixture: name -> (out dir, process)): each run exits 0
+    with its PNG and CSV (assert_small_run), each run's paper claims reach
+    their reduced verdicts (assert_paper_claims), and its CSV is the
+    committed one (assert_committed_small_csv):
+
+        test_small_run_exits_zero_and_writes_png_and_csv, test_paper_claims_reach_their_reduced_verdicts, \
+            test_committed_small_results_are_current = small_run_tests("fig_canary_", SCRIPTS)
     """
     @pytest.mark.parametrize("name", scripts)
     def test_small_run(runs, name):
@@ -151,4 +169,8 @@ def small_run_tests(prefix, scripts):
         skipped = assert_paper_claims(runs[name][0], f"{prefix}{name}")
         print(f"{prefix}{name}: not checked at --small: {skipped}")
 
-    return test_small_run, test_paper_claims
+    @pytest.mark.parametrize("name", scripts)
+    def test_committed_small(runs, name):
+        assert_committed_small_csv(runs[name][0], f"{prefix}{name}")
+
+    return test_small_run, test_paper_claims, test_committed_small

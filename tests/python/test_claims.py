@@ -122,7 +122,7 @@ def test_every_verdict_from_known_numbers(tree):
 def test_missing_figure_is_not_run_and_says_where(tree):
     book = cl.load(write_book(tree, book_doc()), repo=tree)
     v = cl.evaluate(book.claims[0], cl.FigureTables(tree / "elsewhere"))
-    assert (v.verdict, v.note) == ("not run", f"figx.csv not in {tree / 'elsewhere'}")
+    assert (v.verdict, v.note) == ("not run", f"{tree / 'elsewhere' / 'figx.csv'} not there (run the figure)")
 
 
 def test_small_run_uses_its_override_or_says_why_not(tree):

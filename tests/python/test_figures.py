@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from helpers import PNG_MAGIC, assert_paper_claims, SOURCE_DIR, import_inasim, load_script, read_csv, run_script
+from helpers import PNG_MAGIC, assert_committed_small_csv, assert_paper_claims, SOURCE_DIR, import_inasim, load_script, read_csv, run_script
 
 inasim = import_inasim()
 from inasim import plot
@@ -51,6 +51,7 @@ def test_small_figure_exits_zero_and_prints_each_point(small_figure):
 
 def test_small_figure_paper_claims(small_figure):
     assert_paper_claims(small_figure[0], "fig_ring_allreduce")
+    assert_committed_small_csv(small_figure[0], "fig_ring_allreduce")
 
 
 def test_small_figure_png(small_figure):

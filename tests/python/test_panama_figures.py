@@ -7,7 +7,7 @@ that every configuration ran what it says: 4 trees, one tree per spine, ring).
 
 import json
 
-from helpers import PNG_MAGIC, assert_paper_claims, SOURCE_DIR, import_inasim, read_csv, run_script
+from helpers import PNG_MAGIC, assert_committed_small_csv, assert_paper_claims, SOURCE_DIR, import_inasim, read_csv, run_script
 
 inasim = import_inasim()
 
@@ -19,6 +19,7 @@ def test_load_balance_small(tmp_path):
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "fig_panama_load_balance.png").read_bytes()[:8] == PNG_MAGIC
     assert_paper_claims(tmp_path, "fig_panama_load_balance")  # PANAMA's Fig. 9 claims, their reduced verdicts
+    assert_committed_small_csv(tmp_path, "fig_panama_load_balance")
     rows = read_csv(tmp_path / "fig_panama_load_balance_points.csv")
     configs = ["PANAMA (4 trees)"] + [f"PANAMA-Agg{i}" for i in range(1, 5)] + ["Ring-AllReduce"]
     assert sorted({r["config"] for r in rows}) == sorted(configs)
@@ -50,6 +51,7 @@ def test_fairness_small(tmp_path):
     r = run_script(ANALYSIS / "fig_panama_fairness.py", tmp_path)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "fig_panama_fairness.png").read_bytes()[:8] == PNG_MAGIC
+    assert_committed_small_csv(tmp_path, "fig_panama_fairness")
     rows = {row["run"]: row for row in read_csv(tmp_path / "fig_panama_fairness_summary.csv")}
     dctcp_rule, fig5, fixed = ("PANAMA, DCTCP's increase", "PANAMA, Fig. 5 as printed",
                                "no congestion control (fixed window)")
@@ -77,6 +79,8 @@ def test_shared_cluster_fig8_small(tmp_path):
     r = run_script(ANALYSIS / "fig_panama_fig8.py", tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "fig_panama_fig8.png").read_bytes()[:8] == PNG_MAGIC
+    assert_paper_claims(tmp_path, "fig_panama_fig8")
+    assert_committed_small_csv(tmp_path, "fig_panama_fig8")
     rows = read_csv(tmp_path / "fig_panama_fig8_points.csv")
     configs = ["Ideal", "Ring-AllReduce", "SwitchML*", "PANAMA", "PANAMA-0.88", "PANAMA-0.94"]
     assert sorted({row["config"] for row in rows}) == sorted(configs)

@@ -32,8 +32,9 @@ def runs(tmp_path_factory):
 
 
 # Each --small run exits 0 with its PNG and CSV; its paper claims (scenarios/*/paper-claims.json)
-# that survive --small reach their reduced verdicts.
-test_small_run_exits_zero_and_writes_png_and_csv, test_paper_claims_reach_their_reduced_verdicts = \
+# that survive --small reach their reduced verdicts; its CSV is the committed one.
+test_small_run_exits_zero_and_writes_png_and_csv, test_paper_claims_reach_their_reduced_verdicts, \
+    test_committed_small_results_are_current = \
     small_run_tests("fig_switchml_", SCRIPTS)
 
 
