@@ -186,8 +186,10 @@ def utilization_line(fig: FigureRun, panel, proto: str, runs: Sequence[dict], wh
     """Draws on `panel` the distribution of link utilisation of `runs` (their
     links.csv summed over the seeds) as the line of `proto`, labelled with its
     mean utilisation `util`; a run without links.csv is a failure (`where`:
-    what names its point before the seed). `columns`: the point's own CSV
-    columns (one value each, e.g. congested=True)."""
+    what names its point before the seed). The series is named by the
+    protocol alone (the paper-claims file points at it); the legend adds the
+    mean. `columns`: the point's own CSV columns (one value each, e.g.
+    congested=True)."""
     counts = [0] * BINS
     for r in runs:
         h = utilization_histogram(r["dir"], BINS)
@@ -197,8 +199,8 @@ def utilization_line(fig: FigureRun, panel, proto: str, runs: Sequence[dict], wh
         counts = [a + b for a, b in zip(counts, h)]
     total = sum(counts) or 1
     lows = [100 * i / BINS for i in range(BINS)]
-    panel.line([x + 100 / BINS / 2 for x in lows], [100 * c / total for c in counts],
-               f"{PROTOCOLS[proto][0]} (mean {util * 100:.1f} %)", columns={
+    panel.line([x + 100 / BINS / 2 for x in lows], [100 * c / total for c in counts], PROTOCOLS[proto][0],
+               legend=f"{PROTOCOLS[proto][0]} (mean {util * 100:.1f} %)", columns={
                    "protocol": [proto] * BINS, **{k: [v] * BINS for k, v in columns.items()}, "bin_low_pct": lows,
                    "links": counts, "fraction": [c / total for c in counts], "util_mean": [util] * BINS})
 

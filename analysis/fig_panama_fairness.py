@@ -7,7 +7,7 @@ scenarios/panama/fig10-fairness.json (--small: fig10-fairness-small.json):
 one rack at 10 Gb/s; a DCTCP flow h2 -> h0 starts at 0; a 2-worker
 aggregation job (h0, h1; 1,500-byte packets, as the paper's) starts later;
 the ToR's port to h0 carries the flow's data and the job's results. Three
-runs, panels a-c: (a) PANAMA's congestion control with DCTCP's increase rule
+runs, panels a-c (panel d: their steady-state means, x = 1..3 in this order): (a) PANAMA's congestion control with DCTCP's increase rule
 (additive increase in every window, `increase: "every_window"`: the
 mechanism §4.2.2 says "matches that of DCTCP"; the paper's Fig. 10a), (b)
 Fig. 5 as printed (grows only in windows without a mark, the model's
@@ -101,6 +101,18 @@ def run_ends(run_dir: Path):
     return job_end, flow_end
 
 
+def steady_state_panel(fig, summary):
+    """Panel d: each run's steady-state means (x = the run, 1..3), so the
+    paper-claims file can point at them (fig10a-equal-share, ...)."""
+    runs = list(range(1, len(summary) + 1))
+    panel = fig.plot.Figure("steady-state means", "configuration", "throughput", "run", "Gb/s", legend_loc="lower right")
+    panel.line(runs, [r["aggregation_gbps"] for r in summary], "aggregation", linestyle="none",
+               columns={"run": [r["run"] for r in summary]})
+    panel.line(runs, [r["dctcp_gbps"] for r in summary], "DCTCP flow", linestyle="none",
+               columns={"run": [r["run"] for r in summary]})
+    return panel.xticks(runs, ["DCTCP's increase", "Fig. 5", "fixed window"])
+
+
 def draw(fig):
     base = fig.base
     start_s = float(base["workload"]["start_us"]) * 1e-6
@@ -122,6 +134,7 @@ def draw(fig):
         panel.line([x * 1e3 for x in t], agg, "aggregation (h1's packets)", columns={"time_s": t, "gbps": agg})
         panel.line([x * 1e3 for x in t], tcp, "DCTCP flow (h2 -> h0)", columns={"time_s": t, "gbps": tcp})
         panels.append(panel)
+    panels.append(steady_state_panel(fig, summary))
     return fig.save(panels, title=(f"PANAMA fairness on one {base['links']['host_rate_gbps']:g} Gb/s bottleneck "
                                    f"(aggregation starts at {start_s * 1e3:g} ms)"),
                     tables={"summary": {k: [r[k] for r in summary] for k in summary[0]}})

@@ -26,7 +26,8 @@ Panels: (a) 99th-percentile FCT of short flows (< 40 MB, scaled with the
 flow sizes), (b) mean throughput of long flows, (c) mean job completion time
 (arrival to the end of the last iteration, waiting for hosts included).
 
-Writes OUT/fig_panama_fig8.png and .csv, OUT/fig_panama_fig8_points.csv
+Writes OUT/fig_panama_fig8.png and .csv (panel a's rows also carry the
+short flows' mean FCT, column short_mean_fct_s), OUT/fig_panama_fig8_points.csv
 (columns load, config, short_p99_fct_s, long_throughput_gbps, mean_jct_s,
 jobs, partial_aggregations) and keeps every run under OUT/sweeps/<name>/. Every aggregation result
 is checked bit for bit by the simulator; a run that is not correct fails
@@ -95,7 +96,8 @@ def draw(fig):
                 num(long_.get("background.flows.fct.long_flow_throughput_gbps.mean")),
                 num(agg.get("workload.panama.cluster.mean_jct_s")),
                 num(agg.get("workload.panama.cluster.finished_jobs")),
-                num(agg.get("workload.panama.cluster.partial_aggregations")))
+                num(agg.get("workload.panama.cluster.partial_aggregations")),
+                num(short.get("background.flows.fct.short.fct_s.mean")))
 
     cols = {"load": [], "config": [], "short_p99_fct_s": [], "long_throughput_gbps": [], "mean_jct_s": [],
             "jobs": [], "partial_aggregations": []}
@@ -109,7 +111,7 @@ def draw(fig):
                           legend_loc="upper left")]
     for label in LABELS:
         series = [metrics(load, label) for load in loads]
-        for load, (fct, thr, jct, jobs, partial) in zip(loads, series):
+        for load, (fct, thr, jct, jobs, partial, _) in zip(loads, series):
             cols["load"].append(load)
             cols["config"].append(label)
             cols["short_p99_fct_s"].append(fct)
@@ -117,7 +119,7 @@ def draw(fig):
             cols["mean_jct_s"].append(jct)
             cols["jobs"].append(jobs)
             cols["partial_aggregations"].append(partial)
-        panels[0].line(xs, [m[0] * 1e3 for m in series], label)
+        panels[0].line(xs, [m[0] * 1e3 for m in series], label, columns={"short_mean_fct_s": [m[5] for m in series]})
         panels[1].line(xs, [m[1] for m in series], label)
         panels[2].line(xs, [m[2] * 1e3 for m in series], label)
         print(f"{label:15s} " + "  ".join(f"{round(100 * l)}%: p99 {m[0] * 1e3:8.3f} ms, long {m[1]:6.2f} Gb/s, "

@@ -31,7 +31,7 @@ larger choice (512 at 100 Gb/s, 128 at 10 Gb/s).
 
 Writes OUT/fig_switchml_pool.png and .csv (plot.py conventions; per-point
 columns pool_size, tat_s, framing_bound_s, rtt_p50_us, rtt_p99_us,
-rtt_mean_us, s_bdp) and keeps every run under OUT/sweeps/<scenario name>/.
+rtt_mean_us, s_bdp, pool_chosen: the next power of two, the paper's rule) and keeps every run under OUT/sweeps/<scenario name>/.
 OUT defaults to out/figures (out/figures/small with --small).
 
 Prints RTT0 and s_BDP, then one line per point. Exit status: 0 ok; 1 a run
@@ -68,6 +68,12 @@ def s_bdp(rate_gbps: float, rtt0_s: float, b: int = PACKET_WIRE_BYTES) -> int:
     return math.ceil(rate_gbps * 1e9 / 8.0 * rtt0_s / b)
 
 
+def pool_chosen(sb: int) -> int:
+    """The pool the paper's rule picks: the next power of two at or above
+    s_BDP (App. C: 128 at 10 Gb/s, 512 at 100 Gb/s on its testbed)."""
+    return 1 << max(0, (sb - 1).bit_length())
+
+
 def draw(fig):
     pools = fig.cfg["pools"]
     rate = float(fig.base["links"]["host_rate_gbps"])
@@ -87,7 +93,7 @@ def draw(fig):
     cols = {"pool_size": pools, "tat_s": [res[s]["tat"] for s in pools],
             "framing_bound_s": [res[s]["fb"] for s in pools], "rtt_p50_us": [res[s]["p50"] for s in pools],
             "rtt_p99_us": [res[s]["p99"] for s in pools], "rtt_mean_us": [res[s]["mean"] for s in pools],
-            "s_bdp": [sb] * len(pools)}
+            "s_bdp": [sb] * len(pools), "pool_chosen": [pool_chosen(sb)] * len(pools)}
     panels = [tat_panel(fig.plot, res, pools, sb, cols), rtt_panel(fig.plot, res, pools, sb, cols, rtt0_us, rate)]
     return fig.save_panels(
         panels,
