@@ -406,6 +406,8 @@ def evaluate(claim: Dict[str, Any], tables: FigureTables, small: bool = False) -
     if claim["kind"] in ("value", "ratio", "bound") and paper.get("value") is None:
         why = f"a formula ({paper['formula']})" if paper.get("formula") else "the paper's number: " + paper["missing"]
         return Verdict("not run", text, "", None, why)
+    if claim["kind"] == "ordering" and ours is not claim["ours"]:  # the reduced run's own points: say their x
+        return _eval_ordering(paper, ours, tables, tol, text, show_x=True)
     return _EVALUATE[claim["kind"]](paper, ours, tables, tol, text)
 
 
@@ -422,7 +424,7 @@ def _paper_text(kind: str, p: Dict[str, Any]) -> str:
         return f"{p['op']} {_fmt(p['value'])}{unit}"
     if kind == "series":
         return approx + ", ".join(f"{x}: {_fmt(y)}" for x, y in p["points"]) + unit
-    return f"{' > '.join(p['order'])} ({p['metric']}, {p['better']} is better)"
+    return f"best first: {', '.join(p['order'])} ({p['metric']}, {p['better']} is better)"
 
 
 def _missing(text: str, what: str) -> Verdict:
@@ -481,7 +483,7 @@ def _eval_series(p, ours, tables, tol, text) -> Verdict:
     return Verdict(v, text, ours_text, worst, note)
 
 
-def _eval_ordering(p, ours, tables, tol, text) -> Verdict:
+def _eval_ordering(p, ours, tables, tol, text, show_x: bool = False) -> Verdict:
     vals = {}
     order = [label for label in p["order"] if label in ours["items"]]  # a reduced run may compare fewer
     for label in order:
@@ -490,8 +492,21 @@ def _eval_ordering(p, ours, tables, tol, text) -> Verdict:
             return _missing(text, f"\"{label}\": " + _where_missing(tables, ours["items"][label]))
         vals[label] = v
     mine = sorted(vals, key=lambda k: vals[k], reverse=p["better"] == "higher")
-    ours_text = ", ".join(f"{k}: {_fmt(vals[k])}" for k in mine)
+    ours_text = ", ".join(f"{_item_label(k, ours['items'][k]) if show_x else k}: {_fmt(vals[k])}" for k in mine)
     return Verdict("trend right" if mine == order else "reversed", text, ours_text, None)
+
+
+def _item_label(label: str, pt: Dict[str, Any]) -> str:
+    """An ordering item's label, with the x it was read at when the label
+    does not say it (a reduced run reads "pool 512" at pool 256)."""
+    x = pt.get("x")
+    if x is None or "numerator" in pt or str(_x_text(x)) in label:
+        return label
+    return f"{label} (x = {_x_text(x)})"
+
+
+def _x_text(x: Any) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
 
 
 def _eval_bound(p, ours, tables, tol, text) -> Verdict:

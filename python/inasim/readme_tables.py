@@ -17,6 +17,7 @@ verdict counts). `update` returns the text with every block regenerated;
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -81,10 +82,8 @@ def _provenance_line(stem: str, src: Sources) -> str:
 
 
 def _rel(p: Path, src: Sources) -> str:
-    try:
-        return str(p.relative_to(src.book.path.parent))
-    except ValueError:
-        return str(p)
+    """The path as the README's links see it (relative to its folder)."""
+    return os.path.relpath(p, src.book.path.parent)
 
 
 def _claims_table(stem: str, src: Sources) -> str:
@@ -128,10 +127,26 @@ def _data_tables(stem: str, tables: cl.FigureTables, size: str, folder: str) -> 
     rows = tables.rows(stem)
     if rows is None:
         return ""
+    panels = {p: [r for r in rows if r["panel"] == p] for p in dict.fromkeys(r["panel"] for r in rows)}
+    if len(panels) > 1 and all(len({r["x"] for r in pr}) == 1 for pr in panels.values()):
+        return _bars_table(panels, size)
     buf = io.StringIO()
-    for panel in dict.fromkeys(r["panel"] for r in rows):
-        head = f"Panel {panel}, {size}"
-        buf.write(_panel_table(f"{folder}/{stem}.csv", head, [r for r in rows if r["panel"] == panel]))
+    for panel, panel_rows in panels.items():
+        buf.write(_panel_table(f"{folder}/{stem}.csv", f"Panel {panel}, {size}", panel_rows))
+    return buf.getvalue()
+
+
+def _bars_table(panels: Dict[str, List[Dict[str, str]]], size: str) -> str:
+    """Bar charts (one x per panel, plot.bar_table): one table, a row per panel."""
+    series = list(dict.fromkeys(r["series"] for pr in panels.values() for r in pr))
+    buf = io.StringIO()
+    buf.write(f"The panels, {size}.\n\n| panel | " + " | ".join(_cell(s) for s in series) + " |\n")
+    buf.write("|---|" + "---:|" * len(series) + "\n")
+    for panel, pr in panels.items():
+        cell = {r["series"]: _num(r["y"]) for r in pr}
+        buf.write(f"| {panel}: {_cell(pr[0].get('y_label') or 'y')} | " + " | ".join(cell.get(s, "") for s in series)
+                  + " |\n")
+    buf.write("\n")
     return buf.getvalue()
 
 
@@ -247,7 +262,7 @@ def _stale(book: cl.ClaimsBook, everyone: Sequence[cl.ClaimsBook], repo: Path) -
     out = []
     for small in (False, True):
         for stem in rs.stems([book]):
-            if rs.home(everyone, stem) is not book:
+            if rs.home(everyone, stem).path != book.path:
                 continue
             csv_path = rs.store_dir(book, small) / f"{stem}.csv"
             prov = rs.read_provenance(csv_path) if csv_path.is_file() else None

@@ -21,6 +21,7 @@ import datetime
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -76,13 +77,26 @@ def read_provenance(csv_path: Path) -> Optional[Dict[str, Any]]:
 
 def inputs(book: cl.ClaimsBook, stem: str, small: bool, repo: Path) -> List[str]:
     """The files that define figure `stem` at this size (repository paths):
-    its script and its scenario."""
+    its script, the analysis/ modules it imports other than the shared
+    figscript.py (e.g. canaryfig.py), and its scenario. The shared code
+    (figscript.py, plot.py, the simulator) is left out: the figure tests'
+    byte-for-byte check of the reduced CSVs covers it."""
     fig = book.figures[stem]
-    out = [fig["script"]]
+    out = [fig["script"]] + _helper_modules(repo, fig["script"])
     scen = fig.get("small_scenario" if small else "scenario")
     if scen and (repo / scen).is_file():
         out.append(scen)
     return out
+
+
+_IMPORT = re.compile(r"^(?:from|import)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
+
+
+def _helper_modules(repo: Path, script: str) -> List[str]:
+    folder = Path(script).parent
+    names = dict.fromkeys(_IMPORT.findall((repo / script).read_text(encoding="utf-8")))
+    return [str(folder / f"{n}.py") for n in names
+            if n != "figscript" and (repo / folder / f"{n}.py").is_file()]
 
 
 def sha256(path: Path) -> str:
