@@ -14,6 +14,7 @@
 #include "ina/scenario-checks.h"
 #include "ina/scenario-sections.h"
 #include "ina/scenario.h"
+#include "ina/version.h"
 
 #include <fmt/format.h>
 
@@ -227,7 +228,7 @@ int main(int argc, char** argv) {
       return args.empty() ? 2 : 0;
     }
     if (args[0] == "--version") {
-      std::printf("inasim %s\n", INASIM_VERSION);
+      std::printf("inasim %s\n", inasim::Version());
       return 0;
     }
     if (args[0] == "sweep" || args[0] == "compare" || args[0] == "fidelity") return ExecPython(args);  // their --help is Python's

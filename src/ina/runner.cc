@@ -1,4 +1,5 @@
 #include "ina/runner.h"
+#include "ina/version.h"
 
 #include "congestion/flow_stats.h"
 #include "ina/addressing.h"
@@ -22,10 +23,6 @@
 #include <cmath>
 #include <memory>
 #include <sstream>
-
-#ifndef INASIM_VERSION
-#define INASIM_VERSION "unknown"
-#endif
 
 namespace inasim {
 
@@ -339,7 +336,7 @@ RunResult CollectResults(const Scenario& s, const topo::Topology& topology, cons
                          bool finished, uint64_t end_ps, uint64_t events, uint64_t& payload_delivered) {
   RunResult out;
   json& r = out.json;
-  r["inasim_version"] = INASIM_VERSION;
+  r["inasim_version"] = Version();
   r["scenario"] = s.resolved;
   r["seed"] = s.seed;
   r["topology"] = {{"description", topology.description},
@@ -354,7 +351,7 @@ RunResult CollectResults(const Scenario& s, const topo::Topology& topology, cons
   // Final avalanche (congestion::Mix64, SplitMix64's finaliser): similar runs give unrelated strings.
   r["sim"]["fingerprint"] = fmt::format("{:016x}", congestion::Mix64(n.fingerprint));
   r["network"] = NetworkJson(n, fabric);
-  out.summary = fmt::format("inasim {}: scenario \"{}\" on {} ({} hosts, {} switches), seed {}\n", INASIM_VERSION,
+  out.summary = fmt::format("inasim {}: scenario \"{}\" on {} ({} hosts, {} switches), seed {}\n", Version(),
                             s.name, topology.description, topology.num_hosts(), topology.num_switches(), s.seed);
   WorkloadReport w = ReportWorkload(s, workload, finished);
   out.summary += w.summary;

@@ -14,12 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ina/version.h"
+
 #include <string>
 #include <vector>
-
-#ifndef INASIM_VERSION
-#define INASIM_VERSION "unknown"
-#endif
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -84,7 +82,7 @@ PYBIND11_MODULE(_inasim, m) {
   m.doc() = "INA-Sim core (use the `inasim` package, not this module)";
   py::register_exception<inasim::ScenarioError>(m, "ScenarioError", PyExc_ValueError);
 
-  m.def("version", [] { return std::string(INASIM_VERSION); });
+  m.def("version", [] { return std::string(inasim::Version()); });
   // The protocol registry (protocols/*/protocol.json), as JSON text.
   m.def("protocols", [] { return inasim::ProtocolsJson().dump(); });
   m.def("load", [](const std::string& path) { return inasim::LoadScenarioJson(path).dump(); });
