@@ -121,16 +121,19 @@ def _sweeps(src: Path, stem: str, small: bool) -> List[Dict[str, Any]]:
 
 
 def _runs(src: Path, sweeps: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """Runs, seeds and summed wall time of the sweeps' cached runs."""
+    """Runs, seeds, the simulator versions that made them and summed wall
+    time of the sweeps' cached runs (each run's results.json: a --resume'd
+    sweep.json names the version that resumed it, not the one that ran)."""
     runs, wall, seeds, versions = 0, 0.0, set(), set()
     for d in sweeps:
-        versions.add(d.get("inasim_version", ""))
         for pt in d.get("points", []):
             runs += 1
             seeds.add(pt.get("seed"))
             res = src / "sweeps" / d["name"] / "cache" / str(pt.get("key")) / "results.json"
             if res.is_file():
-                wall += json.loads(res.read_text(encoding="utf-8")).get("perf", {}).get("wall_s", 0.0)
+                r = json.loads(res.read_text(encoding="utf-8"))
+                wall += r.get("perf", {}).get("wall_s", 0.0)
+                versions.add(r.get("inasim_version", ""))
     return {"runs": runs, "seeds": sorted(s for s in seeds if s is not None),
             "inasim_version": sorted(v for v in versions if v), "sim_wall_s": round(wall, 1)}
 
