@@ -142,9 +142,10 @@ def _commit(repo: Path) -> str:
     try:
         head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"],
                               capture_output=True, text=True, check=True).stdout.strip()
-        # The store itself is being rewritten by this very record: not "dirty".
+        # The store being rewritten by this very record, and Markdown (the
+        # READMEs' generated tables), cannot change a result: not "dirty".
         dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no", "--",
-                                ".", ":(exclude,glob)scenarios/*/results/**"],
+                                ".", ":(exclude,glob)scenarios/*/results/**", ":(exclude,glob)**/*.md"],
                                capture_output=True, text=True, check=True).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
