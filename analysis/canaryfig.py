@@ -100,6 +100,8 @@ def read_run(rec: dict, meta: Dict[str, object]) -> dict:
         "util_switch_mean": num(rec.get("network.utilization.switch_links.mean")),
         "drops_buffer": num(rec.get("network.drops_buffer")),
         "packets_per_block": num(rec.get(f"{own}.leaders.packets_per_block")),
+        # §3.2.2's memory: the largest descriptor memory any switch held (Canary only).
+        "peak_descriptor_bytes": num(rec.get(f"{own}.peak_descriptors.bytes")),
         "stragglers": num(rec.get(f"{own}.switches.stragglers")),
         "noise_delayed_packets": num(rec.get(f"{own}.hosts.noise_delayed_packets")),
         "packets_sent": num(rec.get(f"{own}.hosts.packets_sent")),
@@ -147,8 +149,18 @@ def summarize(runs: Sequence[dict], key) -> Dict[object, dict]:
             "hosts": rs[0]["hosts"],
             "bytes": rs[0]["bytes"],
             "packets_per_block": mean([r["packets_per_block"] for r in rs]),
+            "peak_descriptor_bytes": max(r["peak_descriptor_bytes"] for r in rs),
         }
     return out
+
+
+def canary_columns(pts: Sequence[dict]) -> Dict[str, list]:
+    """Canary's own CSV columns of a series' points (NaN for the other
+    protocols): the leader's packets per block (mean over the seeds, §3.1.4's
+    ideal is 1) and the peak descriptor memory of the busiest switch (max
+    over the seeds, §3.2.2)."""
+    return {"packets_per_block": [p["packets_per_block"] for p in pts],
+            "peak_descriptor_bytes": [p["peak_descriptor_bytes"] for p in pts]}
 
 
 def mean(xs: Sequence[float]) -> float:

@@ -70,7 +70,7 @@ def draw(fig):
                      "Gb/s", logx=2, legend_loc="lower left")
     for proto in PROTOCOLS:
         cols = {k: [] for k in ("protocol", "jobs", "goodput_gbps", "min_job_goodput_gbps", "max_job_goodput_gbps",
-                                "hosts_per_job", "runs", "util_mean", "correct")}
+                                "hosts_per_job", "runs", "util_mean", "correct", "peak_descriptor_bytes")}
         for j in jobs:
             rs = [r for r in runs if r["protocol"] == proto and r["meta"]["x.jobs"] == j]
             g = mean([r["job_goodput_gbps"] for r in rs])
@@ -78,9 +78,10 @@ def draw(fig):
             hi = max(r["job_goodput_max_gbps"] for r in rs)
             ok = all(r["correct"] for r in rs)
             util = mean([r["util_mean"] for r in rs])
+            peak = max(r["peak_descriptor_bytes"] for r in rs)
             for k, v in (("protocol", proto), ("jobs", j), ("goodput_gbps", g), ("min_job_goodput_gbps", lo),
                          ("max_job_goodput_gbps", hi), ("hosts_per_job", rs[0]["hosts"] / j), ("runs", len(rs)),
-                         ("util_mean", util), ("correct", ok)):
+                         ("util_mean", util), ("correct", ok), ("peak_descriptor_bytes", peak)):
                 cols[k].append(v)
             print(f"{LABELS[proto][0]:<16s} {j:3d} jobs: {g:7.2f} Gb/s per job (min {lo:6.2f}, max {hi:6.2f}), "
                   f"util {util * 100:5.1f} %  {status(ok)}")

@@ -28,7 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from canaryfig import (PROTOCOLS as LABELS, placements, point, print_point, run_points, summarize)  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, canary_columns, placements, point, print_point, run_points,  # noqa: E402
+                       summarize)
 
 STEM = "fig_canary_fig2"
 CONFIGS = figscript.scenario_configs(
@@ -62,7 +63,7 @@ def draw(fig):
                 "goodput_min_gbps": [p["goodput_min_gbps"] for p in pts],
                 "goodput_max_gbps": [p["goodput_max_gbps"] for p in pts], "runs": [p["runs"] for p in pts],
                 "over_ring": [p["goodput_gbps"] / r for p, r in zip(pts, ring)],
-                "drops_buffer": [p["drops_buffer"] for p in pts]})
+                "drops_buffer": [p["drops_buffer"] for p in pts], **canary_columns(pts)})
         f.xticks([0, 1], ["no congestion", "congestion"])
         f.ylim(bottom=0)
         panels.append(f)

@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
 from figscript import paper_value  # noqa: E402
-from canaryfig import (PROTOCOLS as LABELS, point, print_point,  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, canary_columns, point, print_point,  # noqa: E402
                        placements, run_points, summarize, utilization_line)
 
 STEM = "fig_canary_fig7"
@@ -68,7 +68,7 @@ def draw(fig):
             "goodput_min_gbps": [s["goodput_min_gbps"] for s in pts],
             "goodput_max_gbps": [s["goodput_max_gbps"] for s in pts], "runs": [s["runs"] for s in pts],
             "time_s": [s["duration_s"] for s in pts], "util_mean": [s["util_mean"] for s in pts],
-            "drops_buffer": [s["drops_buffer"] for s in pts]})
+            "drops_buffer": [s["drops_buffer"] for s in pts], **canary_columns(pts)})
     fa.xticks(xs, ["Canary", "1 ST", "2 ST", "4 ST", "8 ST"])
     fa.ylim(bottom=0)
 

@@ -32,7 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
 from figscript import paper_value  # noqa: E402
-from canaryfig import (PROTOCOLS as LABELS, placements, point, print_point, run_points, summarize)  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, canary_columns, placements, point, print_point, run_points,  # noqa: E402
+                       summarize)
 
 STEM = "fig_canary_fig8"
 CONFIGS = figscript.scenario_configs(
@@ -103,7 +104,8 @@ def columns(proto, shares, pts):
             "goodput_min_gbps": [p["goodput_min_gbps"] for p in pts],
             "goodput_max_gbps": [p["goodput_max_gbps"] for p in pts], "runs": [p["runs"] for p in pts],
             "time_s": [p["duration_s"] for p in pts], "util_mean": [p["util_mean"] for p in pts],
-            "drops_buffer": [p["drops_buffer"] for p in pts], "correct": [p["correct"] for p in pts]}
+            "drops_buffer": [p["drops_buffer"] for p in pts], "correct": [p["correct"] for p in pts],
+            **canary_columns(pts)}
 
 
 main = figscript.entry(STEM, __doc__, "the reduced sweep (14 runs, ~15 s)", CONFIGS, draw, repetitions=True)

@@ -27,7 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
-from canaryfig import (PROTOCOLS as LABELS, placements, point, print_point, run_points, summarize)  # noqa: E402
+from canaryfig import (PROTOCOLS as LABELS, canary_columns, placements, point, print_point, run_points,  # noqa: E402
+                       summarize)
 
 STEM = "fig_canary_fig9"
 KIB = 1024
@@ -59,7 +60,8 @@ def draw(fig):
                 "protocol": [proto] * len(sizes), "congested": [congested] * len(sizes), "bytes": sizes,
                 "time_us": [p["duration_s"] * 1e6 for p in pts], "time_min_us": [min(t) * 1e6 for t in times],
                 "time_max_us": [max(t) * 1e6 for t in times], "goodput_gbps": [p["goodput_gbps"] for p in pts],
-                "runs": [p["runs"] for p in pts], "drops_buffer": [p["drops_buffer"] for p in pts]})
+                "runs": [p["runs"] for p in pts], "drops_buffer": [p["drops_buffer"] for p in pts],
+                **canary_columns(pts)})
         f.xticks(xs)
         panels.append(f)
     return fig.save_panels(
