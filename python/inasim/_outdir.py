@@ -1,11 +1,12 @@
 """Checks an output directory (`--out`) before anything runs, so that a path
 that cannot be written fails at once with exit 2 instead of a traceback after
-the runs (sweep and compare write only at the end)."""
+the runs (sweep and compare write only at the end); and writes each output
+file atomically (write_atomic), so a reader never sees half a file."""
 
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
 
 def _nearest_existing(path: str) -> str:
@@ -55,3 +56,25 @@ def make_out_dir(path: "str | os.PathLike[str]") -> Optional[str]:
     except OSError as e:
         return f"cannot be created: {e.strerror or e}"
     return None
+
+
+def write_atomic(path: "str | os.PathLike[str]", data: Union[str, bytes]) -> None:
+    """Writes `data` (text as UTF-8, no newline translation; or bytes) to a
+    temporary file beside `path`, then renames it over `path`; the
+    temporary file is removed if anything fails."""
+    path = os.fspath(path)
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    try:
+        if isinstance(data, bytes):
+            with open(tmp, "wb") as f:
+                f.write(data)
+        else:
+            with open(tmp, "w", encoding="utf-8", newline="") as f:
+                f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import inasim
-from inasim._outdir import make_out_dir, out_dir_problem
+from inasim._outdir import make_out_dir, out_dir_problem, write_atomic
 
 __all__ = ["PROTOCOLS", "COLUMNS", "HEADERS", "CompareError", "UnknownProtocolError", "register",
            "parse_protocols", "protocol_scenario", "row_from_results", "compare", "main"]
@@ -347,13 +347,6 @@ def _html(title, description, context, rows, images, protocols) -> str:
     return "\n".join(out) + "\n"
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 # ------------------------------------------------------------------ compare
 
 
@@ -437,7 +430,7 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
                 f"{'correct' if row['correct'] else 'NOT CORRECT'}")
 
     df = pd.DataFrame(rows, columns=list(COLUMNS))
-    _write_text(out_dir / "compare.csv", df.to_csv(index=False))
+    write_atomic(out_dir / "compare.csv", df.to_csv(index=False))
 
     name = first["name"]
     charts = pd.DataFrame({"protocol": df["protocol"], "time_us": df["time_s"] * 1e6,
@@ -452,7 +445,7 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
     context = _context(first, results[names[0]], label, sets)
     render = _markdown if fmt == "md" else _html
     report = out_dir / f"report.{fmt}"
-    _write_text(report, render(title, first.get("description", ""), context, rows, images, names))
+    write_atomic(report, render(title, first.get("description", ""), context, rows, images, names))
 
     df.attrs.update({"out": str(out_dir), "report": str(report), "results": results})
     return df

@@ -33,7 +33,6 @@ import argparse
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from inasim import claims as cl
 from inasim import readme_tables
 from inasim import results_store as rs
-from inasim._outdir import out_dir_problem
+from inasim._outdir import out_dir_problem, write_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 COLUMNS = ("paper", "claim", "where", "kind", "scaled", "paper_value", "ours", "ratio", "verdict", "note")
@@ -98,18 +97,14 @@ def markdown(rows: Sequence[Dict[str, Any]], tally: Dict[str, Dict[str, int]]) -
                 continue
             verdict = r["verdict"] + (" (scaled)" if r["scaled"] else "")
             note = f" ({r['note']})" if r["note"] else ""
-            buf.write(f"| {r['claim']} | {r['where']} | {_cell(r['paper_value'])} | {_cell(r['ours'])} "
-                      f"| {r['ratio']} | {_cell(verdict + note)} |\n")
+            cells = (r["claim"], r["where"], r["paper_value"], r["ours"], r["ratio"], verdict + note)
+            buf.write("| " + " | ".join(readme_tables.md_cell(c) for c in cells) + " |\n")
         buf.write("\n")
     return buf.getvalue()
 
 
-def _cell(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
-
-
-def run_figures(books: Sequence[cl.ClaimsBook], everyone: Sequence[cl.ClaimsBook], results: Path, small: bool, mode: str,
-                jobs: Optional[int], repetitions: Optional[int], log) -> List[str]:
+def run_figures(books: Sequence[cl.ClaimsBook], everyone: Sequence[cl.ClaimsBook], results: Path, small: bool,
+                mode: str, jobs: Optional[int], repetitions: Optional[int], log) -> List[str]:
     """Runs the figure scripts the claims need (mode missing / all); returns failures."""
     failed = []
     for stem in rs.stems(books):
@@ -137,11 +132,8 @@ def write(out: Path, rows, tally, meta) -> List[Path]:
              "fidelity.md": markdown(rows, tally)}
     paths = []
     for name, text in files.items():
-        p = out / name
-        tmp = p.with_name(f".{name}.tmp-{os.getpid()}")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
-        paths.append(p)
+        write_atomic(out / name, text)
+        paths.append(out / name)
     return paths
 
 
@@ -202,9 +194,7 @@ def _check(books, everyone) -> int:
 def _readme(books, everyone) -> None:
     for path, (now, want) in readme_tables.regenerate(books, everyone).items():
         if now != want:
-            tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-            tmp.write_text(want, encoding="utf-8")
-            os.replace(tmp, path)
+            write_atomic(path, want)
             print(f"wrote {path}")
 
 

@@ -20,7 +20,7 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 from inasim import claims as cl
 from inasim import results_store as rs
@@ -92,11 +92,12 @@ def _claims_table(stem: str, src: Sources) -> str:
         return ""
     scaled = src.book.figures[stem].get("scaling") is not None
     buf = io.StringIO()
-    buf.write("| claim | where | paper | ours, full size | ours / paper | verdict | ours, reduced | verdict, reduced |\n")
+    buf.write("| claim | where | paper | ours, full size | ours / paper | verdict | ours, reduced "
+              "| verdict, reduced |\n")
     buf.write("|---|---|---|---|---|---|---|---|\n")
     for c in claims:
         full, small = cl.evaluate(c, src.full, False), cl.evaluate(c, src.small, True)
-        buf.write("| " + " | ".join(_cell(s) for s in (
+        buf.write("| " + " | ".join(md_cell(s) for s in (
             c["id"], c["source"]["where"], full.paper, full.ours,
             "" if full.ratio is None else f"{full.ratio:.3f}",
             full.verdict + (" (scaled)" if scaled else ""), small.ours, _small_verdict(small))) + " |\n")
@@ -140,11 +141,11 @@ def _bars_table(panels: Dict[str, List[Dict[str, str]]], size: str) -> str:
     """Bar charts (one x per panel, plot.bar_table): one table, a row per panel."""
     series = list(dict.fromkeys(r["series"] for pr in panels.values() for r in pr))
     buf = io.StringIO()
-    buf.write(f"The panels, {size}.\n\n| panel | " + " | ".join(_cell(s) for s in series) + " |\n")
+    buf.write(f"The panels, {size}.\n\n| panel | " + " | ".join(md_cell(s) for s in series) + " |\n")
     buf.write("|---|" + "---:|" * len(series) + "\n")
     for panel, pr in panels.items():
         cell = {r["series"]: _num(r["y"]) for r in pr}
-        buf.write(f"| {panel}: {_cell(pr[0].get('y_label') or 'y')} | " + " | ".join(cell.get(s, "") for s in series)
+        buf.write(f"| {panel}: {md_cell(pr[0].get('y_label') or 'y')} | " + " | ".join(cell.get(s, "") for s in series)
                   + " |\n")
     buf.write("\n")
     return buf.getvalue()
@@ -160,10 +161,11 @@ def _panel_table(csv_name: str, head: str, rows: List[Dict[str, str]]) -> str:
     for r in rows:
         cell[(r["x"], r["series"])] = _num(r["y"])
     buf = io.StringIO()
-    buf.write(f"{head}.\n\n| {_cell(rows[0].get('x_label') or 'x')} | " + " | ".join(_cell(s) for s in series) + " |\n")
+    header = [rows[0].get("x_label") or "x"] + series
+    buf.write(f"{head}.\n\n| " + " | ".join(md_cell(s) for s in header) + " |\n")
     buf.write("|---|" + "---:|" * len(series) + "\n")
     for x in xs:
-        buf.write(f"| {_cell(_x(x))} | " + " | ".join(cell.get((x, s), "") for s in series) + " |\n")
+        buf.write(f"| {md_cell(_x(x))} | " + " | ".join(cell.get((x, s), "") for s in series) + " |\n")
     buf.write("\n")
     return buf.getvalue()
 
@@ -184,7 +186,8 @@ def _x(text: str) -> str:
     return str(int(v)) if v.is_integer() else f"{v:g}"
 
 
-def _cell(s: str) -> str:
+def md_cell(s: str) -> str:
+    """Text as one Markdown table cell: pipes escaped, newlines as spaces."""
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 

@@ -20,14 +20,13 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from inasim import claims as cl
+from inasim._outdir import write_atomic
 
 SCHEMA = "inasim-figure-results/1"
 PROVENANCE = ".provenance.json"
@@ -191,19 +190,8 @@ def record(books: Sequence[cl.ClaimsBook], src: Path, small: bool, repetitions: 
         dest = store_dir(h, small)
         dest.mkdir(parents=True, exist_ok=True)
         prov = provenance(h, stem, src, small, command_of(h, stem, small, repetitions, repo), repo)
-        _atomic_copy(src / f"{stem}.csv", dest / f"{stem}.csv")
-        _atomic_write(dest / f"{stem}{PROVENANCE}", json.dumps(prov, indent=1, sort_keys=True) + "\n")
+        write_atomic(dest / f"{stem}.csv", (src / f"{stem}.csv").read_bytes())
+        write_atomic(dest / f"{stem}{PROVENANCE}", json.dumps(prov, indent=1, sort_keys=True) + "\n")
         written += [dest / f"{stem}.csv", dest / f"{stem}{PROVENANCE}"]
     return written
 
-
-def _atomic_copy(a: Path, b: Path) -> None:
-    tmp = b.with_name(f".{b.name}.tmp-{os.getpid()}")
-    shutil.copyfile(a, tmp)
-    os.replace(tmp, b)
-
-
-def _atomic_write(p: Path, text: str) -> None:
-    tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, p)

@@ -39,7 +39,7 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import inasim
-from inasim._outdir import make_out_dir, out_dir_problem
+from inasim._outdir import make_out_dir, out_dir_problem, write_atomic
 
 __all__ = [
     "SweepError",
@@ -145,20 +145,6 @@ def _cell(v: Any) -> Any:
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     return json.dumps(v, sort_keys=True, separators=(",", ":"))
-
-
-def _write_atomic(path: str, text: str) -> None:
-    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _read_cached(result_dir: str) -> Optional[Dict[str, Any]]:
@@ -732,7 +718,7 @@ def _write_table(plan: Plan, metrics: Dict[str, Dict[str, Any]]):
     df = pd.DataFrame(rows, columns=columns)
 
     _make_out(plan)
-    _write_atomic(os.path.join(plan.out, "sweep.csv"), df.to_csv(index=False))
+    write_atomic(os.path.join(plan.out, "sweep.csv"), df.to_csv(index=False))
     echo = {
         "name": plan.name,
         "inasim_version": inasim.version(),
@@ -745,7 +731,7 @@ def _write_table(plan: Plan, metrics: Dict[str, Dict[str, Any]]):
             for r in plan.runs
         ],
     }
-    _write_atomic(os.path.join(plan.out, "sweep.json"), json.dumps(echo, indent=2) + "\n")
+    write_atomic(os.path.join(plan.out, "sweep.json"), json.dumps(echo, indent=2) + "\n")
     return df
 
 
