@@ -11,6 +11,7 @@ packages=(
   libboost-graph-dev libfmt-dev nlohmann-json3-dev libgtest-dev pybind11-dev
   python3 python3-dev python3-numpy python3-pandas python3-matplotlib python3-pytest
   python3-distributed                # sweeps on a Dask cluster (inasim sweep --scheduler)
+  python3-scipy python3-tqdm         # confidence intervals (inasim.stats); progress bars in notebooks
   python3-jsonschema                 # tests: `inasim schema` validates every shipped scenario
 )
 missing=()

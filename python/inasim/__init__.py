@@ -29,7 +29,7 @@ ScenarioError = _inasim.ScenarioError
 ScenarioError.__doc__ = "Bad scenario input; the message names the JSON path and the problem, as the CLI does."
 
 __all__ = ["ScenarioError", "Result", "Topology", "load", "apply_set", "validate", "check", "run", "topology",
-           "version", "to_json_value"]
+           "version", "build_id", "to_json_value"]
 
 Scenario = Union[str, os.PathLike, Mapping]
 
@@ -37,6 +37,27 @@ Scenario = Union[str, os.PathLike, Mapping]
 def version() -> str:
     """The version string echoed in every results.json."""
     return _inasim.version()
+
+
+_BUILD_ID = None
+
+
+def build_id() -> str:
+    """sha256 (hex, 16 digits) of the simulator extension this process loaded.
+
+    `version()` names the commit, and every uncommitted tree reads
+    "...-dirty": two different builds of one dirty tree share it. The
+    extension's own bytes tell them apart, so sweep caches key on both."""
+    global _BUILD_ID
+    if _BUILD_ID is None:
+        import hashlib
+
+        h = hashlib.sha256()
+        with open(_inasim.__file__, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _BUILD_ID = h.hexdigest()[:16]
+    return _BUILD_ID
 
 
 def load(path: Union[str, os.PathLike]) -> dict:
