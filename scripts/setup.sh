@@ -9,7 +9,7 @@ packages=(
   build-essential cmake git
   ns3 libns3-dev libgsl-dev          # ns-3.37; its CMake config needs the ns3 tools package and GSL to link
   libboost-graph-dev libfmt-dev nlohmann-json3-dev libgtest-dev pybind11-dev
-  python3 python3-dev python3-numpy python3-pandas python3-matplotlib python3-pytest
+  python3 python3-dev python3-venv python3-numpy python3-pandas python3-matplotlib python3-pytest
   python3-distributed                # sweeps on a Dask cluster (inasim sweep --scheduler)
   python3-scipy python3-tqdm         # confidence intervals (inasim.stats); progress bars in notebooks
   python3-jsonschema                 # tests: `inasim schema` validates every shipped scenario
@@ -30,13 +30,21 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 ${INASIM_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"
 
-# `import inasim` for Debian's python3: a .pth file naming this checkout's
-# package and extension (the last checkout set up wins).
-if [ "$(id -u)" = 0 ]; then
-  site_dir=$(/usr/bin/python3 -c 'import site; print(next(p for p in site.getsitepackages() if p.startswith("/usr/local")))')
-else
-  site_dir=$(/usr/bin/python3 -m site --user-site)
+# `import inasim`: build/venv, a virtual environment of Debian's python3 (it
+# sees the python3-* packages) whose only addition is a path file naming this
+# checkout's package and this build's extension. Each checkout has its own, so
+# nothing machine-wide follows whichever checkout was set up last; the package
+# refuses an extension built from another checkout (python/inasim/__init__.py).
+if [ ! -x build/venv/bin/python ]; then
+  /usr/bin/python3 -m venv --system-site-packages --without-pip build/venv
 fi
-mkdir -p "$site_dir"
-printf '%s\n%s\n' "$PWD/python" "$PWD/build/python" > "$site_dir/inasim.pth"
-echo "setup: built ./build/inasim; /usr/bin/python3 can import inasim ($site_dir/inasim.pth)" >&2
+venv_site=$(build/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+printf '%s\n%s\n' "$PWD/python" "$PWD/build/python" > "$venv_site/inasim.pth"
+# Earlier versions wrote a machine-wide path file; remove it if it is ours.
+for site_dir in $(/usr/bin/python3 -c 'import site; print(" ".join(site.getsitepackages() + [site.getusersitepackages()]))'); do
+  old="$site_dir/inasim.pth"
+  if [ -f "$old" ] && [ "$(wc -l < "$old")" = 2 ] && grep -q '/python$' "$old" && grep -q '/build/python$' "$old"; then
+    rm -f "$old" 2>/dev/null && echo "setup: removed the machine-wide $old of an earlier setup" >&2 || true
+  fi
+done
+echo "setup: built ./build/inasim; build/venv/bin/python imports inasim (this checkout)" >&2

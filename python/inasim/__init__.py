@@ -25,6 +25,36 @@ from typing import Iterable, Mapping, Union
 
 import _inasim
 
+
+def _check_extension() -> None:
+    """ImportError unless `_inasim` was built from this package's checkout.
+
+    The package (python/inasim) and the extension (build/python/_inasim) are
+    one program: a package of one checkout running another checkout's
+    simulator would silently mix versions. Each build records its checkout
+    (`_inasim.build_paths()`); a mismatch is refused, naming both and the
+    command that gives the right pair. INASIM_ALLOW_FOREIGN_BUILD=1 accepts
+    it on purpose (a worktree testing Python changes against a main build)."""
+    here = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    paths = getattr(_inasim, "build_paths", None)
+    if paths is None:
+        source = "(an older build that does not record its checkout)"
+    else:
+        source = os.path.realpath(paths().split(":")[0])
+        if source == here:
+            return
+    if os.environ.get("INASIM_ALLOW_FOREIGN_BUILD") == "1":
+        return
+    checkout = os.path.dirname(here)
+    raise ImportError(
+        f"inasim: the package at {here} is not the one the simulator extension {_inasim.__file__} was built "
+        f"for (its package: {source}). Use the checkout's own environment: {checkout}/build/venv/bin/python "
+        f"(made by {checkout}/scripts/setup.sh), or PYTHONPATH={here}:{checkout}/build/python; "
+        f"INASIM_ALLOW_FOREIGN_BUILD=1 mixes them on purpose.")
+
+
+_check_extension()
+
 ScenarioError = _inasim.ScenarioError
 ScenarioError.__doc__ = "Bad scenario input; the message names the JSON path and the problem, as the CLI does."
 
@@ -206,11 +236,49 @@ class Result:
         return f"<inasim.Result {self.json['scenario']['name']!r} correct={self.correct} tables={sorted(self.csv)}>"
 
 
+def _progress_callback(progress):
+    """(stderr line wanted, tick callback or None, closer(finished)) for run()'s `progress`."""
+    if progress is None or isinstance(progress, bool):
+        return bool(progress), None, lambda finished: None
+    if callable(progress):
+        return False, progress, lambda finished: None
+    if progress == "tqdm":
+        from tqdm.auto import tqdm  # renders as a widget in Jupyter, as a line on a terminal
+
+        bar = tqdm(total=100.0, unit="%", bar_format="{l_bar}{bar}| {n:.1f}/100 % [{elapsed}<{remaining}{postfix}]")
+
+        def tick(p):
+            bar.n = round(100.0 * p["fraction"], 1)
+            bar.set_postfix_str(f"sim {p['sim_time_s'] * 1e3:.3f} ms, {p['events'] / 1e6:.2f} M events", refresh=False)
+            bar.refresh()
+
+        def close(finished):
+            if finished:
+                bar.n = 100.0
+            bar.close()
+
+        return False, tick, close
+    raise ValueError(f'progress: must be True, False, "tqdm" or a callable taking one dict, got {progress!r}')
+
+
 def run(scenario: Scenario, sets: Iterable[str] = (), seed: int | None = None, base_dir=None,
-        progress: bool = False) -> Result:
-    """Runs a scenario in this process and returns its Result."""
+        progress=False) -> Result:
+    """Runs a scenario in this process and returns its Result.
+
+    progress: False (nothing), True (the CLI's line on stderr), "tqdm" (a
+    tqdm bar, a widget in Jupyter) or a callable, called every 0.1-0.4 s of
+    wall time with {"sim_time_s", "fraction", "events", "elapsed_s", "eta_s"}.
+    Ctrl-C stops the simulation within a second and raises KeyboardInterrupt
+    (the process can run again); so does an exception the callable raises."""
     text, base = _document(scenario, sets, seed, base_dir)
-    return Result(_inasim.run(text, base, progress))
+    line, tick, close = _progress_callback(progress)
+    finished = False
+    try:
+        result = Result(_inasim.run(text, base, line, tick))
+        finished = True
+        return result
+    finally:
+        close(finished)
 
 
 def _count(name: str, value, least: int) -> int:

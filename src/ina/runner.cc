@@ -409,13 +409,15 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
 
   const bool show_progress = options.progress == ProgressMode::kOn ||
                              (options.progress == ProgressMode::kAuto && isatty(STDERR_FILENO));
-  ProgressReporter progress(ProgressOf(s, workload.get(), background.get()), s.max_sim_time_ps);
-  if (show_progress) progress.Start();
+  ProgressReporter progress(ProgressOf(s, workload.get(), background.get()), s.max_sim_time_ps, show_progress,
+                            options.on_tick);
+  if (progress.wanted()) progress.Start();
   Simulator::Stop(PicoSeconds(s.max_sim_time_ps));
   const auto t1 = Clock::now();
   Simulator::Run();
   const auto t2 = Clock::now();
   progress.Finish();
+  if (progress.interrupted()) throw RunInterrupted();  // destroy_on_throw resets ns-3
   const uint64_t end_ps = control.EndPs();
   const uint64_t events = Simulator::GetEventCount() - progress.events();
 

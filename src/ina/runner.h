@@ -3,10 +3,12 @@
 // process can run many scenarios, e.g. from Python).
 #pragma once
 
+#include "ina/progress.h"
 #include "ina/scenario.h"
 
 #include <nlohmann/json.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,16 @@ enum class ProgressMode : uint8_t { kAuto, kOn, kOff };
 
 struct RunOptions {
   ProgressMode progress = ProgressMode::kAuto;  ///< auto: when stderr is a terminal
+  /// Called every 0.1-0.4 wall seconds while the simulation runs (Python:
+  /// progress bars and Ctrl-C); returning false ends the run with RunInterrupted.
+  TickCallback on_tick;
+};
+
+/// RunScenario stopped because options.on_tick returned false. ns-3 has been
+/// reset (the process can run again); no results exist.
+class RunInterrupted : public std::runtime_error {
+ public:
+  RunInterrupted() : std::runtime_error("run interrupted") {}
 };
 
 /// Everything a run produces. `json` is results.json; the CSV tables are

@@ -2,6 +2,7 @@
 // Documents cross as JSON text: the scenario parser, the runner and the
 // results writer are the CLI's own, so Python sees the same errors, the same
 // results.json and the same files.
+#include "ina/build-paths.h"
 #include "ina/runner.h"
 #include "ina/workload.h"
 #include "ina/scenario.h"
@@ -16,6 +17,7 @@
 
 #include "ina/version.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +78,56 @@ json TreeJson(const inasim::topo::AggregationTree& tree) {
           {"edges", edges}};
 }
 
+/// One tick of a Python run: Ctrl-C (Python's SIGINT handler only sets a
+/// flag while C++ runs without the GIL) and the caller's progress callback.
+/// Holds the first Python error, which stops the run.
+struct PythonTick {
+  py::object on_tick;
+  std::optional<py::error_already_set> error;
+
+  bool operator()(const inasim::ProgressSnapshot& p) {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      error.emplace();  // fetches the KeyboardInterrupt (or the handler's exception)
+      return false;
+    }
+    if (on_tick.is_none()) return true;
+    try {
+      py::dict d;
+      d["sim_time_s"] = p.sim_time_s;
+      d["fraction"] = p.fraction;
+      d["events"] = p.events;
+      d["elapsed_s"] = p.elapsed_s;
+      d["eta_s"] = p.eta_s;
+      on_tick(d);
+    } catch (py::error_already_set& e) {
+      error.emplace(std::move(e));
+      return false;
+    }
+    return true;
+  }
+};
+
+inasim::RunResult Run(const std::string& doc, const std::string& base_dir, bool progress, py::object on_tick) {
+  const inasim::Scenario s = Parse(doc, base_dir);
+  PythonTick tick{std::move(on_tick), std::nullopt};
+  inasim::RunOptions o;
+  o.progress = progress ? inasim::ProgressMode::kOn : inasim::ProgressMode::kOff;
+  o.on_tick = [&tick](const inasim::ProgressSnapshot& p) { return tick(p); };
+  bool interrupted = false;
+  inasim::RunResult result;
+  {
+    py::gil_scoped_release unlocked;  // Python threads (progress bars) may run meanwhile
+    try {
+      result = inasim::RunScenario(s, o);
+    } catch (const inasim::RunInterrupted&) {
+      interrupted = true;
+    }
+  }
+  if (interrupted) throw *tick.error;  // ns-3 is reset: the process can run again
+  return result;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_inasim, m) {
@@ -103,16 +155,12 @@ PYBIND11_MODULE(_inasim, m) {
       .def_readonly("summary", &inasim::RunResult::summary)
       .def("write", [](const inasim::RunResult& r, const std::string& dir) { inasim::WriteResults(r, dir); });
 
-  m.def(
-      "run",
-      [](const std::string& doc, const std::string& base_dir, bool progress) {
-        const inasim::Scenario s = Parse(doc, base_dir);
-        inasim::RunOptions o;
-        o.progress = progress ? inasim::ProgressMode::kOn : inasim::ProgressMode::kOff;
-        py::gil_scoped_release unlocked;  // Python threads (progress bars) may run meanwhile
-        return inasim::RunScenario(s, o);
-      },
-      py::arg("doc"), py::arg("base_dir") = "", py::arg("progress") = false);
+  m.def("run", &Run, py::arg("doc"), py::arg("base_dir") = "", py::arg("progress") = false,
+        py::arg("on_tick") = py::none(),
+        "Runs a scenario. on_tick(dict) is called every 0.1-0.4 s of wall time with sim_time_s, fraction, "
+        "events, elapsed_s, eta_s; an exception it raises, or a pending Ctrl-C, stops the run and is raised.");
+  m.def("build_paths", [] { return std::string(inasim::BuildPythonPath()); },
+        "\"<source>/python:<build>/python\": the package and extension directories this build belongs to.");
 
   m.def("topology", [](const std::string& doc, const std::string& base_dir) {
     return TopologyJson(inasim::BuildTopology(Parse(doc, base_dir))).dump();
