@@ -1,79 +1,64 @@
-"""`inasim compare`: the same scenario run once per protocol, side by side.
+"""`inasim compare`: one scenario, every protocol, side by side, on the same
+network, with the same background flows (same seed) and the same faults.
 
-    python3 -m inasim.compare SCENARIO.json --protocols ring[,other...] [--set PATH=VALUE]...
-        [--seed N] [--out DIR] [--format md|html] [--progress auto|on|off] [--quiet]
-    python3 -m inasim compare ...            (the same)
+    inasim compare SCENARIO.json [--protocols all|ring,switchml,...] [--repetitions N]
+        [--network shared|native] [--set PATH=VALUE]... [--seed N] [--out DIR]
+        [--format md|html] [--progress auto|on|off] [--quiet] [--list-protocols]
 
     from inasim.compare import compare
-    df = compare("scenarios/default.json", ["ring"], sets=["workload.bytes=262144"])
+    df = compare("scenarios/compare/clos-64-small.json", "all", repetitions=3)
 
-Every protocol runs on the same network, workload size, background traffic and
-seed: the scenario is loaded, the `--set` overrides are applied, then each
-protocol's entry in `PROTOCOLS` edits a copy so that the workload uses that
-protocol. Everything is validated, and each protocol's network and workload
-set up (inasim.check), before anything runs; so is the output directory. Output (default
-OUT = out/compare/<scenario name>, relative to the working directory):
+Each protocol's entry of the build's registry (protocols/<name>/protocol.json)
+edits a copy of the scenario so that its workload uses that protocol
+(`_registry_edit`: keeps the keys every allreduce shares and the protocol's
+own sections, moves dtype / data to ones it accepts). A protocol that needs a
+network setting (protocol.json `network`: Canary adaptive routing, PANAMA PFC
+and ECN) gets it in every protocol's run (`--network shared`, the default,
+said in the report), or only in its own (`--network native`, flagged as
+comparing different networks). Repetition r runs every protocol with seed
+S + r (S: --seed or the scenario's), so the background flows of one
+repetition are the same for every protocol.
 
-    OUT/report.md (or report.html)   title, scenario, inasim version, the table, the charts
-    OUT/compare.csv                  the table (the DataFrame compare() returns)
-    OUT/time.png, OUT/goodput.png    bar charts per protocol (plot.bar_table; + .csv each)
-    OUT/<protocol>/                  each run's results.json, CSVs, summary.txt
+Before anything runs, every protocol's scenario is validated and set up
+(inasim.check), and the fairness checks of inasim.fairness run; after the
+runs, its post-run checks. Each finding is printed on stderr and listed in the
+report. With `--protocols all`, a protocol whose setup rejects the scenario
+(e.g. P4SGD beyond 32 workers) is left out with a finding; named explicitly,
+it is an error (exit 2).
 
-Table columns (compare.csv / DataFrame): `protocol`; `collective` (what one
-collective of the protocol is, `workload.collective_unit`: "iteration",
-"tensor", "op"); `time_s` (mean collective duration, first rank's start to
-last rank's end, `workload.mean_duration_s`); `goodput_gbps`
-(`workload.goodput_gbps`: bytes x 8 / time / 1e9); `wire_bytes_per_host` (`network.host_link_wire_bytes` /
-`workload.ranks`: what each participating host sent plus received on its link,
-framing included, SwitchML's per-worker measure (INA 2|U|, ring
-4|U|(n-1)/n); background traffic on those links is included); `bg_fct_p99_s` (`background.flows.fct.all.fct_s.p99`, NaN in the
-CSV and "—" in the report without background flows); `correct` (results.json
-`correct`; "yes"/"no" in the report).
+Output (default OUT = out/compare/<scenario name>):
 
-Exit status of the command: 0 every run correct; 1 some run not correct (or
-its workload did not finish) - the report is still written; 2 bad input
-(unknown protocol, bad scenario or --set, a setup error, an --out that is a
-file or cannot be created, bad option): nothing is written.
+    OUT/report.md (or .html)  context, fairness findings, tables (mean ± 95 % CI
+                              with repetitions), charts, the command that regenerates it
+    OUT/compare.csv           one row per run (protocol, repetition, seed, metrics:
+                              inasim.compare_report.METRICS)
+    OUT/summary.csv           per protocol and metric: n, missing, mean, std, ci95_low, ci95_high
+    OUT/compare.json          scenario, resolved network edits, seeds, version, findings, command
+    OUT/*.png + .csv          charts (plot.bar_table, with CI error bars)
+    OUT/<protocol>/           each run (results.json, CSVs); with repetitions OUT/<protocol>-rep<r>/
 
-Registered: every allreduce protocol of the build's registry (one folder
-each under protocols/, `inasim protocols`), the ring first (the baseline),
-then in folder order. Each one's edit (`_registry_edit`) keeps the keys every
-allreduce shares and the sections the protocol reads (its own
-`workload.<name>`, and e.g. PANAMA's `workload.ring` for ring jobs), and
-moves `dtype` / `data` to ones the protocol accepts when the scenario's are
-not (PANAMA: dtype float32; Canary, static trees, P4SGD: int32), so one base
-scenario can carry every protocol's tuning. A variant can be added by hand,
-e.g. (how `switchml` could pin its pool size):
-
-    @register("switchml-64")
-    def _switchml_64(doc: dict) -> None:
-        PROTOCOLS["switchml"](doc)
-        doc["workload"].setdefault("switchml", {})["pool_size"] = 64
-
-A protocol that also needs switch or topology settings may edit any other
-part of the document. Every column comes from results.json's core keys, the
-same for every protocol (docs/SCENARIO.md, "results.json"): no protocol is
-read differently. What `time_s` measures is one collective of each protocol
-(`collective`: P4SGD's is one 8 x int32 allreduce, whatever its task).
+Exit status: 0 every run correct and finished; 1 a run not correct or not
+finished (the report is still written); 2 bad input (nothing is written).
+Warnings do not change the status: read them.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import html
 import json
-import math
 import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import inasim
+from inasim import compare_report as report
+from inasim import fairness
 from inasim._outdir import make_out_dir, out_dir_problem, write_atomic
 
-__all__ = ["PROTOCOLS", "COLUMNS", "HEADERS", "CompareError", "UnknownProtocolError", "register",
-           "parse_protocols", "protocol_scenario", "row_from_results", "compare", "main"]
+__all__ = ["PROTOCOLS", "COLUMNS", "CompareError", "UnknownProtocolError", "register", "parse_protocols",
+           "protocol_scenario", "protocol_meta", "row_from_results", "command_line", "compare", "main"]
 
 #: Keys of an allreduce workload that do not depend on the protocol (docs/SCENARIO.md).
 ALLREDUCE_COMMON_KEYS = ("type", "protocol", "hosts", "bytes", "dtype", "data", "iterations",
@@ -138,20 +123,13 @@ def register(name: str) -> Callable[[Callable[[dict], None]], Callable[[dict], N
     return deco
 
 
-#: Columns of the table (compare.csv, the returned DataFrame), in order.
-COLUMNS = ("protocol", "collective", "time_s", "goodput_gbps", "wire_bytes_per_host", "bg_fct_p99_s", "correct")
-#: Their headers in the report.
-HEADERS = {
-    "protocol": "protocol",
-    "collective": "collective",
-    "time_s": "time (s)",
-    "goodput_gbps": "goodput (Gb/s)",
-    "wire_bytes_per_host": "bytes on the wire per host (bytes)",
-    "bg_fct_p99_s": "background p99 FCT (s)",
-    "correct": "correct",
-}
+
+
+#: Columns of compare.csv (the returned DataFrame), in order.
+COLUMNS = ("protocol", "repetition", "seed", "collective", *(m[0] for m in report.METRICS), "switch_memory_what",
+           "correct", "finished")
 FORMATS = ("md", "html")
-DASH = "—"
+NETWORK_MODES = ("shared", "native")
 
 
 class CompareError(ValueError):
@@ -163,7 +141,7 @@ class UnknownProtocolError(CompareError):
 
 
 def parse_protocols(protocols: Union[str, Iterable[str]]) -> List[str]:
-    """"ring,switchml" or ["ring", "switchml"] -> checked, de-duplicated list."""
+    """"all", "ring,switchml" or ["ring", "switchml"] -> checked, de-duplicated list."""
     if isinstance(protocols, str):
         items = protocols.split(",")
     else:
@@ -174,14 +152,22 @@ def parse_protocols(protocols: Union[str, Iterable[str]]) -> List[str]:
     for p in (s.strip() for s in items):
         if not p:
             continue
+        if p == "all":
+            names.extend(n for n in PROTOCOLS if n not in names)
+            continue
         if p not in PROTOCOLS:
             raise UnknownProtocolError(
-                f'unknown protocol "{p}" (known protocols: {", ".join(PROTOCOLS)})')
+                f'unknown protocol "{p}" (known protocols: {", ".join(PROTOCOLS)}, or "all")')
         if p not in names:
             names.append(p)
     if not names:
-        raise CompareError(f"no protocol given (known protocols: {', '.join(PROTOCOLS)})")
+        raise CompareError(f"no protocol given (known protocols: {', '.join(PROTOCOLS)}, or \"all\")")
     return names
+
+
+def _is_all(protocols: Union[str, Iterable[str]]) -> bool:
+    items = protocols.split(",") if isinstance(protocols, str) else [str(p) for p in protocols]
+    return any(s.strip() == "all" for s in items)
 
 
 def protocol_scenario(doc: Mapping, protocol: str) -> dict:
@@ -193,56 +179,205 @@ def protocol_scenario(doc: Mapping, protocol: str) -> dict:
     return d
 
 
-def _get(d: Any, path: str) -> Any:
-    for k in path.split("."):
-        if not isinstance(d, dict) or k not in d:
-            return None
-        d = d[k]
-    return d
+def protocol_meta(doc: Mapping) -> Dict[str, Any]:
+    """The registry entry of the protocol a (protocol-edited) scenario runs."""
+    name = (doc.get("workload") or {}).get("protocol")
+    return next((m for m in registry() if m["name"] == name), {})
 
 
-def _num(v: Any) -> float:
-    if v is None or isinstance(v, bool):
-        return math.nan
+def row_from_results(protocol: str, results: Mapping, meta: Optional[Mapping] = None,
+                     repetition: int = 0) -> Dict[str, Any]:
+    """One compare.csv row from a results.json document (inasim.compare_report)."""
+    return report.row_from_results(protocol, results, meta, repetition)
+
+
+# ------------------------------------------------------------------ setup
+
+
+class _Plan:
+    """What compare will run: the protocols kept, their scenarios (network
+    edits applied), resolved scenarios, registry entries, and the findings."""
+
+    def __init__(self):
+        self.names: List[str] = []
+        self.docs: Dict[str, dict] = {}
+        self.resolved: Dict[str, dict] = {}
+        self.metas: Dict[str, dict] = {}
+        self.edits: Dict[str, dict] = {}
+        self.findings: List[fairness.Finding] = []
+
+
+def _load(scenario, base_dir):
+    if isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        doc = inasim.load(path)
+        return doc, os.fspath(scenario), (str(path.parent) if base_dir is None else base_dir)
+    if isinstance(scenario, Mapping):
+        return inasim.to_json_value(scenario), "(inline scenario)", base_dir  # a deep copy; NaN named
+    raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
+
+
+def _plan(doc: dict, names: List[str], explicit: bool, network: str, seed, base_dir) -> _Plan:
+    plan = _Plan()
+    docs = {p: protocol_scenario(doc, p) for p in names}
+    metas = {p: protocol_meta(docs[p]) for p in names}
     try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
+        edits, plan.findings = fairness.network_edits(metas, doc, network)
+    except ValueError as e:
+        raise CompareError(f"--network shared: {e}") from None
+    for p in names:
+        for path, value in edits[p].items():
+            inasim.apply_set(docs[p], f"{path}={json.dumps(value)}")
+        try:
+            resolved = inasim.check(docs[p], seed=seed, base_dir=base_dir)
+        except inasim.ScenarioError as e:
+            if explicit and len(names) == 1:
+                raise
+            if explicit:
+                raise type(e)(f"protocol {p}: {e}") from None
+            plan.findings.append(fairness.Finding("not_applicable", f"{p} left out: {e}", p))
+            continue
+        plan.names.append(p)
+        plan.docs[p], plan.resolved[p], plan.metas[p], plan.edits[p] = docs[p], resolved, metas[p], edits[p]
+    if not plan.names:
+        raise CompareError("no protocol accepts this scenario: " + "; ".join(f.message for f in plan.findings))
+    plan.findings += fairness.pre_run(plan.metas, plan.resolved, base_dir)
+    return plan
 
 
-def row_from_results(protocol: str, results: Mapping) -> Dict[str, Any]:
-    """One table row from a results.json document (its core keys only)."""
-    w = results.get("workload", {})
-    measured = _num(w.get("collectives_completed")) > 0 and _num(w.get("mean_duration_s")) > 0
-    hosts = _num(w.get("ranks"))
-    wire = _num(_get(results, "network.host_link_wire_bytes"))
-    return {
-        "protocol": protocol,
-        "collective": w.get("collective_unit", ""),
-        "time_s": _num(w.get("mean_duration_s")) if measured else math.nan,
-        "goodput_gbps": _num(w.get("goodput_gbps")) if measured else math.nan,
-        "wire_bytes_per_host": wire / hosts if hosts > 0 else math.nan,
-        "bg_fct_p99_s": _num(_get(results, "background.flows.fct.all.fct_s.p99")),
-        "correct": results.get("correct") is True,
-    }
+def _check_out(out_dir: Path, dirs: Sequence[str], fmt: str) -> None:
+    """CompareError unless out_dir can take the report, and creates it: the
+    runs come first and take minutes, the report is written after them."""
+    stems = [c[0] for c in report.CHARTS]
+    files = ["compare.csv", "summary.csv", "compare.json", f"report.{fmt}"] + [
+        f"{c}.{x}" for c in stems for x in ("png", "csv")]
+    problem = out_dir_problem(out_dir, files=files, dirs=dirs) or make_out_dir(out_dir)
+    if problem:
+        raise CompareError(f"out {os.fspath(out_dir)}: {problem}")
 
 
-# ------------------------------------------------------------------ report
+def _run_dir(protocol: str, rep: int, repetitions: int) -> str:
+    return protocol if repetitions == 1 else f"{protocol}-rep{rep}"
 
 
-def _fmt(column: str, v: Any) -> str:
-    if column in ("protocol", "collective"):
-        return str(v)
-    if column == "correct":
-        return "yes" if v else "no"
-    x = _num(v)
-    if math.isnan(x):
-        return DASH
-    if column == "goodput_gbps":
-        return f"{x:.2f}"
-    if column == "wire_bytes_per_host":
-        return f"{x:,.0f}"
-    return f"{x:.4g}"
+def command_line(label: str, names: Sequence[str], all_: bool, repetitions: int, network: str,
+                 sets: Sequence[str], seed, out, fmt: str) -> str:
+    """The `inasim compare` command that regenerates a report."""
+    import shlex
+
+    binary = "build/inasim" if Path("build/inasim").exists() else "inasim"
+    argv = [binary, "compare", label, "--protocols", "all" if all_ else ",".join(names)]
+    if repetitions != 1:
+        argv += ["--repetitions", str(repetitions)]
+    if network != "shared":
+        argv += ["--network", network]
+    for s in sets:
+        argv += ["--set", s]
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    if out is not None:
+        argv += ["--out", os.fspath(out)]
+    if fmt != "md":
+        argv += ["--format", fmt]
+    return shlex.join(argv)
+
+
+# ------------------------------------------------------------------ compare
+
+
+def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, Iterable[str]] = "all",
+            sets: Iterable[str] = (), out: Union[str, os.PathLike, None] = None, fmt: str = "md",
+            seed: Optional[int] = None, base_dir: Union[str, os.PathLike, None] = None,
+            repetitions: int = 1, network: str = "shared", progress=False,
+            log: Optional[Callable[[str], None]] = None, warn: Optional[Callable[[str], None]] = None):
+    """Runs `scenario` once per protocol and repetition and writes the report;
+    returns compare.csv as a pandas DataFrame (one row per run, COLUMNS).
+
+    protocols: "all", "ring,canary" or a list. sets: `--set` overrides,
+    applied before each protocol's edit. seed: base seed (default the
+    scenario's); repetition r uses seed + r. network: "shared" or "native"
+    (module doc). progress: as inasim.run's. log: one line per run; warn:
+    each fairness finding (the CLI prints both on stderr).
+
+    Raises CompareError / UnknownProtocolError / inasim.ScenarioError for bad
+    input, before anything runs. DataFrame.attrs: "out", "report", "summary"
+    (summary.csv's DataFrame), "findings" (inasim.fairness.Finding list),
+    "results" (run directory name -> results.json dict).
+    """
+    import pandas as pd
+
+    names = parse_protocols(protocols)
+    explicit = not _is_all(protocols)
+    if fmt not in FORMATS:
+        raise CompareError(f'format: must be one of {", ".join(FORMATS)}, got "{fmt}"')
+    if network not in NETWORK_MODES:
+        raise CompareError(f'network: must be one of {", ".join(NETWORK_MODES)}, got "{network}"')
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or not 1 <= repetitions <= 1000:
+        raise CompareError(f"repetitions: must be an integer 1 .. 1000, got {repetitions!r}")
+    sets = [sets] if isinstance(sets, str) else list(sets)
+    doc, label, base_dir = _load(scenario, base_dir)
+    for s in sets:
+        inasim.apply_set(doc, s)
+
+    plan = _plan(doc, names, explicit, network, seed, base_dir)
+    first = plan.resolved[plan.names[0]]
+    out_dir = Path(out) if out is not None else Path("out") / "compare" / first["name"]
+    run_dirs = [_run_dir(p, r, repetitions) for r in range(repetitions) for p in plan.names]
+    _check_out(out_dir, run_dirs, fmt)
+    for f in plan.findings:
+        if warn:
+            warn(f.line())
+
+    base_seed = first["seed"] if seed is None else seed
+    rows, results, runs = _run_all(plan, repetitions, base_seed, base_dir, out_dir, progress, log)
+    hosts = fairness.shared_links(first, base_dir)["hosts"]["workload"]
+    post = fairness.post_run(runs, hosts)
+    for f in post:
+        if warn:
+            warn(f.line())
+    findings = plan.findings + post
+
+    df = pd.DataFrame(rows, columns=list(COLUMNS))
+    summary = report.summary_table(rows)
+    write_atomic(out_dir / "compare.csv", df.to_csv(index=False))
+    write_atomic(out_dir / "summary.csv", summary.to_csv(index=False))
+    command = command_line(label, plan.names, not explicit, repetitions, network, sets, seed, out, fmt)
+    _write_json(out_dir, label, first, plan, findings, base_seed, repetitions, network, command)
+    name = first["name"]
+    images = report.charts(summary, plan.names, out_dir, name)
+    context = _context(first, results[_run_dir(plan.names[0], 0, repetitions)], label, sets, plan, base_seed,
+                       repetitions, network)
+    text = report.render(fmt, f"Protocol comparison: {name}", first.get("description", ""), context, findings,
+                         fairness.CHECKS, summary, rows, plan.names, images, command, repetitions)
+    report_path = out_dir / f"report.{fmt}"
+    write_atomic(report_path, text)
+    df.attrs.update({"out": str(out_dir), "report": str(report_path), "summary": summary, "findings": findings,
+                     "results": results})
+    return df
+
+
+def _run_all(plan: _Plan, repetitions: int, base_seed: int, base_dir, out_dir: Path, progress, log):
+    rows, results, runs = [], {}, []
+    total = repetitions * len(plan.names)
+    for rep in range(repetitions):
+        for p in plan.names:
+            i = len(rows) + 1
+            if log:
+                log(f"[{i}/{total}] {p}" + (f" (repetition {rep}, seed {base_seed + rep})" if repetitions > 1
+                                            else "") + " ...")
+            r = inasim.run(plan.docs[p], seed=base_seed + rep, base_dir=base_dir, progress=progress)
+            d = _run_dir(p, rep, repetitions)
+            r.write(out_dir / d)
+            results[d] = r.json
+            row = report.row_from_results(p, r.json, plan.metas[p], rep)
+            rows.append(row)
+            runs.append((p, rep, r.json, r.csv.get("links.csv")))
+            if log:
+                log(f"[{i}/{total}] {p}: time {report.cell_value('time_s', row['time_s'])} s, goodput "
+                    f"{report.cell_value('goodput_gbps', row['goodput_gbps'])} Gb/s, "
+                    f"{'correct' if row['correct'] else 'NOT CORRECT'}"
+                    + ("" if row["finished"] else ", NOT FINISHED"))
+    return rows, results, runs
 
 
 def _human_bytes(b: Any) -> str:
@@ -254,201 +389,68 @@ def _human_bytes(b: Any) -> str:
     return f"{b} B"
 
 
-def _context(resolved: Mapping, results: Mapping, scenario_label: str, sets: Sequence[str]) -> List[tuple]:
+def _context(resolved: Mapping, results: Mapping, label: str, sets: Sequence[str], plan: _Plan, base_seed: int,
+             repetitions: int, network: str) -> List[tuple]:
     """(key, value) lines describing what was compared."""
     topo = results.get("topology", {})
     links = resolved.get("links", {})
     w = results.get("workload", {})
+    edits = {k: v for e in plan.edits.values() for k, v in e.items()}
     items = [
-        ("scenario", scenario_label),
+        ("scenario", label),
         ("overrides", " ".join(f"--set {s}" for s in sets) if sets else "none"),
-        ("seed", str(resolved.get("seed"))),
+        ("seeds", str(base_seed) if repetitions == 1 else f"{base_seed} .. {base_seed + repetitions - 1} "
+                                                          f"({repetitions} repetitions, the same for every protocol)"),
         ("network", f"{topo.get('description')}: {topo.get('hosts')} hosts, {topo.get('switches')} switch(es), "
                     f"{links.get('host_rate_gbps'):g} Gb/s host links, {links.get('fabric_rate_gbps'):g} Gb/s fabric"),
+        ("network settings compare applied",
+         (", ".join(f"{k}={json.dumps(v)}" for k, v in edits.items()) + f" (--network {network})") if edits else
+         "none"),
     ]
     if w.get("type") == "allreduce":
-        items.append(("workload", f"allreduce of {_human_bytes(w.get('bytes'))} ({resolved['workload'].get('dtype')}) "
-                                  f"over {w.get('ranks')} ranks, "
-                                  f"{w.get('collectives_requested')} {w.get('collective_unit')}(s)"))
-    bg = resolved.get("background")
-    if bg:
-        parts = []
-        f = bg.get("flows")
-        if f:
-            parts.append(f"TCP flows ({f.get('tcp', {}).get('variant')}), {f.get('size_distribution')} sizes at load "
-                         f"{f.get('load'):g}, arrivals over [{f.get('start_us'):g}, {f.get('stop_us'):g}) us")
-        c = bg.get("congestion")
-        if c:
-            parts.append(f"moving congestion, {_human_bytes(c.get('message_bytes'))} messages")
-        items.append(("background", "; ".join(parts) or "none"))
-    else:
-        items.append(("background", "none"))
-    items.append(("inasim", inasim.version()))
+        items.append(("workload", f"allreduce of {_human_bytes(w.get('bytes'))} over {w.get('ranks')} ranks, "
+                                  f"{w.get('collectives_requested')} {w.get('collective_unit')}(s) "
+                                  f"(first protocol's; dtype per protocol)"))
+    items.append(("background", _background_text(resolved.get("background"))))
+    faults = resolved.get("faults") or {}
+    items.append(("faults", f"loss rate {faults.get('loss_rate', 0):g}, {len(faults.get('links') or [])} link "
+                            f"fault(s), {len(faults.get('hosts') or [])} slow host(s)"))
+    items.append(("inasim", f"{inasim.version()} (build {inasim.build_id()})"))
     return items
 
 
-NOTES = [
-    "collective: what one collective of the protocol is (`workload.collective_unit`)",
-    "time: mean duration of one collective, first rank's start to last rank's end (`workload.mean_duration_s`)",
-    "goodput: `workload.bytes` x 8 / time (`workload.goodput_gbps`)",
-    "bytes on the wire per host: `network.host_link_wire_bytes` (both directions of every host link, framing "
-    "and background traffic included) / `workload.ranks`: what a participating host sends plus receives",
-    f"background p99 FCT: `background.flows.fct.all.fct_s.p99` ({DASH} without background flows)",
-    "correct: every aggregate exact and every iteration finished (results.json `correct`)",
-]
+def _background_text(bg: Optional[Mapping]) -> str:
+    if not bg:
+        return "none"
+    parts = []
+    f = bg.get("flows")
+    if f:
+        parts.append(f"TCP flows ({f.get('tcp', {}).get('variant')}), {f.get('size_distribution')} sizes at load "
+                     f"{f.get('load'):g}, arrivals over [{f.get('start_us'):g}, {f.get('stop_us'):g}) us")
+    c = bg.get("congestion")
+    if c:
+        parts.append(f"moving congestion, {_human_bytes(c.get('message_bytes'))} messages")
+    return "; ".join(parts) or "none"
 
 
-def _markdown(title, description, context, rows, images, protocols) -> str:
-    out = [f"# {title}", ""]
-    if description:
-        out += [description, ""]
-    out += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in context] + [""]
-    out += ["## Results", ""]
-    out.append("| " + " | ".join(HEADERS[c] for c in COLUMNS) + " |")
-    out.append("|" + "|".join("---" if c in ("protocol", "collective") else ":---:" if c == "correct" else "---:"
-                              for c in COLUMNS) + "|")
-    for r in rows:
-        out.append("| " + " | ".join(_fmt(c, r[c]) for c in COLUMNS) + " |")
-    out += [""] + [f"- {n}" for n in NOTES] + [""]
-    for alt, file in images:
-        out += [f"![{alt}]({file})", ""]
-    out.append("Table as CSV: [compare.csv](compare.csv). Each run: "
-               + ", ".join(f"[{p}/results.json]({p}/results.json)" for p in protocols) + ".")
-    return "\n".join(out) + "\n"
-
-
-def _html(title, description, context, rows, images, protocols) -> str:
-    e = html.escape
-
-    def code(s: str) -> str:  # `x` -> <code>x</code>
-        parts = s.split("`")
-        return "".join(f"<code>{e(p)}</code>" if i % 2 else e(p) for i, p in enumerate(parts))
-
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(title)}</title>",
-           "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
-           "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em}"
-           "td.n{text-align:right}</style>", "</head><body>", f"<h1>{e(title)}</h1>"]
-    if description:
-        out.append(f"<p>{e(description)}</p>")
-    out.append("<table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in context) + "</table>")
-    out.append("<h2>Results</h2>")
-    out.append("<table><thead><tr>" + "".join(f"<th>{e(HEADERS[c])}</th>" for c in COLUMNS) + "</tr></thead><tbody>")
-    for r in rows:
-        cells = "".join(f'<td{"" if c in ("protocol", "collective", "correct") else " class=n"}>{e(_fmt(c, r[c]))}</td>'
-                        for c in COLUMNS)
-        out.append(f"<tr>{cells}</tr>")
-    out.append("</tbody></table>")
-    out.append("<ul>" + "".join(f"<li>{code(n)}</li>" for n in NOTES) + "</ul>")
-    for alt, file in images:
-        out.append(f'<p><img src="{e(file)}" alt="{e(alt)}"></p>')
-    out.append('<p>Table as CSV: <a href="compare.csv">compare.csv</a>. Each run: '
-               + ", ".join(f'<a href="{e(p)}/results.json">{e(p)}/results.json</a>' for p in protocols) + ".</p>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
-
-
-# ------------------------------------------------------------------ compare
-
-
-def _check_out(out_dir: Path, names: Sequence[str], fmt: str) -> None:
-    """CompareError unless out_dir can take the report, and creates it: the
-    runs come first and take minutes, the report is written after them."""
-    files = ["compare.csv", f"report.{fmt}"] + [f"{c}.{x}" for c in ("time", "goodput") for x in ("png", "csv")]
-    problem = out_dir_problem(out_dir, files=files, dirs=names) or make_out_dir(out_dir)
-    if problem:
-        raise CompareError(f"out {os.fspath(out_dir)}: {problem}")
-
-
-def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, Iterable[str]],
-            sets: Iterable[str] = (), out: Union[str, os.PathLike, None] = None, fmt: str = "md",
-            seed: Optional[int] = None, base_dir: Union[str, os.PathLike, None] = None,
-            progress: bool = False, log: Optional[Callable[[str], None]] = None):
-    """Runs `scenario` once per protocol and writes the report; returns the
-    table as a pandas DataFrame (columns COLUMNS, one row per protocol).
-
-    scenario: a scenario file or dict; sets: `--set` overrides applied before
-    each protocol's edit; seed: overrides the scenario's seed (the same for
-    every protocol). out: default out/compare/<scenario name>. fmt: "md" or
-    "html". log: called with one progress line per run (the CLI prints them).
-
-    Raises CompareError / UnknownProtocolError or inasim.ScenarioError for bad
-    input, before anything runs. DataFrame.attrs: "out", "report", "results"
-    (protocol -> results.json dict).
-    """
-    import pandas as pd
-
-    from inasim import plot
-
-    names = parse_protocols(protocols)
-    if fmt not in FORMATS:
-        raise CompareError(f'format: must be one of {", ".join(FORMATS)}, got "{fmt}"')
-    if isinstance(sets, str):
-        sets = [sets]
-    sets = list(sets)
-
-    if isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        doc = inasim.load(path)
-        if base_dir is None:
-            base_dir = str(path.parent)
-        label = os.fspath(scenario)
-    elif isinstance(scenario, Mapping):
-        doc = inasim.to_json_value(scenario)  # a deep copy; NaN is a ScenarioError naming its key
-        label = "(inline scenario)"
-    else:
-        raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
-    for s in sets:
-        inasim.apply_set(doc, s)
-
-    # Validate every protocol's scenario, and build its network and workload
-    # (inasim.check: errors only the setup finds), before running any.
-    docs, resolved = {}, {}
-    for p in names:
-        docs[p] = protocol_scenario(doc, p)
-        try:
-            resolved[p] = inasim.check(docs[p], seed=seed, base_dir=base_dir)
-        except inasim.ScenarioError as e:
-            if len(names) == 1:
-                raise
-            raise type(e)(f"protocol {p}: {e}") from None
-    first = resolved[names[0]]
-    out_dir = Path(out) if out is not None else Path("out") / "compare" / first["name"]
-    _check_out(out_dir, names, fmt)
-
-    results, rows = {}, []
-    for i, p in enumerate(names):
-        if log:
-            log(f"[{i + 1}/{len(names)}] {p} ...")
-        r = inasim.run(docs[p], seed=seed, base_dir=base_dir, progress=progress)
-        r.write(out_dir / p)
-        results[p] = r.json
-        row = row_from_results(p, r.json)
-        rows.append(row)
-        if log:
-            log(f"[{i + 1}/{len(names)}] {p}: time {_fmt('time_s', row['time_s'])} s, "
-                f"goodput {_fmt('goodput_gbps', row['goodput_gbps'])} Gb/s, "
-                f"{'correct' if row['correct'] else 'NOT CORRECT'}")
-
-    df = pd.DataFrame(rows, columns=list(COLUMNS))
-    write_atomic(out_dir / "compare.csv", df.to_csv(index=False))
-
-    name = first["name"]
-    charts = pd.DataFrame({"protocol": df["protocol"], "time_us": df["time_s"] * 1e6,
-                           "goodput_gbps": df["goodput_gbps"]})
-    time_png, _ = plot.bar_table(charts, [("time_us", "time per collective", "µs")], out_dir / "time",
-                                 title=f"{name}: time per protocol")
-    goodput_png, _ = plot.bar_table(charts, [("goodput_gbps", "goodput", "Gb/s")], out_dir / "goodput",
-                                    title=f"{name}: goodput per protocol")
-    images = [("time per collective per protocol", time_png.name), ("goodput per protocol", goodput_png.name)]
-
-    title = f"Protocol comparison: {name}"
-    context = _context(first, results[names[0]], label, sets)
-    render = _markdown if fmt == "md" else _html
-    report = out_dir / f"report.{fmt}"
-    write_atomic(report, render(title, first.get("description", ""), context, rows, images, names))
-
-    df.attrs.update({"out": str(out_dir), "report": str(report), "results": results})
-    return df
+def _write_json(out_dir: Path, label: str, first: Mapping, plan: _Plan, findings, base_seed: int, repetitions: int,
+                network: str, command: str) -> None:
+    doc = {
+        "schema": "inasim-compare/1",
+        "scenario": label,
+        "name": first["name"],
+        "inasim_version": inasim.version(),
+        "build": inasim.build_id(),
+        "protocols": plan.names,
+        "seeds": [base_seed + r for r in range(repetitions)],
+        "network": network,
+        "network_edits": plan.edits,
+        "findings": [{"check": f.check, "protocol": f.protocol, "warning": f.warning, "message": f.message}
+                     for f in findings],
+        "command": command,
+        "resolved": {p: plan.resolved[p] for p in plan.names},
+    }
+    write_atomic(out_dir / "compare.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
 # ---------------------------------------------------------------------- CLI
@@ -457,19 +459,24 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="inasim compare",
-        description="Run one scenario once per protocol (same network, workload, background, seed) "
-                    "and write a comparison report.")
+        description="Run one scenario per protocol (same network, background flows, faults and seeds) and write "
+                    "a comparison report with fairness checks.")
     ap.add_argument("scenario", help="scenario JSON file")
-    ap.add_argument("--protocols", default=",".join(PROTOCOLS),
-                    help=f"comma-separated protocols (known: {', '.join(PROTOCOLS)}; default: all of them)")
+    ap.add_argument("--protocols", default="all",
+                    help=f"\"all\" (default) or comma-separated protocols (known: {', '.join(PROTOCOLS)})")
+    ap.add_argument("--repetitions", type=int, default=1, metavar="N",
+                    help="runs per protocol, seeds S..S+N-1 (default 1); N >= 2 gives 95 %% confidence intervals")
+    ap.add_argument("--network", choices=NETWORK_MODES, default="shared",
+                    help="shared (default): every protocol gets the network settings any compared protocol "
+                         "requires; native: each protocol only its own (the report warns)")
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
                     help="override a scenario key, as inasim run --set (repeatable)")
-    ap.add_argument("--seed", type=int, default=None, help="seed for every run (default: the scenario's)")
+    ap.add_argument("--seed", type=int, default=None, help="base seed (default: the scenario's)")
     ap.add_argument("--out", default=None, help="output directory (default out/compare/<scenario name>)")
     ap.add_argument("--format", dest="fmt", choices=FORMATS, default="md", help="report format (default md)")
     ap.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                     help="the simulator's progress line on stderr (auto: when stderr is a terminal)")
-    ap.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    ap.add_argument("--quiet", action="store_true", help="print nothing but errors and fairness warnings")
     ap.add_argument("--list-protocols", action="store_true", help="print the known protocols and exit")
     return ap
 
@@ -488,29 +495,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return int(e.code or 0) if not isinstance(e.code, str) else 2
 
     def err(msg: str) -> None:
-        print(f"inasim compare: {msg}", file=sys.stderr)
+        print(f"inasim compare: {msg}", file=sys.stderr, flush=True)
 
-    quiet = args.quiet
-    progress = args.progress == "on" or (args.progress == "auto" and not quiet and sys.stderr.isatty())
-    log = None if quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    progress = args.progress == "on" or (args.progress == "auto" and not args.quiet and sys.stderr.isatty())
+    log = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     try:
-        df = compare(args.scenario, args.protocols, sets=args.sets, out=args.out, fmt=args.fmt,
-                     seed=args.seed, progress=progress, log=log)
-    except CompareError as e:
+        df = compare(args.scenario, args.protocols, sets=args.sets, out=args.out, fmt=args.fmt, seed=args.seed,
+                     repetitions=args.repetitions, network=args.network, progress=progress, log=log, warn=err)
+    except (CompareError, inasim.ScenarioError) as e:
         err(str(e))
         return 2
-    except inasim.ScenarioError as e:
-        err(str(e))
-        return 2
-    if not quiet:
-        shown = df.copy()
-        for c in COLUMNS:
-            shown[c] = [_fmt(c, v) for v in df[c]]
-        print(shown.rename(columns=HEADERS).to_string(index=False))
+    if not args.quiet:
+        print(report.console_table(df.attrs["summary"], list(dict.fromkeys(df["protocol"]))))
         print(f"wrote {df.attrs['report']}")
-    if not df["correct"].all():
-        bad = ", ".join(df.loc[~df["correct"], "protocol"])
-        err(f"not correct: {bad} (see {df.attrs['out']}/<protocol>/summary.txt)")
+    bad = sorted(set(df.loc[~(df["correct"] & df["finished"]), "protocol"]))
+    if bad:
+        err(f"not correct or not finished: {', '.join(bad)} (see {df.attrs['out']}/<protocol>/summary.txt)")
         return 1
     return 0
 

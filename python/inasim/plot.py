@@ -405,13 +405,23 @@ def _bar_references(ax, references, letter, groups, column, group, y_label) -> L
     return rows
 
 
+def _float(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def bar_table(table: Any, metrics: Sequence[Tuple[str, str, str]], path_stem: PathLike, title: str,
               group: str = "protocol", logy: bool = False,
-              references: Optional[Mapping[Tuple[str, str], Tuple[float, str]]] = None) -> Tuple[Path, Path]:
+              references: Optional[Mapping[Tuple[str, str], Tuple[float, str]]] = None,
+              errors: Optional[Mapping[str, str]] = None) -> Tuple[Path, Path]:
     """Grouped bars: one subplot per metric, one bar per `group` value
     (protocol), the value written on each bar ("n/a" where it is missing).
     references: (panel letter, group value) -> (a paper's value, its source),
     drawn as a hollow marker on that bar (kind "reference" in the CSV).
+    errors: metric column -> column of the half-width of its 95 % confidence
+    interval, drawn as an error bar (kind "ci95_half" in the CSV; NaN: none).
 
     table: a pandas DataFrame or a list of dicts with a `group` column.
     metrics: (column, name, unit) per subplot, e.g. ("time_s", "time", "s").
@@ -447,6 +457,11 @@ def bar_table(table: Any, metrics: Sequence[Tuple[str, str, str]], path_stem: Pa
             heights = [0.0 if math.isnan(v) else v for v in vals]
             colors = [PALETTE[j % len(PALETTE)] for j in xs]
             ax.bar(xs, heights, color=colors, width=0.6, zorder=3)
+            halves = [_float(r.get((errors or {}).get(column, ""))) for r in records]
+            if any(not math.isnan(h) for h in halves):
+                ax.errorbar(xs, heights, yerr=[0.0 if math.isnan(h) else h for h in halves], fmt="none",
+                            ecolor="black", capsize=3, zorder=4)
+                heights = [h + (0.0 if math.isnan(e) else e) for h, e in zip(heights, halves)]
             top = max([h for h in heights if h > 0], default=1.0)
             for x, v in zip(xs, vals):
                 text = "n/a" if math.isnan(v) else f"{v:.4g}"
@@ -462,8 +477,11 @@ def bar_table(table: Any, metrics: Sequence[Tuple[str, str, str]], path_stem: Pa
             ax.set_ylabel(y_label)
             ax.grid(axis="x", visible=False)
             ax.set_title(name if letters[i] is None else f"({letters[i]}) {name}")
-            for g, v in zip(groups, vals):
+            for g, v, h in zip(groups, vals, halves):
                 rows.append({"panel": letters[i] or "a", "series": g, "kind": "sim", "x": column, "y": v,
                              "x_label": group, "y_label": y_label, "source": ""})
+                if not math.isnan(h):
+                    rows.append({"panel": letters[i] or "a", "series": g, "kind": "ci95_half", "x": column, "y": h,
+                                 "x_label": group, "y_label": y_label, "source": ""})
             rows.extend(_bar_references(ax, references or {}, letters[i] or "a", groups, column, group, y_label))
         return _finish(fig, rows, stem, title)

@@ -109,7 +109,7 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
   auto backlog_of = [&fabric](uint32_t h) -> congestion::HostTxBacklog* { return &fabric.device(h, 0); };
   if (s.background.flows.enabled) {
     const BackgroundFlowsSpec& b = s.background.flows;
-    poisson_.hosts = SelectHosts(b.hosts, nh, s.seed + 0xb6f1, workload_hosts);
+    poisson_.hosts = SelectHosts(b.hosts, nh, s.seed + kFlowHostsSeedOffset, workload_hosts);
     poisson_.load = b.load;
     poisson_.host_rate_bps = s.links.host_rate_gbps * 1e9;
     poisson_.start_ps = b.start_ps;
@@ -141,7 +141,7 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
   if (s.background.congestion.enabled) {
     const CongestionSpec& c = s.background.congestion;
     congestion::UniformCongestionConfig cc;
-    congestion_hosts_ = SelectHosts(c.hosts, nh, s.seed + 0xc0c0, workload_hosts);
+    congestion_hosts_ = SelectHosts(c.hosts, nh, s.seed + kCongestionHostsSeedOffset, workload_hosts);
     cc.hosts = congestion_hosts_;
     cc.message_bytes = c.message_bytes;
     cc.payload_bytes = c.payload_bytes;

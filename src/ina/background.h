@@ -60,6 +60,11 @@ class Background {
   std::vector<uint32_t> congestion_hosts_;
 };
 
+/// Seed offsets of the background's host selections (placement "random"
+/// draws a different subset for each part than for the workload).
+inline constexpr uint64_t kFlowHostsSeedOffset = 0xb6f1;
+inline constexpr uint64_t kCongestionHostsSeedOffset = 0xc0c0;
+
 /// Resolves a HostSelection against the topology (and, for "others", the
 /// workload's hosts). Shared by the workload and the background.
 std::vector<uint32_t> SelectHosts(const HostSelection& sel, uint32_t num_hosts, uint64_t seed,

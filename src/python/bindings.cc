@@ -4,6 +4,7 @@
 // results.json and the same files.
 #include "ina/build-paths.h"
 #include "ina/runner.h"
+#include "ina/traffic-links.h"
 #include "ina/workload.h"
 #include "ina/scenario.h"
 #include "topology/topology.h"
@@ -162,6 +163,9 @@ PYBIND11_MODULE(_inasim, m) {
   m.def("build_paths", [] { return std::string(inasim::BuildPythonPath()); },
         "\"<source>/python:<build>/python\": the package and extension directories this build belongs to.");
 
+  m.def("traffic_links", [](const std::string& doc, const std::string& base_dir) {
+    return inasim::TrafficLinksJson(Parse(doc, base_dir)).dump();
+  });
   m.def("topology", [](const std::string& doc, const std::string& base_dir) {
     return TopologyJson(inasim::BuildTopology(Parse(doc, base_dir))).dump();
   });

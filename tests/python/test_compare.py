@@ -28,17 +28,25 @@ BACKGROUND = ['background.flows={"stop_us":50,"load":0.2}', 'topology={"type":"f
               "workload.bytes=65536"]
 
 
-def table_rows(report: str):
-    """The results table of a markdown report: list of cell lists (header first)."""
-    lines = [l for l in report.splitlines() if l.startswith("| protocol |")]
-    assert len(lines) == 1, report
-    start = report.splitlines().index(lines[0])
+def table_rows(report: str, title: str = "Collective"):
+    """One table of a markdown report (the one under "## <title>"): header, body rows as cell lists."""
+    lines = report.splitlines()
+    start = lines.index(f"## {title}") + 2
     rows = []
-    for l in report.splitlines()[start:]:
+    for l in lines[start:]:
         if not l.startswith("|"):
             break
         rows.append([c.strip() for c in l.strip().strip("|").split("|")])
     return rows[0], rows[2:]
+
+
+def cells(report: str, title: str = "Collective"):
+    """protocol -> {header: cell} of one report table."""
+    header, rows = table_rows(report, title)
+    return {r[0]: dict(zip(header, r)) for r in rows}
+
+
+TIME, GOODPUT, P99 = "time per collective (s)", "goodput (Gb/s)", "background FCT p99 (s)"
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +60,16 @@ def test_report_has_the_table_with_a_ring_row(ring):
     out, df = ring
     report = (out / "report.md").read_text(encoding="utf-8")
     assert report.startswith("# Protocol comparison: default\n")
-    assert inasim.version() in report
+    assert inasim.version() in report and inasim.build_id() in report
     header, rows = table_rows(report)
-    assert header == [cmp.HEADERS[c] for c in cmp.COLUMNS]
+    assert header == ["protocol", TIME, GOODPUT, "bytes on the wire per host (B)", "correct"]
     assert [r[0] for r in rows] == ["ring"]
-    row = dict(zip(cmp.COLUMNS, rows[0]))
+    row = cells(report)["ring"]
     assert row["correct"] == "yes"
-    assert row["bg_fct_p99_s"] == "—"  # no background traffic
-    assert float(row["time_s"]) > 0 and float(row["goodput_gbps"]) > 0
+    assert "## Background flows" not in report  # no background traffic: no table
+    assert float(row[TIME]) > 0 and float(row[GOODPUT]) > 0
+    assert cells(report, "Switch memory")["ring"]["switch memory (B)"] == "0"
+    assert "build/inasim compare" in report or "inasim compare" in report
 
 
 def test_report_images_exist(ring):
@@ -78,7 +88,7 @@ def test_compare_csv_and_dataframe_match_the_results(ring):
     out, df = ring
     csv = pd.read_csv(out / "compare.csv")
     assert list(csv.columns) == list(cmp.COLUMNS) == list(df.columns)
-    assert list(csv["protocol"]) == ["ring"]
+    assert list(csv["protocol"]) == ["ring"] and list(csv["repetition"]) == [0]
     r = json.loads((out / "ring" / "results.json").read_text())
     row = df.iloc[0]
     assert row["time_s"] == r["workload"]["mean_duration_s"]
@@ -88,7 +98,8 @@ def test_compare_csv_and_dataframe_match_the_results(ring):
     payload = 4 * 262144 * 7 / 8
     assert payload < row["wire_bytes_per_host"] < payload * 1.15
     assert math.isnan(row["bg_fct_p99_s"]) and math.isnan(csv["bg_fct_p99_s"][0])
-    assert bool(row["correct"]) is True and bool(csv["correct"][0]) is True
+    assert bool(row["correct"]) is True and bool(csv["correct"][0]) is True and bool(row["finished"]) is True
+    assert row["seed"] == r["seed"] == 1
     assert r["workload"]["protocol"] == "ring" and r["workload"]["bytes"] == 262144
     for f in ("collectives.csv", "summary.txt"):
         assert (out / "ring" / f).is_file()
@@ -97,7 +108,7 @@ def test_compare_csv_and_dataframe_match_the_results(ring):
 def test_unknown_protocol_names_the_known_ones(tmp_path, capsys):
     out = tmp_path / "x"
     with pytest.raises(cmp.UnknownProtocolError,
-                       match=r'unknown protocol "nope" \(known protocols: ring, canary, p4sgd, panama, static_tree, switchml\)'):
+                       match=r'unknown protocol "nope" \(known protocols: ring, canary, p4sgd, panama, static_tree, switchml, or "all"\)'):
         cmp.compare(DEFAULT, ["ring", "nope"], out=out)
     assert not out.exists()  # nothing ran, nothing written
     assert cmp.main([str(DEFAULT), "--protocols", "ring,nope", "--out", str(out)]) == 2
@@ -174,8 +185,7 @@ def test_background_flows_give_a_numeric_p99_fct(tmp_path):
     assert isinstance(p99, float) and p99 > 0
     assert df.iloc[0]["bg_fct_p99_s"] == p99
     assert bool(df.iloc[0]["correct"]) is True
-    _, rows = table_rows((out / "report.md").read_text(encoding="utf-8"))
-    cell = dict(zip(cmp.COLUMNS, rows[0]))["bg_fct_p99_s"]
+    cell = cells((out / "report.md").read_text(encoding="utf-8"), "Background flows")["ring"][P99]
     assert float(cell) == pytest.approx(p99, rel=1e-3)
 
 
@@ -216,10 +226,11 @@ def test_unfinished_run_is_reported_not_correct_exit_1(tmp_path, capsys):
     rc = cmp.main([str(DEFAULT), "--protocols", "ring", "--set", "workload.bytes=65536",
                    "--set", "stop.max_sim_time_ms=0.001", "--out", str(out), "--quiet"])
     assert rc == 1
-    assert "not correct: ring" in capsys.readouterr().err
-    _, rows = table_rows((out / "report.md").read_text(encoding="utf-8"))
-    row = dict(zip(cmp.COLUMNS, rows[0]))
-    assert row["correct"] == "no" and row["time_s"] == "—"
+    err = capsys.readouterr().err
+    assert "not correct or not finished: ring" in err
+    assert "warning: ring (repetition 0) did not finish by stop.max_sim_time_ms" in err
+    row = cells((out / "report.md").read_text(encoding="utf-8"))["ring"]
+    assert row["correct"] == "no" and row[TIME] == "—"
 
 
 def test_command_line_via_python_m_inasim(tmp_path):
@@ -293,9 +304,12 @@ def test_ring_vs_switchml_on_8_hosts(ring_vs_switchml):
     assert 4 * u * (n - 1) / n < ring["wire_bytes_per_host"] < 4 * u * (n - 1) / n * 1.15
     # (n-1)/n x 2 = 1.75 times the payload, x 1.064 / 1.074 for the framing: 1.73 here.
     assert 1.6 < ring["wire_bytes_per_host"] / sml["wire_bytes_per_host"] < 1.8
-    _, rows = table_rows((out / "report.md").read_text(encoding="utf-8"))
-    assert [row[0] for row in rows] == ["ring", "switchml"]
-    assert all(dict(zip(cmp.COLUMNS, row))["correct"] == "yes" for row in rows)
+    table = cells((out / "report.md").read_text(encoding="utf-8"))
+    assert list(table) == ["ring", "switchml"]
+    assert all(row["correct"] == "yes" for row in table.values())
+    memory = cells((out / "report.md").read_text(encoding="utf-8"), "Switch memory")
+    # pool_size 512 (default) x 2 copies x 256 int32 (k for 1 KiB packets) x 4 B
+    assert memory["switchml"]["switch memory (B)"] == f"{512 * 2 * 256 * 4:,}"
 
 
 def test_panama_is_registered_and_forces_float32(tmp_path):

@@ -99,6 +99,8 @@ class PanamaDataplane : public Dataplane {
   uint64_t Buffered(uint16_t jid, uint16_t port) const;
   bool JobActive(uint16_t jid) const;
   uint32_t ActiveJobs() const { return buffers_.active_jobs(); }
+  /// Observer: most aggregation packets buffered at once, every job and port.
+  uint64_t PeakBuffered() const { return buffers_.Peak(); }
   /// wnd_cap this accelerator offers now: min(65535, packet_memory / active_jobs).
   uint16_t OwnWndCap() const;
 

@@ -40,8 +40,19 @@ AcceleratorTotals SumAccelerators(const topo::Topology& t, const Accelerators& a
   for (const auto& [v, acc] : accelerators)
     counters.Add(t.node(v).name, t.node(v).tier, acc->stats(), Stats::kCounters, {acc->OwnWndCap()});
   AcceleratorTotals a{counters.Sums(), counters.csv()};
+  // Switch memory in use: the most packets one accelerator buffered at once
+  // (its slots of slot_bytes each, panama §5 (1)), at the busiest accelerator.
+  uint64_t peak = 0, slot_bytes = 0;
+  std::string busiest;
+  for (const auto& [v, acc] : accelerators)
+    if (acc->PeakBuffered() * acc->config().slot_bytes > peak * slot_bytes || busiest.empty()) {
+      peak = acc->PeakBuffered();
+      slot_bytes = acc->config().slot_bytes;
+      busiest = t.node(v).name;
+    }
   a.totals.update({{"switches", accelerators.size()}, {"quorum", quorum},
-                   {"quorum_unresolved_results", quorum_unresolved}});
+                   {"quorum_unresolved_results", quorum_unresolved},
+                   {"peak_buffered", {{"packets", peak}, {"bytes", peak * slot_bytes}, {"switch", busiest}}}});
   return a;
 }
 

@@ -152,6 +152,10 @@ json SwitchMLJob::Details(const Scenario& s, const TensorTotals& t) const {
           {"goodput_fraction_from_framing", goodput_fraction},
           {"ate_per_s_bound", ate_bound},
           {"pool_size", spec_.pool_size},
+          // The value registers the job occupies at each switch of its tree:
+          // pool_size slots and their shadow copies (SwitchML §3.3), k
+          // 32-bit values each; bitmaps and counters not counted.
+          {"pool_value_bytes", uint64_t{spec_.pool_size} * 2 * k * 4},
           {"timeout_s", PsToS(spec_.timeout_ps)},
           {"timer_mode", spec_.timer_mode == SwitchMLTimerMode::kPaper ? "paper" : "upstream"},
           {"tree", {{"root", fabric_->topology().node(tree_.root).name},
