@@ -85,7 +85,7 @@ def network_edits(metas: Mapping[str, Mapping[str, Any]], doc: Mapping[str, Any]
     wanted: Dict[str, Tuple[Any, str]] = {}
     for name, meta in metas.items():
         for path, value in (meta.get("network") or {}).items():
-            if path in wanted and wanted[path][0] != value:
+            if mode == "shared" and path in wanted and wanted[path][0] != value:
                 other = wanted[path][1]
                 raise ValueError(f"{other} needs {path}={json.dumps(wanted[path][0])} but {name} needs "
                                  f"{json.dumps(value)}: no one network suits both; use --network native")
