@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import DEFAULT, SOURCE_DIR, import_inasim
+from helpers import DEFAULT, SOURCE_DIR, child_env, import_inasim
 
 inasim = import_inasim()
 from inasim import sweep as sw
@@ -229,12 +229,14 @@ def test_dask_local_cluster_matches_local(local, tmp_path):
 
 
 def cli(*args, cwd=None):
+    # child_env: PYTHONPATH made absolute, so that cwd= does not lose inasim.
     return subprocess.run(
         [sys.executable, "-m", "inasim.sweep", *map(str, args)],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
+        env=child_env(),
     )
 
 
@@ -318,7 +320,8 @@ def test_progress_line():
 def py_cli(*args, cwd=None, timeout=300):
     """`python3 -m inasim ...`: what `inasim sweep|compare` execs."""
     return subprocess.run(
-        [sys.executable, "-m", "inasim", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "inasim", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        env=child_env(),
     )
 
 
