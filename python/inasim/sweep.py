@@ -3,16 +3,24 @@
 A sweep file names a base scenario, fixed overrides, and a grid (cartesian
 product) or an explicit list of points, each a set of `--set PATH=VALUE`
 overrides; every point runs `repetitions` times with seeds seed, seed+1, ...
+A point that sets `workload.protocol` gets that protocol's scenario
+(inasim.compare.protocol_scenario), so the protocol can be a grid axis.
 Every run is cached under OUT/cache/<key>/ (key = sha256 of the resolved
-scenario), so an interrupted or extended sweep only runs what is missing.
-Runs go to local worker processes or to a Dask cluster; the caller writes
-OUT/sweep.csv (one tidy row per point and repetition) and OUT/sweep.json.
+scenario and the simulator's identity: version and build), so an interrupted
+or extended sweep only runs what is missing, and a rebuilt simulator runs
+everything again. Runs go to local worker processes or to a Dask cluster;
+the caller writes OUT/sweep.csv (one tidy row per point and repetition),
+OUT/summary.csv (mean and 95 % CI per point and metric), OUT/sweep.json and,
+when runs failed, OUT/failures.csv.
 
     python3 -m inasim.sweep SWEEP.json [--out DIR] [--jobs N]
         [--scheduler tcp://HOST:PORT] [--no-resume] [--progress auto|on|off]
 
     from inasim.sweep import run_sweep
-    df = run_sweep("scenarios/sweeps/ring-small.json", jobs=2)
+    df = run_sweep("scenarios/sweeps/ring-small.json", jobs=2, progress="tqdm")
+
+A script that calls run_sweep must do so under `if __name__ == "__main__":`:
+the local workers are spawned processes, which re-import the script.
 
 ns-3 is not thread-safe: a process runs one simulation at a time; parallelism
 comes from processes (spawned workers, or Dask workers with --nthreads 1).
@@ -26,9 +34,11 @@ import contextlib
 import copy
 import dataclasses
 import difflib
+import functools
 import hashlib
 import itertools
 import json
+import math
 import multiprocessing
 import os
 import signal
@@ -51,6 +61,7 @@ __all__ = [
     "run_sweep",
     "run_point",
     "cache_key",
+    "simulator_identity",
     "flatten_metrics",
     "main",
 ]
@@ -59,7 +70,21 @@ __all__ = [
 SWEEP_KEYS = ("name", "description", "scenario", "set", "grid", "points", "repetitions", "seed", "out")
 
 #: Columns every row of sweep.csv starts with.
-FIXED_COLUMNS = ("point", "repetition", "seed", "key")
+FIXED_COLUMNS = ("point", "repetition", "seed", "key", "inasim_version", "build")
+#: Statistics columns of summary.csv (after point, the swept paths and metric).
+SUMMARY_COLUMNS = ("metric", "n", "missing", "mean", "std", "ci95_low", "ci95_high")
+#: Files run_sweep writes into OUT.
+OUT_FILES = ("sweep.csv", "sweep.json", "summary.csv", "failures.csv")
+#: The file beside a cached run's results.json naming the simulator that made it.
+IDENTITY_FILE = "identity.json"
+#: Exit status of a worker process that found run_sweep called while it was
+#: starting (an unguarded script): the parent turns it into MAIN_GUARD_MESSAGE.
+MAIN_GUARD_EXIT = 87
+MAIN_GUARD_MESSAGE = (
+    "run_sweep was called while a worker process was starting: the script must guard its entry point with "
+    '`if __name__ == "__main__":` because worker processes re-import it (they are spawned, not forked); '
+    "call run_sweep under that guard"
+)
 
 
 class SweepError(ValueError):
@@ -69,8 +94,16 @@ class SweepError(ValueError):
 
 
 class SweepRunError(RuntimeError):
-    """One or more runs raised (or their worker process died). The other
-    runs' results are cached, so running the sweep again resumes. CLI exit 1."""
+    """One or more runs raised (or their worker process died, or ran another
+    build). The other runs' results are cached and written to the partial
+    OUT/sweep.csv, the failed ones to OUT/failures.csv; running the sweep
+    again resumes. CLI exit 1. `table`, `summary` and `failures` hold the
+    three tables as DataFrames (None when the sweep was stopped before
+    writing them)."""
+
+    def __init__(self, message: str, table: Any = None, summary: Any = None, failures: Any = None):
+        super().__init__(message)
+        self.table, self.summary, self.failures = table, summary, failures
 
 
 @dataclasses.dataclass
@@ -80,9 +113,11 @@ class Run:
     point: int  #: index of the point (0-based, in expansion order)
     repetition: int  #: 0 .. repetitions-1
     seed: int  #: the run's seed (base seed + repetition)
-    key: str  #: cache key: sha256 of the resolved scenario
+    key: str  #: cache key: sha256 of the resolved scenario and the simulator identity
     values: Dict[str, Any]  #: the point's overrides, path -> value as given
     resolved: Dict[str, Any]  #: the resolved scenario (every default filled in)
+    #: the point's overrides not applied: under the section of a protocol the point does not use
+    not_applied: List[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -96,6 +131,7 @@ class Plan:
     out: str  #: absolute output directory
     paths: List[str]  #: swept paths, in column order
     runs: List[Run]  #: one per (point, repetition), points outer
+    identity: Dict[str, str]  #: simulator_identity() the keys were made with
 
     @property
     def cache_dir(self) -> str:
@@ -108,10 +144,35 @@ class Plan:
 # ------------------------------------------------------------------ helpers
 
 
-def cache_key(resolved: Dict[str, Any]) -> str:
-    """sha256 of the resolved scenario as canonical JSON (sorted keys, no spaces)."""
-    text = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
+def _sha256_json(doc: Any) -> str:
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def simulator_identity() -> Dict[str, str]:
+    """{"inasim_version", "build"} of the simulator this process loaded: the
+    version names the commit, and build (inasim.build_id(), a hash of the
+    extension's bytes) tells apart two builds of one dirty tree."""
+    return {"inasim_version": inasim.version(), "build": inasim.build_id()}
+
+
+def _identity_label(identity: Dict[str, Any]) -> str:
+    return f'{identity.get("inasim_version") or "?"}/{identity.get("build") or "unknown build"}'
+
+
+def cache_key(resolved: Dict[str, Any], identity: Optional[Dict[str, str]] = None) -> str:
+    """sha256 of canonical JSON (sorted keys, no spaces) of {"scenario":
+    resolved, "inasim_version", "build"} (default: this process's
+    simulator_identity()). Results of another simulator build are other
+    results: a rebuilt simulator must not be answered from the cache."""
+    return _sha256_json({"scenario": resolved, **(identity if identity is not None else simulator_identity())})
+
+
+def scenario_hash(resolved: Dict[str, Any]) -> str:
+    """sha256 of the resolved scenario alone: the cache key before the key
+    named the simulator, and what identity.json records to find a scenario's
+    results of other builds."""
+    return _sha256_json(resolved)
 
 
 def flatten_metrics(results: Dict[str, Any]) -> Dict[str, Any]:
@@ -147,14 +208,49 @@ def _cell(v: Any) -> Any:
     return json.dumps(v, sort_keys=True, separators=(",", ":"))
 
 
-def _read_cached(result_dir: str) -> Optional[Dict[str, Any]]:
-    """Metrics of a finished run, or None when it is absent or unreadable."""
+def _read_json(path: str) -> Optional[Dict[str, Any]]:
     try:
-        with open(os.path.join(result_dir, "results.json"), encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     except (OSError, ValueError):
         return None
-    return flatten_metrics(doc) if isinstance(doc, dict) else None
+    return doc if isinstance(doc, dict) else None
+
+
+def _read_cached(result_dir: str) -> Optional[Dict[str, Any]]:
+    """Metrics of a finished run, or None when it is absent or unreadable.
+    The directory's name (the key) already names the simulator build."""
+    doc = _read_json(os.path.join(result_dir, "results.json"))
+    return flatten_metrics(doc) if doc is not None else None
+
+
+def _other_builds(plan: "Plan") -> List[str]:
+    """The identities (version/build) of the cached results in OUT/cache of
+    this sweep's scenarios made by another simulator build, one per result:
+    they are not used (their keys differ), and the caller says so. A result
+    cached before keys named the simulator is found by its directory name
+    (then the scenario's hash) and has no build."""
+    try:
+        names = os.listdir(plan.cache_dir)
+    except OSError:
+        return []
+    ours = {r.key for r in plan.runs}
+    hashes = {scenario_hash(r.resolved) for r in plan.runs}
+    found = []
+    for name in sorted(names):
+        if name.startswith(".") or name in ours:
+            continue
+        d = plan.result_dir(name)
+        stamp = _read_json(os.path.join(d, IDENTITY_FILE))
+        if stamp is not None:
+            other = {k: stamp.get(k) for k in plan.identity} != plan.identity
+            if other and stamp.get("scenario_sha256") in hashes and os.path.isfile(os.path.join(d, "results.json")):
+                found.append(_identity_label(stamp))
+        elif name in hashes:
+            results = _read_json(os.path.join(d, "results.json"))
+            if results is not None:
+                found.append(_identity_label({"inasim_version": results.get("inasim_version")}))
+    return found
 
 
 def _is_int(v: Any) -> bool:
@@ -276,6 +372,92 @@ def _expand(d: Dict[str, Any]) -> "tuple[List[str], List[Dict[str, Any]]]":
     return paths, [dict(pt) for pt in d["points"]]
 
 
+PROTOCOL_PATH = "workload.protocol"
+
+
+@functools.lru_cache(maxsize=None)
+def _protocol_sections() -> Dict[str, "frozenset[str]"]:
+    """Registered protocol -> the workload sections it reads (its own and,
+    e.g. PANAMA's workload.ring, those it also reads), from the build's
+    protocol registry (protocols/<name>/protocol.json)."""
+    from inasim import compare
+
+    return {m["name"]: frozenset(s for s in [m.get("section"), *m.get("also_reads", [])] if s)
+            for m in compare.registry()}
+
+
+def _protocol_edit(doc: Dict[str, Any], protocol: Any, label: str) -> "tuple[Dict[str, Any], frozenset]":
+    """(doc edited for `protocol` by inasim.compare.protocol_scenario, the
+    sections that protocol reads). SweepError for a name that is not in
+    compare.PROTOCOLS.
+
+    protocol_scenario keeps only the keys it lists as every allreduce's; the
+    other workload keys that are no protocol's section (workload.jobs,
+    workload.job_split) belong to the experiment, not to the protocol, so
+    they are kept too: a grid over the protocol of a many-jobs scenario
+    compares the protocols on the same jobs."""
+    from inasim import compare
+
+    if not isinstance(protocol, str) or protocol not in compare.PROTOCOLS:
+        raise SweepError(f"{label}: {PROTOCOL_PATH}: unknown protocol {json.dumps(protocol)} "
+                         f"(known protocols: {', '.join(compare.PROTOCOLS)})")
+    sections = _protocol_sections()
+    every_section = frozenset().union(*sections.values())
+    before = doc.get("workload") if isinstance(doc.get("workload"), dict) else {}
+    edited = compare.protocol_scenario(doc, protocol)
+    w = edited["workload"]
+    if before.get("type", "allreduce") == "allreduce":
+        for k, v in before.items():
+            if k not in w and k not in every_section:
+                w[k] = copy.deepcopy(v)
+    # A variant registered by hand ("switchml-64") reads its base protocol's sections.
+    return edited, sections.get(w.get("protocol"), frozenset()) | (every_section & set(w))
+
+
+def _set_protocol(definition: Dict[str, Any], doc: Dict[str, Any], where: str) -> Optional[Dict[str, Any]]:
+    """When the sweep's fixed `set` names workload.protocol: doc (the base
+    after `set`) edited for it (see _point_document); else None."""
+    if not any(s.split("=", 1)[0] == PROTOCOL_PATH for s in definition.get("set", [])):
+        return None
+    w = doc.get("workload") if isinstance(doc.get("workload"), dict) else {}
+    edited, _ = _protocol_edit(doc, w.get("protocol"), f'{where}: "set"')
+    return edited
+
+
+def _point_document(
+    doc: Dict[str, Any], values: Dict[str, Any], set_protocol: Optional[Dict[str, Any]], label: str
+) -> "tuple[Dict[str, Any], List[str]]":
+    """(the point's scenario document, its overrides not applied).
+
+    A point that sets workload.protocol gets that protocol's scenario first
+    (_protocol_edit: the other protocols' sections dropped, dtype and data
+    made ones it accepts), then its other overrides, so that a point's own
+    settings of its protocol survive; its overrides under the section of a
+    protocol it does not use are not applied (a grid over workload.protocol
+    and workload.switchml.pool_size gives the ring points no SwitchML
+    section; they share one run), except null, which removes it anyway (the
+    figure scripts' "workload.canary": null). Without the point naming it, a
+    workload.protocol in the fixed `set` is applied the same way."""
+    if PROTOCOL_PATH in values:
+        point_doc, reads = _protocol_edit(doc, values[PROTOCOL_PATH], label)
+        others = frozenset().union(*_protocol_sections().values()) - reads
+    else:
+        point_doc, others = copy.deepcopy(set_protocol if set_protocol is not None else doc), frozenset()
+    not_applied = []
+    try:
+        for p, v in values.items():
+            parts = p.split(".")
+            if p == PROTOCOL_PATH:
+                continue
+            if v is not None and len(parts) >= 2 and parts[0] == "workload" and parts[1] in others:
+                not_applied.append(p)
+                continue
+            inasim.apply_set(point_doc, f"{p}={json.dumps(v)}")
+    except inasim.ScenarioError as e:
+        raise SweepError(f"{label}: {e}") from None
+    return point_doc, not_applied
+
+
 def plan_sweep(
     sweep: "str | os.PathLike[str] | Dict[str, Any]",
     out: "str | os.PathLike[str] | None" = None,
@@ -333,15 +515,12 @@ def plan_sweep(
 
     paths, points = _expand(definition)
     reps = definition.get("repetitions", 1)
+    identity = simulator_identity()
+    set_protocol = _set_protocol(definition, doc, where)
     runs: List[Run] = []
     for i, values in enumerate(points):
         label = f"point {i} ({_describe(values)})" if values else f"point {i}"
-        point_doc = copy.deepcopy(doc)
-        try:
-            for p, v in values.items():
-                inasim.apply_set(point_doc, f"{p}={json.dumps(v)}")
-        except inasim.ScenarioError as e:
-            raise SweepError(f"{label}: {e}") from None
+        point_doc, not_applied = _point_document(doc, values, set_protocol, label)
         base_seed = definition.get("seed")
         first: Optional[Dict[str, Any]] = None
         if base_seed is None:
@@ -359,13 +538,14 @@ def plan_sweep(
                 except inasim.ScenarioError as e:
                     rep = f", repetition {r}" if reps > 1 else ""
                     raise SweepError(f"{label}{rep}: {e}") from None
-            runs.append(Run(i, r, int(resolved.get("seed", base_seed + r)), cache_key(resolved), values, resolved))
+            seed = int(resolved.get("seed", base_seed + r))
+            runs.append(Run(i, r, seed, cache_key(resolved, identity), values, resolved, not_applied))
 
     # Last, as it is the cheapest to fix; still before anything is written.
-    problem = out_dir_problem(out, files=("sweep.csv", "sweep.json"), dirs=("cache",))
+    problem = out_dir_problem(out, files=OUT_FILES, dirs=("cache",))
     if problem:
         raise SweepError(f"{out_label}: {problem}")
-    return Plan(name, definition, source, scenario_dir, out, paths, runs)
+    return Plan(name, definition, source, scenario_dir, out, paths, runs, identity)
 
 
 # ---------------------------------------------------------------- execution
@@ -395,18 +575,48 @@ def check_point(resolved: Dict[str, Any], base_dir: Optional[str] = None) -> Opt
     return None
 
 
-def run_point(resolved: Dict[str, Any], out: str, base_dir: Optional[str] = None) -> Dict[str, Any]:
+def _worker_name() -> str:
+    """The Dask worker's address, or this local process."""
+    distributed = sys.modules.get("distributed")  # imported in every Dask worker; never imported here for this
+    if distributed is not None:
+        try:
+            return distributed.get_worker().address
+        except Exception:  # noqa: BLE001 - not in a Dask worker (ValueError in every version so far)
+            pass
+    return f"local process {os.getpid()}"
+
+
+def _mismatch(worker: str, theirs: Dict[str, Any], ours: Dict[str, Any]) -> str:
+    return (f"worker {worker} runs build {_identity_label(theirs)}, this client build {_identity_label(ours)} "
+            "(give every worker the same build: PYTHONPATH=REPO/python:REPO/build/python, docs/SWEEPS.md)")
+
+
+def run_point(
+    resolved: Dict[str, Any], out: str, base_dir: Optional[str] = None, expect: Optional[Dict[str, str]] = None
+) -> Dict[str, Any]:
     """Runs one resolved scenario, writes its results to OUT/cache/<key>/
-    (atomically: a temporary sibling renamed into place) and returns its
-    flattened metrics. This is the task local workers and Dask workers run;
-    it only depends on its arguments."""
-    target = os.path.join(out, "cache", cache_key(resolved))
+    (atomically: a temporary sibling renamed into place) with identity.json
+    beside results.json, and returns {"metrics": flattened metrics,
+    "identity": simulator_identity() it ran with, "worker": where}. This is
+    the task local workers and Dask workers run; it only depends on its
+    arguments. `expect`: the caller's identity; a worker with another build
+    raises before simulating (its results would be another build's)."""
+    identity = simulator_identity()
+    worker = _worker_name()
+    if expect is not None and identity != expect:
+        raise RuntimeError(_mismatch(worker, identity, expect))
+    target = os.path.join(out, "cache", cache_key(resolved, identity))
     with _RUN_LOCK:
         if _SETUP_FAILED:
             raise RuntimeError(SKIPPED)
         result = inasim.run(resolved, base_dir=base_dir)
+    # The C++ writer replaces only a directory of its own files (--no-resume).
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(target, IDENTITY_FILE))
     result.write(target)
-    return flatten_metrics(result.json)
+    stamp = dict(identity, scenario_sha256=scenario_hash(resolved))
+    write_atomic(os.path.join(target, IDENTITY_FILE), json.dumps(stamp, indent=1, sort_keys=True) + "\n")
+    return {"metrics": flatten_metrics(result.json), "identity": identity, "worker": worker}
 
 
 def _fmt_time(s: float) -> str:
@@ -473,6 +683,77 @@ class _Progress:
             self.enabled = False
 
 
+class _Tracker:
+    """Counts the finished runs (rows of the sweep: cached, ran, failed) and
+    shows them: progress None/True/False is the stderr line of _Progress,
+    "tqdm" a tqdm.auto bar (a widget in Jupyter), a callable is called after
+    every finished run with {"done", "total", "ran", "cached", "failed",
+    "elapsed_s", "eta_s"} (eta_s None until a run has finished)."""
+
+    def __init__(self, total: int, cached: int, progress: Any, name: str):
+        self.total, self.cached, self.ran, self.failed = total, cached, 0, 0
+        self.t0 = time.monotonic()
+        self.callback = progress if callable(progress) else None
+        self.bar: Any = None
+        self.line: Optional[_Progress] = None
+        if isinstance(progress, str):
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, initial=cached, unit="run", desc=f"sweep {name}", dynamic_ncols=True)
+        elif self.callback is None:
+            if progress is None:
+                progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+            self.line = _Progress(total, cached, bool(progress))
+
+    def finished(self, rows: int, ok: bool) -> None:
+        if ok:
+            self.ran += rows
+        else:
+            self.failed += rows
+        if self.line is not None:
+            self.line.update(rows)
+        if self.bar is not None:
+            self.bar.update(rows)
+        if self.callback is not None:
+            self.callback(self.state())
+
+    def state(self) -> Dict[str, Any]:
+        done = self.cached + self.ran + self.failed
+        elapsed = time.monotonic() - self.t0
+        finished = done - self.cached
+        eta = elapsed / finished * (self.total - done) if finished > 0 else None
+        return {"done": done, "total": self.total, "ran": self.ran, "cached": self.cached, "failed": self.failed,
+                "elapsed_s": elapsed, "eta_s": eta}
+
+    def close(self) -> None:
+        if self.line is not None:
+            self.line.close()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _check_progress(progress: Any) -> None:
+    if not (progress is None or isinstance(progress, bool) or progress == "tqdm" or callable(progress)):
+        raise SweepError(f'progress: expected None, True, False, "tqdm" or a callable, got {progress!r}')
+    if progress == "tqdm":
+        try:
+            import tqdm.auto  # noqa: F401 - here, so that a missing tqdm fails before anything runs
+        except ImportError:
+            raise SweepError('progress="tqdm" needs the Python package tqdm (apt-get install python3-tqdm)') from None
+
+
+def _refuse_if_bootstrapping() -> None:
+    """run_sweep called while this process is a spawned worker importing the
+    caller's script (whose run_sweep call is not under `if __name__ ==
+    "__main__":`): multiprocessing's own check would fail later with a long
+    RuntimeError in every worker. Exits this worker with MAIN_GUARD_EXIT,
+    which the parent's run_sweep turns into SweepError(MAIN_GUARD_MESSAGE):
+    an exception here would only be printed, never seen by the parent."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        print(f"inasim sweep: worker process {os.getpid()}: {MAIN_GUARD_MESSAGE}", file=sys.stderr, flush=True)
+        raise SystemExit(MAIN_GUARD_EXIT)
+
+
 Todo = List[Run]
 Done = Callable[[Run, "concurrent.futures.Future[Any] | Any"], None]
 
@@ -517,6 +798,8 @@ def _local_pool(jobs: int, tasks: int, cache_dir: str):
                 p.join()
         pool.shutdown(wait=True, cancel_futures=True)
         _remove_partial_results(cache_dir, [p.pid for p in procs])
+        if any(p.exitcode == MAIN_GUARD_EXIT for p in procs):
+            raise SweepError(MAIN_GUARD_MESSAGE) from None
         raise
     pool.shutdown(wait=True)
 
@@ -553,7 +836,7 @@ def _execute_local(todo: Todo, plan: Plan, jobs: int, on_done: Done) -> None:
     with _local_pool(jobs, len(todo), plan.cache_dir) as pool:
         _check_setups(pool.submit, as_completed, todo, plan)
         _make_out(plan)
-        futures = {pool.submit(run_point, run.resolved, plan.out, plan.base_dir): run for run in todo}
+        futures = {pool.submit(run_point, run.resolved, plan.out, plan.base_dir, plan.identity): run for run in todo}
         for fut in as_completed(futures):
             on_done(futures[fut], fut)
 
@@ -596,9 +879,8 @@ def _execute_dask(todo: Todo, plan: Plan, scheduler: Any, jobs: int, on_done: Do
         tag = uuid.uuid4().hex[:8]
         futures = {}
         for run in todo:
-            fut = client.submit(
-                run_point, run.resolved, plan.out, plan.base_dir, key=f"inasim-{run.key[:16]}-{tag}", pure=False
-            )
+            fut = client.submit(run_point, run.resolved, plan.out, plan.base_dir, plan.identity,
+                                key=f"inasim-{run.key[:16]}-{tag}", pure=False)
             futures[fut.key] = (fut, run)
         try:
             for fut in distributed.as_completed([f for f, _ in futures.values()]):
@@ -616,7 +898,7 @@ def run_sweep(
     out: "str | os.PathLike[str] | None" = None,
     jobs: Optional[int] = None,
     scheduler: Any = None,
-    progress: Optional[bool] = None,
+    progress: Any = None,
     resume: bool = True,
     *,
     base_dir: "str | os.PathLike[str] | None" = None,
@@ -628,20 +910,27 @@ def run_sweep(
     (default: the sweep's "out", else out/sweeps/<name>, relative to the
     current directory). jobs: local worker processes (default os.cpu_count()).
     scheduler: None (local processes), "tcp://HOST:PORT", a distributed.Client
-    or a cluster object (e.g. distributed.LocalCluster). progress: None = when
-    stderr is a terminal. resume: skip runs whose OUT/cache/<key>/results.json
+    or a cluster object (e.g. distributed.LocalCluster). progress: None = a
+    progress line when stderr is a terminal, True, False, "tqdm" (a
+    tqdm.auto bar) or a callable called after every finished run with a
+    dict (_Tracker). resume: skip runs whose OUT/cache/<key>/results.json
     exists. base_dir: where a dict sweep's relative scenario path resolves.
 
     Raises SweepError (bad input; nothing has run) or SweepRunError (some runs
-    raised; the others are cached). DataFrame.attrs holds "out", "ran" and
-    "cached" (lists of cache keys).
+    raised; the others are cached and in the partial sweep.csv, the failed
+    ones in OUT/failures.csv). DataFrame.attrs holds "out", "ran" and
+    "cached" (lists of cache keys), "other_builds" (how many cached results
+    of this sweep's scenarios by another simulator build were not used),
+    "summary" (the summary.csv table) and "workers" (key -> where it ran).
     """
     import pandas  # noqa: F401 - here, so that a missing pandas fails before anything runs
 
+    _refuse_if_bootstrapping()
     if jobs is None:
         jobs = os.cpu_count() or 1
     if not _is_int(jobs) or jobs < 1:
         raise SweepError(f"jobs: must be an integer >= 1, got {jobs!r}")
+    _check_progress(progress)
     plan = plan_sweep(sweep, out, base_dir=base_dir)
 
     # Unique runs (two points may resolve to the same scenario: run it once).
@@ -658,24 +947,20 @@ def run_sweep(
                 metrics[key] = m
                 cached.append(key)
     todo = [runs[0] for key, runs in by_key.items() if key not in metrics]
+    other = _other_builds(plan)
+    if other:
+        print(f"sweep: {len(other)} cached results of other builds ignored ({', '.join(sorted(set(other)))})",
+              file=sys.stderr, flush=True)
 
-    if progress is None:
-        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
-    bar = _Progress(len(plan.runs), sum(len(by_key[k]) for k in cached), bool(progress))
-    failures: List[str] = []
+    tracker = _Tracker(len(plan.runs), sum(len(by_key[k]) for k in cached), progress, plan.name)
+    failures: Dict[str, str] = {}
+    workers: Dict[str, str] = {}
 
     def on_done(run: Run, fut: Any) -> None:
-        try:
-            metrics[run.key] = fut.result()
-        except BaseException as e:  # noqa: BLE001 - reported below, the sweep goes on
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
-            label = f"point {run.point}" + (f" ({_describe(run.values)})" if run.values else "")
-            if isinstance(e, ImportError) and "inasim" in msg:
-                msg += " (workers need PYTHONPATH=REPO/python:REPO/build/python, see docs/SWEEPS.md)"
-            failures.append(f"{label}, seed {run.seed}: {type(e).__name__}{': ' + msg if msg else ''}")
-        bar.update(len(by_key[run.key]))
+        error = _outcome(run, fut, plan.identity, metrics, workers)
+        if error is not None:
+            failures[run.key] = error
+        tracker.finished(len(by_key[run.key]), error is None)
 
     try:
         if todo:
@@ -684,29 +969,52 @@ def run_sweep(
             else:
                 _execute_dask(todo, plan, scheduler, jobs, on_done)
     finally:
-        bar.close()
+        tracker.close()
 
+    df, summary, failed = _write_outputs(plan, metrics, failures)
+    df.attrs.update({"out": plan.out, "ran": [r.key for r in todo if r.key not in failures], "cached": cached,
+                     "other_builds": len(other), "summary": summary, "workers": workers})
     if failures:
+        first = next(iter(failures.values()))
         more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
         raise SweepRunError(
-            f"{len(failures)} of {len(todo)} runs failed; the others are cached in {plan.cache_dir}, "
-            f"run again to resume: {failures[0]}{more}"
-        )
-
-    df = _write_table(plan, metrics)
-    df.attrs.update({"out": plan.out, "ran": [r.key for r in todo], "cached": cached})
+            f"{len(failures)} of {len(todo)} runs failed, listed in {os.path.join(plan.out, 'failures.csv')}; "
+            f"the others are in the partial sweep.csv and cached in {plan.cache_dir}, run again to resume: "
+            f"{first}{more}", df, summary, failed)
     return df
 
 
-def _write_table(plan: Plan, metrics: Dict[str, Dict[str, Any]]):
-    """OUT/sweep.csv (one row per run: fixed columns, swept paths, sorted
-    metrics) and OUT/sweep.json; returns the table."""
-    import pandas as pd
+def _outcome(run: Run, fut: Any, identity: Dict[str, str], metrics: Dict[str, Dict[str, Any]],
+             workers: Dict[str, str]) -> Optional[str]:
+    """Takes one finished task's metrics into `metrics` (and where it ran
+    into `workers`); or returns why it failed, one line naming the point:
+    the exception it raised, or the other build it ran with."""
+    label = f"point {run.point}" + (f" ({_describe(run.values)})" if run.values else "") + f", seed {run.seed}"
+    try:
+        res = fut.result()
+    except BaseException as e:  # noqa: BLE001 - reported by the caller, the sweep goes on
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        if isinstance(e, ImportError) and "inasim" in msg:
+            msg += " (workers need PYTHONPATH=REPO/python:REPO/build/python, see docs/SWEEPS.md)"
+        return f"{label}: {type(e).__name__}{': ' + msg if msg else ''}"
+    if res.get("identity") != identity:
+        return f"{label}: {_mismatch(res.get('worker', '?'), res.get('identity') or {}, identity)}"
+    metrics[run.key] = res["metrics"]
+    workers[run.key] = res["worker"]
+    return None
 
+
+def _rows(plan: Plan, metrics: Dict[str, Dict[str, Any]]) -> "tuple[List[Dict[str, Any]], List[str]]":
+    """(one sweep.csv row per run that has metrics, the sorted metric names)."""
     rows = []
     metric_names = set()
     for run in plan.runs:
-        row: Dict[str, Any] = {"point": run.point, "repetition": run.repetition, "seed": run.seed, "key": run.key}
+        if run.key not in metrics:
+            continue
+        row: Dict[str, Any] = {"point": run.point, "repetition": run.repetition, "seed": run.seed, "key": run.key,
+                               **plan.identity}
         for p in plan.paths:
             row[p] = _cell(run.values[p]) if p in run.values else None
         for k, v in metrics[run.key].items():
@@ -714,25 +1022,86 @@ def _write_table(plan: Plan, metrics: Dict[str, Dict[str, Any]]):
                 row[k] = v
                 metric_names.add(k)
         rows.append(row)
-    columns = list(FIXED_COLUMNS) + plan.paths + sorted(metric_names)
-    df = pd.DataFrame(rows, columns=columns)
+    return rows, sorted(metric_names)
+
+
+def _summary_rows(plan: Plan, metrics: Dict[str, Dict[str, Any]], names: List[str]) -> List[Dict[str, Any]]:
+    """summary.csv: per point and numeric metric (bools and strings are not
+    numbers) inasim.stats.summarize over the point's repetitions; a failed
+    run, or one without the metric, counts as missing."""
+    from inasim.stats import summarize
+
+    numeric = [m for m in names if any(isinstance(metrics[k].get(m), (int, float))
+                                       and not isinstance(metrics[k].get(m), bool) for k in metrics)]
+    points: Dict[int, List[Run]] = {}
+    for run in plan.runs:
+        points.setdefault(run.point, []).append(run)
+    out = []
+    for point, runs in points.items():
+        head = {"point": point, **{p: _cell(runs[0].values[p]) if p in runs[0].values else None for p in plan.paths}}
+        for m in numeric:
+            values = []
+            for run in runs:
+                v = metrics.get(run.key, {}).get(m)
+                values.append(v if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan)
+            out.append({**head, "metric": m, **summarize(values)})
+    return out
+
+
+def _write_outputs(plan: Plan, metrics: Dict[str, Dict[str, Any]], failures: Dict[str, str]):
+    """OUT/sweep.csv (one row per run that has results: fixed columns, swept
+    paths, sorted metrics), OUT/summary.csv, OUT/sweep.json and, when runs
+    failed, OUT/failures.csv (else a stale one is removed); returns the
+    three tables (failures None when none failed)."""
+    import pandas as pd
+
+    rows, names = _rows(plan, metrics)
+    df = pd.DataFrame(rows, columns=list(FIXED_COLUMNS) + plan.paths + names)
+    summary = pd.DataFrame(_summary_rows(plan, metrics, names), columns=["point"] + plan.paths + list(SUMMARY_COLUMNS))
+    failed_runs = [r for r in plan.runs if r.key in failures]
+    failed = None
+    if failed_runs:
+        failed = pd.DataFrame(
+            [{"point": r.point, "repetition": r.repetition, "seed": r.seed, "key": r.key,
+              **{p: _cell(r.values[p]) if p in r.values else None for p in plan.paths}, "error": failures[r.key]}
+             for r in failed_runs],
+            columns=["point", "repetition", "seed", "key"] + plan.paths + ["error"])
 
     _make_out(plan)
     write_atomic(os.path.join(plan.out, "sweep.csv"), df.to_csv(index=False))
+    write_atomic(os.path.join(plan.out, "summary.csv"), summary.to_csv(index=False))
+    failures_csv = os.path.join(plan.out, "failures.csv")
+    if failed is not None:
+        write_atomic(failures_csv, failed.to_csv(index=False))
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(failures_csv)
+    _write_echo(plan, failures)
+    return df, summary, failed
+
+
+def _write_echo(plan: Plan, failures: Dict[str, str]) -> None:
+    """OUT/sweep.json: the definition, the simulator, every run (with its
+    error when it failed)."""
+    def entry(r: Run) -> Dict[str, Any]:
+        e = {"point": r.point, "repetition": r.repetition, "seed": r.seed, "key": r.key, "values": r.values}
+        if r.not_applied:
+            e["not_applied"] = r.not_applied
+        if r.key in failures:
+            e["error"] = failures[r.key]
+        return e
+
     echo = {
         "name": plan.name,
-        "inasim_version": inasim.version(),
+        **plan.identity,
         "sweep_file": plan.source,
         "scenario_base_dir": plan.base_dir,
         "sweep": plan.definition,
         "swept": plan.paths,
-        "points": [
-            {"point": r.point, "repetition": r.repetition, "seed": r.seed, "key": r.key, "values": r.values}
-            for r in plan.runs
-        ],
+        "points": [entry(r) for r in plan.runs if r.key not in failures],
+        "failed": [entry(r) for r in plan.runs if r.key in failures],
     }
     write_atomic(os.path.join(plan.out, "sweep.json"), json.dumps(echo, indent=2) + "\n")
-    return df
 
 
 # ---------------------------------------------------------------------- CLI
@@ -787,9 +1156,14 @@ def _dry_run(args: argparse.Namespace) -> int:
     unique = list({r.key: r for r in reversed(plan.runs)}.values())[::-1]  # first run of each key
     cached = {r.key for r in unique if _read_cached(plan.result_dir(r.key)) is not None}
     check_local([r for r in unique if r.key not in cached], plan, jobs)
+    other = _other_builds(plan)
+    if other:
+        print(f"sweep: {len(other)} cached results of other builds will be ignored ({', '.join(sorted(set(other)))})",
+              file=sys.stderr)
     for r in plan.runs:
         vals = f" {_describe(r.values)}" if r.values else ""
-        print(f"point {r.point} repetition {r.repetition} seed {r.seed} key {r.key[:12]}{vals}")
+        skip = f" (not applied: {', '.join(r.not_applied)})" if r.not_applied else ""
+        print(f"point {r.point} repetition {r.repetition} seed {r.seed} key {r.key[:12]}{vals}{skip}")
     print(f"sweep {plan.name}: {len(plan.runs)} runs, {len(unique)} distinct, {len(cached)} cached -> {plan.out}")
     return 0
 

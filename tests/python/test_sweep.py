@@ -8,6 +8,8 @@ Run by ctest (test `python_sweep`) with PYTHONPATH=python:build/python, or:
 """
 
 import concurrent.futures
+import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -19,12 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import DEFAULT, SOURCE_DIR, import_inasim
+from helpers import DEFAULT, SOURCE_DIR, child_env, import_inasim
 
 inasim = import_inasim()
 from inasim import sweep as sw
 
 pd = pytest.importorskip("pandas")
+np = pytest.importorskip("numpy")
 
 RING_SMALL = SOURCE_DIR / "scenarios" / "sweeps" / "ring-small.json"
 
@@ -60,8 +63,10 @@ def test_grid_rows_and_columns(local):
     out, df = local
     assert len(df) == 4
     cols = list(df.columns)
-    assert cols[:6] == ["point", "repetition", "seed", "key", "topology.hosts", "workload.bytes"]
-    metrics = cols[6:]
+    assert cols[:8] == ["point", "repetition", "seed", "key", "inasim_version", "build", "topology.hosts",
+                        "workload.bytes"]
+    assert set(df["inasim_version"]) == {inasim.version()} and set(df["build"]) == {inasim.build_id()}
+    metrics = cols[8:]
     assert metrics == sorted(metrics)
     for c in ("correct", "sim.end_time_s", "workload.mean_duration_s", "network.ecn_marks", "perf.wall_s"):
         assert c in metrics, c
@@ -85,15 +90,22 @@ def test_grid_rows_and_columns(local):
     assert list(csv["key"]) == list(df["key"])
     echo = json.loads((out / "sweep.json").read_text())
     assert echo["sweep"] == GRID
-    assert echo["inasim_version"] == inasim.version()
+    assert echo["inasim_version"] == inasim.version() and echo["build"] == inasim.build_id()
     assert [p["key"] for p in echo["points"]] == list(df["key"])
     assert echo["points"][3]["values"] == {"topology.hosts": 8, "workload.bytes": 131072}
 
 
-def test_cache_key_is_resolved_scenario_hash(local):
+def test_cache_key_is_resolved_scenario_and_simulator_hash(local):
     out, df = local
-    results = json.loads((out / "cache" / df["key"][0] / "results.json").read_text())
+    entry = out / "cache" / df["key"][0]
+    results = json.loads((entry / "results.json").read_text())
     assert sw.cache_key(results["scenario"]) == df["key"][0]
+    canonical = json.dumps({"scenario": results["scenario"], "inasim_version": inasim.version(),
+                            "build": inasim.build_id()}, sort_keys=True, separators=(",", ":"))
+    assert df["key"][0] == hashlib.sha256(canonical.encode()).hexdigest()
+    assert json.loads((entry / "identity.json").read_text()) == {
+        "inasim_version": inasim.version(), "build": inasim.build_id(),
+        "scenario_sha256": sw.scenario_hash(results["scenario"])}
 
 
 # ---------------------------------------------------------------- resume
@@ -229,12 +241,14 @@ def test_dask_local_cluster_matches_local(local, tmp_path):
 
 
 def cli(*args, cwd=None):
+    # child_env: PYTHONPATH made absolute, so that cwd= does not lose inasim.
     return subprocess.run(
         [sys.executable, "-m", "inasim.sweep", *map(str, args)],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
+        env=child_env(),
     )
 
 
@@ -245,7 +259,7 @@ def test_cli_ring_small(tmp_path):
     assert p.stderr == ""
     df = pd.read_csv(out / "sweep.csv")
     assert len(df) == 4 and df["correct"].all()
-    assert list(df.columns[4:6]) == ["topology.hosts", "workload.bytes"]
+    assert list(df.columns[4:8]) == ["inasim_version", "build", "topology.hosts", "workload.bytes"]
     assert json.loads((out / "sweep.json").read_text())["name"] == "ring-small"
     assert "4 ran, 0 cached" in p.stdout
     p = cli(RING_SMALL, "--out", out, "--jobs", "2", "--progress", "off")
@@ -318,7 +332,8 @@ def test_progress_line():
 def py_cli(*args, cwd=None, timeout=300):
     """`python3 -m inasim ...`: what `inasim sweep|compare` execs."""
     return subprocess.run(
-        [sys.executable, "-m", "inasim", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "inasim", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        env=child_env(),
     )
 
 
@@ -565,3 +580,389 @@ def test_usage_errors_exit_2(argv, words):
     p = py_cli(*argv)
     assert p.returncode == 2 and words in p.stderr and p.stdout == ""
     assert "Traceback" not in p.stderr
+
+
+# ------------------------------------------------ issue 27: what sweeps lacked
+
+SMALL = ["topology.hosts=4", "workload.bytes=65536"]
+
+
+class InProcess:
+    """The local pool without processes: the runs happen in this process, so
+    what a test monkeypatches (inasim.build_id) holds for them too."""
+
+    def __init__(self, *args):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args):
+        f = concurrent.futures.Future()
+        try:
+            f.set_result(fn(*args))
+        except Exception as e:  # noqa: BLE001 - as a worker would hand it back
+            f.set_exception(e)
+        return f
+
+
+def scenario_of(out, key):
+    return json.loads((Path(out) / "cache" / key / "results.json").read_text())["scenario"]
+
+
+# §1 the protocol as a sweep axis
+
+# A base that carries SwitchML's tuning and float32 data: what a plain
+# `--set workload.protocol=...` (today's point) cannot turn into a ring or a
+# Canary run.
+PROTOCOL_BASE = [*SMALL, "workload.dtype=float32", "workload.switchml.pool_size=64"]
+
+
+def test_protocol_axis_gets_each_protocols_scenario(tmp_path):
+    # Today's point document is the base, `set`, then the point's overrides as
+    # --set: the ring keeps SwitchML's section, Canary keeps float32.
+    for protocol in ("ring", "canary"):
+        with pytest.raises(inasim.ScenarioError, match='^workload.switchml: only read with protocol "switchml"'):
+            inasim.validate(str(DEFAULT), sets=[*PROTOCOL_BASE, f"workload.protocol={protocol}"])
+    with pytest.raises(inasim.ScenarioError, match="^workload.dtype: "):
+        inasim.validate(str(DEFAULT), sets=[*SMALL, "workload.dtype=float32", "workload.protocol=canary"])
+
+    sweep = {"scenario": str(DEFAULT), "set": PROTOCOL_BASE,
+             "grid": {"workload.protocol": ["ring", "switchml", "canary"]}}
+    df = sw.run_sweep(sweep, out=tmp_path / "p", jobs=2, progress=False)
+    assert list(df["workload.protocol"]) == ["ring", "switchml", "canary"]
+    assert df["correct"].map(lambda v: v == True).all()  # noqa: E712
+    assert (df["sim.stopped_by"] == "workload_done").all()
+    w = {p: scenario_of(tmp_path / "p", k)["workload"] for p, k in zip(df["workload.protocol"], df["key"])}
+    assert [w[p]["protocol"] for p in w] == ["ring", "switchml", "canary"]
+    assert "switchml" not in w["ring"] and "switchml" not in w["canary"]
+    assert w["switchml"]["switchml"]["pool_size"] == 64  # the base's tuning of the protocol in use stays
+    assert (w["ring"]["dtype"], w["switchml"]["dtype"], w["canary"]["dtype"]) == ("float32", "float32", "int32")
+
+
+def test_protocol_axis_keeps_the_points_own_protocol_settings(tmp_path):
+    sweep = {"scenario": str(DEFAULT), "set": SMALL,
+             "grid": {"workload.protocol": ["ring", "switchml"], "workload.switchml.pool_size": [32, 64]}}
+    out = tmp_path / "pool"
+    df = sw.run_sweep(sweep, out=out, jobs=2, progress=False)
+    assert df["correct"].map(lambda v: v == True).all()  # noqa: E712
+    assert list(df["workload.switchml.pool_size"]) == [32, 64, 32, 64]  # the swept values, as given
+    keys = list(df["key"])
+    assert keys[0] == keys[1] and len(set(keys)) == 3  # the ring has no pool: one run for both ring points
+    assert [scenario_of(out, k)["workload"].get("switchml", {}).get("pool_size") for k in keys] == [None, None, 32, 64]
+    echo = json.loads((out / "sweep.json").read_text())["points"]
+    assert [p.get("not_applied") for p in echo] == [["workload.switchml.pool_size"]] * 2 + [None] * 2
+
+
+def test_protocol_axis_keeps_the_experiments_workload_keys(tmp_path):
+    # protocol_scenario lists workload.jobs as no allreduce's key; the sweep
+    # keeps it: a grid over the protocol compares them on the same jobs.
+    base = inasim.load(str(DEFAULT))
+    base["workload"].update(bytes=65536, jobs=2, job_split="contiguous", canary={"timeout_us": 2})
+    plan = sw.plan_sweep({"scenario": base, "grid": {"workload.protocol": ["ring", "canary"]}}, out=tmp_path / "x")
+    for run, protocol in zip(plan.runs, ["ring", "canary"]):
+        w = run.resolved["workload"]
+        assert (w["protocol"], w["jobs"], w["job_split"]) == (protocol, 2, "contiguous")
+    assert "canary" not in plan.runs[0].resolved["workload"]
+    assert plan.runs[1].resolved["workload"]["canary"]["timeout_us"] == 2
+
+
+def test_protocol_in_the_fixed_set_gets_its_scenario(tmp_path):
+    base = inasim.load(str(DEFAULT))
+    base["workload"].update(bytes=65536, canary={"timeout_us": 2})
+    sweep = {"scenario": base, "set": ["workload.protocol=ring"], "points": [{"workload.ring.window_packets": 4}]}
+    (run,) = sw.plan_sweep(sweep, out=tmp_path / "x").runs
+    assert run.resolved["workload"]["protocol"] == "ring" and "canary" not in run.resolved["workload"]
+    assert run.resolved["workload"]["ring"]["window_packets"] == 4
+
+
+def test_unknown_protocol_names_the_point_and_the_known_ones(tmp_path):
+    from inasim import compare
+
+    known = ", ".join(compare.PROTOCOLS)
+    sweep = {"scenario": str(DEFAULT), "set": SMALL, "grid": {"workload.protocol": ["ring", "rign"]}}
+    with pytest.raises(sw.SweepError) as e:
+        sw.run_sweep(sweep, out=tmp_path / "x", jobs=1, progress=False)
+    assert str(e.value) == ('point 1 (workload.protocol=rign): workload.protocol: unknown protocol "rign" '
+                            f"(known protocols: {known})")
+    with pytest.raises(sw.SweepError, match=r'^sweep: "set": workload.protocol: unknown protocol "rign" \(known'):
+        sw.plan_sweep(dict(sweep, set=[*SMALL, "workload.protocol=rign"], grid={"workload.bytes": [65536]}),
+                      out=tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+
+
+# §2 the simulator's identity in the cache key
+
+
+def today_key(resolved):
+    """The cache key before this change: the resolved scenario alone."""
+    return hashlib.sha256(json.dumps(resolved, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def test_another_build_reruns_everything(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sw, "_local_pool", InProcess)
+    sweep = {"scenario": str(DEFAULT), "set": SMALL, "grid": {"workload.iterations": [1, 2]}}
+    out = tmp_path / "o"
+    first = sw.run_sweep(sweep, out=out, jobs=1, progress=False)
+    assert len(first.attrs["ran"]) == 2 and first.attrs["other_builds"] == 0
+    real = f"{inasim.version()}/{inasim.build_id()}"
+
+    monkeypatch.setattr(inasim, "build_id", lambda: "0123456789abcdef")
+    # Today's key is the same for the new build: today's sweep would have found
+    # cache/<key>/results.json of the old build for every run, all cached.
+    assert [today_key(r.resolved) for r in sw.plan_sweep(sweep, out=out).runs] == \
+        [today_key(scenario_of(out, k)) for k in first["key"]]
+    capsys.readouterr()
+    second = sw.run_sweep(sweep, out=out, jobs=1, progress=False)
+    assert second.attrs["cached"] == [] and len(second.attrs["ran"]) == 2
+    assert second.attrs["other_builds"] == 2
+    assert capsys.readouterr().err == f"sweep: 2 cached results of other builds ignored ({real})\n"
+    assert not set(second["key"]) & set(first["key"])
+    csv = pd.read_csv(out / "sweep.csv")
+    assert len(csv) == 2 and set(csv["build"]) == {"0123456789abcdef"}  # never mixed with the old build's rows
+    assert json.loads((out / "sweep.json").read_text())["build"] == "0123456789abcdef"
+
+    # A result cached by today's code (key = the scenario's hash, no
+    # identity.json) is another build's too, of a build nobody recorded.
+    for k in first["key"]:
+        legacy = out / "cache" / today_key(scenario_of(out, k))
+        shutil.copytree(out / "cache" / k, legacy)
+        (legacy / "identity.json").unlink()
+    third = sw.run_sweep(sweep, out=out, jobs=1, progress=False)
+    assert sorted(third.attrs["cached"]) == sorted(second["key"]) and third.attrs["other_builds"] == 4
+    assert capsys.readouterr().err == (f"sweep: 4 cached results of other builds ignored "
+                                       f"({real}, {inasim.version()}/unknown build)\n")
+
+
+def test_worker_of_another_build_is_a_failure(tmp_path, monkeypatch):
+    # This client says it is another build; the spawned worker loads the real one.
+    sweep = {"scenario": str(DEFAULT), "set": SMALL, "points": [{}]}
+    monkeypatch.setattr(inasim, "build_id", lambda: "0123456789abcdef")
+    with pytest.raises(sw.SweepRunError) as e:
+        sw.run_sweep(sweep, out=tmp_path / "o", jobs=1, progress=False)
+    msg = str(e.value)
+    assert f"runs build {inasim.version()}/" in msg and f"this client build {inasim.version()}/0123456789abcdef" in msg
+    assert "worker local process " in msg
+    assert not list((tmp_path / "o" / "cache").iterdir())  # refused before simulating
+    assert len(e.value.table) == 0 and len(e.value.failures) == 1
+
+
+def test_result_of_another_build_is_not_taken(tmp_path, monkeypatch):
+    # A worker that does not check (say, another checkout's run_point) and
+    # hands back another identity: the client refuses the result.
+    monkeypatch.setattr(sw, "_local_pool", InProcess)
+    real = sw.run_point
+
+    def other_build(resolved, out, base_dir=None, expect=None):
+        return dict(real(resolved, out, base_dir), identity={"inasim_version": "0.0.1", "build": "feedfeedfeedfeed"})
+
+    monkeypatch.setattr(sw, "run_point", other_build)
+    with pytest.raises(sw.SweepRunError) as e:
+        sw.run_sweep({"scenario": str(DEFAULT), "set": SMALL, "points": [{}]}, out=tmp_path / "o", jobs=1,
+                     progress=False)
+    assert "runs build 0.0.1/feedfeedfeedfeed, this client build" in str(e.value)
+    assert pd.read_csv(tmp_path / "o" / "sweep.csv").empty
+
+
+# §3 a failing point leaves a partial sweep.csv and failures.csv
+
+
+def test_failing_run_leaves_partial_csv_and_failures_csv(tmp_path):
+    sweep = {"scenario": str(DEFAULT), "set": ["topology.hosts=4"], "grid": {"workload.bytes": [65536, 131072, 262144]}}
+    out = tmp_path / "o"
+    # A real failure in a real worker: point 1's cache slot holds a file of
+    # someone's that no run writes, so its run cannot store its results.
+    victim = sw.plan_sweep(sweep, out=out).runs[1]
+    (out / "cache" / victim.key).mkdir(parents=True)
+    (out / "cache" / victim.key / "notes.txt").write_text("mine\n")
+    with pytest.raises(sw.SweepRunError) as e:
+        sw.run_sweep(sweep, out=out, jobs=2, progress=False)
+    assert f"1 of 3 runs failed, listed in {out / 'failures.csv'}" in str(e.value)
+    csv = pd.read_csv(out / "sweep.csv")
+    assert list(csv["point"]) == [0, 2] and list(csv["workload.bytes"]) == [65536, 262144]
+    assert csv["correct"].all() and victim.key not in set(csv["key"])
+    failures = pd.read_csv(out / "failures.csv")
+    assert list(failures.columns) == ["point", "repetition", "seed", "key", "workload.bytes", "error"]
+    f = failures.iloc[0]
+    assert (f["point"], f["repetition"], f["seed"], f["key"]) == (1, 0, victim.seed, victim.key)
+    assert f["workload.bytes"] == 131072
+    assert f["error"].startswith(f"point 1 (workload.bytes=131072), seed {victim.seed}: ScenarioError: ")
+    assert "notes.txt" in f["error"]
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary[summary["point"] == 1][["n", "missing"]].drop_duplicates().values.tolist() == [[0, 1]]
+    assert [p["point"] for p in json.loads((out / "sweep.json").read_text())["failed"]] == [1]
+
+    # The command line: exit 1, one line naming failures.csv.
+    (tmp_path / "s.json").write_text(json.dumps(sweep))
+    p = py_cli("sweep", tmp_path / "s.json", "--out", out, "--jobs", "1", "--progress", "off", timeout=120)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith(f"inasim sweep: 1 of 1 runs failed, listed in {out / 'failures.csv'}")
+
+    shutil.rmtree(out / "cache" / victim.key)
+    again = sw.run_sweep(sweep, out=out, jobs=2, progress=False)
+    assert again.attrs["ran"] == [victim.key] and len(again) == 3
+    assert not (out / "failures.csv").exists()
+
+
+# §4 per-point summary with confidence intervals
+
+
+def test_summary_csv_mean_std_and_ci(tmp_path):
+    from scipy import stats
+
+    sweep = {"scenario": str(DEFAULT), "set": SMALL, "points": [{"workload.protocol": "ring"}], "repetitions": 3}
+    df = sw.run_sweep(sweep, out=tmp_path / "o", jobs=2, progress=False)
+    rows = pd.read_csv(tmp_path / "o" / "sweep.csv")
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    assert list(summary.columns) == ["point", "workload.protocol", "metric", "n", "missing", "mean", "std",
+                                     "ci95_low", "ci95_high"]
+    pd.testing.assert_frame_equal(df.attrs["summary"], summary, check_dtype=False)
+    assert set(summary["point"]) == {0} and set(summary["workload.protocol"]) == {"ring"}
+    assert "correct" not in set(summary["metric"]) and "sim.stopped_by" not in set(summary["metric"])
+    assert {"workload.mean_duration_s", "perf.wall_s", "network.bytes_tx"} <= set(summary["metric"])
+    t = stats.t.ppf(0.975, 2)
+    spread = 0
+    for _, s in summary.iterrows():
+        x = rows[s["metric"]].to_numpy(dtype=float)
+        mean, std = np.mean(x), np.std(x, ddof=1)
+        assert (s["n"], s["missing"]) == (3, 0), s["metric"]
+        assert s["mean"] == pytest.approx(mean, rel=1e-12, abs=1e-300), s["metric"]
+        assert s["std"] == pytest.approx(std, rel=1e-9, abs=1e-300), s["metric"]
+        half = t * std / np.sqrt(3)
+        assert (s["ci95_low"], s["ci95_high"]) == (pytest.approx(mean - half, rel=1e-9, abs=1e-300),
+                                                   pytest.approx(mean + half, rel=1e-9, abs=1e-300)), s["metric"]
+        spread += std > 0
+    assert spread > 0  # perf.wall_s at least varies: the interval is not a point
+
+
+# §5 Dask: a real dask-scheduler with two dask-workers
+
+
+@pytest.fixture(scope="module")
+def dask_scheduler(tmp_path_factory):
+    """`dask-scheduler` and two `dask-worker --nthreads 1` started here, each
+    in its own session (killed with everything they started, whatever
+    happens); yields the scheduler's address once both workers are in."""
+    distributed = pytest.importorskip("distributed")
+    if not (os.access("/usr/bin/dask-scheduler", os.X_OK) and os.access("/usr/bin/dask-worker", os.X_OK)):
+        pytest.skip("no /usr/bin/dask-scheduler, /usr/bin/dask-worker (python3-distributed)")
+
+    d = tmp_path_factory.mktemp("dask")
+    file = d / "scheduler.json"
+    env = child_env()
+    procs = []
+
+    def start(name, *argv):
+        log = open(d / f"{name}.log", "w")
+        procs.append(subprocess.Popen(argv, env=env, cwd=d, stdout=log, stderr=subprocess.STDOUT,
+                                      start_new_session=True))
+        log.close()
+
+    try:
+        start("scheduler", "/usr/bin/dask-scheduler", "--port", "0", "--no-dashboard", "--scheduler-file", str(file))
+        for i in range(2):
+            start(f"worker{i}", "/usr/bin/dask-worker", "--scheduler-file", str(file), "--nthreads", "1",
+                  "--nworkers", "1", "--no-dashboard")
+        deadline = time.monotonic() + 20
+        while not file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with distributed.Client(scheduler_file=str(file), timeout=10) as client:
+            client.wait_for_workers(2, timeout=max(1, deadline - time.monotonic()))
+            yield client.scheduler.address, set(client.scheduler_info()["workers"])
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # tornado, inside distributed
+def test_dask_scheduler_with_two_workers_matches_local(dask_scheduler, local, tmp_path):
+    address, workers = dask_scheduler
+    _, expected = local
+    df = sw.run_sweep(GRID, out=tmp_path / "dask", scheduler=address, progress=False)
+    assert len(df.attrs["ran"]) == 4
+    pd.testing.assert_frame_equal(no_perf(df), no_perf(expected))
+    ran_on = set(df.attrs["workers"].values())
+    assert ran_on == workers and len(ran_on) == 2  # both workers ran something
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_dask_worker_of_another_build_is_a_failure(dask_scheduler, tmp_path, monkeypatch):
+    address, workers = dask_scheduler
+    monkeypatch.setattr(inasim, "build_id", lambda: "0123456789abcdef")  # this client; not the workers
+    with pytest.raises(sw.SweepRunError):
+        sw.run_sweep({"scenario": str(DEFAULT), "set": SMALL, "points": [{}]}, out=tmp_path / "o", scheduler=address,
+                     progress=False)
+    (error,) = pd.read_csv(tmp_path / "o" / "failures.csv")["error"]
+    worker = error.split("worker ", 1)[1].split(" ", 1)[0]
+    assert worker in workers
+    assert f"runs build {inasim.version()}/" in error and "this client build" in error and "0123456789abcdef" in error
+
+
+# §6 a script without the main guard
+
+
+UNGUARDED = """\
+from inasim.sweep import run_sweep
+
+df = run_sweep({{"scenario": {scenario!r}, "set": {sets!r}, "grid": {{"workload.iterations": [1, 2]}}}},
+               out={out!r}, jobs=2, progress=False)
+print("rows", len(df))
+"""
+
+
+def test_unguarded_script_gets_the_main_guard_message(tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED.format(scenario=str(DEFAULT), sets=SMALL, out=str(tmp_path / "o")))
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=child_env(), cwd=tmp_path,
+                       timeout=60)
+    assert time.monotonic() - t0 < 30
+    assert p.returncode != 0 and p.stdout == ""
+    last = p.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("inasim.sweep.SweepError: ") and "re-import" in last, p.stderr
+    assert 'the script must guard its entry point with `if __name__ == "__main__":`' in last
+    assert "bootstrapping phase" not in p.stderr  # multiprocessing's own RuntimeError never comes
+    assert not (tmp_path / "o").exists()  # stopped at the setup check, before anything ran
+
+    # The same script guarded runs.
+    body = "\n".join("    " + line if line else line for line in script.read_text().splitlines()[2:])
+    script.write_text(f'from inasim.sweep import run_sweep\n\nif __name__ == "__main__":\n{body}\n')
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=child_env(), cwd=tmp_path,
+                       timeout=60)
+    assert p.returncode == 0 and p.stdout == "rows 2\n", p.stderr
+
+
+# §7 progress for Python callers
+
+
+def test_progress_callable_and_tqdm(tmp_path, capsys):
+    sweep = {"scenario": str(DEFAULT), "set": SMALL, "grid": {"workload.iterations": [1, 2]}}
+    out = tmp_path / "o"
+    sw.run_sweep(sweep, out=out, jobs=2, progress=False)
+    calls = []
+    more = dict(sweep, grid={"workload.iterations": [1, 2, 3, 4]})
+    df = sw.run_sweep(more, out=out, jobs=2, progress=calls.append)
+    assert len(df.attrs["cached"]) == 2 and len(calls) == 4 - 2
+    assert [c["done"] for c in calls] == [3, 4]
+    last = calls[-1]
+    assert {k: last[k] for k in ("done", "total", "ran", "cached", "failed", "eta_s")} == \
+        {"done": 4, "total": 4, "ran": 2, "cached": 2, "failed": 0, "eta_s": 0.0}
+    assert last["elapsed_s"] > 0 and calls[0]["eta_s"] >= 0
+
+    capsys.readouterr()
+    sw.run_sweep(more, out=out, jobs=2, progress="tqdm", resume=False)
+    err = capsys.readouterr().err
+    assert "sweep sweep" in err and "4/4" in err
+
+    with pytest.raises(sw.SweepError, match=r'^progress: expected None, True, False, "tqdm" or a callable, got '):
+        sw.run_sweep(sweep, out=out, progress="bar")
