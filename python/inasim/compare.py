@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import os
 import sys
@@ -66,24 +67,37 @@ ALLREDUCE_COMMON_KEYS = ("type", "protocol", "hosts", "bytes", "dtype", "data", 
 
 
 def _use_allreduce(doc: dict, protocol: str, sections: Sequence[str] = ()) -> None:
-    """Makes doc's workload an allreduce with `protocol`, keeping the common
-    allreduce keys and the `workload.<protocol>` section (and `sections`),
-    dropping the rest."""
+    """Makes doc's workload an allreduce with `protocol`: keeps the
+    `workload.<protocol>` section (and `sections`), drops every other
+    protocol's section, and keeps the rest when the workload was an allreduce
+    already (the experiment's keys: bytes, hosts, jobs, job_split, ...: a
+    protocol that cannot run the scenario's jobs is then rejected by
+    validation, never silently given one job instead of sixteen); from another
+    workload type, only the keys every allreduce shares."""
     w = doc.get("workload")
     if not isinstance(w, dict):
         w = {}
     keep = {protocol, *sections}
-    kept = {k: v for k, v in w.items() if k in ALLREDUCE_COMMON_KEYS or k in keep}
+    every_section = {s for m in registry() for s in [m.get("section"), *m.get("also_reads", [])] if s}
+    if w.get("type", "allreduce") == "allreduce":
+        kept = {k: v for k, v in w.items() if k in keep or k not in every_section}
+    else:
+        kept = {k: v for k, v in w.items() if k in ALLREDUCE_COMMON_KEYS or k in keep}
     kept["type"] = "allreduce"
     kept["protocol"] = protocol
     doc["workload"] = kept
 
 
-def registry() -> List[dict]:
-    """The build's protocol registry: every protocols/<name>/protocol.json."""
+@functools.lru_cache(maxsize=None)
+def _registry_text() -> str:
     import _inasim
 
-    return json.loads(_inasim.protocols())
+    return _inasim.protocols()
+
+
+def registry() -> List[dict]:
+    """The build's protocol registry: every protocols/<name>/protocol.json."""
+    return json.loads(_registry_text())
 
 
 def _registry_edit(meta: Mapping[str, Any]) -> Callable[[dict], None]:

@@ -391,10 +391,9 @@ def _protocol_edit(doc: Dict[str, Any], protocol: Any, label: str) -> "tuple[Dic
     sections that protocol reads). SweepError for a name that is not in
     compare.PROTOCOLS.
 
-    protocol_scenario keeps only the keys it lists as every allreduce's; the
-    other workload keys that are no protocol's section (workload.jobs,
-    workload.job_split) belong to the experiment, not to the protocol, so
-    they are kept too: a grid over the protocol of a many-jobs scenario
+    protocol_scenario keeps the workload keys that are no protocol's section
+    (workload.jobs, workload.job_split): they belong to the experiment, not
+    to the protocol, so a grid over the protocol of a many-jobs scenario
     compares the protocols on the same jobs."""
     from inasim import compare
 
@@ -403,13 +402,8 @@ def _protocol_edit(doc: Dict[str, Any], protocol: Any, label: str) -> "tuple[Dic
                          f"(known protocols: {', '.join(compare.PROTOCOLS)})")
     sections = _protocol_sections()
     every_section = frozenset().union(*sections.values())
-    before = doc.get("workload") if isinstance(doc.get("workload"), dict) else {}
     edited = compare.protocol_scenario(doc, protocol)
     w = edited["workload"]
-    if before.get("type", "allreduce") == "allreduce":
-        for k, v in before.items():
-            if k not in w and k not in every_section:
-                w[k] = copy.deepcopy(v)
     # A variant registered by hand ("switchml-64") reads its base protocol's sections.
     return edited, sections.get(w.get("protocol"), frozenset()) | (every_section & set(w))
 

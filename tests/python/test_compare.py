@@ -326,3 +326,16 @@ def test_panama_is_registered_and_forces_float32(tmp_path):
     assert list(df["protocol"]) == ["ring", "panama"] and df["correct"].all()
     ring, pan = (df.set_index("protocol").loc[p] for p in ("ring", "panama"))
     assert pan["time_s"] < ring["time_s"]  # one pass through the network vs 2(n-1)/n of it per link
+
+
+def test_protocol_edit_keeps_the_experiments_keys():
+    """workload.jobs belongs to the experiment: a protocol edit keeps it (a
+    protocol that cannot run 16 jobs is rejected, never given one job)."""
+    doc = {"topology": {"type": "single_rack", "hosts": 8},
+           "workload": {"type": "allreduce", "protocol": "canary", "bytes": 4096, "jobs": 2, "job_split": "contiguous",
+                        "canary": {"timeout_us": 2}}}
+    d = cmp.protocol_scenario(doc, "ring")
+    assert d["workload"] == {"type": "allreduce", "protocol": "ring", "bytes": 4096, "jobs": 2, "job_split": "contiguous"}
+    inasim.validate(d)
+    with pytest.raises(inasim.ScenarioError, match="jobs"):
+        inasim.validate(cmp.protocol_scenario(doc, "switchml"))
