@@ -216,5 +216,30 @@ def test_all_protocols_three_repetitions_in_under_two_minutes(tmp_path):
         assert s["ci95_high"] - s["mean"] == pytest.approx(half, rel=1e-9, abs=1e-15)
     report = (tmp_path / "rep" / "report.md").read_text()
     assert " ± " in report and "95 % confidence interval" in report
+    # The committed small results (scenarios/compare/results/small, the README's table) are this run's.
+    committed = SOURCE_DIR / "scenarios" / "compare" / "results" / "small" / "clos-64-websearch-small"
+    for f in ("compare.csv", "summary.csv"):
+        assert (tmp_path / "rep" / f).read_text() == (committed / f).read_text(), \
+            f"{f} differs from {committed / f}: refresh with analysis/compare_clos.py --small --record --readme"
     assert "--protocols all --repetitions 3" in report
     assert json.loads((tmp_path / "rep" / "compare.json").read_text())["seeds"] == [1, 2, 3]
+
+
+def test_compare_readme_tables_are_generated_from_the_committed_results():
+    import subprocess
+
+    from helpers import PYTHON, child_env
+
+    r = subprocess.run([PYTHON, str(SOURCE_DIR / "analysis" / "compare_clos.py"), "--check"], capture_output=True,
+                       text=True, env=child_env(), timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    readme = (SOURCE_DIR / "scenarios" / "compare" / "README.md").read_text()
+    assert "| canary |" in readme.split("compare:begin clos-64-websearch-small")[1]
+    # A hand edit of a table is caught.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare_clos", SOURCE_DIR / "analysis" / "compare_clos.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    edited = readme.replace("| ring |", "| ring (edited) |", 1)
+    assert mod.readme_text(edited) == readme
