@@ -164,6 +164,18 @@ def test_idle_hosts_and_different_work_are_flagged(tmp_path, monkeypatch):
     assert checks_fired(df) == ["different_work"]
     f = next(f for f in df.attrs["findings"] if f.check == "different_work")
     assert "ring 65536 B, ring-half 32768 B" in f.message
+    # A variant that runs on half of the selected hosts: the others idle.
+    def ring_four(doc):
+        cmp.PROTOCOLS["ring"](doc)
+        doc["workload"]["hosts"] = [int(h) for h in selected[:4]]
+
+    selected = fairness.shared_links(inasim.validate(clos16(background={})), None)["hosts"]["workload"]
+    monkeypatch.setitem(cmp.PROTOCOLS, "ring-four", ring_four)
+    df = cmp.compare(clos16(background={}), "ring,ring-four", out=tmp_path / "four")
+    assert checks_fired(df) == ["idle_hosts"]
+    messages = [f.message for f in df.attrs["findings"] if f.check == "idle_hosts"]
+    assert messages[0] == "ring-four ran 4 ranks on the 8 selected hosts"
+    assert messages[1].startswith("ring-four: 4 of the 8 selected workload hosts sent nothing (")
     runs = [("ring", 0, {"workload": {"ranks": 4}, "sim": {"stopped_by": "workload_done"}},
              "link,a,b,direction,tx_bytes\n0,h0,leaf0,a->b,0\n0,h0,leaf0,b->a,9\n1,h1,leaf0,a->b,5\n")]
     idle = fairness.post_run(runs, [0, 1, 2, 3, 5])
