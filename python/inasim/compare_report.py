@@ -72,7 +72,8 @@ TABLES = (
 DASH = "—"
 
 
-def _get(d: Any, path: str) -> Any:
+def get_path(d: Any, path: str) -> Any:
+    """d["a"]["b"] for "a.b", or None where a key is missing."""
     for k in path.split("."):
         if not isinstance(d, dict) or k not in d:
             return None
@@ -95,7 +96,7 @@ def switch_memory(meta: Mapping[str, Any], results: Mapping[str, Any]) -> Tuple[
     if "bytes" in entry:
         return float(entry["bytes"]), entry.get("what", "")
     if "key" in entry:
-        return _num(_get(results, entry["key"])), f"{entry.get('what', '')} (`{entry['key']}`)"
+        return _num(get_path(results, entry["key"])), f"{entry.get('what', '')} (`{entry['key']}`)"
     return math.nan, "not reported by this protocol"
 
 
@@ -105,28 +106,28 @@ def row_from_results(protocol: str, results: Mapping[str, Any], meta: Optional[M
     w = results.get("workload", {})
     measured = _num(w.get("collectives_completed")) > 0 and _num(w.get("mean_duration_s")) > 0
     ranks = _num(w.get("ranks"))
-    fct = _get(results, "background.flows.fct") or {}
+    fct = get_path(results, "background.flows.fct") or {}
     row: Dict[str, Any] = {
         "protocol": protocol, "repetition": repetition, "seed": results.get("seed"),
         "collective": w.get("collective_unit", ""),
         "time_s": _num(w.get("mean_duration_s")) if measured else math.nan,
         "goodput_gbps": _num(w.get("goodput_gbps")) if measured else math.nan,
-        "wire_bytes_per_host": _num(_get(results, "network.host_link_wire_bytes")) / ranks if ranks > 0 else math.nan,
-        "bg_fct_p50_s": _num(_get(fct, "all.fct_s.median")),
-        "bg_fct_p99_s": _num(_get(fct, "all.fct_s.p99")),
+        "wire_bytes_per_host": _num(get_path(results, "network.host_link_wire_bytes")) / ranks if ranks > 0 else math.nan,
+        "bg_fct_p50_s": _num(get_path(fct, "all.fct_s.median")),
+        "bg_fct_p99_s": _num(get_path(fct, "all.fct_s.p99")),
     }
     for b, _ in BUCKETS:
-        row[f"bg_{b}_p50_s"] = _num(_get(fct, f"{b}.fct_s.median"))
-        row[f"bg_{b}_p99_s"] = _num(_get(fct, f"{b}.fct_s.p99"))
+        row[f"bg_{b}_p50_s"] = _num(get_path(fct, f"{b}.fct_s.median"))
+        row[f"bg_{b}_p99_s"] = _num(get_path(fct, f"{b}.fct_s.p99"))
     net = results.get("network", {})
-    row["util_all"] = _num(_get(net, "utilization.all_links.mean"))
-    row["util_switch"] = _num(_get(net, "utilization.switch_links.mean"))
+    row["util_all"] = _num(get_path(net, "utilization.all_links.mean"))
+    row["util_switch"] = _num(get_path(net, "utilization.switch_links.mean"))
     row["drops"] = float(sum(v for k, v in net.items() if k.startswith("drops_") and isinstance(v, (int, float))))
     row["ecn_marks"] = _num(net.get("ecn_marks"))
     row["pfc_pauses"] = _num(net.get("pfc_pause_frames"))
     row["switch_memory_bytes"], row["switch_memory_what"] = switch_memory(meta or {}, results)
     row["correct"] = results.get("correct") is True
-    row["finished"] = _get(results, "sim.stopped_by") == "workload_done"
+    row["finished"] = get_path(results, "sim.stopped_by") == "workload_done"
     return row
 
 

@@ -38,6 +38,8 @@ import io
 import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from inasim.compare_report import get_path as _get
+
 __all__ = ["Finding", "CHECKS", "network_edits", "pre_run", "post_run", "shared_links"]
 
 #: Every check, in report order, with what it looks for (the report lists
@@ -66,14 +68,6 @@ class Finding:
 
     def line(self) -> str:
         return f"{'warning' if self.warning else 'note'}: {self.message}"
-
-
-def _get(doc: Any, path: str) -> Any:
-    for k in path.split("."):
-        if not isinstance(doc, dict) or k not in doc:
-            return None
-        doc = doc[k]
-    return doc
 
 
 def network_edits(metas: Mapping[str, Mapping[str, Any]], doc: Mapping[str, Any],

@@ -460,19 +460,7 @@ def test_setup_check_runs_in_the_workers_before_any_run(tmp_path, monkeypatch):
     monkeypatch.setattr(sw, "check_point", fake_check)
     monkeypatch.setattr(sw, "run_point", lambda *a: pytest.fail("a run started"))
 
-    class InProcess:  # the pool, without processes: the monkeypatched functions apply
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def submit(self, fn, *args):
-            f = concurrent.futures.Future()
-            f.set_result(fn(*args))
-            return f
-
-    monkeypatch.setattr(sw, "_local_pool", lambda *a: InProcess())
+    monkeypatch.setattr(sw, "_local_pool", InProcess)  # no processes: the monkeypatched functions apply
     sweep = dict(GRID, grid={"workload.bytes": [65536, 262144, 131072]})
     with pytest.raises(sw.SweepError) as e:
         sw.run_sweep(sweep, out=tmp_path / "o", jobs=2, progress=False)
