@@ -95,12 +95,14 @@ def table(name: str, small: bool) -> str:
     for p in meta["protocols"]:
         mine = summary[summary["protocol"] == p].set_index("metric")
         cells = [_cell(mine.loc[m].to_dict(), m) for m, _ in COLUMNS]
-        ok = runs[runs["protocol"] == p]
-        verdict = "yes" if (ok["correct"] & ok["finished"]).all() else f"{int((ok['correct'] & ok['finished']).sum())} of {len(ok)}"
+        good = runs[runs["protocol"] == p]
+        good = good["correct"] & good["finished"]
+        verdict = "yes" if good.all() else f"{int(good.sum())} of {len(good)}"
         lines.append(f"| {p} | " + " | ".join(cells) + f" | {verdict} |")
     lines.append("")
     findings = meta["findings"]
-    lines += [f"- {'warning' if f['warning'] else 'note'}: {f['message']}" for f in findings] or ["- no fairness warnings"]
+    lines += ([f"- {'warning' if f['warning'] else 'note'}: {f['message']}" for f in findings]
+              or ["- no fairness warnings"])
     return "\n".join(lines)
 
 

@@ -3,7 +3,7 @@
 import sys
 
 USAGE = """usage: python3 -m inasim sweep SWEEP.json [--out DIR] [--jobs N] [...]
-       python3 -m inasim compare SCENARIO.json --protocols ring[,...] [...]
+       python3 -m inasim compare SCENARIO.json [--protocols all|ring,...] [--repetitions N] [...]
        python3 -m inasim fidelity [--small] [--protocol P] [--run none|missing|all] [...]
        python3 -m inasim --help | COMMAND --help
 (`inasim sweep`, `compare` and `fidelity` run these; docs/SWEEPS.md, docs/PAPER-CLAIMS.md)

@@ -112,7 +112,8 @@ def row_from_results(protocol: str, results: Mapping[str, Any], meta: Optional[M
         "collective": w.get("collective_unit", ""),
         "time_s": _num(w.get("mean_duration_s")) if measured else math.nan,
         "goodput_gbps": _num(w.get("goodput_gbps")) if measured else math.nan,
-        "wire_bytes_per_host": _num(get_path(results, "network.host_link_wire_bytes")) / ranks if ranks > 0 else math.nan,
+        "wire_bytes_per_host": (_num(get_path(results, "network.host_link_wire_bytes")) / ranks if ranks > 0
+                                else math.nan),
         "bg_fct_p50_s": _num(get_path(fct, "all.fct_s.median")),
         "bg_fct_p99_s": _num(get_path(fct, "all.fct_s.p99")),
     }

@@ -1,7 +1,7 @@
 // inasim: run scenario files.
 //   inasim run SCENARIO.json [--set PATH=VALUE]... [--out DIR] [--seed N] [--progress auto|on|off] [--quiet]
 //   inasim validate SCENARIO.json [--set PATH=VALUE]...
-//   inasim sweep SWEEP.json [...] | inasim compare SCENARIO.json --protocols NAME[,...] [...]
+//   inasim sweep SWEEP.json [...] | inasim compare SCENARIO.json [--protocols all|NAME,...] [...]
 //   | inasim fidelity [...] (these run the Python package: /usr/bin/python3 -m inasim ...)
 //   inasim protocols [--json] | inasim schema [--markdown]
 //   inasim --help, inasim run --help, inasim validate --help
@@ -37,7 +37,8 @@ constexpr const char* kUsage =
     "usage: inasim run SCENARIO.json [--set PATH=VALUE]... [--out DIR] [--seed N] [--progress auto|on|off] [--quiet]\n"
     "       inasim validate SCENARIO.json [--set PATH=VALUE]...\n"
     "       inasim sweep SWEEP.json [--out DIR] [--jobs N] [--scheduler tcp://HOST:PORT] [--no-resume]\n"
-    "       inasim compare SCENARIO.json --protocols NAME[,...] [--set PATH=VALUE]... [--out DIR]\n"
+    "       inasim compare SCENARIO.json [--protocols all|NAME,...] [--repetitions N] [--set PATH=VALUE]...\n"
+    "           [--out DIR]\n"
     "       inasim fidelity [--small] [--protocol P] [--results DIR] [--out DIR] [--run none|missing|all]\n"
     "       inasim protocols [--json]\n"
     "       inasim schema [--markdown]\n"
