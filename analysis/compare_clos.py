@@ -8,7 +8,8 @@ README's tables are made of, and writes those tables.
     /usr/bin/python3 analysis/compare_clos.py --check       # exit 1 if a README table is not what the results give
 
 Full size: clos-1024-congestion.json and clos-1024-websearch.json (about an
-hour for 3 repetitions on one core); --small: the 64-host clos-64-*-small.json
+hour per repetition on one core: PANAMA's run under congestion alone takes
+10 minutes); --small: the 64-host clos-64-*-small.json
 (seconds). --record copies each comparison's compare.csv, summary.csv and
 compare.json (less the resolved scenarios) to
 scenarios/compare/results/[small/]<scenario name>/; --readme rewrites the
@@ -52,7 +53,7 @@ def run(name: str, small: bool, repetitions: int, out: Path, record: bool) -> bo
     from inasim._outdir import write_atomic
 
     scenario = (FOLDER / f"{name}.json").relative_to(ROOT)
-    df = compare(str(scenario), "all", repetitions=repetitions, out=out / name,
+    df = compare(str(scenario), "all", repetitions=repetitions, out=out / name, progress=_every_minute(),
                  log=lambda s: print(s, file=sys.stderr, flush=True),
                  warn=lambda s: print(f"{name}: {s}", file=sys.stderr, flush=True))
     if record:
@@ -64,6 +65,21 @@ def run(name: str, small: bool, repetitions: int, out: Path, record: bool) -> bo
         doc.pop("resolved")  # the scenario file and the command say it; the run directories hold it
         write_atomic(dest / "compare.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
     return bool((df["correct"] & df["finished"]).all())
+
+
+def _every_minute():
+    """A progress callback printing one line a minute (full-size runs take minutes each)."""
+    import time
+
+    last = [time.monotonic()]
+
+    def tick(p: dict) -> None:
+        if time.monotonic() - last[0] >= 60:
+            last[0] = time.monotonic()
+            print(f"  sim {p['sim_time_s'] * 1e3:.3f} ms, {100 * p['fraction']:.1f} %, {p['events'] / 1e6:.1f} M events, "
+                  f"{p['elapsed_s']:.0f} s, ETA {p['eta_s']:.0f} s", file=sys.stderr, flush=True)
+
+    return tick
 
 
 def _cell(s: dict, metric: str) -> str:
