@@ -218,16 +218,23 @@ def test_all_protocols_three_repetitions_in_under_two_minutes(tmp_path):
     assert len(df) == 3 * len(protocols) and len(protocols) == len(cmp.parse_protocols("all")) - 1  # p4sgd out
     assert sorted(set(df["seed"])) == [1, 2, 3]
     summary = pd.read_csv(tmp_path / "rep" / "summary.csv")
+    from scipy import stats
+
     for p in protocols:
         times = df.loc[df["protocol"] == p, "time_s"].to_numpy()
         s = summary[(summary["protocol"] == p) & (summary["metric"] == "time_s")].iloc[0]
-        from scipy import stats
-
         half = stats.t.ppf(0.975, 2) * times.std(ddof=1) / 3 ** 0.5
         assert s["n"] == 3 and s["mean"] == pytest.approx(times.mean(), rel=1e-12)
         assert s["ci95_high"] - s["mean"] == pytest.approx(half, rel=1e-9, abs=1e-15)
     report = (tmp_path / "rep" / "report.md").read_text()
     assert " ± " in report and "95 % confidence interval" in report
+    # Paired over seeds: canary's time over the ring's in the same repetition.
+    ring = df[df["protocol"] == "ring"].set_index("repetition")["time_s"]
+    canary = df[df["protocol"] == "canary"].set_index("repetition")["time_s"]
+    ratios = (canary / ring).to_numpy()
+    half = stats.t.ppf(0.975, 2) * ratios.std(ddof=1) / 3 ** 0.5
+    row = next(l for l in report.split("## Relative to ring")[1].splitlines() if l.startswith("| canary |"))
+    assert row == f"| canary | {ratios.mean():.3f} ± {half:.3f} | {row.split(' | ')[2]}"
     # The committed small results (scenarios/compare/results/small, the README's table) are this run's.
     committed = SOURCE_DIR / "scenarios" / "compare" / "results" / "small" / "clos-64-websearch-small"
     for f in ("compare.csv", "summary.csv"):
