@@ -3,7 +3,7 @@
 runs `inasim compare --protocols all` on each scenario, records what the
 README's tables are made of, and writes those tables.
 
-    /usr/bin/python3 analysis/compare_clos.py [--small] [--repetitions N] [--out DIR] [--record] [--readme]
+    /usr/bin/python3 analysis/compare_clos.py [--small] [--repetitions N] [--out DIR] [--resume] [--record] [--readme]
     /usr/bin/python3 analysis/compare_clos.py --readme      # tables from the committed results only, no run
     /usr/bin/python3 analysis/compare_clos.py --check       # exit 1 if a README table is not what the results give
 
@@ -47,13 +47,13 @@ def results_dir(name: str, small: bool) -> Path:
     return FOLDER / "results" / ("small" if small else "") / name
 
 
-def run(name: str, small: bool, repetitions: int, out: Path, record: bool) -> bool:
+def run(name: str, small: bool, repetitions: int, out: Path, record: bool, resume: bool = False) -> bool:
     """Runs one comparison; True when every run was correct and finished."""
     from inasim.compare import compare
     from inasim._outdir import write_atomic
 
     scenario = (FOLDER / f"{name}.json").relative_to(ROOT)
-    df = compare(str(scenario), "all", repetitions=repetitions, out=out / name, progress=_every_minute(),
+    df = compare(str(scenario), "all", repetitions=repetitions, out=out / name, progress=_every_minute(), resume=resume,
                  log=lambda s: print(s, file=sys.stderr, flush=True),
                  warn=lambda s: print(f"{name}: {s}", file=sys.stderr, flush=True))
     if record:
@@ -140,6 +140,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out", default="out/compare-clos", help="where the comparisons are written")
     ap.add_argument("--only", choices=SCENARIOS[False] + SCENARIOS[True], help="one scenario")
     ap.add_argument("--record", action="store_true", help="copy the results to scenarios/compare/results/")
+    ap.add_argument("--resume", action="store_true", help="reuse identical finished runs in --out (compare --resume)")
     ap.add_argument("--readme", action="store_true", help="rewrite the README tables (no run when alone)")
     ap.add_argument("--check", action="store_true", help="exit 1 unless the README tables are up to date")
     args = ap.parse_args(argv)
@@ -154,7 +155,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     status = 0
     if args.record or not args.readme:
         for name in [args.only] if args.only else SCENARIOS[args.small]:
-            if not run(name, name.endswith("-small"), args.repetitions, Path(args.out), args.record):
+            if not run(name, name.endswith("-small"), args.repetitions, Path(args.out), args.record, args.resume):
                 status = 1
     if args.readme:
         readme.write_text(readme_text(readme.read_text()))

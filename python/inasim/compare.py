@@ -3,7 +3,7 @@ network, with the same background flows (same seed) and the same faults.
 
     inasim compare SCENARIO.json [--protocols all|ring,switchml,...] [--repetitions N]
         [--network shared|native] [--set PATH=VALUE]... [--seed N] [--out DIR]
-        [--format md|html] [--progress auto|on|off] [--quiet] [--list-protocols]
+        [--format md|html] [--progress auto|on|off] [--resume] [--quiet] [--list-protocols]
 
     from inasim.compare import compare
     df = compare("scenarios/compare/clos-64-small.json", "all", repetitions=3)
@@ -34,6 +34,7 @@ Output (default OUT = out/compare/<scenario name>):
                               inasim.compare_report.METRICS)
     OUT/summary.csv           per protocol and metric: n, missing, mean, std, ci95_low, ci95_high
     OUT/compare.json          scenario, resolved network edits, seeds, version, findings, command
+    OUT/runs.json             run directory -> scenario sha256, version, build (--resume reuses a match)
     OUT/*.png + .csv          charts (plot.bar_table, with CI error bars)
     OUT/<protocol>/           each run (results.json, CSVs); with repetitions OUT/<protocol>-rep<r>/
 
@@ -144,6 +145,8 @@ COLUMNS = ("protocol", "repetition", "seed", "collective", *(m[0] for m in repor
            "correct", "finished")
 FORMATS = ("md", "html")
 NETWORK_MODES = ("shared", "native")
+#: OUT/runs.json: run directory -> what ran there (for --resume).
+RUNS_INDEX = "runs.json"
 
 
 class CompareError(ValueError):
@@ -263,7 +266,7 @@ def _check_out(out_dir: Path, dirs: Sequence[str], fmt: str) -> None:
     """CompareError unless out_dir can take the report, and creates it: the
     runs come first and take minutes, the report is written after them."""
     stems = [c[0] for c in report.CHARTS]
-    files = ["compare.csv", "summary.csv", "compare.json", f"report.{fmt}"] + [
+    files = ["compare.csv", "summary.csv", "compare.json", RUNS_INDEX, f"report.{fmt}"] + [
         f"{c}.{x}" for c in stems for x in ("png", "csv")]
     problem = out_dir_problem(out_dir, files=files, dirs=dirs) or make_out_dir(out_dir)
     if problem:
@@ -303,7 +306,8 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
             sets: Iterable[str] = (), out: Union[str, os.PathLike, None] = None, fmt: str = "md",
             seed: Optional[int] = None, base_dir: Union[str, os.PathLike, None] = None,
             repetitions: int = 1, network: str = "shared", progress=False,
-            log: Optional[Callable[[str], None]] = None, warn: Optional[Callable[[str], None]] = None):
+            log: Optional[Callable[[str], None]] = None, warn: Optional[Callable[[str], None]] = None,
+            resume: bool = False):
     """Runs `scenario` once per protocol and repetition and writes the report;
     returns compare.csv as a pandas DataFrame (one row per run, COLUMNS).
 
@@ -311,7 +315,9 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
     applied before each protocol's edit. seed: base seed (default the
     scenario's); repetition r uses seed + r. network: "shared" or "native"
     (module doc). progress: as inasim.run's. log: one line per run; warn:
-    each fairness finding (the CLI prints both on stderr).
+    each fairness finding (the CLI prints both on stderr). resume: reuse a
+    run of OUT whose scenario (seed included) and simulator (version and
+    build) are this run's, as OUT/runs.json records them after every run.
 
     Raises CompareError / UnknownProtocolError / inasim.ScenarioError for bad
     input, before anything runs. DataFrame.attrs: "out", "report", "summary"
@@ -343,7 +349,7 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
             warn(f.line())
 
     base_seed = first["seed"] if seed is None else seed
-    rows, results, runs = _run_all(plan, repetitions, base_seed, base_dir, out_dir, progress, log)
+    rows, results, runs = _run_all(plan, repetitions, base_seed, base_dir, out_dir, progress, log, resume)
     hosts = fairness.shared_links(first, base_dir)["hosts"]["workload"]
     post = fairness.post_run(runs, hosts)
     for f in post:
@@ -370,23 +376,52 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
     return df
 
 
-def _run_all(plan: _Plan, repetitions: int, base_seed: int, base_dir, out_dir: Path, progress, log):
+def _identity(resolved: Mapping, seed: int) -> Dict[str, str]:
+    """What makes a finished run reusable: the scenario it ran (with its seed) and the simulator."""
+    import hashlib
+
+    doc = dict(resolved, seed=seed)
+    key = hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return {"scenario_sha256": key, "inasim_version": inasim.version(), "build": inasim.build_id()}
+
+
+def _reusable(out_dir: Path, d: str, identity: Mapping, index: Mapping):
+    """(results.json dict, links.csv text or None) of an earlier identical run, or None."""
+    if index.get(d) != identity or not (out_dir / d / "results.json").is_file():
+        return None
+    links = out_dir / d / "links.csv"
+    return (json.loads((out_dir / d / "results.json").read_text()),
+            links.read_text() if links.is_file() else None)
+
+
+def _run_one(plan: _Plan, p: str, seed: int, base_dir, out_dir: Path, d: str, progress):
+    r = inasim.run(plan.docs[p], seed=seed, base_dir=base_dir, progress=progress)
+    r.write(out_dir / d)
+    return r.json, r.csv.get("links.csv")
+
+
+def _run_all(plan: _Plan, repetitions: int, base_seed: int, base_dir, out_dir: Path, progress, log,
+             resume: bool = False):
     rows, results, runs = [], {}, []
     total = repetitions * len(plan.names)
+    index_path = out_dir / RUNS_INDEX
+    index = json.loads(index_path.read_text()) if resume and index_path.is_file() else {}
     for rep in range(repetitions):
         for p in plan.names:
-            i = len(rows) + 1
+            i, seed, d = len(rows) + 1, base_seed + rep, _run_dir(p, rep, repetitions)
+            tag = f"[{i}/{total}] {p}" + (f" (repetition {rep}, seed {seed})" if repetitions > 1 else "")
+            identity = _identity(plan.resolved[p], seed)
+            done = _reusable(out_dir, d, identity, index) if resume else None
             if log:
-                log(f"[{i}/{total}] {p}" + (f" (repetition {rep}, seed {base_seed + rep})" if repetitions > 1
-                                            else "") + " ...")
-            r = inasim.run(plan.docs[p], seed=base_seed + rep, base_dir=base_dir, progress=progress)
-            d = _run_dir(p, rep, repetitions)
-            r.write(out_dir / d)
-            results[d] = r.json
-            row = report.row_from_results(p, r.json, plan.metas[p], rep)
+                log(f"{tag} ..." if done is None else f"{tag}: reused from {out_dir / d} (--resume)")
+            doc, links = done if done is not None else _run_one(plan, p, seed, base_dir, out_dir, d, progress)
+            index[d] = identity
+            write_atomic(index_path, json.dumps(index, indent=2, sort_keys=True) + "\n")
+            results[d] = doc
+            row = report.row_from_results(p, doc, plan.metas[p], rep)
             rows.append(row)
-            runs.append((p, rep, r.json, r.csv.get("links.csv")))
-            if log:
+            runs.append((p, rep, doc, links))
+            if log and done is None:
                 log(f"[{i}/{total}] {p}: time {report.cell_value('time_s', row['time_s'])} s, goodput "
                     f"{report.cell_value('goodput_gbps', row['goodput_gbps'])} Gb/s, "
                     f"{'correct' if row['correct'] else 'NOT CORRECT'}"
@@ -490,6 +525,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--format", dest="fmt", choices=FORMATS, default="md", help="report format (default md)")
     ap.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                     help="the simulator's progress line on stderr (auto: when stderr is a terminal)")
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse runs of --out that ran the same scenario and seed on the same build (runs.json)")
     ap.add_argument("--quiet", action="store_true", help="print nothing but errors and fairness warnings")
     ap.add_argument("--list-protocols", action="store_true", help="print the known protocols and exit")
     return ap
@@ -515,7 +552,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     try:
         df = compare(args.scenario, args.protocols, sets=args.sets, out=args.out, fmt=args.fmt, seed=args.seed,
-                     repetitions=args.repetitions, network=args.network, progress=progress, log=log, warn=err)
+                     repetitions=args.repetitions, network=args.network, progress=progress, log=log, warn=err,
+                     resume=args.resume)
     except (CompareError, inasim.ScenarioError) as e:
         err(str(e))
         return 2

@@ -339,3 +339,30 @@ def test_protocol_edit_keeps_the_experiments_keys():
     inasim.validate(d)
     with pytest.raises(inasim.ScenarioError, match="jobs"):
         inasim.validate(cmp.protocol_scenario(doc, "switchml"))
+
+
+def test_resume_reuses_identical_runs_only(tmp_path, monkeypatch):
+    out = tmp_path / "resume"
+    first = cmp.compare(DEFAULT, "ring,switchml", sets=SMALL, out=out, repetitions=2)
+    csv = (out / "compare.csv").read_text()
+    index = json.loads((out / "runs.json").read_text())
+    assert sorted(index) == ["ring-rep0", "ring-rep1", "switchml-rep0", "switchml-rep1"]
+    assert index["ring-rep0"]["build"] == inasim.build_id()
+    assert index["ring-rep0"]["scenario_sha256"] != index["ring-rep1"]["scenario_sha256"]  # the seeds differ
+    real_run = inasim.run
+    monkeypatch.setattr(inasim, "run", lambda *a, **k: pytest.fail("a finished run ran again"))
+    lines = []
+    again = cmp.compare(DEFAULT, "ring,switchml", sets=SMALL, out=out, repetitions=2, resume=True, log=lines.append)
+    assert (out / "compare.csv").read_text() == csv
+    assert sum("reused from" in l for l in lines) == 4
+    assert [f.line() for f in again.attrs["findings"]] == [f.line() for f in first.attrs["findings"]]
+    # Another build, or another scenario, runs again.
+    ran = []
+    monkeypatch.setattr(inasim, "run", lambda *a, **k: ran.append(1) or real_run(*a, **k))
+    monkeypatch.setattr(inasim, "build_id", lambda: "another-build")
+    cmp.compare(DEFAULT, "ring,switchml", sets=SMALL, out=out, repetitions=2, resume=True)
+    assert len(ran) == 4
+    monkeypatch.undo()
+    monkeypatch.setattr(inasim, "run", lambda *a, **k: ran.append(1) or real_run(*a, **k))
+    cmp.compare(DEFAULT, "ring,switchml", sets=["workload.bytes=131072"], out=out, repetitions=2, resume=True)
+    assert len(ran) == 8
