@@ -76,7 +76,8 @@ def _every_minute():
     def tick(p: dict) -> None:
         if time.monotonic() - last[0] >= 60:
             last[0] = time.monotonic()
-            print(f"  sim {p['sim_time_s'] * 1e3:.3f} ms, {100 * p['fraction']:.1f} %, {p['events'] / 1e6:.1f} M events, "
+            print(f"  sim {p['sim_time_s'] * 1e3:.3f} ms, {100 * p['fraction']:.1f} %, "
+                  f"{p['events'] / 1e6:.1f} M events, "
                   f"{p['elapsed_s']:.0f} s, ETA {p['eta_s']:.0f} s", file=sys.stderr, flush=True)
 
     return tick

@@ -108,7 +108,8 @@ def test_compare_csv_and_dataframe_match_the_results(ring):
 def test_unknown_protocol_names_the_known_ones(tmp_path, capsys):
     out = tmp_path / "x"
     with pytest.raises(cmp.UnknownProtocolError,
-                       match=r'unknown protocol "nope" \(known protocols: ring, canary, p4sgd, panama, static_tree, switchml, or "all"\)'):
+                       match=r'unknown protocol "nope" \(known protocols: ring, canary, p4sgd, panama, '
+                             r'static_tree, switchml, or "all"\)'):
         cmp.compare(DEFAULT, ["ring", "nope"], out=out)
     assert not out.exists()  # nothing ran, nothing written
     assert cmp.main([str(DEFAULT), "--protocols", "ring,nope", "--out", str(out)]) == 2
@@ -335,7 +336,8 @@ def test_protocol_edit_keeps_the_experiments_keys():
            "workload": {"type": "allreduce", "protocol": "canary", "bytes": 4096, "jobs": 2, "job_split": "contiguous",
                         "canary": {"timeout_us": 2}}}
     d = cmp.protocol_scenario(doc, "ring")
-    assert d["workload"] == {"type": "allreduce", "protocol": "ring", "bytes": 4096, "jobs": 2, "job_split": "contiguous"}
+    assert d["workload"] == {"type": "allreduce", "protocol": "ring", "bytes": 4096, "jobs": 2,
+                             "job_split": "contiguous"}
     inasim.validate(d)
     with pytest.raises(inasim.ScenarioError, match="jobs"):
         inasim.validate(cmp.protocol_scenario(doc, "switchml"))
