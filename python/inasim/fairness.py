@@ -27,7 +27,11 @@ After the runs (from each run's results.json and links.csv):
 - `idle_hosts`: selected workload hosts that sent nothing, or a protocol
   that ran on fewer ranks than the others;
 - `different_work`: the protocols' collectives moved different amounts of
-  data (`workload.bytes` in results.json), so their times measure different work.
+  data (`workload.bytes` in results.json), so their times measure different work;
+- `background_unaffected`: every protocol's background flows completed
+  exactly alike (identical FCT statistics): whatever the routes, the flows
+  never met the workload (e.g. most of them ran after it), so the background
+  columns cannot rank the protocols.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ CHECKS = {
     "unfinished": "every run finished before the time limit",
     "idle_hosts": "every selected workload host sent traffic, every protocol used the same ranks",
     "different_work": "every protocol's collective moved the same bytes",
+    "background_unaffected": "the background flows' FCT differs between protocols (they met the workload)",
 }
 
 #: Top-level scenario keys the background and the network depend on.
@@ -257,6 +262,21 @@ def _different_work(results_by_protocol: Mapping[str, Mapping[str, Any]]) -> Lis
                                       "their times and goodputs measure different work")]
 
 
+def _background_unaffected(results_by_protocol: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
+    fct = {n: _get(r, "background.flows.fct") for n, r in results_by_protocol.items()}
+    if len(fct) < 2 or any(v is None for v in fct.values()):
+        return []
+    first = next(iter(fct.values()))
+    if any(v != first for v in fct.values()):
+        return []
+    if not (first.get("all") or {}).get("count"):
+        return [Finding("background_unaffected", "no background flow completed in any run (too few arrivals in "
+                                                 "[start_us, stop_us)?): the background columns are empty")]
+    return [Finding("background_unaffected", "every protocol's background flows completed exactly alike "
+                                             f"({', '.join(fct)}: identical FCT statistics): they never met the "
+                                             "workload, so the background columns cannot rank the protocols")]
+
+
 def post_run(runs: Sequence[Tuple[str, int, Mapping[str, Any], Optional[str]]],
              workload_hosts: Sequence[int]) -> List[Finding]:
     """runs: (protocol, repetition, results.json, links.csv text or None)."""
@@ -268,4 +288,5 @@ def post_run(runs: Sequence[Tuple[str, int, Mapping[str, Any], Optional[str]]],
             first_rep[name] = results
             findings += _idle_hosts(name, workload_hosts, results, links_csv)
     findings += _different_work(first_rep)
+    findings += _background_unaffected(first_rep)
     return findings
