@@ -479,12 +479,15 @@ def test_inasim_p4_files_are_capped_and_must_be_regular(tmp_path):
 
 @pytest.mark.parametrize("sets,words", [
     (["topology.hosts=33", "workload.protocol=switchml"], ["workload.hosts:", "at most 32 children"]),
+    (["topology.hosts=17", "workload.protocol=switchml"],
+     ["workload.hosts:", "(1024 B) packets aggregates at most 16 children", "tor would have 17"]),
     (["topology.hosts=33", "workload.protocol=p4sgd"], ["workload.hosts:", "1..32 workers"]),
     (['topology={"type":"leaf_spine","leaves":2,"spines":1,"hosts_per_leaf":2}', "workload.protocol=p4sgd"],
      ["workload.hosts:", "p4sgd runs on one switch"]),
     (["workload.protocol=canary", "workload.jobs=5"], ["workload.jobs:", "5 jobs need at least 2 hosts each"]),
     (["topology.hosts=65", "workload.protocol=canary"], ["workload.protocol:", "65 ports"]),
-], ids=["switchml_33", "p4sgd_33", "p4sgd_two_switches", "jobs_vs_hosts", "canary_65_ports"])
+], ids=["switchml_33", "switchml_17_at_1024_bytes", "p4sgd_33", "p4sgd_two_switches", "jobs_vs_hosts",
+        "canary_65_ports"])
 def test_validate_rejects_what_run_rejects(tmp_path, sets, words):
     args = [a for s in sets for a in ("--set", s)]
     for cmd in (["validate"], ["run", "--out", tmp_path / "res"]):

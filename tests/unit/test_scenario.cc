@@ -1050,7 +1050,32 @@ TEST_F(ScenarioFile, NonRegularAndOversizedFilesAreRefused) {
 TEST(RunChecks, SwitchMLAtMost32WorkersPerSwitch) {
   EXPECT_THAT(ErrorOf({"topology.hosts=33", "workload.protocol=switchml"}),
               AllOf(AtPath("workload.hosts"), HasSubstr("at most 32 children"), HasSubstr("tor")));
-  EXPECT_EQ(ErrorOf({"topology.hosts=33", "workload.protocol=switchml", "workload.hosts.count=32"}), "<no error>");
+  // 32 workers need 256 B packets: 1024 B ones allow 16 (next test).
+  EXPECT_EQ(ErrorOf({"topology.hosts=33", "workload.protocol=switchml", "workload.hosts.count=32",
+                     "workload.switchml.elements_per_packet=64"}),
+            "<no error>");
+}
+
+// Upstream's folded pipeline (1024 B packets) has next_step entries for worker
+// ids 0..15 only; such a job used to run and stall until max_sim_time.
+TEST(RunChecks, SwitchMLAtMost16WorkersPerSwitchWith1024BytePackets) {
+  const auto folded = AllOf(AtPath("workload.hosts"), HasSubstr("1024 B"), HasSubstr("at most 16 children"),
+                            HasSubstr("controller/next_step_selector.py:93"));
+  EXPECT_THAT(ErrorOf({"topology.hosts=17", "workload.protocol=switchml"}),
+              AllOf(folded, HasSubstr("tor would have 17")));
+  EXPECT_EQ(ErrorOf({"topology.hosts=17", "workload.protocol=switchml", "workload.hosts.count=16"}), "<no error>");
+  EXPECT_EQ(ErrorOf({"topology.hosts=17", "workload.protocol=switchml", "workload.switchml.elements_per_packet=64"}),
+            "<no error>");
+  // Two aggregation levels: a ToR with 18 hosts, and a root with 17 ToRs.
+  EXPECT_THAT(ErrorOf({R"(topology={"type":"leaf_spine","leaves":2,"spines":2,"hosts_per_leaf":18})",
+                       "workload.protocol=switchml"}),
+              AllOf(folded, HasSubstr("leaf0 would have 18")));
+  EXPECT_THAT(ErrorOf({R"(topology={"type":"leaf_spine","leaves":17,"spines":1,"hosts_per_leaf":1})",
+                       "workload.protocol=switchml"}),
+              AllOf(folded, HasSubstr("spine0 would have 17")));
+  EXPECT_EQ(ErrorOf({R"(topology={"type":"leaf_spine","leaves":2,"spines":2,"hosts_per_leaf":18})",
+                     "workload.protocol=switchml", "workload.switchml.elements_per_packet=64"}),
+            "<no error>");
 }
 
 TEST(RunChecks, P4SGDOneSwitchAtMost32Workers) {

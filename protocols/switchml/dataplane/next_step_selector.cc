@@ -38,12 +38,12 @@ void NextStepSelector::add_default_entries(bool folded_pipe, uint16_t harvest3_p
   if (folded_pipe) {
     // 1024 B: CONSUME0 in the worker's pipe, CONSUME1..3 in pipes 1..3, then 7 harvest passes.
     // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:90
-    for (uint32_t i = 0; i < 16; ++i) {
+    for (uint32_t i = 0; i < kFoldedPipeWorkers; ++i) {
       e.push_back({Size(PacketSize::IBV_MTU_1024), Worker(i), T(PacketType::CONSUME0), kAny, Result(0), 6,
                    A::recirculate_for_CONSUME1, static_cast<uint16_t>((1 << 7) + i * 4)});
     }
     // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:94
-    for (uint32_t i = 0; i < 16; ++i) {
+    for (uint32_t i = 0; i < kFoldedPipeWorkers; ++i) {
       e.push_back({Size(PacketSize::IBV_MTU_1024), Worker(i), T(PacketType::CONSUME0), Flag(kFirst), kAny, 7,
                    A::recirculate_for_CONSUME1, static_cast<uint16_t>((1 << 7) + i * 4)});
     }

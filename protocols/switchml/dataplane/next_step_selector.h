@@ -48,6 +48,18 @@ class NextStepSelector {
     uint16_t mgid = 0;
   };
 
+  /// Workers a 1024 B (folded-pipe) job can have: the controller installs the
+  /// CONSUME0 -> CONSUME1 entries for worker ids 0..15 only, one per loopback
+  /// port of pipe 1 (128 + 4 id), because the folded pipeline puts every
+  /// front-panel port of pipes 1..3 in loopback and leaves pipe 0's sixteen
+  /// 100G ports for workers (paper section 5: "leaving 16 x 100 Gbps bandwidth
+  /// available for workers"). A 1024 B packet of worker 16..31 hits the
+  /// priority-8 drop, so a slot with such a worker never completes.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:93
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:98
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/switchml.py:126
+  static constexpr uint32_t kFoldedPipeWorkers = 16;
+
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:66
   static constexpr uint16_t kUpstreamHarvest3Port = 448;
   static constexpr uint16_t kPipe2Harvest3Port = 320;

@@ -8,6 +8,7 @@
 #include "p4model/common/frame.h"
 #include "protocols/switchml/dataplane/config.h"
 #include "protocols/switchml/dataplane/hierarchy.h"
+#include "protocols/switchml/dataplane/next_step_selector.h"
 #include "protocols/switchml/dataplane/switchml_dataplane.h"
 
 #include "ns3/packet.h"
@@ -345,7 +346,7 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
   if (n == 0) throw std::invalid_argument("switchml needs at least one worker");
   if (n > 0xffff) throw std::invalid_argument("switchml: num_workers is a 16-bit field in the client library");
   const topo::Topology& topology = fabric.topology();
-  tree_ = CheckedTree(topology, hosts);
+  tree_ = CheckedTree(topology, hosts, spec_);
   InstallPrograms(fabric);
 
   const uint32_t k = spec_.elements_per_packet;
@@ -380,19 +381,38 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
 
 SwitchMLJob::~SwitchMLJob() = default;
 
-topo::AggregationTree SwitchMLJob::CheckedTree(const topo::Topology& topology, const std::vector<uint32_t>& hosts) {
+topo::AggregationTree SwitchMLJob::CheckedTree(const topo::Topology& topology, const std::vector<uint32_t>& hosts,
+                                               const SwitchMLSpec& spec) {
+  namespace sml = p4::switchml;
   topo::AggregationTree tree;
   try {
     tree = topo::BuildTrees(topology, hosts, 1).at(0);
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(fmt::format("workload.hosts: switchml: {}", e.what()));
   }
-  for (uint32_t v : tree.vertices())
-    if (!topology.is_host(v) && tree.child_ports[v].size() > p4::switchml::kMaxNumWorkers)
+  for (uint32_t v : tree.vertices()) {
+    if (topology.is_host(v)) continue;
+    const size_t children = tree.child_ports[v].size();
+    if (children > sml::kMaxNumWorkers)
       throw ScenarioError(fmt::format(
           "workload.hosts: protocol \"switchml\" aggregates at most {} children per switch (the worker bitmap), "
           "and {} would have {} in the aggregation tree (fewer hosts per switch, or a deeper topology)",
-          p4::switchml::kMaxNumWorkers, topology.node(v).name, tree.child_ports[v].size()));
+          sml::kMaxNumWorkers, topology.node(v).name, children));
+    // 1024 B packets take the folded pipeline, whose controller entries stop
+    // at worker id 15: a 17th child's packets would all be dropped and the
+    // run would stall until the time limit instead of failing here.
+    if (spec.elements_per_packet == 256 && children > sml::NextStepSelector::kFoldedPipeWorkers)
+      throw ScenarioError(fmt::format(
+          "workload.hosts: protocol \"switchml\" with 256-element (1024 B) packets aggregates at most {} children "
+          "per switch, and {} would have {} in the aggregation tree: the folded pipeline leaves pipe 0's {} "
+          "front-panel ports for workers and the controller installs its CONSUME0 -> CONSUME1 entries for worker "
+          "ids 0..{} only (p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:93), so a "
+          "packet of worker {} is dropped and no slot completes (workload.switchml.elements_per_packet=64 allows "
+          "{}; or fewer hosts per switch)",
+          sml::NextStepSelector::kFoldedPipeWorkers, topology.node(v).name, children,
+          sml::NextStepSelector::kFoldedPipeWorkers, sml::NextStepSelector::kFoldedPipeWorkers - 1,
+          sml::NextStepSelector::kFoldedPipeWorkers, sml::kMaxNumWorkers));
+  }
   return tree;
 }
 
@@ -416,7 +436,7 @@ void SwitchMLJob::InstallPrograms(Fabric& fabric) {
   for (uint32_t v : order) {
     if (topology.is_host(v)) continue;
     const uint32_t sw = v - nh;
-    const auto& children = tree_.child_ports[v];  // at most 32 (CheckedTree)
+    const auto& children = tree_.child_ports[v];  // at most 32, 16 at 1024 B (CheckedTree)
     sml::SwitchMLConfig c;
     c.switch_ip = SwitchIpv4(sw);
     c.switch_mac = MacBytesOfIpv4(c.switch_ip);

@@ -135,10 +135,12 @@ class SwitchMLJob {
   ~SwitchMLJob();
 
   /// The aggregation tree over `hosts`, checked as a run needs it (at most
-  /// 32 children per switch: the worker bitmap). Shared with ParseScenario
-  /// so that `validate` rejects what `run` would; throws ScenarioError
-  /// naming workload.hosts.
-  static topo::AggregationTree CheckedTree(const topo::Topology& topology, const std::vector<uint32_t>& hosts);
+  /// 32 children per switch: the worker bitmap; at most 16 with 1024 B
+  /// packets: the folded pipeline's next_step entries). Shared with
+  /// ParseScenario so that `validate` rejects what `run` would; throws
+  /// ScenarioError naming workload.hosts.
+  static topo::AggregationTree CheckedTree(const topo::Topology& topology, const std::vector<uint32_t>& hosts,
+                                           const SwitchMLSpec& spec);
 
   void Start(uint64_t at_ps);
   double progress() const;

@@ -26,8 +26,8 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 
 namespace {
 
-void CheckPlacement(const Scenario&, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
-  (void)SwitchMLJob::CheckedTree(t, hosts);
+void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
+  (void)SwitchMLJob::CheckedTree(t, hosts, s.workload.spec<SwitchMLSpec>());
 }
 
 /// SwitchMLWorker's received_ (and float32 scaling_factors_), per packet of the largest tensor.

@@ -283,6 +283,14 @@ class SwitchMLScenario : public ::testing::Test {
   void SetUp() override { EnsurePicosecondTime(); }
 };
 
+/// `error` is CheckedTree's refusal of more than 16 children at `sw` with 1024 B packets.
+::testing::AssertionResult RefusedAt1024Bytes(const std::string& error, const std::string& sw, uint32_t children) {
+  for (const std::string& w : {std::string("workload.hosts: "), std::string("(1024 B) packets aggregates at most 16"),
+                               std::string("next_step_selector.py:93"), fmt::format("{} would have {}", sw, children)})
+    if (error.find(w) == std::string::npos) return ::testing::AssertionFailure() << "no \"" << w << "\" in: " << error;
+  return ::testing::AssertionSuccess();
+}
+
 TEST_F(SwitchMLScenario, Int32SumsAreExactIn256And1024ByteModes) {
   for (const char* k : {"64", "256"}) {
     const RunResult r = RunQuietly(Rack(5, 300'000), {std::string("workload.switchml.elements_per_packet=") + k});
@@ -293,6 +301,24 @@ TEST_F(SwitchMLScenario, Int32SumsAreExactIn256And1024ByteModes) {
     EXPECT_EQ(w["switchml"]["programs"][0]["broadcasts"].get<uint64_t>(), (75'000 + std::stoul(k) - 1) / std::stoul(k));
     EXPECT_EQ(w["switchml"]["timeouts"].get<uint64_t>(), 0u);
   }
+}
+
+// Up to 32 workers (the bitmap) with 256 B packets; 1024 B packets allow 16
+// (upstream's folded-pipe entries), so 17 or more are refused before the run
+// instead of stalling until the time limit with every slot one worker short.
+TEST_F(SwitchMLScenario, ThirtyTwoWorkersOnOneRackAreExactWith256BytePacketsAndRefusedWith1024) {
+  const RunResult r = RunQuietly(Rack(32, 1 << 18), {"workload.switchml.elements_per_packet=64"});
+  const json& w = r.json["workload"];
+  EXPECT_TRUE(r.correct);
+  EXPECT_EQ(r.json["sim"]["stopped_by"].get<std::string>(), "workload_done");
+  EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 32u * (1u << 16));
+  const json& p = w["switchml"]["programs"][0];
+  EXPECT_EQ(p["workers"].get<uint32_t>(), 32u);
+  // consumed counts finish_consume: every contribution but the slot's last (which is broadcast).
+  EXPECT_EQ(p["consumed"].get<uint64_t>(), 31u * (1u << 16) / 64);
+  EXPECT_EQ(p["broadcasts"].get<uint64_t>(), (1u << 16) / 64);
+  EXPECT_EQ(p["dropped_duplicates"].get<uint64_t>(), 0u);
+  for (uint32_t n : {17u, 24u, 32u}) EXPECT_TRUE(RefusedAt1024Bytes(RunErrorOf(Rack(n, 1 << 18)), "tor", n));
 }
 
 TEST_F(SwitchMLScenario, UpstreamHarvest3PortReturnsOneEighthOfA1024BytePacketWrong) {
@@ -350,6 +376,29 @@ TEST_F(SwitchMLScenario, HierarchicalTwoLevelTreeAggregatesExactly) {
       EXPECT_EQ(p["results_down"].get<uint64_t>(), packets);
     }
   }
+}
+
+// A ToR with 18 workers: each ToR consumes all 18 contributions per slot and
+// the root completes (256 B packets); with 1024 B packets the ToR could take
+// only workers 0..15, so the run is refused naming that ToR.
+TEST_F(SwitchMLScenario, HierarchicalLeafWithEighteenWorkersIsExactWith256BytePacketsAndRefusedWith1024) {
+  const RunResult r = RunQuietly(LeafSpine(2, 18, 1 << 18), {"workload.switchml.elements_per_packet=64"});
+  const json& w = r.json["workload"];
+  EXPECT_TRUE(r.correct);
+  EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 36u * (1u << 16));
+  const uint64_t packets = (1u << 16) / 64;
+  for (const json& p : w["switchml"]["programs"]) {
+    if (p["root"].get<bool>()) {
+      EXPECT_EQ(p["workers"].get<uint32_t>(), 2u);
+      EXPECT_EQ(p["broadcasts"].get<uint64_t>(), packets);
+    } else {
+      EXPECT_EQ(p["workers"].get<uint32_t>(), 18u);
+      EXPECT_EQ(p["consumed"].get<uint64_t>(), 17 * packets);  // all but the slot's last, which goes up
+      EXPECT_EQ(p["dropped_duplicates"].get<uint64_t>(), 0u);
+      EXPECT_EQ(p["partials_up"].get<uint64_t>(), packets);
+    }
+  }
+  EXPECT_TRUE(RefusedAt1024Bytes(RunErrorOf(LeafSpine(2, 18, 1 << 18)), "leaf0", 18));
 }
 
 TEST_F(SwitchMLScenario, HierarchicalRetransmissionsReachTheLevelThatLostThePacket) {
