@@ -88,8 +88,8 @@ def _cell(s: dict, metric: str) -> str:
         return "—"
     k = SCALE.get(metric, 1.0)
     mean = s["mean"] * k
-    digits = 0 if metric in ("drops", "ecn_marks", "pfc_pauses", "switch_memory_bytes") else 3
-    fmt = (lambda x: f"{x:,.0f}") if digits == 0 else (lambda x: f"{x:.4g}")
+    counts = metric in ("drops", "ecn_marks", "pfc_pauses", "switch_memory_bytes")
+    fmt = (lambda x: f"{x:,.0f}") if counts or abs(mean) >= 1000 else (lambda x: f"{x:.4g}")
     text = fmt(mean)
     if s["n"] >= 2 and not math.isnan(s["ci95_high"]):
         text += " ± " + fmt((s["ci95_high"] - s["ci95_low"]) / 2 * k)
@@ -104,14 +104,24 @@ def table(name: str, small: bool) -> str:
     summary = pd.read_csv(d / "summary.csv")
     meta = json.loads((d / "compare.json").read_text())
     runs = pd.read_csv(d / "compare.csv")
-    lines = [f"{len(meta['seeds'])} repetition(s) (seeds {meta['seeds'][0]}..{meta['seeds'][-1]}), "
-             f"inasim {meta['inasim_version']}; mean ± half-width of the 95 % confidence interval. Regenerate: "
-             f"`{meta['command']}` (or `analysis/compare_clos.py{' --small' if small else ''} --record --readme`).",
-             "", "| protocol | " + " | ".join(h for _, h in COLUMNS) + " | correct |",
-             "|---|" + "---:|" * len(COLUMNS) + ":---:|"]
+    seeds = meta["seeds"]
+    spread = (f"{len(seeds)} repetitions (seeds {seeds[0]}..{seeds[-1]}), mean ± half-width of the 95 % confidence "
+              "interval" if len(seeds) > 1 else f"one run per protocol (seed {seeds[0]}): no confidence interval")
+    command = re.sub(r" --out \S+", "", meta["command"])  # where it was written is not part of the result
+    lines = [f"{spread}; time / {meta['protocols'][0]}'s: per repetition (same seed), then averaged; "
+             f"inasim {meta['inasim_version']}. Regenerate: `{command}` "
+             f"(or `analysis/compare_clos.py{' --small' if small else ''} --repetitions {len(seeds)} --record --readme`).",
+             "", "| protocol | " + " | ".join([COLUMNS[0][1], f"time / {meta['protocols'][0]}'s"]
+                                               + [h for _, h in COLUMNS[1:]]) + " | correct |",
+             "|---|" + "---:|" * (len(COLUMNS) + 1) + ":---:|"]
+    from inasim.compare_report import paired_ratios
+
+    base = meta["protocols"][0]
+    ratios = paired_ratios(runs.to_dict("records"), meta["protocols"], "time_s")
     for p in meta["protocols"]:
         mine = summary[summary["protocol"] == p].set_index("metric")
         cells = [_cell(mine.loc[m].to_dict(), m) for m, _ in COLUMNS]
+        cells.insert(1, "1" if p == base else _cell(ratios[p], "ratio"))
         good = runs[runs["protocol"] == p]
         good = good["correct"] & good["finished"]
         verdict = "yes" if good.all() else f"{int(good.sum())} of {len(good)}"
