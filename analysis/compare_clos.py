@@ -110,7 +110,8 @@ def table(name: str, small: bool) -> str:
     command = re.sub(r" --out \S+", "", meta["command"])  # where it was written is not part of the result
     lines = [f"{spread}; time / {meta['protocols'][0]}'s: per repetition (same seed), then averaged; "
              f"inasim {meta['inasim_version']}. Regenerate: `{command}` "
-             f"(or `analysis/compare_clos.py{' --small' if small else ''} --repetitions {len(seeds)} --record --readme`).",
+             f"(or `analysis/compare_clos.py{' --small' if small else ''} --repetitions {len(seeds)} "
+             "--record --readme`).",
              "", "| protocol | " + " | ".join([COLUMNS[0][1], f"time / {meta['protocols'][0]}'s"]
                                                + [h for _, h in COLUMNS[1:]]) + " | correct |",
              "|---|" + "---:|" * (len(COLUMNS) + 1) + ":---:|"]
