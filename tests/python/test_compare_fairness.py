@@ -263,3 +263,21 @@ def test_compare_readme_tables_are_generated_from_the_committed_results():
     spec.loader.exec_module(mod)
     edited = readme.replace("| ring |", "| ring (edited) |", 1)
     assert mod.readme_text(edited) == readme
+
+
+def test_full_size_congestion_comparison_agrees_with_canary_fig8():
+    """The committed 1,024-host congestion comparison runs Canary's Fig. 8
+    setting at 50 % (512 hosts, 4 MiB, 1 MiB congestion messages, seed 1);
+    compare only adds PANAMA's ECN, which no UDP packet reacts to. Its Canary,
+    static tree and ring times must be the figure script's, to the last bit."""
+    results = SOURCE_DIR / "scenarios" / "compare" / "results" / "clos-1024-congestion" / "compare.csv"
+    if not results.is_file():
+        pytest.skip("the full-size congestion comparison is not recorded")
+    runs = pd.read_csv(results)
+    runs = runs[runs["repetition"] == 0].set_index("protocol")
+    fig8 = pd.read_csv(SOURCE_DIR / "scenarios" / "canary" / "results" / "fig_canary_fig8.csv")
+    fig8 = fig8[(fig8["share_pct"] == 50) & (fig8["series"].isin(["Canary", "1 static tree", "ring allreduce"]))]
+    fig8 = fig8.drop_duplicates("series").set_index("protocol")
+    assert sorted(fig8.index) == ["canary", "ring", "st1"]
+    for ours, theirs in (("canary", "canary"), ("static_tree", "st1"), ("ring", "ring")):
+        assert runs.loc[ours, "time_s"] == fig8.loc[theirs, "time_s"], ours
