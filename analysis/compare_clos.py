@@ -35,6 +35,10 @@ from figscript import ROOT  # noqa: E402
 FOLDER = ROOT / "scenarios" / "compare"
 SCENARIOS = {False: ["clos-1024-congestion", "clos-1024-websearch"],
              True: ["clos-64-congestion-small", "clos-64-websearch-small"]}
+#: Compared next to the registry's protocols: PANAMA without its Fig. 5
+#: congestion control (every tree keeps workload.panama.fixed_window packets
+#: in flight: the paper's SwitchML*, Fig. 10b), to tell what the control costs.
+VARIANTS = ["panama_fixed_window=panama:workload.panama.congestion_control=false"]
 #: The README's columns: (summary metric, header).
 COLUMNS = (("time_s", "time (µs)"), ("goodput_gbps", "goodput (Gb/s)"), ("bg_fct_p50_s", "bg FCT p50 (µs)"),
            ("bg_fct_p99_s", "bg FCT p99 (µs)"), ("util_switch", "switch-link util."), ("drops", "drops"),
@@ -53,7 +57,8 @@ def run(name: str, small: bool, repetitions: int, out: Path, record: bool, resum
     from inasim._outdir import write_atomic
 
     scenario = (FOLDER / f"{name}.json").relative_to(ROOT)
-    df = compare(str(scenario), "all", repetitions=repetitions, out=out / name, progress=_every_minute(), resume=resume,
+    df = compare(str(scenario), "all", repetitions=repetitions, out=out / name, progress=_every_minute(),
+                 resume=resume, variants=VARIANTS,
                  log=lambda s: print(s, file=sys.stderr, flush=True),
                  warn=lambda s: print(f"{name}: {s}", file=sys.stderr, flush=True))
     if record:

@@ -46,13 +46,14 @@ Warnings do not change the status: read them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import functools
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import inasim
 from inasim import compare_report as report
@@ -155,6 +156,32 @@ class CompareError(ValueError):
 
 class UnknownProtocolError(CompareError):
     """A protocol name that is not in PROTOCOLS; the message lists the known ones."""
+
+
+def parse_variant(text: str) -> Tuple[str, str, List[str]]:
+    """"NAME=PROTOCOL:PATH=VALUE[;PATH=VALUE...]" -> (NAME, PROTOCOL, ["PATH=VALUE", ...]):
+    a protocol run with some of its settings changed, compared as one more
+    protocol (e.g. PANAMA without its congestion control, the paper's SwitchML*)."""
+    name, _, rest = text.partition("=")
+    base, _, sets = rest.partition(":")
+    name, base = name.strip(), base.strip()
+    if not name or not base or not sets.strip():
+        raise CompareError(f'--variant: expected NAME=PROTOCOL:PATH=VALUE[;PATH=VALUE...], got "{text}"')
+    if base not in PROTOCOLS:
+        raise UnknownProtocolError(f'--variant {name}: unknown protocol "{base}" (known: {", ".join(PROTOCOLS)})')
+    if name in PROTOCOLS:
+        raise CompareError(f'--variant: "{name}" is already a protocol name')
+    return name, base, [a.strip() for a in sets.split(";") if a.strip()]
+
+
+def _variant_edit(base: str, sets: Sequence[str]) -> Callable[[dict], None]:
+    def edit(doc: dict) -> None:
+        PROTOCOLS[base](doc)
+        for a in sets:
+            inasim.apply_set(doc, a)
+
+    edit.__doc__ = f"{base} with {'; '.join(sets)}"
+    return edit
 
 
 def parse_protocols(protocols: Union[str, Iterable[str]]) -> List[str]:
@@ -277,13 +304,27 @@ def _run_dir(protocol: str, rep: int, repetitions: int) -> str:
     return protocol if repetitions == 1 else f"{protocol}-rep{rep}"
 
 
+@contextlib.contextmanager
+def _variants_registered(parsed):
+    """PROTOCOLS with the variants, for as long as compare sets them up."""
+    for name, base, sets in parsed:
+        PROTOCOLS[name] = _variant_edit(base, sets)
+    try:
+        yield
+    finally:
+        for name, _, _ in parsed:
+            PROTOCOLS.pop(name, None)
+
+
 def command_line(label: str, names: Sequence[str], all_: bool, repetitions: int, network: str,
-                 sets: Sequence[str], seed, out, fmt: str) -> str:
+                 sets: Sequence[str], seed, out, fmt: str, variants: Sequence[str] = ()) -> str:
     """The `inasim compare` command that regenerates a report."""
     import shlex
 
     binary = "build/inasim" if Path("build/inasim").exists() else "inasim"
     argv = [binary, "compare", label, "--protocols", "all" if all_ else ",".join(names)]
+    for v in variants:
+        argv += ["--variant", v]
     if repetitions != 1:
         argv += ["--repetitions", str(repetitions)]
     if network != "shared":
@@ -307,7 +348,7 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
             seed: Optional[int] = None, base_dir: Union[str, os.PathLike, None] = None,
             repetitions: int = 1, network: str = "shared", progress=False,
             log: Optional[Callable[[str], None]] = None, warn: Optional[Callable[[str], None]] = None,
-            resume: bool = False):
+            resume: bool = False, variants: Iterable[str] = ()):
     """Runs `scenario` once per protocol and repetition and writes the report;
     returns compare.csv as a pandas DataFrame (one row per run, COLUMNS).
 
@@ -326,7 +367,9 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
     """
     import pandas as pd
 
-    names = parse_protocols(protocols)
+    variants = [variants] if isinstance(variants, str) else list(variants)
+    parsed = [parse_variant(v) for v in variants]
+    names = parse_protocols(protocols) + [name for name, _, _ in parsed]
     explicit = not _is_all(protocols)
     if fmt not in FORMATS:
         raise CompareError(f'format: must be one of {", ".join(FORMATS)}, got "{fmt}"')
@@ -339,7 +382,8 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
     for s in sets:
         inasim.apply_set(doc, s)
 
-    plan = _plan(doc, names, explicit, network, seed, base_dir)
+    with _variants_registered(parsed):
+        plan = _plan(doc, names, explicit, network, seed, base_dir)
     first = plan.resolved[plan.names[0]]
     out_dir = Path(out) if out is not None else Path("out") / "compare" / first["name"]
     run_dirs = [_run_dir(p, r, repetitions) for r in range(repetitions) for p in plan.names]
@@ -361,7 +405,8 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
     summary = report.summary_table(rows)
     write_atomic(out_dir / "compare.csv", df.to_csv(index=False))
     write_atomic(out_dir / "summary.csv", summary.to_csv(index=False))
-    command = command_line(label, plan.names, not explicit, repetitions, network, sets, seed, out, fmt)
+    own = [n for n in plan.names if n not in {v[0] for v in parsed}]
+    command = command_line(label, own, not explicit, repetitions, network, sets, seed, out, fmt, variants)
     _write_json(out_dir, label, first, plan, findings, base_seed, repetitions, network, command)
     name = first["name"]
     images = report.charts(summary, plan.names, out_dir, name)
@@ -518,6 +563,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--network", choices=NETWORK_MODES, default="shared",
                     help="shared (default): every protocol gets the network settings any compared protocol "
                          "requires; native: each protocol only its own (the report warns)")
+    ap.add_argument("--variant", dest="variants", action="append", default=[], metavar="NAME=PROTOCOL:PATH=VALUE",
+                    help="one more protocol: PROTOCOL with these settings (';' between several), e.g. "
+                         "panama_fixed_window=panama:workload.panama.congestion_control=false (repeatable)")
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
                     help="override a scenario key, as inasim run --set (repeatable)")
     ap.add_argument("--seed", type=int, default=None, help="base seed (default: the scenario's)")
@@ -553,7 +601,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         df = compare(args.scenario, args.protocols, sets=args.sets, out=args.out, fmt=args.fmt, seed=args.seed,
                      repetitions=args.repetitions, network=args.network, progress=progress, log=log, warn=err,
-                     resume=args.resume)
+                     resume=args.resume, variants=args.variants)
     except (CompareError, inasim.ScenarioError) as e:
         err(str(e))
         return 2

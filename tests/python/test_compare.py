@@ -368,3 +368,20 @@ def test_resume_reuses_identical_runs_only(tmp_path, monkeypatch):
     monkeypatch.setattr(inasim, "run", lambda *a, **k: ran.append(1) or real_run(*a, **k))
     cmp.compare(DEFAULT, "ring,switchml", sets=["workload.bytes=131072"], out=out, repetitions=2, resume=True)
     assert len(ran) == 8
+
+
+def test_variant_is_one_more_protocol_and_in_the_command(tmp_path):
+    out = tmp_path / "variant"
+    df = cmp.compare(DEFAULT, "ring", sets=["workload.bytes=65536"], out=out,
+                     variants=["ring_w4=ring:workload.ring.window_packets=4"])
+    assert list(df["protocol"]) == ["ring", "ring_w4"] and df["correct"].all()
+    r = df.attrs["results"]
+    assert r["ring"]["scenario"]["workload"]["ring"]["window_packets"] == 64
+    assert r["ring_w4"]["scenario"]["workload"]["ring"]["window_packets"] == 4
+    assert "ring_w4" not in cmp.PROTOCOLS  # registered for the comparison only
+    assert "--protocols ring --variant ring_w4=ring:workload.ring.window_packets=4" in (out / "report.md").read_text()
+    for bad, words in (("x=nope:a=1", 'unknown protocol "nope"'), ("ring=ring:a=1", "already a protocol"),
+                       ("x=ring", "expected NAME=PROTOCOL:PATH=VALUE")):
+        with pytest.raises(cmp.CompareError, match=words):
+            cmp.compare(DEFAULT, "ring", out=tmp_path / "bad", variants=[bad])
+    assert not (tmp_path / "bad").exists()
