@@ -252,7 +252,8 @@ def test_all_protocols_three_repetitions_in_under_two_minutes(tmp_path):
     for f in ("compare.csv", "summary.csv"):
         assert (tmp_path / "rep" / f).read_text() == (committed / f).read_text(), \
             f"{f} differs from {committed / f}: refresh with analysis/compare_clos.py --small --record --readme"
-    assert "--protocols all --repetitions 3" in report
+    assert "--protocols all --variant panama_fixed_window=panama:workload.panama.congestion_control=false " \
+           "--repetitions 3" in report
     assert json.loads((tmp_path / "rep" / "compare.json").read_text())["seeds"] == [1, 2, 3]
 
 
