@@ -2,7 +2,8 @@
 network, with the same background flows (same seed) and the same faults.
 
     inasim compare SCENARIO.json [--protocols all|ring,switchml,...] [--repetitions N]
-        [--network shared|native] [--set PATH=VALUE]... [--seed N] [--out DIR]
+        [--network shared|native] [--variant NAME=PROTOCOL:PATH=VALUE[;...]]...
+        [--set PATH=VALUE]... [--seed N] [--out DIR]
         [--format md|html] [--progress auto|on|off] [--resume] [--quiet] [--list-protocols]
 
     from inasim.compare import compare
