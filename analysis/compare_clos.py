@@ -44,7 +44,6 @@ COLUMNS = (("time_s", "time (µs)"), ("goodput_gbps", "goodput (Gb/s)"), ("bg_fc
            ("bg_fct_p99_s", "bg FCT p99 (µs)"), ("util_switch", "switch-link util."), ("drops", "drops"),
            ("ecn_marks", "ECN marks"), ("pfc_pauses", "PFC pauses"), ("switch_memory_bytes", "switch memory (KiB)"))
 SCALE = {"time_s": 1e6, "bg_fct_p50_s": 1e6, "bg_fct_p99_s": 1e6, "switch_memory_bytes": 1 / 1024}
-BLOCK = re.compile(r"<!-- compare:begin (\S+) -->\n.*?<!-- compare:end \1 -->", re.S)
 
 
 def results_dir(name: str, small: bool) -> Path:
@@ -140,14 +139,25 @@ def table(name: str, small: bool) -> str:
 
 
 def readme_text(text: str) -> str:
-    def block(m: "re.Match[str]") -> str:
-        name = m.group(1)
+    """The README with every `compare` block made from its recorded results
+    (readme_tables' block markers; a block without results keeps its body)."""
+    from inasim import readme_tables
+
+    def make(name: str) -> str:
         small = name.endswith("-small")
         if not (results_dir(name, small) / "summary.csv").is_file():
-            return m.group(0)
-        return f"<!-- compare:begin {name} -->\n{table(name, small)}\n<!-- compare:end {name} -->"
+            return _body(text, name)
+        return table(name, small)
 
-    return BLOCK.sub(block, text)
+    return readme_tables.update(text, "scenarios/compare/README.md", make, kind="compare")
+
+
+def _body(text: str, name: str) -> str:
+    from inasim import readme_tables
+
+    lines = text.split("\n")
+    _, i, j = next(b for b in readme_tables.blocks(text, "README", "compare") if b[0] == name)
+    return "\n".join(lines[i + 1:j])
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -175,7 +185,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not run(name, name.endswith("-small"), args.repetitions, Path(args.out), args.record, args.resume):
                 status = 1
     if args.readme:
-        readme.write_text(readme_text(readme.read_text()))
+        from inasim._outdir import write_atomic
+
+        write_atomic(readme, readme_text(readme.read_text()))
         print(f"wrote {readme.relative_to(ROOT)}")
     return status
 

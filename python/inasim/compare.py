@@ -423,12 +423,11 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
 
 
 def _identity(resolved: Mapping, seed: int) -> Dict[str, str]:
-    """What makes a finished run reusable: the scenario it ran (with its seed) and the simulator."""
-    import hashlib
+    """What makes a finished run reusable: the scenario it ran (with its
+    seed) and the simulator; the stamp a sweep's cache entry carries."""
+    from inasim import sweep
 
-    doc = dict(resolved, seed=seed)
-    key = hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    return {"scenario_sha256": key, "inasim_version": inasim.version(), "build": inasim.build_id()}
+    return dict(sweep.simulator_identity(), scenario_sha256=sweep.scenario_hash(dict(resolved, seed=seed)))
 
 
 def _reusable(out_dir: Path, d: str, identity: Mapping, index: Mapping):

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -195,10 +196,16 @@ def _no_shared_link(resolved: Mapping[str, Any], base_dir: Optional[str]) -> Lis
 
 
 def shared_links(resolved: Mapping[str, Any], base_dir: Optional[str]) -> Dict[str, Any]:
-    """_inasim.traffic_links of one resolved scenario, as a dict."""
+    """_inasim.traffic_links of one resolved scenario, as a dict (computed
+    once per scenario: the checks before and after the runs both read it)."""
+    return json.loads(_traffic_links(json.dumps(resolved, sort_keys=True), base_dir or ""))
+
+
+@functools.lru_cache(maxsize=64)
+def _traffic_links(text: str, base_dir: str) -> str:
     import _inasim
 
-    return json.loads(_inasim.traffic_links(json.dumps(resolved), base_dir or ""))
+    return _inasim.traffic_links(text, base_dir)
 
 
 def pre_run(metas: Mapping[str, Mapping[str, Any]], resolved: Mapping[str, Mapping[str, Any]],

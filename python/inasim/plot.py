@@ -445,14 +445,7 @@ def bar_table(table: Any, metrics: Sequence[Tuple[str, str, str]], path_stem: Pa
         for i, (column, name, unit) in enumerate(metrics):
             ax = fig.add_subplot(1, n, i + 1)
             y_label = _axis_label(name, unit, "y")
-            vals = []
-            for r in records:
-                v = r.get(column)
-                try:
-                    v = float(v)
-                except (TypeError, ValueError):
-                    v = math.nan
-                vals.append(v)
+            vals = [_float(r.get(column)) for r in records]
             xs = list(range(len(groups)))
             heights = [0.0 if math.isnan(v) else v for v in vals]
             colors = [PALETTE[j % len(PALETTE)] for j in xs]

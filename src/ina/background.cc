@@ -100,6 +100,26 @@ uint64_t IdealFctPs(const topo::Topology& topo, const topo::RoutingTable& routin
   return static_cast<uint64_t>(std::llround(ps));
 }
 
+namespace {
+// Seed offsets of the background's host selections: placement "random"
+// draws a different subset for each part than for the workload.
+constexpr uint64_t kFlowHostsSeedOffset = 0xb6f1;
+constexpr uint64_t kCongestionHostsSeedOffset = 0xc0c0;
+}  // namespace
+
+BackgroundHosts SelectBackgroundHosts(const Scenario& s, uint32_t nh, const std::vector<uint32_t>& workload_hosts) {
+  BackgroundHosts h;
+  const BackgroundFlowsSpec& b = s.background.flows;
+  if (b.enabled && b.list.empty()) h.flows = SelectHosts(b.hosts, nh, s.seed + kFlowHostsSeedOffset, workload_hosts);
+  if (b.enabled && !b.list.empty())
+    for (const auto& f : b.list)
+      for (const uint32_t x : {f.src, f.dst})
+        if (std::find(h.flows.begin(), h.flows.end(), x) == h.flows.end()) h.flows.push_back(x);
+  const CongestionSpec& c = s.background.congestion;
+  if (c.enabled) h.congestion = SelectHosts(c.hosts, nh, s.seed + kCongestionHostsSeedOffset, workload_hosts);
+  return h;
+}
+
 Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint32_t>& workload_hosts)
     : s_(s), fabric_(fabric) {
   const uint32_t nh = fabric.topology().num_hosts();
@@ -107,9 +127,10 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
   auto address_of = [&fabric](uint32_t h) { return fabric.host_address(h); };
   // A host is vertex h with exactly one link: its NIC is port 0.
   auto backlog_of = [&fabric](uint32_t h) -> congestion::HostTxBacklog* { return &fabric.device(h, 0); };
+  BackgroundHosts hosts = SelectBackgroundHosts(s, nh, workload_hosts);
   if (s.background.flows.enabled) {
     const BackgroundFlowsSpec& b = s.background.flows;
-    poisson_.hosts = SelectHosts(b.hosts, nh, s.seed + kFlowHostsSeedOffset, workload_hosts);
+    poisson_.hosts = std::move(hosts.flows);
     poisson_.load = b.load;
     poisson_.host_rate_bps = s.links.host_rate_gbps * 1e9;
     poisson_.start_ps = b.start_ps;
@@ -126,12 +147,7 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
                      specs_.end());
       }
     } else {
-      specs_ = b.list;
-      poisson_.hosts.clear();
-      for (const auto& f : specs_)
-        for (const uint32_t h : {f.src, f.dst})
-          if (std::find(poisson_.hosts.begin(), poisson_.hosts.end(), h) == poisson_.hosts.end())
-            poisson_.hosts.push_back(h);
+      specs_ = b.list;  // poisson_.hosts: the list's endpoints (SelectBackgroundHosts)
     }
     if (!specs_.empty()) {
       flows_ = std::make_unique<congestion::TcpFlowSet>(specs_, b.tcp, node_of, address_of);
@@ -141,7 +157,7 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
   if (s.background.congestion.enabled) {
     const CongestionSpec& c = s.background.congestion;
     congestion::UniformCongestionConfig cc;
-    congestion_hosts_ = SelectHosts(c.hosts, nh, s.seed + kCongestionHostsSeedOffset, workload_hosts);
+    congestion_hosts_ = std::move(hosts.congestion);
     cc.hosts = congestion_hosts_;
     cc.message_bytes = c.message_bytes;
     cc.payload_bytes = c.payload_bytes;

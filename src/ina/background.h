@@ -60,10 +60,16 @@ class Background {
   std::vector<uint32_t> congestion_hosts_;
 };
 
-/// Seed offsets of the background's host selections (placement "random"
-/// draws a different subset for each part than for the workload).
-inline constexpr uint64_t kFlowHostsSeedOffset = 0xb6f1;
-inline constexpr uint64_t kCongestionHostsSeedOffset = 0xc0c0;
+/// The hosts of each background part, as Background selects them: the
+/// flows' (with a `list`, its flows' endpoints in first-seen order) and the
+/// congestion's; empty for a part that is not enabled. Shared by Background,
+/// the scenario checks and the traffic-link analysis (traffic-links.h).
+struct BackgroundHosts {
+  std::vector<uint32_t> flows;
+  std::vector<uint32_t> congestion;
+};
+BackgroundHosts SelectBackgroundHosts(const Scenario& s, uint32_t num_hosts,
+                                      const std::vector<uint32_t>& workload_hosts);
 
 /// Resolves a HostSelection against the topology (and, for "others", the
 /// workload's hosts). Shared by the workload and the background.

@@ -38,11 +38,10 @@ void CheckAllreducePlacement(const Scenario& s, const topo::Topology& t, const s
 /// Background flows and congestion need two hosts each, as resolved at run
 /// time (e.g. "all" on a one-host rack).
 void CheckBackgroundHosts(const Scenario& s, uint32_t nh, const std::vector<uint32_t>& workload_hosts) {
-  const BackgroundFlowsSpec& f = s.background.flows;
-  if (f.enabled && f.list.empty() && SelectHosts(f.hosts, nh, s.seed + kFlowHostsSeedOffset, workload_hosts).size() < 2)
+  const BackgroundHosts hosts = SelectBackgroundHosts(s, nh, workload_hosts);
+  if (s.background.flows.enabled && s.background.flows.list.empty() && hosts.flows.size() < 2)
     throw ScenarioError("background.flows.hosts: flows need at least 2 hosts");
-  const CongestionSpec& c = s.background.congestion;
-  if (c.enabled && SelectHosts(c.hosts, nh, s.seed + kCongestionHostsSeedOffset, workload_hosts).size() < 2)
+  if (s.background.congestion.enabled && hosts.congestion.size() < 2)
     throw ScenarioError("background.congestion.hosts: congestion needs at least 2 hosts");
 }
 
@@ -76,7 +75,7 @@ double BackgroundFlowBytes(const Scenario& s, uint32_t nh, const std::vector<uin
   const BackgroundFlowsSpec& f = s.background.flows;
   flows = 0;
   if (!f.enabled || !f.list.empty() || !f.sizes) return 0;
-  const double hosts = static_cast<double>(SelectHosts(f.hosts, nh, s.seed + kFlowHostsSeedOffset, workload_hosts).size());
+  const double hosts = static_cast<double>(SelectBackgroundHosts(s, nh, workload_hosts).flows.size());
   const double rate_per_s = f.load * hosts * s.links.host_rate_gbps * 1e9 / (8.0 * f.sizes->Mean());
   flows = rate_per_s * static_cast<double>(f.stop_ps - f.start_ps) / 1e12;
   return flows * 512.0;

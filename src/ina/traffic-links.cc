@@ -3,25 +3,14 @@
 #include "ina/background.h"
 #include "topology/topology.h"
 
-#include <algorithm>
-
 namespace inasim {
 
 RunHostSets SelectRunHosts(const Scenario& s, uint32_t nh) {
   RunHostSets h;
   if (s.workload.type != WorkloadType::kNone) h.workload = SelectHosts(s.workload.hosts, nh, s.seed);
-  if (s.background.flows.enabled) {
-    const BackgroundFlowsSpec& b = s.background.flows;
-    if (b.list.empty()) {
-      h.flows = SelectHosts(b.hosts, nh, s.seed + kFlowHostsSeedOffset, h.workload);
-    } else {
-      for (const auto& f : b.list)
-        for (const uint32_t x : {f.src, f.dst})
-          if (std::find(h.flows.begin(), h.flows.end(), x) == h.flows.end()) h.flows.push_back(x);
-    }
-  }
-  if (s.background.congestion.enabled)
-    h.congestion = SelectHosts(s.background.congestion.hosts, nh, s.seed + kCongestionHostsSeedOffset, h.workload);
+  BackgroundHosts bg = SelectBackgroundHosts(s, nh, h.workload);
+  h.flows = std::move(bg.flows);
+  h.congestion = std::move(bg.congestion);
   return h;
 }
 

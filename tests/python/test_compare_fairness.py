@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from helpers import DEFAULT, SOURCE_DIR, import_inasim
+from helpers import DEFAULT, SOURCE_DIR, import_inasim, load_script
 
 inasim = import_inasim()
 from inasim import compare as cmp
@@ -211,12 +211,7 @@ def test_every_allreduce_protocol_declares_recovery_network_and_memory():
 
 
 def _compare_clos():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("compare_clos", SOURCE_DIR / "analysis" / "compare_clos.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SOURCE_DIR / "analysis" / "compare_clos.py")
 
 
 def test_all_protocols_three_repetitions_in_under_two_minutes(tmp_path):
