@@ -1,9 +1,9 @@
 #include "congestion/uniform-congestion.h"
 
-#include "ns3/inet-socket-address.h"
-#include "ns3/packet.h"
+#include "ina/addressing.h"
+#include "ina/ina-net-device.h"
+
 #include "ns3/simulator.h"
-#include "ns3/udp-socket-factory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,9 +20,8 @@ uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds(
 }  // namespace
 
 UniformCongestion::UniformCongestion(const UniformCongestionConfig& config,
-                                     std::function<Ptr<Node>(uint32_t)> node_of,
-                                     std::function<Ipv4Address(uint32_t)> address_of)
-    : config_(config), node_of_(std::move(node_of)), address_of_(std::move(address_of)) {
+                                     std::function<InaNetDevice&(uint32_t)> nic_of)
+    : config_(config), nic_of_(std::move(nic_of)), zeros_(config.payload_bytes, 0) {
   if (config_.hosts.size() < 2) throw std::invalid_argument("uniform congestion needs at least 2 hosts");
   if (config_.message_bytes == 0 || config_.payload_bytes == 0 || !(config_.rate_bps > 0))
     throw std::invalid_argument("uniform congestion: message, payload and rate must be positive");
@@ -36,21 +35,15 @@ void UniformCongestion::Install() {
     h.index = static_cast<uint32_t>(i);
     // One stream per host, keyed by host id: adding a host never changes another's peers.
     h.rng.seed(config_.seed * 0xd1342543de82ef95ULL + h.host * 0x9e3779b97f4a7c15ULL + 0xc0ffee);
-    Ptr<Node> node = node_of_(h.host);
-    h.rx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
-    if (h.rx->Bind(InetSocketAddress(Ipv4Address::GetAny(), config_.port)) != 0)
-      throw std::runtime_error("uniform congestion: cannot bind its UDP port");
-    h.rx->SetRecvCallback(MakeCallback(&UniformCongestion::OnReceive, this));
-    h.tx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
-    h.tx->Bind();
-    HostTxBacklog* nic = config_.socket_buffer_bytes > 0 && backlog_of_ ? backlog_of_(h.host) : nullptr;
-    if (nic) {
-      Address local;
-      h.tx->GetSockName(local);
-      h.nic_queued = nic->TrackSourcePort(kUdp, InetSocketAddress::ConvertFrom(local).GetPort(),
-                                          config_.socket_buffer_bytes, config_.socket_buffer_bytes / 2,
-                                          [this, i]() { Wake(i); });
-    }
+    InaNetDevice& nic = nic_of_(h.host);
+    h.rx = std::make_unique<HostEndpoint>();
+    h.rx->Open(nic, config_.port,
+               [this](const uint8_t*, uint32_t len, const DatagramInfo&) { bytes_received_ += len; });
+    h.tx = std::make_unique<HostEndpoint>();
+    h.tx->Open(nic, config_.source_port, [](const uint8_t*, uint32_t, const DatagramInfo&) {});
+    if (config_.socket_buffer_bytes > 0)
+      h.nic_queued = nic.TrackSourcePort(kUdp, config_.source_port, config_.socket_buffer_bytes,
+                                         config_.socket_buffer_bytes / 2, [this, i]() { Wake(i); });
     // Start within one packet time, so hosts are not in lock step.
     const double gap = (config_.payload_bytes + 28.0 + 14 + config_.wire_overhead_bytes) * 8e12 / config_.rate_bps;
     const auto offset = static_cast<uint64_t>(Uniform01(h.rng) * gap);
@@ -81,12 +74,12 @@ void UniformCongestion::SendNext(size_t i) {
       j = static_cast<uint32_t>(Uniform01(h.rng) * (n - 1));
       if (j >= h.index) ++j;  // any host but itself
     }
-    h.peer = address_of_(config_.hosts[j]);
+    h.peer = HostIpv4(config_.hosts[j]);
     h.left = config_.message_bytes;
     ++messages_started_;
   }
   const auto len = static_cast<uint32_t>(std::min<uint64_t>(h.left, config_.payload_bytes));
-  h.tx->SendTo(Create<Packet>(len), 0, InetSocketAddress(h.peer, config_.port));
+  h.tx->SendTo(h.peer, config_.port, zeros_.data(), len);
   h.left -= len;
   bytes_sent_ += len;
   last_send_ps_ = now;
@@ -123,10 +116,6 @@ void UniformCongestion::Wake(size_t i) {
   if (!h.waiting) return;
   h.waiting = false;
   SendNext(i);
-}
-
-void UniformCongestion::OnReceive(Ptr<Socket> socket) {
-  while (Ptr<Packet> p = socket->Recv()) bytes_received_ += p->GetSize();
 }
 
 }  // namespace inasim::congestion

@@ -2,27 +2,29 @@
 // sends a message to a random other host of the set at line rate, then picks
 // a new random peer, so hot spots move over time. Peers are drawn either
 // independently per message or as one random permutation per message round. Like Canary's SST
-// hosts it injects UDP at line rate with no congestion control. Each sender
-// is a blocking UDP socket: it waits while `socket_buffer_bytes` of its own
+// hosts it injects UDP at line rate with no congestion control, from a
+// kernel-bypass endpoint on the NIC (ina/host-endpoint.h). Each sender
+// blocks as a UDP socket does: it waits while `socket_buffer_bytes` of its own
 // frames are queued in its NIC (PFC-paused, or behind other traffic) and
 // resumes when half of that has left, as Linux's sock_writeable() does;
 // without that, a paused sender would pile up megabytes it never gets to send.
 #pragma once
 
-#include "congestion/host_tx_backlog.h"
+#include "ina/host-endpoint.h"
 
 #include "ns3/event-id.h"
-#include "ns3/ipv4-address.h"
-#include "ns3/node.h"
-#include "ns3/ptr.h"
-#include "ns3/socket.h"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <vector>
 
 namespace inasim::congestion {
+
+using inasim::DatagramInfo;
+using inasim::HostEndpoint;
+using inasim::InaNetDevice;
 
 struct UniformCongestionConfig {
   std::vector<uint32_t> hosts;      ///< senders and receivers (at least 2)
@@ -33,7 +35,10 @@ struct UniformCongestionConfig {
   uint64_t start_ps = 0;
   uint64_t stop_ps = UINT64_MAX;    ///< no packet starts at or after this
   uint64_t seed = 1;
-  uint16_t port = 7;
+  uint16_t port = 7;                ///< receivers' UDP port
+  /// Senders' UDP source port: 49153, the first ephemeral port ns-3 gave
+  /// the kernel socket this sender was before (Ipv4EndPointDemux).
+  uint16_t source_port = 49153;
   /// SO_SNDBUF: frame bytes a sender may have queued in its NIC (0: no
   /// limit, the NIC queue's own). Linux's net.core.wmem_default.
   uint32_t socket_buffer_bytes = 212992;
@@ -48,12 +53,9 @@ struct UniformCongestionConfig {
 
 class UniformCongestion {
  public:
-  UniformCongestion(const UniformCongestionConfig& config,
-                    std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of,
-                    std::function<ns3::Ipv4Address(uint32_t)> address_of);
-  /// Where each host's NIC counts a socket's queued frames; without it (or
-  /// with socket_buffer_bytes 0) senders never block. Call before Install().
-  void SetHostBacklogs(std::function<HostTxBacklog*(uint32_t)> backlog_of) { backlog_of_ = std::move(backlog_of); }
+  /// `nic_of(host)`: the host's NIC, where its endpoints send and receive
+  /// and where a sender's queued frames are counted (socket_buffer_bytes).
+  UniformCongestion(const UniformCongestionConfig& config, std::function<InaNetDevice&(uint32_t)> nic_of);
   void Install();
   /// Stops every sender now (e.g. when the measured workload has finished).
   void Stop();
@@ -74,9 +76,9 @@ class UniformCongestion {
   struct HostState {
     uint32_t host = 0;
     uint32_t index = 0;  ///< position in config.hosts
-    ns3::Ptr<ns3::Socket> tx, rx;
+    std::unique_ptr<HostEndpoint> tx, rx;
     std::mt19937_64 rng;
-    ns3::Ipv4Address peer;
+    uint32_t peer = 0;   ///< IPv4 address of the current message's receiver
     uint64_t left = 0;   ///< bytes of the current message still to send
     uint64_t round = 0;  ///< permutation: messages started so far
     ns3::EventId next;
@@ -85,12 +87,10 @@ class UniformCongestion {
   };
   void SendNext(size_t i);
   void Wake(size_t i);
-  void OnReceive(ns3::Ptr<ns3::Socket> socket);
 
   UniformCongestionConfig config_;
-  std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of_;
-  std::function<ns3::Ipv4Address(uint32_t)> address_of_;
-  std::function<HostTxBacklog*(uint32_t)> backlog_of_;
+  std::function<InaNetDevice&(uint32_t)> nic_of_;
+  std::vector<uint8_t> zeros_;  ///< the payload: ns-3's zero-filled packets
   std::vector<HostState> hosts_;
   std::vector<std::vector<uint32_t>> rounds_;  ///< permutation: round r's peer of each host index
   uint64_t blocked_ = 0;

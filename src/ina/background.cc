@@ -169,8 +169,8 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
     cc.port = c.udp_port;
     cc.socket_buffer_bytes = c.socket_buffer_bytes;
     cc.permutation = c.permutation;
-    congestion_ = std::make_unique<congestion::UniformCongestion>(cc, node_of, address_of);
-    congestion_->SetHostBacklogs(backlog_of);
+    congestion_ = std::make_unique<congestion::UniformCongestion>(
+        cc, [&fabric](uint32_t h) -> InaNetDevice& { return fabric.device(h, 0); });
   }
 }
 

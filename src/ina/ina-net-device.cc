@@ -3,6 +3,7 @@
 #include "ina/addressing.h"
 #include "ina/frame-fingerprint.h"
 #include "ina/ina-switch-node.h"
+#include "ina/host-endpoint.h"
 #include "ina/raw-header.h"
 
 #include "ns3/ipv4-l3-protocol.h"
@@ -383,6 +384,7 @@ void InaNetDevice::ReceiveFrame(Ptr<Packet> frame) {
     switch_->ReceiveFromPort(port_, frame);
     return;
   }
+  if (!endpoints_.empty() && DeliverToEndpoint(*frame)) return;
   // Host: strip Ethernet, hand IPv4 to the stack.
   RawHeader eth(p4::kEthernetBytes);
   frame->RemoveHeader(eth);
@@ -391,6 +393,57 @@ void InaNetDevice::ReceiveFrame(Ptr<Packet> frame) {
   Mac48Address from;
   from.CopyFrom(eth.data() + 6);
   rx_callback_(this, frame, type, from);
+}
+
+// ---------------------------------------------------------------- endpoints
+bool InaNetDevice::BindEndpoint(uint16_t port, HostEndpoint* endpoint) {
+  for (const auto& [p, e] : endpoints_)
+    if (p == port) return false;
+  endpoints_.emplace_back(port, endpoint);
+  return true;
+}
+
+void InaNetDevice::UnbindEndpoint(uint16_t port) {
+  for (size_t i = 0; i < endpoints_.size(); ++i)
+    if (endpoints_[i].first == port) {
+      endpoints_.erase(endpoints_.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+}
+
+uint16_t InaNetDevice::NextIpv4Identification(uint32_t dst, uint8_t protocol) {
+  return ipv4_ids_[uint64_t{dst} << 8 | protocol]++;
+}
+
+InaNetDevice::SourceBacklog* InaNetDevice::SourceAt(uint8_t ip_protocol, uint16_t port) {
+  if (sources_.empty()) return nullptr;
+  const auto it = sources_.find(uint32_t{ip_protocol} << 16 | port);
+  return it == sources_.end() ? nullptr : &it->second;
+}
+
+// What ns-3's IPv4 would deliver to a UDP socket bound to the port on any
+// address: IPv4 without options, UDP, for this host's address, the limited
+// broadcast or the subnet-directed one of its /8 (fabric.cc's mask).
+bool InaNetDevice::DeliverToEndpoint(const Packet& frame) {
+  constexpr uint32_t kHead = p4::kEthernetBytes + p4::kIpv4MinBytes + p4::kUdpBytes;
+  const uint32_t size = frame.GetSize();
+  if (size < kHead) return false;
+  if (rx_frame_.size() < size) rx_frame_.resize(size);
+  uint8_t* f = rx_frame_.data();
+  frame.CopyData(f, kHead);
+  const uint8_t* ip = f + p4::kEthernetBytes;
+  if (p4::LoadBe16(f + 12) != p4::kEtherTypeIpv4 || ip[0] != 0x45 || ip[9] != p4::kIpProtoUdp) return false;
+  const uint16_t port = p4::LoadBe16(ip + p4::kIpv4MinBytes + 2);
+  HostEndpoint* endpoint = nullptr;
+  for (const auto& [p, e] : endpoints_)
+    if (p == port) endpoint = e;
+  const uint32_t dst = p4::LoadBe32(ip + 16);
+  if (!endpoint || !(dst == host_ip_ || dst == 0xffffffffu || dst == (host_ip_ | 0x00ffffffu))) return false;
+  const uint32_t ip_bytes = p4::LoadBe16(ip + 2);
+  if (ip_bytes < p4::kIpv4MinBytes + p4::kUdpBytes || p4::kEthernetBytes + ip_bytes > size) return true;  // truncated: dropped
+  frame.CopyData(f, p4::kEthernetBytes + ip_bytes);  // Ethernet padding, if any, is left out
+  endpoint->Deliver(f, p4::kEthernetBytes + ip_bytes);
+  return true;
 }
 
 void InaNetDevice::SetPaused(bool paused) {

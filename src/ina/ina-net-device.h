@@ -31,9 +31,12 @@
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace inasim {
 
+class HostEndpoint;
 class InaNetDevice;
 class InaSwitchNode;
 
@@ -164,6 +167,20 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   const uint32_t* TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes,
                                   uint32_t wake_below_bytes, std::function<void()> wake) override;
   static constexpr uint16_t kNoPort = 0xffff;
+
+  // ---- kernel-bypass endpoints (host NICs; host-endpoint.h) ----
+  /// Frames for UDP `port` go to `endpoint` instead of the ns-3 stack; false
+  /// if another endpoint holds the port.
+  bool BindEndpoint(uint16_t port, HostEndpoint* endpoint);
+  void UnbindEndpoint(uint16_t port);
+  /// The identification of the next IPv4 datagram this host sends to `dst`
+  /// with `protocol`: ns-3's per-(source, destination, protocol) counter.
+  uint16_t NextIpv4Identification(uint32_t dst, uint8_t protocol);
+  /// The tracked backlog of this host's sender on (protocol, port), or null.
+  SourceBacklog* SourceAt(uint8_t ip_protocol, uint16_t port);
+  uint32_t host_ipv4() const { return host_ip_; }
+  const ns3::Mac48Address& mac() const { return mac_; }
+
   /// PFC: the peer asked this transmitter to pause (true) or resume (false).
   void SetPaused(bool paused);
   /// PFC: tell the peer to pause/resume (arrives after the link delay).
@@ -249,6 +266,8 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   void ScheduleTxDone(uint64_t delay_ps);
   void TransmitComplete();
   void ReceiveFrame(ns3::Ptr<ns3::Packet> frame);
+  /// Hands the frame to the endpoint bound to its UDP port, if one is.
+  bool DeliverToEndpoint(const ns3::Packet& frame);
   uint64_t SerializationPs(uint32_t frame_bytes) const;
 
   // Hot fields first.
@@ -281,6 +300,10 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   // (unordered_map: its entries, which queue slots point to, never move).
   std::unordered_map<uint32_t, SourceBacklog> sources_;
   SourceBacklog* SourceOf(const ns3::Packet& ip_packet, const uint8_t* head, uint32_t head_bytes);
+  // Kernel-bypass endpoints: (UDP port, endpoint), a handful per host.
+  std::vector<std::pair<uint16_t, HostEndpoint*>> endpoints_;
+  std::unordered_map<uint64_t, uint16_t> ipv4_ids_;  // dst << 8 | protocol -> next identification
+  std::vector<uint8_t> rx_frame_;                    // a frame for an endpoint, reused
   uint32_t if_index_ = 0;
   uint16_t mtu_ = 1500;
   ReceiveCallback rx_callback_;

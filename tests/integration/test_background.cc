@@ -149,8 +149,7 @@ TEST_F(TcpTest, UniformCongestionSendsAtLineRateAndMovesBetweenPeers) {
   c.rate_bps = 100e9;
   c.stop_ps = 200 * kUs;
   Fabric* f = fabric_.get();
-  congestion::UniformCongestion u(c, [f](uint32_t h) { return f->host(h); },
-                                  [f](uint32_t h) { return f->host_address(h); });
+  congestion::UniformCongestion u(c, [f](uint32_t h) -> InaNetDevice& { return f->device(h, 0); });
   u.Install();
   RunFor(1000 * kUs);
   // 4 hosts x 200 us at 100 Gb/s of 1542-byte wire frames carrying 1472 B each.
@@ -198,8 +197,7 @@ TEST_F(TcpTest, PermutationCongestionGivesEveryHostOneSenderAtATime) {
     c.stop_ps = 100 * kUs;
     c.permutation = permutation;
     Fabric* f = fabric_.get();
-    congestion::UniformCongestion u(c, [f](uint32_t h) { return f->host(h); },
-                                    [f](uint32_t h) { return f->host_address(h); });
+    congestion::UniformCongestion u(c, [f](uint32_t h) -> InaNetDevice& { return f->device(h, 0); });
     u.Install();
     RunFor(1000 * kUs);
     // The ToR's deepest host port: one sender at a time never builds a queue.

@@ -2,16 +2,13 @@
 
 #include "ina/addressing.h"
 #include "ina/fabric.h"
-#include "ina/receive-datagrams.h"
 #include "ina/shared-program.h"
 #include "protocols/canary/dataplane/canary_dataplane.h"
 #include "p4model/common/frame.h"
 #include "protocols/static_tree/dataplane/static_tree_dataplane.h"
 
-#include "ns3/inet-socket-address.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
-#include "ns3/udp-socket-factory.h"
 
 #include <fmt/format.h>
 
@@ -80,33 +77,27 @@ void CanaryHost::Setup(CanaryJob* job, uint32_t rank) {
   // Its own stream per host, from the scenario's seed: the same run draws the same delays.
   noise_state_ = congestion::Mix64(job->seed() ^ congestion::Mix64(0x6e6f697365ull + rank));
   const uint16_t port = job->mode() == InaTreeMode::kCanary ? cn::kCanaryUdpPort : p4::statictree::kStaticTreeUdpPort;
-  data_socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
-  if (data_socket_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), port)) != 0)
-    throw std::runtime_error(fmt::format("canary host {}: cannot bind UDP port {}", rank, port));
-  data_socket_->SetAllowBroadcast(true);
-  data_socket_->SetRecvCallback(ns3::MakeCallback(&CanaryHost::OnData, this));
+  InaNetDevice& nic = job->fabric().device(job->host_id(rank), 0);
+  data_port_.Open(nic, port, [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { HandleData(b, len); });
   if (job->nic_queue_bytes() > 0) {
     queued_.assign(total, 0);
-    nic_queued_ = job->fabric().device(job->host_id(rank), 0).TrackSourcePort(
-        p4::kIpProtoUdp, port, job->nic_queue_bytes(), job->nic_queue_bytes(), [this] { Pump(); });
+    nic_queued_ = nic.TrackSourcePort(p4::kIpProtoUdp, port, job->nic_queue_bytes(), job->nic_queue_bytes(),
+                                      [this] { Pump(); });
   }
-  if (job->mode() == InaTreeMode::kCanary) {
-    control_socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
-    if (control_socket_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kControlPort)) != 0)
-      throw std::runtime_error(fmt::format("canary host {}: cannot bind UDP port {}", rank, kControlPort));
-    control_socket_->SetRecvCallback(ns3::MakeCallback(&CanaryHost::OnControl, this));
-  }
+  if (job->mode() == InaTreeMode::kCanary)
+    control_port_.Open(nic, kControlPort,
+                       [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { HandleControl(b, len); });
 }
 
 void CanaryHost::StopApplication() {
-  if (data_socket_) data_socket_->Close();
-  if (control_socket_) control_socket_->Close();
+  data_port_.Close();
+  control_port_.Close();
   timers_.CancelEvent();
 }
 
 void CanaryHost::DoDispose() {
-  data_socket_ = nullptr;
-  control_socket_ = nullptr;
+  data_port_.Close();
+  control_port_.Close();
   timers_.CancelEvent();
   ns3::Application::DoDispose();
 }
@@ -221,7 +212,7 @@ void CanaryHost::SendBlock(uint64_t g) {
   std::memset(d + 4 * count, 0, 4 * (k_ - count));
   const uint32_t len = static_cast<uint32_t>(cn::kCanaryHBytes + 4ull * k_);
   const uint16_t port = job_->mode() == InaTreeMode::kCanary ? cn::kCanaryUdpPort : p4::statictree::kStaticTreeUdpPort;
-  SendReducePacket(ns3::Create<ns3::Packet>(h, len), dst, port);
+  SendReducePacket(h, len, dst, port);
   ++c_.packets_sent;
 }
 
@@ -235,17 +226,18 @@ bool CanaryHost::DrawSendNoise() {
 
 // canary-fgcs24 §5.2.5 (Fig. 11): a packet the host's noise holds back
 // reaches the NIC `delay` later; the packets after it do not wait for it.
-void CanaryHost::SendReducePacket(Ptr<ns3::Packet> p, uint32_t dst, uint16_t port) {
-  const ns3::InetSocketAddress to(ns3::Ipv4Address(dst), port);
+void CanaryHost::SendReducePacket(const uint8_t* payload, uint32_t len, uint32_t dst, uint16_t port) {
   if (!DrawSendNoise()) {
-    data_socket_->SendTo(p, 0, to);
+    data_port_.SendTo(dst, port, payload, len);
     return;
   }
   ++c_.noise_delayed;
   // It reaches the NIC when due, whatever nic_queue_bytes says (as a
   // broadcast does); the blocks after it do not wait for it.
-  Ptr<ns3::Socket> s = data_socket_;
-  Simulator::Schedule(PicoSeconds(job_->send_noise().delay_ps), [s, p, to] { s->SendTo(p, 0, to); });
+  Simulator::Schedule(PicoSeconds(job_->send_noise().delay_ps),
+                      [this, bytes = std::vector<uint8_t>(payload, payload + len), dst, port] {
+                        data_port_.SendTo(dst, port, bytes.data(), static_cast<uint32_t>(bytes.size()));
+                      });
 }
 
 void CanaryHost::SendControl(uint32_t to_rank, uint8_t type, uint64_t g, uint8_t attempt, const uint32_t* data) {
@@ -260,16 +252,7 @@ void CanaryHost::SendControl(uint32_t to_rank, uint8_t type, uint64_t g, uint8_t
     for (uint32_t i = 0; i < k_; ++i) p4::StoreBe32(b + kControlHeader + 4 * i, data[i]);
     len += 4 * k_;
   }
-  control_socket_->SendTo(ns3::Create<ns3::Packet>(b, len), 0,
-                          ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(job_->host_id(to_rank))), kControlPort));
-}
-
-void CanaryHost::OnData(Ptr<ns3::Socket> s) {
-  ReceiveDatagrams(*s, rx_, [this](const uint8_t* b, uint32_t len) { HandleData(b, len); });
-}
-
-void CanaryHost::OnControl(Ptr<ns3::Socket> s) {
-  ReceiveDatagrams(*s, rx_, [this](const uint8_t* b, uint32_t len) { HandleControl(b, len); });
+  control_port_.SendTo(HostIpv4(job_->host_id(to_rank)), kControlPort, b, len);
 }
 
 void CanaryHost::HandleData(const uint8_t* h, uint32_t len) {
@@ -347,9 +330,8 @@ void CanaryHost::Finalize(uint64_t g) {
     for (uint32_t i = 0; i < k_; ++i) p4::StoreBe32(h + cn::kCanaryHBytes + 4 * i, L.acc[i]);
     const uint32_t len = static_cast<uint32_t>(cn::kCanaryHBytes + 4ull * k_);
     // canary-fgcs24 §3.1.2: to the ToR (the root), which multicasts to its
-    // children; limited broadcast so every host stack below accepts the copies.
-    data_socket_->SendTo(ns3::Create<ns3::Packet>(h, len), 0,
-                         ns3::InetSocketAddress(ns3::Ipv4Address(cn::kIpv4LimitedBroadcast), cn::kCanaryUdpPort));
+    // children; limited broadcast so every host below accepts the copies.
+    data_port_.SendTo(cn::kIpv4LimitedBroadcast, cn::kCanaryUdpPort, h, len);
     ++c_.broadcasts_sent;
     // canary-fgcs24 §3.2.1 "the leader host uses this information to send an
     // additional packet to these switches": one per (switch, §4.2 shard group).
@@ -375,8 +357,7 @@ void CanaryHost::Finalize(uint64_t g) {
       p4::StoreBe32(h + cn::kOffChildren, groups[i].second);
       p4::StoreBe16(h + cn::kOffSwitchAddress, groups[i].first);
       h[cn::kOffFlags] = cn::kBypassBit | cn::kMulticastBit;
-      data_socket_->SendTo(ns3::Create<ns3::Packet>(h, len), 0,
-                           ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(target)), cn::kCanaryUdpPort));
+      data_port_.SendTo(HostIpv4(target), cn::kCanaryUdpPort, h, len);
       ++c_.restorations_sent;
       c_.restorations_best_effort += !certain;
     }

@@ -34,6 +34,7 @@
 // checked against the exact sum.
 #pragma once
 
+#include "ina/host-endpoint.h"
 #include "ina/lazy-timer-heap.h"
 #include "ina/collective-table.h"
 #include "ina/workload.h"
@@ -46,7 +47,7 @@
 
 #include "ns3/application.h"
 #include "ns3/event-id.h"
-#include "ns3/socket.h"
+#include "ns3/packet.h"
 
 #include <cstdint>
 #include <deque>
@@ -115,8 +116,6 @@ class CanaryHost : public ns3::Application {
   };
   void StartApplication() override {}
   void StopApplication() override;
-  void OnData(ns3::Ptr<ns3::Socket> s);
-  void OnControl(ns3::Ptr<ns3::Socket> s);
   void HandleData(const uint8_t* p, uint32_t len);
   void HandleControl(const uint8_t* p, uint32_t len);
   void IssueMore();
@@ -124,8 +123,8 @@ class CanaryHost : public ns3::Application {
   void SendBlock(uint64_t g);
   /// Hands queued blocks to the NIC while its queue holds under nic_queue_bytes of ours.
   void Pump();
-  /// Hands a reduce packet to the socket, now or after the send-noise delay.
-  void SendReducePacket(ns3::Ptr<ns3::Packet> p, uint32_t dst, uint16_t port);
+  /// Hands a reduce packet to the NIC, now or after the send-noise delay.
+  void SendReducePacket(const uint8_t* payload, uint32_t len, uint32_t dst, uint16_t port);
   bool DrawSendNoise();
   void Complete(uint64_t g, const uint8_t* be_data);  ///< the host holds g's final sum
   void LeaderAccept(uint64_t g, uint32_t attempt, uint16_t counter, bool collided, uint16_t sw, uint32_t port,
@@ -140,7 +139,7 @@ class CanaryHost : public ns3::Application {
   CanaryJob* job_ = nullptr;
   uint32_t rank_ = 0;
   uint32_t n_ = 0, k_ = 0;
-  ns3::Ptr<ns3::Socket> data_socket_, control_socket_;
+  HostEndpoint data_port_, control_port_;
   uint32_t iteration_ = 0;
   bool running_ = false;
   uint64_t first_ = 0, end_ = 0;  ///< global blocks of the current iteration
@@ -158,7 +157,7 @@ class CanaryHost : public ns3::Application {
   std::vector<LeadBlock> lead_;  ///< blocks g with g mod n == my leader slot, at g / n
   LazyTimerHeap<uint64_t> timers_;  ///< §3.3 retransmission timers, per global block (Canary mode)
   CanaryHostCounters c_;
-  std::vector<uint8_t> tx_, rx_;
+  std::vector<uint8_t> tx_;
   std::vector<uint32_t> scratch_;
   uint64_t noise_state_ = 0;  ///< this host's send-noise stream (SplitMix64 counter)
 };

@@ -9,13 +9,13 @@
 
 #include "ns3/ipv4-address.h"
 #include "ns3/simulator.h"
-#include "ns3/udp-socket-factory.h"
 #include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -76,16 +76,13 @@ ns3::TypeId P4SGDWorker::GetTypeId() {
   return tid;
 }
 
-void P4SGDWorker::Setup(P4SGDJob* owner, uint32_t rank, uint32_t switch_ip) {
+void P4SGDWorker::Setup(P4SGDJob* owner, uint32_t rank, InaNetDevice& nic, uint32_t switch_ip) {
   owner_ = owner;
   spec_ = &owner->spec();
   rank_ = rank;
   slot_mask_ = spec_->slots - 1;
-  switch_ = ns3::InetSocketAddress(ns3::Ipv4Address(switch_ip), spec_->udp_port);
-  socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
-  if (socket_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), spec_->udp_port)) != 0)
-    throw std::runtime_error("p4sgd worker: cannot bind its UDP port");
-  socket_->SetRecvCallback(ns3::MakeCallback(&P4SGDWorker::OnReceive, this));
+  switch_ip_ = switch_ip;
+  endpoint_.Open(nic, spec_->udp_port, [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { OnDatagram(b, len); });
   const glm::Dataset& d = owner->dataset();
   const uint32_t W = owner->num_workers_planned();
   range_ = spec_->data_parallel ? glm::FeatureRange{0, d.features} : glm::FeaturesOf(d.features, W, rank);
@@ -96,12 +93,12 @@ void P4SGDWorker::Setup(P4SGDJob* owner, uint32_t rank, uint32_t switch_ip) {
 }
 
 void P4SGDWorker::StopApplication() {
-  if (socket_) socket_->Close();
+  endpoint_.Close();
   for (auto& [i, s] : slots_) s.timer.Cancel();
 }
 
 void P4SGDWorker::DoDispose() {
-  socket_ = nullptr;
+  endpoint_.Close();
   for (auto& [i, s] : slots_) s.timer.Cancel();
   ns3::Application::DoDispose();
 }
@@ -151,10 +148,9 @@ void P4SGDWorker::Transmit(uint8_t flags, uint32_t index, const std::array<int32
     for (uint32_t k = 0; k < glm::kMicroBatch; ++k)
       p4::StoreBe32(&tx_[sg::kOffValues + 4 * k], static_cast<uint32_t>((*values)[k]));
   ++packets_sent_;
-  ns3::Ptr<ns3::Packet> p = ns3::Create<ns3::Packet>(tx_.data(), static_cast<uint32_t>(tx_.size()));
   // The FPGA's send path (network module, CMAC) before the wire.
-  Simulator::Schedule(Ps(spec_->fpga_tx_ps), [this, p] {
-    if (socket_) socket_->SendTo(p, 0, switch_);
+  Simulator::Schedule(Ps(spec_->fpga_tx_ps), [this, frame = tx_] {
+    endpoint_.SendTo(switch_ip_, spec_->udp_port, frame.data(), static_cast<uint32_t>(frame.size()));
   });
 }
 
@@ -181,21 +177,18 @@ void P4SGDWorker::OnTimeout(uint32_t index) {
   else if (s.state == SlotState::kAck) SendAck(s, index, true);
 }
 
-void P4SGDWorker::OnReceive(ns3::Ptr<ns3::Socket> socket) {
-  ns3::Ptr<ns3::Packet> p;
-  while ((p = socket->Recv())) {
-    // The FPGA's receive path before the worker sees the packet.
-    Simulator::Schedule(Ps(spec_->fpga_rx_ps), &P4SGDWorker::Handle, this, p);
-  }
+void P4SGDWorker::OnDatagram(const uint8_t* b, uint32_t len) {
+  std::array<uint8_t, 64> rx{};
+  std::memcpy(rx.data(), b, std::min<size_t>(len, rx.size()));
+  // The FPGA's receive path before the worker sees the packet.
+  Simulator::Schedule(Ps(spec_->fpga_rx_ps), [this, rx, len] { Handle(rx, len); });
 }
 
-void P4SGDWorker::Handle(ns3::Ptr<ns3::Packet> p) {
-  std::array<uint8_t, 64> rx{};
-  if (p->GetSize() < rx.size()) {
+void P4SGDWorker::Handle(const std::array<uint8_t, 64>& rx, uint32_t len) {
+  if (len < rx.size()) {
     ++duplicates_;
     return;
   }
-  p->CopyData(rx.data(), static_cast<uint32_t>(rx.size()));
   const uint8_t flags = rx[sg::kOffPad0];
   const uint32_t index = p4::LoadBe16(&rx[sg::kOffIndex]) & slot_mask_;
   auto it = slots_.find(index);
@@ -495,7 +488,7 @@ P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4S
   for (uint32_t rank = 0; rank < W; ++rank) {
     auto w = ns3::CreateObject<P4SGDWorker>();
     fabric.host(hosts[rank])->AddApplication(w);
-    w->Setup(this, rank, SwitchIpv4(switch_vertex_ - topology.num_hosts()));
+    w->Setup(this, rank, fabric.device(hosts[rank], 0), SwitchIpv4(switch_vertex_ - topology.num_hosts()));
     workers_.push_back(w);
   }
 }

@@ -21,6 +21,7 @@
 #pragma once
 
 #include "ina/collective-table.h"
+#include "ina/host-endpoint.h"
 #include "ina/workload.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
@@ -29,9 +30,7 @@
 
 #include "ns3/application.h"
 #include "ns3/event-id.h"
-#include "ns3/inet-socket-address.h"
 #include "ns3/packet.h"
-#include "ns3/socket.h"
 #include "ns3/traced-callback.h"
 
 #include <nlohmann/json.hpp>
@@ -66,7 +65,7 @@ class P4SGDWorker : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
   P4SGDWorker() = default;
-  void Setup(P4SGDJob* owner, uint32_t rank, uint32_t switch_ip);
+  void Setup(P4SGDJob* owner, uint32_t rank, InaNetDevice& nic, uint32_t switch_ip);
   void Begin();
   bool done() const { return done_; }
   uint64_t packets_sent() const { return packets_sent_; }
@@ -92,8 +91,8 @@ class P4SGDWorker : public ns3::Application {
   };
   void StartApplication() override {}
   void StopApplication() override;
-  void OnReceive(ns3::Ptr<ns3::Socket> socket);
-  void Handle(ns3::Ptr<ns3::Packet> p);
+  void OnDatagram(const uint8_t* b, uint32_t len);
+  void Handle(const std::array<uint8_t, 64>& rx, uint32_t len);
   /// Op `op` with these values: sent now if its slot is free, else queued.
   void Issue(uint64_t op, std::array<int32_t, glm::kMicroBatch> values);
   void SendAgg(Slot& s, uint32_t index, bool retransmission);
@@ -119,8 +118,8 @@ class P4SGDWorker : public ns3::Application {
   P4SGDJob* owner_ = nullptr;
   const P4SGDSpec* spec_ = nullptr;
   uint32_t rank_ = 0;
-  ns3::Ptr<ns3::Socket> socket_;
-  ns3::InetSocketAddress switch_{ns3::Ipv4Address(), 0};
+  HostEndpoint endpoint_;
+  uint32_t switch_ip_ = 0;
   std::unordered_map<uint32_t, Slot> slots_;
   std::deque<std::pair<uint64_t, std::array<int32_t, glm::kMicroBatch>>> waiting_;  ///< ops whose slot is busy
   uint32_t slot_mask_ = 0;

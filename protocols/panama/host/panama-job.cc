@@ -13,13 +13,11 @@
 #include "protocols/panama/dataplane/tree_switch.h"
 
 #include "ns3/inet-socket-address.h"
-#include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/ipv4.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/socket.h"
 #include "ns3/trace-source-accessor.h"
-#include "ns3/udp-socket-factory.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -59,8 +57,9 @@ TypeId PanamaWorker::GetTypeId() {
   return tid;
 }
 
-void PanamaWorker::Setup(PanamaJob* owner, uint32_t rank) {
+void PanamaWorker::Setup(PanamaJob* owner, uint32_t rank, InaNetDevice& nic) {
   owner_ = owner;
+  nic_ = &nic;
   spec_ = &owner->spec();
   rank_ = rank;
   congestion::PanamaWindowConfig wc;
@@ -74,27 +73,24 @@ void PanamaWorker::Setup(PanamaJob* owner, uint32_t rank) {
 }
 
 void PanamaWorker::DoDispose() {
-  socket_ = nullptr;
+  endpoint_.Close();
   Application::DoDispose();
 }
 
 void PanamaWorker::StartApplication() {
-  if (socket_) return;  // opened by an iteration that began first at the same instant
-  socket_ = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-  if (socket_->Bind(InetSocketAddress(Ipv4Address::GetAny(), spec_->udp_port)) != 0)
-    throw std::runtime_error(fmt::format("panama: worker {} cannot bind UDP port {}", rank_, spec_->udp_port));
-  socket_->SetIpRecvTos(true);
-  socket_->SetRecvCallback(MakeCallback(&PanamaWorker::OnReceive, this));
+  if (endpoint_.is_open()) return;  // opened by an iteration that began first at the same instant
+  endpoint_.Open(*nic_, spec_->udp_port,
+                 [this](const uint8_t* b, uint32_t len, const DatagramInfo& d) { Handle(b, len, d.tos); });
 }
 
 void PanamaWorker::StopApplication() {
   running_ = false;
   Simulator::Cancel(timeout_event_);
-  if (socket_) socket_->Close();
+  endpoint_.Close();
 }
 
 void PanamaWorker::BeginIteration(uint32_t iteration) {
-  if (!socket_) StartApplication();
+  if (!endpoint_.is_open()) StartApplication();
   iteration_ = iteration;
   running_ = true;
   const uint64_t p = owner_->packets_per_iteration();
@@ -145,22 +141,9 @@ void PanamaWorker::SendPacket(uint64_t g) {
   p4::StoreBe16(h + pn::kOffWndCap, 0xffff);  // the accelerators lower it to their share
   owner_->data(static_cast<uint32_t>(g / p)).FillBe32(rank_, first, count, h + pn::kPanamaHeaderBytes);
   owner_->NoteSent(g, rank_);
-  Ptr<Packet> pkt = Create<Packet>(tx_.data(), static_cast<uint32_t>(tx_.size()));
-  InetSocketAddress to(Ipv4Address(PanamaGroupIpv4(spec_->jid, static_cast<uint32_t>(g % n))), spec_->udp_port);
-  to.SetTos(kAggregationTos);  // ns-3.37's UDP socket takes the TOS of a datagram from its address
-  socket_->SendTo(pkt, 0, to);
+  endpoint_.SendTo(PanamaGroupIpv4(spec_->jid, static_cast<uint32_t>(g % n)), spec_->udp_port, tx_.data(),
+                   static_cast<uint32_t>(tx_.size()), kAggregationTos);
   ++counters_.packets_sent;
-}
-
-void PanamaWorker::OnReceive(Ptr<Socket> socket) {
-  Ptr<Packet> pkt;
-  while ((pkt = socket->Recv())) {
-    SocketIpTosTag tos;
-    const uint8_t t = pkt->PeekPacketTag(tos) ? tos.GetTos() : 0;
-    rx_.resize(pkt->GetSize());
-    pkt->CopyData(rx_.data(), pkt->GetSize());
-    Handle(rx_.data(), static_cast<uint32_t>(rx_.size()), t);
-  }
 }
 
 void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
@@ -277,16 +260,10 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
     rec.Reset(n);
     records_.push_back(std::move(rec));
   }
-  Ipv4StaticRoutingHelper routing;
   for (uint32_t r = 0; r < n; ++r) {
     auto w = CreateObject<PanamaWorker>();
-    Ptr<Node> node = fabric.host(hosts[r]);
-    node->AddApplication(w);
-    w->Setup(this, r);
-    // The group addresses go out of the host's one interface (ns-3's static
-    // routing looks outbound multicast up in its unicast table).
-    Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
-    routing.GetStaticRouting(ipv4)->AddNetworkRouteTo(Ipv4Address(0xEF000000u), Ipv4Mask("255.0.0.0"), 1);
+    fabric.host(hosts[r])->AddApplication(w);
+    w->Setup(this, r, fabric.device(hosts[r], 0));
     workers_.push_back(w);
   }
 }

@@ -30,6 +30,7 @@
 
 #include "protocols/panama/host/panama_window.h"
 #include "ina/collective-table.h"
+#include "ina/host-endpoint.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
 #include "ina/workload.h"
@@ -83,7 +84,7 @@ class PanamaWorker : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
   PanamaWorker() = default;
-  void Setup(PanamaJob* owner, uint32_t rank);
+  void Setup(PanamaJob* owner, uint32_t rank, InaNetDevice& nic);
   void BeginIteration(uint32_t iteration);
   const PanamaWorkerCounters& counters() const { return counters_; }
   /// The window of tree t (read by tests).
@@ -108,7 +109,6 @@ class PanamaWorker : public ns3::Application {
   void ResultDone();
   void StartApplication() override;
   void StopApplication() override;
-  void OnReceive(ns3::Ptr<ns3::Socket> socket);
   void Handle(const uint8_t* p, uint32_t len, uint8_t tos);
   void TrySend(uint32_t t);
   void SendPacket(uint64_t g);
@@ -118,14 +118,15 @@ class PanamaWorker : public ns3::Application {
   PanamaJob* owner_ = nullptr;
   const PanamaSpec* spec_ = nullptr;
   uint32_t rank_ = 0;
-  ns3::Ptr<ns3::Socket> socket_;
+  InaNetDevice* nic_ = nullptr;
+  HostEndpoint endpoint_;
   std::vector<Tree> trees_;
   uint32_t iteration_ = 0;
   uint64_t outstanding_ = 0;    ///< results of this iteration still to come
   bool running_ = false;
   ns3::EventId timeout_event_;
   PanamaWorkerCounters counters_;
-  std::vector<uint8_t> tx_, rx_;
+  std::vector<uint8_t> tx_;
   /// (tree, VID, cwnd after) on every result.
   ns3::TracedCallback<uint32_t, uint32_t, double> window_trace_;
 };

@@ -1,26 +1,62 @@
 // The permutation workload's entry in the protocol registry
 // (protocols/permutation/protocol.json): each selected host sends one paced
-// UDP flow (ns-3's UdpClient) to its image under a random derangement;
-// UdpServer receives. Nothing is aggregated: "correct" means every flow completed.
+// UDP flow to its image under a random derangement, from a kernel-bypass
+// endpoint (ina/host-endpoint.h) that writes what ns-3's UdpClient did: a
+// SeqTsHeader (sequence number, send time in ticks) and zeros, from port
+// 49153 to port 9. Nothing is aggregated: "correct" means every flow completed.
 #include "ina/fabric.h"
+#include "ina/addressing.h"
+#include "ina/host-endpoint.h"
 #include "ina/protocol-checks.h"
 #include "ina/scenario.h"
 #include "ina/units.h"
 #include "ina/workload.h"
 #include "topology/topology.h"
 
-#include "ns3/core-module.h"
-#include "ns3/udp-client.h"
-#include "ns3/udp-server.h"
+#include "p4model/common/frame.h"
+
+#include "ns3/simulator.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <memory>
+#include <vector>
 
 namespace inasim::protocols::permutation {
 namespace {
 
 using namespace ns3;
+
+constexpr uint16_t kPort = 9;
+constexpr uint16_t kSourcePort = 49153;  // the first ephemeral port ns-3 gave UdpClient's socket
+constexpr uint32_t kSeqTsBytes = 12;     // ns-3's SeqTsHeader: seq (32 bits), time (64 bits)
+
+/// One flow's sender: `packets` datagrams of `payload` bytes, one every
+/// `interval_ps` from the start on, as UdpClient sends them.
+class PacedSender {
+ public:
+  PacedSender(InaNetDevice& nic, uint32_t dst_ip, uint32_t payload, uint64_t packets, uint64_t interval_ps)
+      : dst_ip_(dst_ip), packets_(packets), interval_ps_(interval_ps), buf_(payload, 0) {
+    endpoint_.Open(nic, kSourcePort, [](const uint8_t*, uint32_t, const DatagramInfo&) {});
+  }
+  void Start() { Simulator::ScheduleNow(&PacedSender::Send, this); }
+
+ private:
+  void Send() {
+    p4::StoreBe32(buf_.data(), static_cast<uint32_t>(sent_));
+    const uint64_t ticks = static_cast<uint64_t>(Simulator::Now().GetTimeStep());
+    p4::StoreBe32(buf_.data() + 4, static_cast<uint32_t>(ticks >> 32));
+    p4::StoreBe32(buf_.data() + 8, static_cast<uint32_t>(ticks));
+    endpoint_.SendTo(dst_ip_, kPort, buf_.data(), static_cast<uint32_t>(buf_.size()));
+    if (++sent_ < packets_) Simulator::Schedule(PicoSeconds(interval_ps_), &PacedSender::Send, this);
+  }
+  HostEndpoint endpoint_;
+  uint32_t dst_ip_;
+  uint64_t packets_, interval_ps_;
+  uint64_t sent_ = 0;
+  std::vector<uint8_t> buf_;
+};
 
 class PermutationWorkload final : public Workload {
  public:
@@ -32,30 +68,29 @@ class PermutationWorkload final : public Workload {
     const double rate = (s_.workload.rate_gbps > 0 ? s_.workload.rate_gbps : s_.links.host_rate_gbps) * 1e9;
     const uint64_t wire = uint64_t{payload} + 28 + 14 + s_.links.wire_overhead_bytes;
     const auto interval_ps = static_cast<uint64_t>(std::ceil(wire * 8e12 / rate));
-    for (uint32_t h : hosts) {
-      auto server = CreateObject<UdpServer>();
-      server->SetAttribute("Port", UintegerValue(9));
-      c.fabric.host(h)->AddApplication(server);
-      server->TraceConnectWithoutContext("Rx", MakeCallback(&PermutationWorkload::OnRx, this));
-      servers_.push_back(server);
-    }
+    if (payload < kSeqTsBytes)
+      throw std::invalid_argument(fmt::format("workload.payload_bytes: {} is below the {}-byte sequence/time header",
+                                              payload, kSeqTsBytes));
+    servers_.resize(hosts.size());
     for (size_t i = 0; i < hosts.size(); ++i) {
-      auto client = CreateObject<UdpClient>();
-      client->SetAttribute("RemoteAddress", AddressValue(c.fabric.host_address(hosts[image[i]])));
-      client->SetAttribute("RemotePort", UintegerValue(9));
-      client->SetAttribute("MaxPackets", UintegerValue(packets));
-      client->SetAttribute("Interval", TimeValue(PicoSeconds(interval_ps)));
-      client->SetAttribute("PacketSize", UintegerValue(payload));
-      c.fabric.host(hosts[i])->AddApplication(client);
+      servers_[i] = std::make_unique<HostEndpoint>();
+      servers_[i]->Open(c.fabric.device(hosts[i], 0), kPort,
+                        [this](const uint8_t*, uint32_t, const DatagramInfo&) { OnRx(); });
     }
+    for (size_t i = 0; i < hosts.size(); ++i)
+      senders_.push_back(std::make_unique<PacedSender>(c.fabric.device(hosts[i], 0), HostIpv4(hosts[image[i]]),
+                                                       payload, packets, interval_ps));
     expected_packets_ = packets * hosts.size();
   }
-  void Start(std::function<void()> on_finished) override { on_finished_ = std::move(on_finished); }
+  void Start(std::function<void()> on_finished) override {
+    on_finished_ = std::move(on_finished);
+    for (auto& s : senders_) s->Start();
+  }
   double Progress() const override { return static_cast<double>(received_packets_) / expected_packets_; }
   void Report(bool finished, WorkloadReport& out) const override;
 
  private:
-  void OnRx(Ptr<const Packet>) {
+  void OnRx() {
     ++received_packets_;
     last_rx_ps_ = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
     if (received_packets_ == expected_packets_ && on_finished_) on_finished_();
@@ -63,7 +98,8 @@ class PermutationWorkload final : public Workload {
 
   const Scenario& s_;
   size_t flows_;
-  std::vector<Ptr<UdpServer>> servers_;
+  std::vector<std::unique_ptr<HostEndpoint>> servers_;
+  std::vector<std::unique_ptr<PacedSender>> senders_;
   uint64_t expected_packets_ = 0;
   uint64_t received_packets_ = 0;
   uint64_t last_rx_ps_ = 0;

@@ -6,7 +6,6 @@
 
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
-#include "ns3/udp-socket-factory.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -204,13 +203,12 @@ void RingRank::Setup(RingAllreduce* owner, uint32_t rank, Ipv4Address succ, Ipv4
   plan_ = &owner->plan();
   rank_ = rank;
   const uint16_t port = owner->config().udp_port;
-  succ_ = InetSocketAddress(succ, port);
-  pred_ = InetSocketAddress(pred, port);
-  // The socket exists from set-up on, so an iteration may begin at t = 0.
-  socket_ = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-  if (socket_->Bind(InetSocketAddress(Ipv4Address::GetAny(), port)) != 0)
-    throw std::runtime_error("ring allreduce: cannot bind UDP port");
-  socket_->SetRecvCallback(MakeCallback(&RingRank::OnReceive, this));
+  succ_ = succ.Get();
+  pred_ = pred.Get();
+  port_ = port;
+  // The port exists from set-up on, so an iteration may begin at t = 0.
+  endpoint_.Open(HostNic(*GetNode()), port,
+                 [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { OnDatagram(b, len); });
   buf_.resize(RingWire::kDataHeader + 4 * plan_->epp());
 }
 
@@ -220,8 +218,7 @@ void RingRank::StopApplication() {}
 void RingRank::DoDispose() {
   rto_event_.Cancel();
   ack_event_.Cancel();
-  if (socket_) socket_->Close();
-  socket_ = nullptr;
+  endpoint_.Close();
   Application::DoDispose();
 }
 
@@ -326,18 +323,13 @@ void RingRank::SendData(uint64_t seq) {
   for (uint32_t k = 0; k < count; ++k) StoreBe32(b + RingWire::kDataHeader + 4 * k, slot[k]);
   sent_ps_[seq & (store_slots_ - 1)] = NowPs();
   ++packets_sent_;
-  socket_->SendTo(Create<Packet>(b, RingWire::kDataHeader + 4 * count), 0, succ_);
+  endpoint_.SendTo(succ_, port_, b, RingWire::kDataHeader + 4 * count);
 }
 
-void RingRank::OnReceive(Ptr<Socket> socket) {
-  Ptr<Packet> p;
-  while ((p = socket->Recv())) {
-    const uint32_t len = p->GetSize();
-    if (len > buf_.size()) continue;  // not ours
-    p->CopyData(buf_.data(), len);
-    if (len >= RingWire::kAckBytes && buf_[0] == RingWire::kAck) OnAck(buf_.data(), len);
-    else if (len >= RingWire::kDataHeader && buf_[0] == RingWire::kData) OnData(buf_.data(), len);
-  }
+void RingRank::OnDatagram(const uint8_t* p, uint32_t len) {
+  if (len > buf_.size()) return;  // not ours
+  if (len >= RingWire::kAckBytes && p[0] == RingWire::kAck) OnAck(p, len);
+  else if (len >= RingWire::kDataHeader && p[0] == RingWire::kData) OnData(p, len);
 }
 
 void RingRank::OnData(const uint8_t* p, uint32_t len) {
@@ -404,7 +396,7 @@ void RingRank::SendAck() {
     if (received_[rcv_cum_ + 1 + k]) sack |= uint64_t{1} << k;
   StoreBe32(b + 8, static_cast<uint32_t>(sack >> 32));
   StoreBe32(b + 12, static_cast<uint32_t>(sack));
-  socket_->SendTo(Create<Packet>(b, sizeof b), 0, pred_);
+  endpoint_.SendTo(pred_, port_, b, sizeof b);
 }
 
 void RingRank::OnAckTimer() {

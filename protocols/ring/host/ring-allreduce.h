@@ -10,6 +10,7 @@
 #pragma once
 
 #include "ina/collective-table.h"
+#include "ina/host-endpoint.h"
 #include "ina/tensor-data.h"
 #include "protocols/ring/host/spec.h"
 
@@ -17,7 +18,6 @@
 #include "ns3/event-id.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/node-container.h"
-#include "ns3/socket.h"
 
 #include <cstdint>
 #include <functional>
@@ -152,7 +152,7 @@ class RingRank : public ns3::Application {
  private:
   void StartApplication() override;
   void StopApplication() override;
-  void OnReceive(ns3::Ptr<ns3::Socket> socket);
+  void OnDatagram(const uint8_t* p, uint32_t len);
   void OnData(const uint8_t* p, uint32_t len);
   void OnAck(const uint8_t* p, uint32_t len);
   void TrySend();
@@ -168,9 +168,9 @@ class RingRank : public ns3::Application {
   const RingPlan* plan_ = nullptr;
   uint32_t rank_ = 0;
   uint32_t iteration_ = 0;
-  ns3::Ptr<ns3::Socket> socket_;
-  ns3::InetSocketAddress succ_{ns3::Ipv4Address(), 0};
-  ns3::InetSocketAddress pred_{ns3::Ipv4Address(), 0};
+  HostEndpoint endpoint_;
+  uint32_t succ_ = 0, pred_ = 0;  ///< IPv4 addresses
+  uint16_t port_ = 0;
 
   // Outgoing stream.
   uint64_t snd_total_ = 0;

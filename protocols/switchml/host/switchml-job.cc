@@ -3,7 +3,6 @@
 #include "ina/addressing.h"
 #include "ina/fabric.h"
 #include "ina/ina-net-device.h"
-#include "ina/receive-datagrams.h"
 #include "protocols/switchml/host/switchml-quantizer.h"
 #include "p4model/common/frame.h"
 #include "protocols/switchml/dataplane/config.h"
@@ -13,7 +12,6 @@
 
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
-#include "ns3/udp-socket-factory.h"
 #include "ns3/uinteger.h"
 
 #include <fmt/format.h>
@@ -66,11 +64,11 @@ ns3::TypeId SwitchMLWorker::GetTypeId() {
   return tid;
 }
 
-void SwitchMLWorker::Setup(SwitchMLJob* owner, uint32_t rank, uint32_t switch_ip) {
+void SwitchMLWorker::Setup(SwitchMLJob* owner, uint32_t rank, InaNetDevice& nic, uint32_t switch_ip) {
   owner_ = owner;
   spec_ = &owner->spec();
   rank_ = rank;
-  switch_ = ns3::InetSocketAddress(ns3::Ipv4Address(switch_ip), kSwitchUdpPort);
+  switch_ip_ = switch_ip;
   timeout_threshold_ = spec_->timeout_threshold;
   const uint32_t m = spec_->pool_size;
   timer_pkt_id_.assign(m, 0);
@@ -79,25 +77,23 @@ void SwitchMLWorker::Setup(SwitchMLJob* owner, uint32_t rank, uint32_t switch_ip
   sent_ps_.assign(m, 0);
   tx_.assign(kHeaderBytes + 4 * spec_->elements_per_packet, 0);
   block_.resize(spec_->elements_per_packet);
-  // The socket exists from set-up on, so a job may begin at time 0.
-  socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
-  socket_->SetAttribute("IpTtl", ns3::UintegerValue(128));  // BuildPacket: time_to_live = 128
-  // Every worker uses the same UDP port: the switch answers to the port of the
+  // The port exists from set-up on, so a job may begin at time 0. Every
+  // worker uses the same UDP port: the switch answers to the port of the
   // packet that completed a slot (udp_sender.p4 swaps ports), for all copies.
-  if (socket_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), spec_->worker_udp_port)) != 0)
-    throw std::runtime_error("switchml worker: cannot bind its UDP port");
-  socket_->SetRecvCallback(ns3::MakeCallback(&SwitchMLWorker::OnReceive, this));
+  endpoint_.Open(nic, spec_->worker_udp_port,
+                 [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { Handle(b, len); });
+  endpoint_.set_ttl(128);  // BuildPacket: time_to_live = 128
 }
 
 void SwitchMLWorker::StartApplication() {}
 
 void SwitchMLWorker::StopApplication() {
-  if (socket_) socket_->Close();
+  endpoint_.Close();
   timers_.CancelEvent();
 }
 
 void SwitchMLWorker::DoDispose() {
-  socket_ = nullptr;
+  endpoint_.Close();
   timers_.CancelEvent();
   ns3::Application::DoDispose();
 }
@@ -161,7 +157,7 @@ void SwitchMLWorker::Send(uint64_t pkt_id, uint16_t pool_index, bool retransmiss
   b[4] = static_cast<uint8_t>(id >> 16), b[5] = static_cast<uint8_t>(id >> 24);
   p4::StoreBe16(b + 6, pool_index);
   Preprocess(pkt_id, b);
-  socket_->SendTo(ns3::Create<ns3::Packet>(b, static_cast<uint32_t>(tx_.size())), 0, switch_);
+  endpoint_.SendTo(switch_ip_, kSwitchUdpPort, b, static_cast<uint32_t>(tx_.size()));
   // Per-packet RTT runs from the first send; each of the batch_ lanes
   // (pkt_id mod batch_) has exactly one packet outstanding.
   if (!retransmission) sent_ps_[pkt_id % batch_] = NowPs();
@@ -244,10 +240,6 @@ void SwitchMLWorker::Postprocess(uint64_t ltu_id, const uint8_t* b) {
   }
   // The global exponent of LTU ltu_id gives its scaling factor.
   if (ltu_id < total_main_) scaling_factors_[ltu_id] = switchml_host::ScalingFactor(n, static_cast<int8_t>(b[8]));
-}
-
-void SwitchMLWorker::OnReceive(Ptr<ns3::Socket> socket) {
-  ReceiveDatagrams(*socket, rx_, [this](const uint8_t* b, uint32_t len) { Handle(b, len); });
 }
 
 // p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread.cc:302
@@ -374,7 +366,7 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
     auto w = ns3::CreateObject<SwitchMLWorker>();
     fabric.host(hosts[rank])->AddApplication(w);
     const uint32_t tor = tree_.parent[hosts[rank]];
-    w->Setup(this, rank, SwitchIpv4(tor - topology.num_hosts()));
+    w->Setup(this, rank, fabric.device(hosts[rank], 0), SwitchIpv4(tor - topology.num_hosts()));
     workers_.push_back(w);
   }
 }

@@ -17,6 +17,7 @@
 // Every element every worker receives is checked against the exact sum.
 #pragma once
 
+#include "ina/host-endpoint.h"
 #include "ina/lazy-timer-heap.h"
 #include "ina/collective-table.h"
 #include "ina/workload.h"
@@ -27,8 +28,6 @@
 
 #include "ns3/application.h"
 #include "ns3/event-id.h"
-#include "ns3/inet-socket-address.h"
-#include "ns3/socket.h"
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
@@ -59,12 +58,12 @@ struct SwitchMLTensorRecord : CollectiveRecord {
   uint64_t rtt_count = 0, rtt_max_ps = 0;
 };
 
-/// One worker: an ns-3 Application on a host with one UDP socket.
+/// One worker: an ns-3 Application on a host, its DPDK port a HostEndpoint.
 class SwitchMLWorker : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
   SwitchMLWorker() = default;
-  void Setup(SwitchMLJob* owner, uint32_t rank, uint32_t switch_ip);
+  void Setup(SwitchMLJob* owner, uint32_t rank, InaNetDevice& nic, uint32_t switch_ip);
   void BeginJob(uint32_t job);
   uint64_t received_packets() const { return received_total_; }
 
@@ -74,7 +73,6 @@ class SwitchMLWorker : public ns3::Application {
  private:
   void StartApplication() override;
   void StopApplication() override;
-  void OnReceive(ns3::Ptr<ns3::Socket> socket);
   void Handle(const uint8_t* p, uint32_t len);
   void Send(uint64_t pkt_id, uint16_t pool_index, bool retransmission);
   uint16_t PoolIndex(uint64_t pkt_id) const;
@@ -88,8 +86,8 @@ class SwitchMLWorker : public ns3::Application {
   SwitchMLJob* owner_ = nullptr;
   const SwitchMLSpec* spec_ = nullptr;
   uint32_t rank_ = 0;
-  ns3::Ptr<ns3::Socket> socket_;
-  ns3::InetSocketAddress switch_{ns3::Ipv4Address(), 0};
+  HostEndpoint endpoint_;
+  uint32_t switch_ip_ = 0;
 
   // Per job (dpdk_worker_thread.cc operator()).
   uint32_t job_ = 0;
@@ -121,7 +119,6 @@ class SwitchMLWorker : public ns3::Application {
   /// (job, packet id, accepted?) for every result packet; rejected = duplicate or other job
   ns3::TracedCallback<uint32_t, uint64_t, bool> rx_trace_;
   std::vector<uint8_t> tx_;
-  std::vector<uint8_t> rx_;
   std::vector<float> block_;
 };
 
