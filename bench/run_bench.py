@@ -23,6 +23,10 @@ same invocation (these machines are noisy: compare ratios, not absolute figures)
        1024 B modes, 8 workers; target >= 5 M packets/s)
 
 Usage: bench/run_bench.py [--build DIR] [--quick] [--only a,b,stock,c,d,e,f,g,p] [--out DIR]
+                          [--against DIR]
+--against DIR runs every inasim benchmark a second time, right after the first, with
+DIR/inasim (a build of an earlier revision), and reports this build's speed-up and
+memory over it per benchmark (rows "<name>_prev", bench.json "ratio_over_against").
 --quick runs reduced versions (128 hosts for a/b, 16 for c, 64 for d, a 10 MB tensor
 for e, scenarios/canary/fig8-goodput-small.json for f, 16 hosts for g) in about a minute.
 Writes DIR/bench.json and DIR/bench.csv and prints a table. MB/s is UDP payload
@@ -55,7 +59,7 @@ def run_child(cmd):
     return p.stdout, wall, p.stderr
 
 
-def ours(build, scenario, sets, label):
+def ours(build, scenario, sets, label, simulator="inasim"):
     with tempfile.TemporaryDirectory() as d:
         out_dir = os.path.join(d, "r")
         cmd = [os.path.join(build, "inasim"), "run", scenario, "--out", out_dir, "--quiet", "--progress", "off"]
@@ -67,7 +71,7 @@ def ours(build, scenario, sets, label):
     payload = perf["payload_bytes_per_wall_s"] * perf["run_s"]
     row = {
         "benchmark": label,
-        "simulator": "inasim",
+        "simulator": simulator,
         "hosts": r["topology"]["hosts"],
         "switches": r["topology"]["switches"],
         "wall_s": perf["wall_s"],
@@ -163,7 +167,11 @@ def parse_args():
     ap.add_argument("--quick", action="store_true", help="128-host versions")
     ap.add_argument("--only", default="a,b,stock,c,d,e,f,g,p")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench"))
-    return ap.parse_args()
+    ap.add_argument("--against", metavar="DIR", help="a build of an earlier revision to compare with, run by run")
+    args = ap.parse_args()
+    if args.against and not os.access(os.path.join(args.against, "inasim"), os.X_OK):
+        ap.error(f"--against: {args.against}/inasim is not an executable")
+    return args
 
 
 def say(what):
@@ -209,6 +217,9 @@ def run_benchmarks(args):
         if letter in only:
             say(what)
             rows.append(ours(args.build, scenario, sets, label))
+            if args.against:
+                say(what + ", earlier build")
+                rows.append(ours(args.against, scenario, sets, label + "_prev", "inasim-against"))
     if "p" in only:
         say("(p) SwitchML dataplane model alone")
         rows.extend(dataplane(args.build, 200000 if args.quick else 1000000))
@@ -246,6 +257,18 @@ PAIRS = [
 ]
 
 
+def against_ratios(by):
+    """Per benchmark run with --against: this build over the earlier one."""
+    out = {}
+    for name, new in by.items():
+        old = by.get(name + "_prev")
+        if old:
+            out[name] = {"wall_speedup": old["wall_s"] / new["wall_s"], "run_speedup": old["run_s"] / new["run_s"],
+                         "events_ratio": new["events"] / old["events"],
+                         "peak_rss_mb": new["peak_rss_mb"], "peak_rss_mb_against": old["peak_rss_mb"]}
+    return out
+
+
 def write_json(out, doc):
     with open(os.path.join(out, "bench.json"), "w") as f:
         json.dump(doc, f, indent=2)
@@ -257,7 +280,7 @@ def write_results(args, rows, ratio):
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     order = {"a_ring": 0, "b_permutation": 1, "b_stock": 2, "c_fct_websearch": 3, "d_congestion": 4,
              "e_switchml": 5, "e_ring": 6, "f_canary_fig8": 7, "g_panama_fig8": 8, "g_ring_fig8": 9}
-    rows.sort(key=lambda r: order.get(r["benchmark"], 9))
+    rows.sort(key=lambda r: (order.get(r["benchmark"].removesuffix("_prev"), 9), r["benchmark"]))
     rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
     doc = {"when": stamp, "revision": rev, "quick": args.quick, "rows": rows, "ratio_inasim_over_stock": ratio}
     write_json(args.out, doc)
@@ -289,6 +312,12 @@ def main():
             doc[key] = compute(by[name], by[baseline])
             write_json(args.out, doc)
             print(line(doc[key]))
+    if args.against:
+        doc["against"] = {"build": os.path.abspath(args.against), "ratios": against_ratios(by)}
+        write_json(args.out, doc)
+        for name, r in doc["against"]["ratios"].items():
+            print(f"{name}: {r['wall_speedup']:.2f}x faster wall ({r['run_speedup']:.2f}x run phase) than "
+                  f"{args.against}; peak RSS {r['peak_rss_mb']:.0f} MB vs {r['peak_rss_mb_against']:.0f} MB")
     if ratio:
         print(f"inasim / stock ns-3 on (b): {ratio['payload_bytes_per_wall_s']:.2f}x delivered payload bytes per "
               f"wall-second, {ratio['link_bytes_per_wall_s']:.2f}x bytes carried on links per wall-second, "

@@ -123,7 +123,7 @@ BackgroundHosts SelectBackgroundHosts(const Scenario& s, uint32_t nh, const std:
 Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint32_t>& workload_hosts)
     : s_(s), fabric_(fabric) {
   const uint32_t nh = fabric.topology().num_hosts();
-  auto node_of = [&fabric](uint32_t h) { return fabric.host(h); };
+  auto node_of = [&fabric](uint32_t h) { return fabric.ip_host(h); };
   auto address_of = [&fabric](uint32_t h) { return fabric.host_address(h); };
   // A host is vertex h with exactly one link: its NIC is port 0.
   auto backlog_of = [&fabric](uint32_t h) -> congestion::HostTxBacklog* { return &fabric.device(h, 0); };

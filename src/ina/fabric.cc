@@ -74,24 +74,32 @@ Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
     for (auto& dev : devices_[topo.switch_vertex(s)]) switches_[s]->AddPort(dev);
   }
 
-  // Hosts: the real ns-3 stack, IPv4 only, static routing (the /8 network route
-  // that comes with the interface address covers every host).
+  // Hosts: their NIC; ns-3's stack comes with the first socket (ip_host).
+  for (uint32_t h = 0; h < nh; ++h) {
+    if (devices_[h].size() != 1) throw std::invalid_argument("a host must have exactly one link");
+    devices_[h][0]->SetHostIpv4(HostIpv4(h));
+    hosts_.Get(h)->AddDevice(devices_[h][0]);
+  }
+  has_ip_stack_.assign(nh, 0);
+}
+
+// The real ns-3 stack, IPv4 only, static routing (the /8 network route that
+// comes with the interface address covers every host).
+Ptr<Node> Fabric::ip_host(uint32_t h) {
+  Ptr<Node> node = hosts_.Get(h);
+  if (has_ip_stack_.at(h)) return node;
+  has_ip_stack_[h] = 1;
   InternetStackHelper stack;
   stack.SetIpv6StackInstall(false);
   Ipv4StaticRoutingHelper static_routing;
   stack.SetRoutingHelper(static_routing);
-  stack.Install(hosts_);
-  for (uint32_t h = 0; h < nh; ++h) {
-    if (devices_[h].size() != 1) throw std::invalid_argument("a host must have exactly one link");
-    Ptr<InaNetDevice> dev = devices_[h][0];
-    dev->SetHostIpv4(HostIpv4(h));
-    hosts_.Get(h)->AddDevice(dev);
-    Ptr<Ipv4> ipv4 = hosts_.Get(h)->GetObject<Ipv4>();
-    const int32_t iface = ipv4->AddInterface(dev);
-    ipv4->AddAddress(iface, Ipv4InterfaceAddress(Ipv4Address(HostIpv4(h)), Ipv4Mask("255.0.0.0")));
-    ipv4->SetMetric(iface, 1);
-    ipv4->SetUp(iface);
-  }
+  stack.Install(node);
+  Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
+  const int32_t iface = ipv4->AddInterface(devices_[h][0]);
+  ipv4->AddAddress(iface, Ipv4InterfaceAddress(Ipv4Address(HostIpv4(h)), Ipv4Mask("255.0.0.0")));
+  ipv4->SetMetric(iface, 1);
+  ipv4->SetUp(iface);
+  return node;
 }
 
 Fabric::~Fabric() = default;

@@ -37,7 +37,11 @@ class Fabric {
   const topo::Topology& topology() const { return topo_; }
   const topo::RoutingTable& routing() const { return *routing_; }
   const ns3::NodeContainer& hosts() const { return hosts_; }
+  /// Host h's node, its NIC attached (for applications and endpoints).
   ns3::Ptr<ns3::Node> host(uint32_t h) const { return hosts_.Get(h); }
+  /// Host h's node with ns-3's IPv4/TCP/UDP stack, installed on first use:
+  /// only hosts that open ns-3 sockets (TCP flows and baselines) pay for one.
+  ns3::Ptr<ns3::Node> ip_host(uint32_t h);
   ns3::Ipv4Address host_address(uint32_t h) const;
   InaSwitchNode& switch_node(uint32_t switch_id) const { return *switches_[switch_id]; }
   uint32_t num_switches() const { return static_cast<uint32_t>(switches_.size()); }
@@ -63,6 +67,7 @@ class Fabric {
   std::unique_ptr<ArrivalPool> pool_;  // declared first: destroyed last
   std::unique_ptr<topo::RoutingTable> routing_;
   ns3::NodeContainer hosts_;
+  std::vector<uint8_t> has_ip_stack_;
   std::vector<ns3::Ptr<InaSwitchNode>> switches_;
   std::vector<std::vector<ns3::Ptr<InaNetDevice>>> devices_;  // [vertex][port]
   std::vector<ns3::Ptr<InaChannel>> channels_;

@@ -2,6 +2,7 @@
 
 #include "ina/addressing.h"
 #include "ina/ina-net-device.h"
+#include "ina/raw-header.h"
 #include "p4model/common/frame.h"
 
 #include "ns3/node.h"
@@ -64,8 +65,20 @@ bool HostEndpoint::SendTo(uint32_t dst_ip, uint16_t dst_port, const uint8_t* pay
   if (len) std::memcpy(f + kHeadBytes, payload, len);
   p4::FrameView view;  // hosts never mark, so only the size matters here
   view.frame_bytes = bytes;
-  return nic_->EnqueueFrame(ns3::Create<ns3::Packet>(f, bytes), view, InaNetDevice::kNoPort,
-                            nic_->SourceAt(p4::kIpProtoUdp, port_));
+  return nic_->EnqueueFrame(MakeFrame(f, bytes), view, InaNetDevice::kNoPort, nic_->SourceAt(p4::kIpProtoUdp, port_));
+}
+
+// A frame whose bytes after its first 64 are all zero (background traffic:
+// headers, a sequence number, zeros) keeps them as ns-3's zero area, as the
+// socket's zero-filled packet did: a queued copy then costs ~100 B of memory,
+// not the frame's size (the 1,024-host permutation queues millions).
+ns3::Ptr<ns3::Packet> HostEndpoint::MakeFrame(const uint8_t* f, uint32_t bytes) {
+  uint32_t end = bytes;
+  while (end > RawHeader::kMaxBytes && f[end - 1] == 0) --end;
+  if (end > RawHeader::kMaxBytes) return ns3::Create<ns3::Packet>(f, bytes);
+  ns3::Ptr<ns3::Packet> p = ns3::Create<ns3::Packet>(bytes - end);
+  p->AddHeader(RawHeader(f, end));
+  return p;
 }
 
 void HostEndpoint::Deliver(const uint8_t* frame, uint32_t frame_bytes) const {

@@ -16,6 +16,8 @@
 #include <functional>
 #include <vector>
 
+#include "ns3/packet.h"
+
 namespace ns3 {
 class Node;
 }
@@ -64,6 +66,8 @@ class HostEndpoint {
   void Deliver(const uint8_t* frame, uint32_t frame_bytes) const;
 
  private:
+  static ns3::Ptr<ns3::Packet> MakeFrame(const uint8_t* frame, uint32_t bytes);
+
   InaNetDevice* nic_ = nullptr;
   uint16_t port_ = 0;
   uint8_t ttl_ = 64;

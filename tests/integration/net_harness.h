@@ -130,11 +130,11 @@ class NetTest : public ::testing::Test {
     return *fabric_;
   }
   UdpSink& Sink(uint32_t host, uint16_t port) {
-    sinks_.push_back(std::make_unique<UdpSink>(fabric_->host(host), port));
+    sinks_.push_back(std::make_unique<UdpSink>(fabric_->ip_host(host), port));
     return *sinks_.back();
   }
   UdpSender& Sender(uint32_t host, uint8_t tos = 0) {
-    senders_.push_back(std::make_unique<UdpSender>(fabric_->host(host), tos));
+    senders_.push_back(std::make_unique<UdpSender>(fabric_->ip_host(host), tos));
     return *senders_.back();
   }
   void RunFor(uint64_t ps) {

@@ -41,7 +41,7 @@ class TcpTest : public NetTest {
   }
   std::unique_ptr<TcpFlowSet> Flows(std::vector<FlowSpec> specs, TcpConfig tcp = {}) {
     Fabric* f = fabric_.get();
-    auto set = std::make_unique<TcpFlowSet>(std::move(specs), tcp, [f](uint32_t h) { return f->host(h); },
+    auto set = std::make_unique<TcpFlowSet>(std::move(specs), tcp, [f](uint32_t h) { return f->ip_host(h); },
                                             [f](uint32_t h) { return f->host_address(h); });
     set->Install();
     return set;

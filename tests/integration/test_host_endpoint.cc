@@ -56,7 +56,7 @@ class HostEndpointTest : public NetTest {
     if (endpoint) {
       ep.Open(fabric_->device(0, 0), 4000, [](const uint8_t*, uint32_t, const DatagramInfo&) {});
     } else {
-      socket = ns3::Socket::CreateSocket(fabric_->host(0), ns3::UdpSocketFactory::GetTypeId());
+      socket = ns3::Socket::CreateSocket(fabric_->ip_host(0), ns3::UdpSocketFactory::GetTypeId());
       socket->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), 4000));
       socket->SetAllowBroadcast(true);
     }

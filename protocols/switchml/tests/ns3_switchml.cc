@@ -59,7 +59,7 @@ TEST_F(SwitchMLOnNs3, ThreeWorkersGetTheExactSumThroughTheFabric) {
   // worker uses the same UDP port, and the result arrives on it.
   std::vector<ns3::Ptr<ns3::Socket>> tx;
   for (int w = 0; w < kWorkers; ++w) {
-    auto s = ns3::Socket::CreateSocket(f.host(static_cast<uint32_t>(w)), ns3::UdpSocketFactory::GetTypeId());
+    auto s = ns3::Socket::CreateSocket(f.ip_host(static_cast<uint32_t>(w)), ns3::UdpSocketFactory::GetTypeId());
     s->SetAttribute("IpTtl", ns3::UintegerValue(64));
     ASSERT_EQ(s->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kWorkerPortBase)), 0);
     tx.push_back(s);

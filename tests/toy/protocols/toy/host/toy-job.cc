@@ -8,7 +8,6 @@
 
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
-#include "ns3/udp-socket-factory.h"
 
 #include <fmt/format.h>
 
@@ -32,25 +31,22 @@ ns3::TypeId ToyWorker::GetTypeId() {
   return tid;
 }
 
-void ToyWorker::Setup(ToyJob* job, uint32_t rank, ns3::InetSocketAddress to_switch) {
+void ToyWorker::Setup(ToyJob* job, uint32_t rank, InaNetDevice& nic, uint32_t switch_ip) {
   job_ = job;
   rank_ = rank;
-  to_switch_ = to_switch;
+  switch_ip_ = switch_ip;
   const uint32_t k = job->spec().elements_per_packet;
   tx_.assign(ty::kToyHeaderBytes + size_t{4} * k, 0);
-  rx_.assign(tx_.size(), 0);
-  socket_ = ns3::Socket::CreateSocket(GetNode(), ns3::UdpSocketFactory::GetTypeId());
-  if (socket_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), job->spec().udp_port)) != 0)
-    throw std::runtime_error("toy worker: cannot bind its UDP port");
-  socket_->SetRecvCallback(ns3::MakeCallback(&ToyWorker::OnReceive, this));
+  // A kernel-bypass port on the host's NIC (ina/host-endpoint.h).
+  endpoint_.Open(nic, job->spec().udp_port, [this](const uint8_t* b, uint32_t len, const DatagramInfo&) {
+    if (len == tx_.size()) Handle(b, len);  // else not a result of this job's size
+  });
 }
 
-void ToyWorker::StopApplication() {
-  if (socket_) socket_->Close();
-}
+void ToyWorker::StopApplication() { endpoint_.Close(); }
 
 void ToyWorker::DoDispose() {
-  socket_ = nullptr;
+  endpoint_.Close();
   ns3::Application::DoDispose();
 }
 
@@ -71,16 +67,7 @@ void ToyWorker::Send(uint64_t p) {
   p4::StoreBe32(tx_.data(), static_cast<uint32_t>(uint64_t{iteration_} * job_->packets() + p));
   tx_[4] = ty::kKindContribution;
   job_->data(iteration_).FillBe32(rank_, first, count, tx_.data() + ty::kToyHeaderBytes);
-  socket_->SendTo(ns3::Create<ns3::Packet>(tx_.data(), static_cast<uint32_t>(tx_.size())), 0, to_switch_);
-}
-
-void ToyWorker::OnReceive(ns3::Ptr<ns3::Socket> socket) {
-  ns3::Ptr<ns3::Packet> p;
-  while ((p = socket->Recv())) {
-    if (p->GetSize() != rx_.size()) continue;  // not a result of this job's size
-    p->CopyData(rx_.data(), static_cast<uint32_t>(rx_.size()));
-    Handle(rx_.data(), p->GetSize());
-  }
+  endpoint_.SendTo(switch_ip_, job_->spec().udp_port, tx_.data(), static_cast<uint32_t>(tx_.size()));
 }
 
 void ToyWorker::Handle(const uint8_t* h, uint32_t) {
@@ -118,11 +105,10 @@ ToyJob::ToyJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const Scenari
   for (uint32_t it = 0; it < s.workload.iterations; ++it) data_.push_back(first.ForIteration(it));
   iterations_.resize(s.workload.iterations);
   InstallSwitch(fabric, hosts);
-  const ns3::InetSocketAddress to_switch(ns3::Ipv4Address(SwitchIpv4(switch_id_)), spec_.udp_port);
   for (uint32_t rank = 0; rank < hosts.size(); ++rank) {
     auto w = ns3::CreateObject<ToyWorker>();
     fabric.host(hosts[rank])->AddApplication(w);
-    w->Setup(this, rank, to_switch);
+    w->Setup(this, rank, fabric.device(hosts[rank], 0), SwitchIpv4(switch_id_));
     workers_.push_back(w);
   }
 }

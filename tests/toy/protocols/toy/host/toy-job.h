@@ -4,14 +4,13 @@
 // a lost packet stalls the run, which then ends by the time limit, not finished.
 #pragma once
 
+#include "ina/host-endpoint.h"
 #include "ina/tensor-data.h"
 #include "ina/workload.h"
 #include "tests/toy/protocols/toy/host/spec.h"
 #include "topology/topology.h"
 
 #include "ns3/application.h"
-#include "ns3/inet-socket-address.h"
-#include "ns3/socket.h"
 
 #include <cstdint>
 #include <functional>
@@ -32,7 +31,7 @@ struct ToyIteration {
 class ToyWorker : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
-  void Setup(ToyJob* job, uint32_t rank, ns3::InetSocketAddress to_switch);
+  void Setup(ToyJob* job, uint32_t rank, InaNetDevice& nic, uint32_t switch_ip);
   /// Starts iteration `it` now.
   void Begin(uint32_t it);
 
@@ -41,7 +40,6 @@ class ToyWorker : public ns3::Application {
   void StopApplication() override;
   void DoDispose() override;
   void Send(uint64_t packet);
-  void OnReceive(ns3::Ptr<ns3::Socket> socket);
   void Handle(const uint8_t* payload, uint32_t bytes);
 
   ToyJob* job_ = nullptr;
@@ -49,9 +47,9 @@ class ToyWorker : public ns3::Application {
   uint32_t iteration_ = 0;
   uint64_t received_ = 0;  ///< results of this iteration
   uint64_t checked_ = 0, mismatches_ = 0;  ///< of this iteration's results
-  ns3::Ptr<ns3::Socket> socket_;
-  ns3::InetSocketAddress to_switch_{ns3::Ipv4Address(), 0};
-  std::vector<uint8_t> tx_, rx_;
+  HostEndpoint endpoint_;
+  uint32_t switch_ip_ = 0;
+  std::vector<uint8_t> tx_;
 };
 
 class ToyJob {
