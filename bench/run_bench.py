@@ -292,10 +292,10 @@ def write_results(args, rows, ratio):
 
 
 def print_table(rows):
-    print(f"{'benchmark':<17}{'simulator':<15}{'hosts':>6}{'wall s':>9}{'run s':>9}{'Mevents/s':>10}"
+    print(f"{'benchmark':<24}{'simulator':<16}{'hosts':>6}{'wall s':>9}{'run s':>9}{'Mevents/s':>10}"
           f"{'MB/s':>9}{'link MB/s':>10}{'RSS MB':>8}  note")
     for r in rows:
-        print(f"{r['benchmark']:<17}{r['simulator']:<15}{r['hosts']:>6}{r['wall_s']:>9.2f}{r['run_s']:>9.2f}"
+        print(f"{r['benchmark']:<24}{r['simulator']:<16}{r['hosts']:>6}{r['wall_s']:>9.2f}{r['run_s']:>9.2f}"
               f"{r['events_per_s']/1e6:>10.3f}{r['payload_bytes_per_wall_s']/1e6:>9.1f}"
               f"{r['link_bytes_per_wall_s']/1e6:>10.1f}{r['peak_rss_mb']:>8.0f}  {r['note']}")
 

@@ -257,7 +257,7 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
     source->queued += bytes;
     if (source->queued >= source->limit) source->armed = true;
   }
-  if (!switch_) Compact(queue_.back(), bytes);
+  Compact(queue_.back(), bytes);
   if (shared) {
     switch_->ChargeShared(shared);
   } else if (switch_ && ingress != kNoPort) {

@@ -233,12 +233,15 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
 
  private:
   /// A frame waiting for the wire. A host NIC's backlog can hold millions of
-  /// frames (line-rate senders paused by PFC); one whose bytes after its first
-  /// kCompactHeadBytes are all zero (ns-3's zero-filled payloads) and that
-  /// carries no tags but the socket's don't-fragment flag waits as those head bytes plus a zero count, ~70 B instead
-  /// of an ns3::Packet with its buffer (~1 KB), and is rebuilt, byte for byte,
-  /// when it reaches the wire.
-  static constexpr uint32_t kCompactHeadBytes = 48;
+  /// frames (line-rate senders paused by PFC), a switch's deep buffers
+  /// hundreds of thousands (the 1,024-host permutation); one whose bytes after
+  /// its first kCompactHeadBytes are all zero (background payloads: headers,
+  /// a 12-byte sequence/time stamp, zeros) and that carries no tags but the
+  /// socket's don't-fragment flag waits as those head bytes plus a zero count
+  /// instead of an ns3::Packet with its buffer, and is rebuilt, byte for byte,
+  /// when it reaches the wire. 56: Ethernet + IPv4 + UDP (42) + UdpClient's
+  /// SeqTsHeader (12), rounded up to 8.
+  static constexpr uint32_t kCompactHeadBytes = 56;
   struct Waiting {
     ns3::Ptr<ns3::Packet> frame;  ///< null: compact, see head / zero_bytes
     uint32_t zero_bytes = 0;
@@ -249,8 +252,8 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
     SharedIngressCharge* shared = nullptr;  ///< switch multicast copy: charged through this
     uint8_t head[kCompactHeadBytes] = {};
   };
-  // Millions of these wait in paused NICs: the pointers after the small fields keep it at 80 B.
-  static_assert(sizeof(Waiting) == 80, "a waiting frame's slot grew");
+  // Millions of these wait in paused NICs: the pointers after the small fields keep it at 88 B.
+  static_assert(sizeof(Waiting) == 88, "a waiting frame's slot grew");
   static void Compact(Waiting& w, uint32_t bytes);
   static ns3::Ptr<ns3::Packet> Rebuild(const Waiting& w);
   friend class FrameArrival;
