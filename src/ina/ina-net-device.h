@@ -130,6 +130,7 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   void SetSwitchPort(InaSwitchNode* sw, uint16_t port);
   void SetRate(uint64_t bps);
   void SetWireOverhead(uint32_t bytes) { wire_overhead_ = bytes; }
+  uint32_t wire_overhead() const { return wire_overhead_; }
   /// Extra one-way time for frames this device sends: the receiving switch's
   /// forwarding pipeline, folded into the hop so it costs no event of its own.
   void SetExtraDelay(uint64_t ps) { extra_delay_ps_ = ps; }

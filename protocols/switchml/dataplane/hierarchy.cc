@@ -80,8 +80,12 @@ void HierarchicalSwitchML::Process(uint16_t ingress_port, inasim::Span<const uin
     ++stats_.partials_up;
   }
   std::vector<uint8_t>& up = capture_.first;
+  // Up with the port the completing child's packet came from (the copy's
+  // destination port): worker_port + t of thread t on every worker, so the
+  // parent's result comes back to that thread's queue.
+  const uint16_t thread_port = LoadBe16(up.data() + kEthernetBytes + kIpv4MinBytes + 2);
   RewriteAddresses(up.data(), up.size(), config_.switch_mac, parent_.parent_mac, config_.switch_ip,
-                   parent_.parent_ip, parent_.src_udp_port, parent_.dst_udp_port);
+                   parent_.parent_ip, thread_port, parent_.dst_udp_port);
   out.Emit(inasim::Span<const uint8_t>(up.data(), up.size()), parent_.uplink_port, capture_.latency);
 }
 

@@ -43,9 +43,8 @@ struct ParentLink {
   uint16_t uplink_port = 0;  ///< this switch's (simulator) port towards the parent
   mac_addr_t parent_mac{};
   uint32_t parent_ip = 0;    ///< host order
-  /// UDP ports of the partial aggregates sent up: source as a worker's
-  /// (client_lib dpdk.cfg worker_port = 4000), destination the switch's.
-  uint16_t src_udp_port = 4000;
+  /// UDP destination port of the partial aggregates sent up (the switch's);
+  /// their source port is the completing packet's (a worker thread's port).
   uint16_t dst_udp_port = kUdpPortSwitchmlBase;
 };
 

@@ -73,6 +73,35 @@ SwitchMLSection& DeclareTransport(SwitchMLSection& m) {
             "`false`: `std::round` everywhere.");
 }
 
+// The worker's DPDK host (docs/research/switchml-dpdk-threads.md).
+SwitchMLSection& DeclareHost(SwitchMLSection& m) {
+  return m
+      .Enum("backend", &SwitchMLSpec::backend, "dpdk",
+            {{"dpdk", SwitchMLBackend::kDpdk}, {"ideal", SwitchMLBackend::kIdeal}},
+            "`dpdk`: the client library's DPDK worker as it runs (switchml-nsdi21.txt:424, :711; "
+            "dpdk_worker_thread.cc:274-389): `worker_threads` lcores, each with its UDP port, its share of the "
+            "pool and its slice of every tensor; rx bursts processed at `core_gbps`, replies through a tx "
+            "buffer that leaves when full or on the drain timer. `ideal`: a host with no cost and no batching, "
+            "one thread (the model before issue 28).")
+      .U32("worker_threads", &SwitchMLSpec::worker_threads, 0, 0, 64, "threads",
+           "Worker lcores per host (`num_worker_threads`; the pool is split evenly). 0: 1 on links up to 10 Gb/s "
+           "(\"One CPU core is sufficient to do reduction at line rate on a 10 Gbps network\", "
+           "switchml-nsdi21.txt:711), 8 above (\"We use up to 8 cores per worker\", :424). `dpdk` only.")
+      .U32("burst_rx", &SwitchMLSpec::burst_rx, 32, 1, 4096, "packets",
+           "Packets per `rte_eth_rx_burst` (\"Packets are batched in groups of 32\", switchml-nsdi21.txt:711; "
+           "the shipped dpdk.cfg: 64).")
+      .U32("burst_tx", &SwitchMLSpec::burst_tx, 32, 1, 4096, "packets",
+           "The tx buffer's size: it leaves by itself when this many replies wait (paper 32, dpdk.cfg 64).")
+      .TimePs("tx_drain_us", &SwitchMLSpec::tx_drain_ps, 10, 0, 1e6, spec::TimeUnit::kUs,
+              "An empty poll flushes the tx buffer once this long has passed since the last drain "
+              "(`bulk_drain_tx_us = 10`, dev_root/client_lib/src/configs/dpdk.cfg:56; the code's default is 100).")
+      .Num("core_gbps", &SwitchMLSpec::core_gbps, 11.25, 0.001, 1e4, "Gb/s",
+           "Wire bits one lcore processes per second (a packet costs its frame + 24 B at this rate). No number "
+           "is published; two statements bracket it: one core keeps up with 10 Gb/s (:711), and up to 8 cores "
+           "fall short of 100 Gb/s \"due to packet processing costs\" (:430, :424), so 10 < core_gbps < 12.5; "
+           "the default is the middle. Fig. 9's pool sizes are the check, not the source.");
+}
+
 const SwitchMLSection& SwitchML() {
   static const SwitchMLSection section = [] {
     SwitchMLSection m("workload.switchml", "SwitchML workers (p4app-switchML client library)");
@@ -98,6 +127,7 @@ const SwitchMLSection& SwitchML() {
         .CheckWithContext(CheckWarmup)
         .TimePs("timeline_bin_us", &SwitchMLSpec::timeline_bin_ps, 0, 0, 1e9, spec::TimeUnit::kUs,
                 "If > 0, `switchml_timeline.csv`: packets worker 0 sent per bin (Fig. 7).");
+    DeclareHost(m);
     return m;
   }();
   return section;

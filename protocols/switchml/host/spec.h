@@ -15,6 +15,10 @@ enum class SwitchMLTimerMode : uint8_t {
   kPaper,     ///< Algorithm 4: one timer per outstanding packet, from its first send
   kUpstream,  ///< dpdk_worker_thread.cc as written (first batch: timer slot and packet id off by one)
 };
+/// The worker's host side (issue 28): the client library's DPDK backend as
+/// it runs (lcores, bursts, the tx buffer and its drain, a cost per packet),
+/// or the ideal host of the model before it (no cost, no batching, one thread).
+enum class SwitchMLBackend : uint8_t { kDpdk, kIdeal };
 struct SwitchMLSpec {
   uint32_t elements_per_packet = 256;            ///< general.cfg packet_numel: 64 or 256
   uint32_t pool_size = 512;                      ///< max_outstanding_packets of the one worker thread
@@ -29,6 +33,11 @@ struct SwitchMLSpec {
   std::vector<uint64_t> tensors;                 ///< bytes of each tensor of an iteration (empty: workload.bytes)
   uint32_t warmup_tensors = 0;                   ///< left out of the summary means
   uint64_t timeline_bin_ps = 0;                  ///< worker 0's packets sent per bin (0 = off)
+  SwitchMLBackend backend = SwitchMLBackend::kDpdk;
+  uint32_t worker_threads = 0;                   ///< lcores per worker; 0: 1 up to 10 Gb/s, else 8 (paper :711, :424)
+  uint32_t burst_rx = 32, burst_tx = 32;         ///< paper :711 "batched in groups of 32" (dpdk.cfg: 64)
+  uint64_t tx_drain_ps = 10'000'000;             ///< dpdk.cfg bulk_drain_tx_us = 10
+  double core_gbps = 11.25;                      ///< wire Gb/s one lcore processes (see spec.cc)
 };
 
 }  // namespace inasim

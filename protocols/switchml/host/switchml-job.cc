@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <tuple>
 
 namespace inasim {
 
@@ -64,46 +65,54 @@ ns3::TypeId SwitchMLWorker::GetTypeId() {
   return tid;
 }
 
-void SwitchMLWorker::Setup(SwitchMLJob* owner, uint32_t rank, InaNetDevice& nic, uint32_t switch_ip) {
+void SwitchMLWorker::Setup(SwitchMLJob* owner, uint32_t rank, uint32_t tid, InaNetDevice& nic, uint32_t switch_ip) {
   owner_ = owner;
   spec_ = &owner->spec();
   rank_ = rank;
+  tid_ = tid;
   switch_ip_ = switch_ip;
   timeout_threshold_ = spec_->timeout_threshold;
-  const uint32_t m = spec_->pool_size;
+  // dpdk_worker_thread.cc:82, :93-94: the thread's window and its slots.
+  window_ = spec_->pool_size / owner->threads();
+  pool_start_ = 2 * window_ * tid;
+  const uint32_t m = window_;
   timer_pkt_id_.assign(m, 0);
   timer_pool_index_.assign(m, 0);
   timers_.Reset(m);
   sent_ps_.assign(m, 0);
   tx_.assign(kHeaderBytes + 4 * spec_->elements_per_packet, 0);
   block_.resize(spec_->elements_per_packet);
-  // The port exists from set-up on, so a job may begin at time 0. Every
-  // worker uses the same UDP port: the switch answers to the port of the
-  // packet that completed a slot (udp_sender.p4 swaps ports), for all copies.
-  endpoint_.Open(nic, spec_->worker_udp_port,
-                 [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { Handle(b, len); });
+  // The port exists from set-up on, so a job may begin at time 0. Thread t
+  // of every worker uses port worker_port + t (dpdk_worker_thread.cc:66-70):
+  // the switch answers to the port of the packet that completed a slot
+  // (udp_sender.p4 swaps ports), and the NIC's flow rule steers it to the
+  // thread's queue (dpdk_master_thread_utils.inc:105-161).
+  endpoint_.Open(nic, static_cast<uint16_t>(spec_->worker_udp_port + tid),
+                 [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { lcore_.OnRx(b, len); });
   endpoint_.set_ttl(128);  // BuildPacket: time_to_live = 128
+  lcore_.Configure(owner->LcoreConfig(), &endpoint_, [this](const uint8_t* b, uint32_t len) { Handle(b, len); });
 }
 
 void SwitchMLWorker::StartApplication() {}
 
 void SwitchMLWorker::StopApplication() {
   endpoint_.Close();
+  lcore_.Cancel();
   timers_.CancelEvent();
 }
 
 void SwitchMLWorker::DoDispose() {
   endpoint_.Close();
+  lcore_.Cancel();
   timers_.CancelEvent();
   ns3::Application::DoDispose();
 }
 
 // p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread_utils.inc:42
 uint16_t SwitchMLWorker::PoolIndex(uint64_t pkt_id) const {
-  const uint32_t m = spec_->pool_size;
-  // One worker thread (tid 0): switch_pool_index_start = 0.
+  const uint32_t m = window_;
   const uint32_t i = static_cast<uint32_t>((pkt_id + pool_index_shift_) % (2ull * m));
-  return i < m ? static_cast<uint16_t>(i) : static_cast<uint16_t>((i - m) | 0x8000);
+  return i < m ? static_cast<uint16_t>(pool_start_ + i) : static_cast<uint16_t>((pool_start_ + i - m) | 0x8000);
 }
 
 // p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread.cc:165
@@ -112,9 +121,10 @@ void SwitchMLWorker::BeginJob(uint32_t job) {
   running_ = true;
   data_ = &owner_->data(job);
   record_ = &owner_->record(job);
-  numel_ = record_->elements;
+  // This thread's job slice (fifo_scheduler.cc:93-108), packetized on its own.
+  std::tie(slice_first_, numel_) = owner_->Slice(record_->elements, tid_);
   const uint32_t k = spec_->elements_per_packet;
-  const uint32_t m = spec_->pool_size;
+  const uint32_t m = window_;
   // CpuExponentQuantizerPPP::SetupJobSlice: LTUs of k elements, rounded up.
   total_main_ = (numel_ + k - 1) / k;
   batch_ = std::min<uint64_t>(m, total_main_);
@@ -131,7 +141,7 @@ void SwitchMLWorker::BeginJob(uint32_t job) {
   // First batch (dpdk_worker_thread.cc:222).
   for (uint64_t j = 0; j < batch_; ++j) {
     const uint16_t pool = PoolIndex(j);
-    Send(j, pool, false);
+    Send(j, pool, false, false);
     if (spec_->timer_mode == SwitchMLTimerMode::kPaper) {
       StartTimer(static_cast<uint32_t>(j % batch_), j, pool, timer_ps_);
     } else {
@@ -144,7 +154,7 @@ void SwitchMLWorker::BeginJob(uint32_t job) {
   }
 }
 
-void SwitchMLWorker::Send(uint64_t pkt_id, uint16_t pool_index, bool retransmission) {
+void SwitchMLWorker::Send(uint64_t pkt_id, uint16_t pool_index, bool retransmission, bool buffered) {
   const uint32_t k = spec_->elements_per_packet;
   uint8_t* b = tx_.data();
   // BuildPacket (dpdk_worker_thread_utils.inc:113): size category of packet_numel.
@@ -157,7 +167,11 @@ void SwitchMLWorker::Send(uint64_t pkt_id, uint16_t pool_index, bool retransmiss
   b[4] = static_cast<uint8_t>(id >> 16), b[5] = static_cast<uint8_t>(id >> 24);
   p4::StoreBe16(b + 6, pool_index);
   Preprocess(pkt_id, b);
-  endpoint_.SendTo(switch_ip_, kSwitchUdpPort, b, static_cast<uint32_t>(tx_.size()));
+  if (buffered) {
+    lcore_.Buffer(switch_ip_, kSwitchUdpPort, b, static_cast<uint32_t>(tx_.size()));
+  } else {
+    lcore_.SendNow(switch_ip_, kSwitchUdpPort, b, static_cast<uint32_t>(tx_.size()));
+  }
   // Per-packet RTT runs from the first send; each of the batch_ lanes
   // (pkt_id mod batch_) has exactly one packet outstanding.
   if (!retransmission) sent_ps_[pkt_id % batch_] = NowPs();
@@ -177,7 +191,7 @@ void SwitchMLWorker::Preprocess(uint64_t ltu_id, uint8_t* b) {
   if (data_->dtype() == DType::kInt32) {
     const uint64_t first = ltu_id * k;
     const uint64_t count = first < numel_ ? std::min<uint64_t>(k, numel_ - first) : 0;
-    data_->FillBe32(rank_, first, count, out);
+    data_->FillBe32(rank_, slice_first_ + first, count, out);
     if (count < k) std::memset(out + 4 * count, 0, 4 * (k - count));
     return;
   }
@@ -190,7 +204,7 @@ void SwitchMLWorker::Preprocess(uint64_t ltu_id, uint8_t* b) {
     const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(k, numel_ - first));
     const float f = scaling_factors_[d];
     for (uint32_t i = 0; i < count; ++i) {
-      const float x = AsFloat(data_->Contribution(rank_, first + i));
+      const float x = AsFloat(data_->Contribution(rank_, slice_first_ + first + i));
       p4::StoreBe32(out + 4 * i, switchml_host::Quantize(x, f, i, count, spec_->vcl));
     }
   }
@@ -198,7 +212,7 @@ void SwitchMLWorker::Preprocess(uint64_t ltu_id, uint8_t* b) {
   if (ltu_id < total_main_) {
     const uint64_t first = ltu_id * k;
     const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(k, numel_ - first));
-    for (uint32_t i = 0; i < count; ++i) block_[i] = AsFloat(data_->Contribution(rank_, first + i));
+    for (uint32_t i = 0; i < count; ++i) block_[i] = AsFloat(data_->Contribution(rank_, slice_first_ + first + i));
     b[8] = static_cast<uint8_t>(switchml_host::BlockExponent(block_.data(), count));
   }
 }
@@ -211,7 +225,7 @@ void SwitchMLWorker::Postprocess(uint64_t ltu_id, const uint8_t* b) {
   if (data_->dtype() == DType::kInt32) {
     const uint64_t first = ltu_id * k;
     const uint64_t count = first < numel_ ? std::min<uint64_t>(k, numel_ - first) : 0;
-    rec.mismatches += data_->CountMismatchesBe32(first, count, in);
+    rec.mismatches += data_->CountMismatchesBe32(slice_first_ + first, count, in);
     rec.elements_checked += count;
     return;
   }
@@ -227,7 +241,7 @@ void SwitchMLWorker::Postprocess(uint64_t ltu_id, const uint8_t* b) {
     const double half_ulps = n * switchml_host::HalfUlp(static_cast<float>(2147483647.0 / n));
     for (uint32_t i = 0; i < count; ++i) {
       const float result = switchml_host::Dequantize(p4::LoadBe32(in + 4 * i), f);
-      const double exact = data_->ExactSum(first + i);
+      const double exact = data_->ExactSum(slice_first_ + first + i);
       const double err = std::fabs(static_cast<double>(result) - exact);
       const double impl_bound = switchml_host::ImplementationErrorBound(n, half_ulps, f, std::fabs(exact));
       rec.max_abs_error = std::max(rec.max_abs_error, err);
@@ -264,7 +278,7 @@ void SwitchMLWorker::Handle(const uint8_t* b, uint32_t len) {
   ++num_received_;
   ++received_total_;
   received_[pkt_id] = 1;
-  const uint32_t m = spec_->pool_size;
+  const uint32_t m = window_;
   const uint64_t next = pkt_id + batch_;
   uint32_t index;
   if (spec_->timer_mode == SwitchMLTimerMode::kPaper) {
@@ -280,7 +294,7 @@ void SwitchMLWorker::Handle(const uint8_t* b, uint32_t len) {
   StopTimer(index);
   if (next < total_) {
     const uint16_t pool = PoolIndex(next);
-    Send(next, pool, false);
+    Send(next, pool, false, true);
     StartTimer(index, next, pool, timer_ps_);
   }
   if (num_received_ == total_) FinishJob();
@@ -307,7 +321,7 @@ void SwitchMLWorker::OnTimerEvent() {
       timer_ps_ *= 2;
     }
     ++record_->timeouts;
-    Send(timer_pkt_id_[index], timer_pool_index_[index], true);
+    Send(timer_pkt_id_[index], timer_pool_index_[index], true, false);
     timers_.Start(index, now + timer_ps_);
   }
   timers_.Arm(now, this, &SwitchMLWorker::OnTimerEvent);
@@ -318,14 +332,8 @@ void SwitchMLWorker::FinishJob() {
   // Every timer of this job slice is over (the library's are all stopped by then).
   timers_.StopAll();
   // dpdk_worker_thread.cc:392: the next job continues the pool index sequence.
-  pool_index_shift_ = static_cast<uint32_t>((pool_index_shift_ + total_) % (2ull * spec_->pool_size));
-  record_->end_ps[rank_] = NowPs();
-  const uint32_t job = job_;
-  owner_->WorkerJobDone(rank_, job);
-  if (job + 1 < owner_->num_jobs()) {
-    const uint64_t gap = owner_->compute_gap_ps();
-    Simulator::Schedule(PicoSeconds(gap), &SwitchMLWorker::BeginJob, this, job + 1);
-  }
+  pool_index_shift_ = static_cast<uint32_t>((pool_index_shift_ + total_) % (2ull * window_));
+  owner_->ThreadJobDone(rank_, tid_, job_);
 }
 
 // ------------------------------------------------------------------- job ----
@@ -339,6 +347,9 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
   if (n > 0xffff) throw std::invalid_argument("switchml: num_workers is a 16-bit field in the client library");
   const topo::Topology& topology = fabric.topology();
   tree_ = CheckedTree(topology, hosts, spec_);
+  host_rate_bps_ = fabric.device(hosts[0], 0).rate_bps();
+  threads_ = ResolveThreads(spec_, host_rate_bps_);
+  CheckThreads(spec_, threads_);
   InstallPrograms(fabric);
 
   const uint32_t k = spec_.elements_per_packet;
@@ -352,8 +363,11 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
       r.tensor = t;
       r.bytes = tensor_bytes[t];
       r.elements = tensor_bytes[t] / 4;
-      const uint64_t main = (r.elements + k - 1) / k;
-      r.packets_per_worker = main + (dtype == DType::kFloat32 ? std::min<uint64_t>(spec_.pool_size, main) : 0);
+      // Each thread's slice is packetized on its own, with its own float32 extra batch.
+      for (uint32_t tid = 0; tid < threads_; ++tid) {
+        const uint64_t main = (Slice(r.elements, tid).second + k - 1) / k;
+        r.packets_per_worker += main + (dtype == DType::kFloat32 ? std::min<uint64_t>(spec_.pool_size / threads_, main) : 0);
+      }
       r.Reset(n);
       records_.push_back(std::move(r));
       // Each tensor of each iteration (a SwitchML job) its own values: the
@@ -362,13 +376,61 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
       expected_packets_ += records_.back().packets_per_worker * n;
     }
   }
+  threads_done_.assign(n, 0);
   for (uint32_t rank = 0; rank < n; ++rank) {
-    auto w = ns3::CreateObject<SwitchMLWorker>();
-    fabric.host(hosts[rank])->AddApplication(w);
     const uint32_t tor = tree_.parent[hosts[rank]];
-    w->Setup(this, rank, fabric.device(hosts[rank], 0), SwitchIpv4(tor - topology.num_hosts()));
-    workers_.push_back(w);
+    for (uint32_t tid = 0; tid < threads_; ++tid) {
+      auto w = ns3::CreateObject<SwitchMLWorker>();
+      fabric.host(hosts[rank])->AddApplication(w);
+      w->Setup(this, rank, tid, fabric.device(hosts[rank], 0), SwitchIpv4(tor - topology.num_hosts()));
+      workers_.push_back(w);
+    }
   }
+}
+
+// config.cc:156-172 wants max_outstanding_packets a multiple of the threads;
+// thread t's slots are [2 m t, 2 m t + m) (dpdk_worker_thread.cc:93-94),
+// below the program's 8192 per set (configuration.p4:23-26); its port is
+// worker_port + t (dpdk_worker_thread.cc:66-70).
+void SwitchMLJob::CheckThreads(const SwitchMLSpec& spec, uint32_t threads) {
+  if (spec.pool_size % threads != 0)
+    throw ScenarioError(fmt::format(
+        "workload.switchml.pool_size: {} is not a multiple of the {} worker threads (worker_threads) that share it",
+        spec.pool_size, threads));
+  const uint64_t top = uint64_t{spec.pool_size / threads} * (2 * threads - 1);
+  if (top > p4::switchml::kRegisterSize / 2)
+    throw ScenarioError(fmt::format(
+        "workload.switchml.pool_size: {} slots over {} worker threads reach slot {}, beyond the switch's {} per "
+        "set (each thread's slots start at 2 x pool_size / threads x its id)",
+        spec.pool_size, threads, top - 1, p4::switchml::kRegisterSize / 2 - 1));
+  const uint32_t last = uint32_t{spec.worker_udp_port} + threads - 1;
+  if (last > 65535 || (spec.worker_udp_port <= 0xbeef && last >= 0xbee0))
+    throw ScenarioError(fmt::format(
+        "workload.switchml.worker_udp_port: the {} worker threads use ports {}..{}, which must stay below 65536 "
+        "and outside the switch's 0xbee0-0xbeef", threads, spec.worker_udp_port, last));
+}
+
+uint32_t SwitchMLJob::ResolveThreads(const SwitchMLSpec& spec, uint64_t host_rate_bps) {
+  if (spec.backend == SwitchMLBackend::kIdeal) return spec.worker_threads ? spec.worker_threads : 1;
+  if (spec.worker_threads) return spec.worker_threads;
+  return host_rate_bps <= 10'000'000'000ULL ? 1 : 8;  // switchml-nsdi21.txt:711, :424
+}
+
+std::pair<uint64_t, uint64_t> SwitchMLJob::Slice(uint64_t elements, uint32_t tid) const {
+  const uint64_t q = elements / threads_, r = elements % threads_;
+  if (tid < r) return {tid * (q + 1), q + 1};
+  return {tid * q + r, q};
+}
+
+DpdkLcoreConfig SwitchMLJob::LcoreConfig() const {
+  DpdkLcoreConfig c;
+  c.ideal = spec_.backend == SwitchMLBackend::kIdeal;
+  c.burst_rx = spec_.burst_rx;
+  c.burst_tx = spec_.burst_tx;
+  c.drain_ps = spec_.tx_drain_ps;
+  c.core_bps = spec_.core_gbps * 1e9;
+  c.wire_overhead_bytes = fabric_->device(0, 0).wire_overhead();
+  return c;
 }
 
 SwitchMLJob::~SwitchMLJob() = default;
@@ -454,7 +516,6 @@ void SwitchMLJob::InstallPrograms(Fabric& fabric) {
       up.uplink_port = static_cast<uint16_t>(tree_.parent_port[v]);
       up.parent_ip = SwitchIpv4(tree_.parent[v] - nh);
       up.parent_mac = MacBytesOfIpv4(up.parent_ip);
-      up.src_udp_port = spec_.worker_udp_port;
       fabric.switch_node(sw).SetDataplane(std::make_unique<sml::HierarchicalSwitchML>(c, up));
     }
     switches_.emplace_back(v, level[v]);
@@ -483,6 +544,19 @@ void SwitchMLJob::CountSent(uint32_t rank) {
   const uint64_t bin = NowPs() / spec_.timeline_bin_ps;
   if (timeline_.size() <= bin) timeline_.resize(bin + 1, 0);
   ++timeline_[bin];
+}
+
+void SwitchMLJob::ThreadJobDone(uint32_t rank, uint32_t tid, uint32_t job) {
+  (void)tid;
+  if (++threads_done_[rank] < threads_) return;
+  threads_done_[rank] = 0;
+  records_[job].end_ps[rank] = NowPs();
+  WorkerJobDone(rank, job);
+  if (job + 1 < num_jobs()) {
+    for (uint32_t t = 0; t < threads_; ++t)
+      Simulator::Schedule(PicoSeconds(compute_gap_ps_), &SwitchMLWorker::BeginJob, workers_[rank * threads_ + t],
+                          job + 1);
+  }
 }
 
 void SwitchMLJob::WorkerJobDone(uint32_t rank, uint32_t job) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "ina/host-endpoint.h"
+#include "protocols/switchml/host/dpdk-lcore.h"
 #include "ina/lazy-timer-heap.h"
 #include "ina/collective-table.h"
 #include "ina/workload.h"
@@ -58,14 +59,18 @@ struct SwitchMLTensorRecord : CollectiveRecord {
   uint64_t rtt_count = 0, rtt_max_ps = 0;
 };
 
-/// One worker: an ns-3 Application on a host, its DPDK port a HostEndpoint.
+/// One worker thread (a DPDK lcore) of a worker host: an ns-3 Application
+/// with its UDP port (worker_udp_port + tid, a HostEndpoint: the NIC's flow
+/// rule to its queue), its share of the pool and its slice of every tensor
+/// (docs/research/switchml-dpdk-threads.md §1-2).
 class SwitchMLWorker : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
   SwitchMLWorker() = default;
-  void Setup(SwitchMLJob* owner, uint32_t rank, InaNetDevice& nic, uint32_t switch_ip);
+  void Setup(SwitchMLJob* owner, uint32_t rank, uint32_t tid, InaNetDevice& nic, uint32_t switch_ip);
   void BeginJob(uint32_t job);
   uint64_t received_packets() const { return received_total_; }
+  const DpdkLcoreCounters& lcore() const { return lcore_.counters(); }
 
  protected:
   void DoDispose() override;
@@ -74,7 +79,9 @@ class SwitchMLWorker : public ns3::Application {
   void StartApplication() override;
   void StopApplication() override;
   void Handle(const uint8_t* p, uint32_t len);
-  void Send(uint64_t pkt_id, uint16_t pool_index, bool retransmission);
+  /// `buffered`: a reply's reuse goes through the tx buffer; the first batch
+  /// and retransmissions go straight out.
+  void Send(uint64_t pkt_id, uint16_t pool_index, bool retransmission, bool buffered);
   uint16_t PoolIndex(uint64_t pkt_id) const;
   void Preprocess(uint64_t pkt_id, uint8_t* payload);
   void Postprocess(uint64_t pkt_id, const uint8_t* payload);
@@ -86,7 +93,12 @@ class SwitchMLWorker : public ns3::Application {
   SwitchMLJob* owner_ = nullptr;
   const SwitchMLSpec* spec_ = nullptr;
   uint32_t rank_ = 0;
+  uint32_t tid_ = 0;
+  uint32_t window_ = 0;       ///< max_outstanding_packets / threads (m_t)
+  uint32_t pool_start_ = 0;   ///< 2 m_t tid: this thread's slots
+  uint64_t slice_first_ = 0;  ///< the first element of this job's slice
   HostEndpoint endpoint_;
+  DpdkLcore lcore_;
   uint32_t switch_ip_ = 0;
 
   // Per job (dpdk_worker_thread.cc operator()).
@@ -139,13 +151,23 @@ class SwitchMLJob {
   static topo::AggregationTree CheckedTree(const topo::Topology& topology, const std::vector<uint32_t>& hosts,
                                            const SwitchMLSpec& spec);
 
+  /// Worker threads per host: worker_threads, or the paper's rule (0).
+  static uint32_t ResolveThreads(const SwitchMLSpec& spec, uint64_t host_rate_bps);
+  /// The pool, slot range and ports `threads` threads need; throws
+  /// ScenarioError naming the key (shared with validation).
+  static void CheckThreads(const SwitchMLSpec& spec, uint32_t threads);
   void Start(uint64_t at_ps);
   double progress() const;
-  bool done() const { return workers_done_ == workers_.size(); }
+  bool done() const { return workers_done_ == num_workers(); }
   std::function<void()> on_finished;
 
-  uint32_t num_workers() const { return static_cast<uint32_t>(workers_.size()); }
-  SwitchMLWorker& worker(uint32_t rank) const { return *workers_[rank]; }
+  uint32_t num_workers() const { return static_cast<uint32_t>(workers_.size() / threads_); }
+  /// Thread `tid` of worker `rank`.
+  SwitchMLWorker& worker(uint32_t rank, uint32_t tid = 0) const { return *workers_[rank * threads_ + tid]; }
+  uint32_t threads() const { return threads_; }
+  /// Thread tid's slice of a tensor of `elements`: (first element, count);
+  /// fifo_scheduler.cc:93-108 (the first numel % T threads get one more).
+  std::pair<uint64_t, uint64_t> Slice(uint64_t elements, uint32_t tid) const;
   uint32_t num_jobs() const { return static_cast<uint32_t>(records_.size()); }
   const std::vector<SwitchMLTensorRecord>& records() const { return records_; }
   const topo::AggregationTree& tree() const { return tree_; }
@@ -171,7 +193,11 @@ class SwitchMLJob {
   const TensorData& data(uint32_t job) const { return data_[job]; }
   SwitchMLTensorRecord& record(uint32_t job) { return records_[job]; }
   uint64_t compute_gap_ps() const { return compute_gap_ps_; }
-  void WorkerJobDone(uint32_t rank, uint32_t job);
+  /// Thread tid of worker rank finished its slice of `job`; when all of the
+  /// host's threads have, the job is done there and they take the next one
+  /// together (fifo_scheduler.cc:63-65: the per-host barrier).
+  void ThreadJobDone(uint32_t rank, uint32_t tid, uint32_t job);
+  DpdkLcoreConfig LcoreConfig() const;
   void CountSent(uint32_t rank);
   void RecordRtt(uint32_t rank, uint64_t rtt_ps) {
     if (rank == 0) rtt_work_.push_back(rtt_ps);
@@ -184,6 +210,7 @@ class SwitchMLJob {
   void AddTensors(const Scenario& s, CollectiveTable& table, TensorTotals& t) const;
   uint32_t IterationsCompleted() const;
   nlohmann::json Programs() const;
+  nlohmann::json Host() const;
   nlohmann::json Details(const Scenario& s, const TensorTotals& t) const;
   std::string Summary(const Scenario& s, const CollectiveTable& table, const TensorTotals& t,
                       const nlohmann::json& details, bool finished, bool correct) const;
@@ -194,7 +221,11 @@ class SwitchMLJob {
   std::vector<std::pair<uint32_t, uint32_t>> switches_;
   std::vector<TensorData> data_;
   std::vector<SwitchMLTensorRecord> records_;
-  std::vector<ns3::Ptr<SwitchMLWorker>> workers_;
+  void WorkerJobDone(uint32_t rank, uint32_t job);
+  std::vector<ns3::Ptr<SwitchMLWorker>> workers_;  ///< [rank * threads + tid]
+  uint32_t threads_ = 1;
+  uint64_t host_rate_bps_ = 0;
+  std::vector<uint32_t> threads_done_;  ///< per rank: threads done with its current job
   Fabric* fabric_;
   uint32_t workers_done_ = 0;
   uint64_t expected_packets_ = 0;

@@ -172,10 +172,45 @@ json SwitchMLJob::Details(const Scenario& s, const TensorTotals& t) const {
           {"error_bound_paper", "n/f per block (appendix E, Theorem 1)"},
           {"max_paper_bound_ratio", t.max_paper},
           {"max_impl_bound_ratio", t.max_impl},
+          {"host", Host()},
           {"rtt_worker0_last_tensor_us", {{"samples", rtts.size()},
                                           {"p50", Percentile(rtts, 0.5) * 1e-6},
                                           {"p99", Percentile(rtts, 0.99) * 1e-6},
                                           {"max", Percentile(rtts, 1.0) * 1e-6}}}};
+}
+
+// The workers' host side as run: the backend, the threads the pool and the
+// tensors are split over, and what the lcores did (summed over every worker).
+json SwitchMLJob::Host() const {
+  DpdkLcoreCounters sum;
+  for (const auto& w : workers_) {
+    const DpdkLcoreCounters& c = w->lcore();
+    sum.bursts += c.bursts;
+    sum.packets += c.packets;
+    sum.busy_ps += c.busy_ps;
+    sum.drain_flushes += c.drain_flushes;
+    sum.full_flushes += c.full_flushes;
+    sum.ring_drops += c.ring_drops;
+    sum.max_ring = std::max(sum.max_ring, c.max_ring);
+  }
+  const bool ideal = spec_.backend == SwitchMLBackend::kIdeal;
+  json h = {{"backend", ideal ? "ideal" : "dpdk"}, {"worker_threads", threads_}, {"window_per_thread", spec_.pool_size / threads_}};
+  if (ideal) return h;
+  const DpdkLcoreConfig c = LcoreConfig();
+  h.update({{"burst_rx", c.burst_rx},
+            {"burst_tx", c.burst_tx},
+            {"tx_drain_us", c.drain_ps * 1e-6},
+            {"core_gbps", c.core_bps * 1e-9},
+            {"packet_cost_ns", (spec_.elements_per_packet * 4.0 + 10 + 42 + c.wire_overhead_bytes) * 8.0 / c.core_bps * 1e9},
+            {"rx_bursts", sum.bursts},
+            {"packets_processed", sum.packets},
+            {"mean_burst", sum.bursts ? static_cast<double>(sum.packets) / sum.bursts : 0.0},
+            {"busy_s", PsToS(sum.busy_ps)},
+            {"drain_flushes", sum.drain_flushes},
+            {"full_flushes", sum.full_flushes},
+            {"rx_ring_drops", sum.ring_drops},
+            {"max_rx_ring", sum.max_ring}});
+  return h;
 }
 
 std::string SwitchMLJob::Summary(const Scenario& s, const CollectiveTable& table, const TensorTotals& t, const json& d,

@@ -27,7 +27,10 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 namespace {
 
 void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
-  (void)SwitchMLJob::CheckedTree(t, hosts, s.workload.spec<SwitchMLSpec>());
+  const SwitchMLSpec& spec = s.workload.spec<SwitchMLSpec>();
+  (void)SwitchMLJob::CheckedTree(t, hosts, spec);
+  SwitchMLJob::CheckThreads(
+      spec, SwitchMLJob::ResolveThreads(spec, static_cast<uint64_t>(std::llround(s.links.host_rate_gbps * 1e9))));
 }
 
 /// SwitchMLWorker's received_ (and float32 scaling_factors_), per packet of the largest tensor.

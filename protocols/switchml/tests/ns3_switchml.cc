@@ -177,6 +177,7 @@ class SwitchMLWorkers : public NetTest {
 // and pkt1 the same slot in pool 1. Timeout 100 us, no backoff.
 TEST_F(SwitchMLWorkers, AppendixAThreeWorkerLossExampleHappensInThePapersOrder) {
   SwitchMLSpec spec;
+  spec.backend = SwitchMLBackend::kIdeal;  // the paper's worked example: no host time, one thread
   spec.elements_per_packet = 64;
   spec.pool_size = 1;
   spec.timeout_ps = 100 * kUs;
@@ -240,6 +241,7 @@ TEST_F(SwitchMLWorkers, AppendixAThreeWorkerLossExampleHappensInThePapersOrder) 
 TEST_F(SwitchMLWorkers, LostFirstBatchPacketRecoveredInPaperModeButWrongUpstream) {
   for (SwitchMLTimerMode mode : {SwitchMLTimerMode::kPaper, SwitchMLTimerMode::kUpstream}) {
     SwitchMLSpec spec;
+    spec.backend = SwitchMLBackend::kIdeal;  // the packet ids of one thread, sent at once
     spec.elements_per_packet = 64;
     spec.pool_size = 8;
     spec.timeout_ps = 20 * kUs;
@@ -298,9 +300,40 @@ TEST_F(SwitchMLScenario, Int32SumsAreExactIn256And1024ByteModes) {
     EXPECT_TRUE(r.correct) << k;
     EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 5u * 75'000) << k;
     EXPECT_EQ(w["mismatches"].get<uint64_t>(), 0u);
-    EXPECT_EQ(w["switchml"]["programs"][0]["broadcasts"].get<uint64_t>(), (75'000 + std::stoul(k) - 1) / std::stoul(k));
+    // 100 Gb/s: 8 DPDK threads, each packetizing its slice of 9,375
+    // elements on its own (fifo_scheduler.cc:93-108): 8 x ceil(9375 / k).
+    ASSERT_EQ(w["switchml"]["host"]["worker_threads"].get<uint32_t>(), 8u);
+    EXPECT_EQ(w["switchml"]["programs"][0]["broadcasts"].get<uint64_t>(), 8 * ((9'375 + std::stoul(k) - 1) / std::stoul(k)));
     EXPECT_EQ(w["switchml"]["timeouts"].get<uint64_t>(), 0u);
   }
+}
+
+// The DPDK worker's threads (dpdk_worker_thread.cc:66-100): thread t of
+// every host takes slice t of the tensor (fifo_scheduler.cc:93-108), slots
+// [2 m t, 2 m t + m) and port 4000 + t; the sums stay exact, each slice ends
+// in its own partial packet, and what cannot be split is refused up front.
+TEST_F(SwitchMLScenario, WorkerThreadsSplitTensorPoolAndPortsAndBadSplitsAreRefused) {
+  // 100,003 elements over 3 threads: 33,335 + 33,334 + 33,334, 131 + 131 + 131 packets of 256.
+  const RunResult r = RunQuietly(Rack(4, 400'012), {"workload.switchml.worker_threads=3",
+                                                     "workload.switchml.pool_size=24"});
+  const json& w = r.json["workload"];
+  EXPECT_TRUE(r.correct);
+  EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 4u * 100'003);
+  EXPECT_EQ(w["switchml"]["host"]["worker_threads"].get<uint32_t>(), 3u);
+  EXPECT_EQ(w["switchml"]["host"]["window_per_thread"].get<uint32_t>(), 8u);
+  EXPECT_EQ(w["switchml"]["programs"][0]["broadcasts"].get<uint64_t>(), 3u * 131);
+  EXPECT_EQ(w["collectives"][0]["packets_sent"].get<uint64_t>(), 4u * 3 * 131);
+  auto refused = [](const std::string& error, const std::string& key) {
+    return error.find(key) != std::string::npos ? ::testing::AssertionSuccess()
+                                                : ::testing::AssertionFailure() << "no " << key << " in: " << error;
+  };
+  json bad = Rack(4, 1 << 16);
+  bad["workload"]["switchml"]["pool_size"] = 30;
+  bad["workload"]["switchml"]["worker_threads"] = 4;
+  EXPECT_TRUE(refused(RunErrorOf(bad), "workload.switchml.pool_size: 30 is not a multiple of the 4 worker threads"));
+  bad["workload"]["switchml"]["pool_size"] = 32;
+  bad["workload"]["switchml"]["worker_udp_port"] = 0xbee0 - 2;
+  EXPECT_TRUE(refused(RunErrorOf(bad), "workload.switchml.worker_udp_port: the 4 worker threads use ports"));
 }
 
 // Up to 32 workers (the bitmap) with 256 B packets; 1024 B packets allow 16
@@ -420,6 +453,7 @@ TEST_F(SwitchMLScenario, TensorsStreamBackToBackAndResultsAreDeterministic) {
   doc["workload"]["iterations"] = 2;
   doc["workload"]["switchml"]["tensors"] = json::array({4096, 40000, 1024});
   doc["workload"]["switchml"]["pool_size"] = 4;
+  doc["workload"]["switchml"]["worker_threads"] = 4;  // each thread's slice its own float32 extra batch
   doc["workload"]["dtype"] = "float32";
   const RunResult a = RunQuietly(doc), b = RunQuietly(doc);
   EXPECT_TRUE(a.correct);
