@@ -136,12 +136,21 @@ def check_config(fig, row, results, base):
     return c
 
 
+def slice_packets(elements: int, k: int, threads: int) -> int:
+    """Packets per worker: each DPDK thread packetizes its slice on its own
+    (fifo_scheduler.cc:93-108: the first elements % threads slices one longer)."""
+    q, r = divmod(elements, threads)
+    return sum(math.ceil((q + (t < r)) / k) for t in range(threads))
+
+
 def check_levels(fig, c, results, base):
     """The run's program counters summed per level (rows of the table);
     without loss, each non-root switch sends one partial up and gets one
     result down per packet, and the root broadcasts once per packet."""
     size = int(base["workload"]["bytes"])
-    packets = math.ceil(size // 4 / int(base["workload"]["switchml"]["elements_per_packet"]))
+    k = int(base["workload"]["switchml"]["elements_per_packet"])
+    threads = int(results["workload"]["switchml"].get("host", {}).get("worker_threads", 1))
+    packets = slice_packets(size // 4, k, threads)
     lossless = float(results["scenario"].get("faults", {}).get("loss_rate", 0) or 0) == 0
     by_level = {}
     for prog in results["workload"]["switchml"].get("programs", []):

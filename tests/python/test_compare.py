@@ -290,12 +290,21 @@ def test_ring_vs_switchml_on_8_hosts(ring_vs_switchml):
     assert sml["time_s"] == w["mean_duration_s"] == pytest.approx(w["switchml"]["tat_mean_s"], rel=1e-9)
     assert sml["collective"] == "tensor" and ring["collective"] == "iteration"
 
-    # Time: every SwitchML packet at line rate is a floor; the ring's 2(n-1)/n|U| per link is slower.
+    # Time: every SwitchML packet at line rate is a floor, and so is each DPDK
+    # thread processing its share of the results at its packet cost; the
+    # replies cannot be processed before they come, so the run takes about
+    # both. The ring (the ideal host bound: no host cost) needs 2(n-1)/n|U|
+    # per link: slower on the wire, but at 256 KiB its no-cost hosts beat
+    # SwitchML's DPDK threads (25 us of packet cost each), so neither is
+    # asserted faster (issue 28: the baselines get their host models next).
     packets = SWITCHML_BYTES // 1024
     floor = packets * SWITCHML_PACKET_WIRE_BYTES * 8 / 100e9
-    assert floor <= sml["time_s"] < 1.5 * floor, (sml["time_s"], floor)
-    assert sml["time_s"] < 0.8 * ring["time_s"], (sml["time_s"], ring["time_s"])
-    assert sml["goodput_gbps"] > ring["goodput_gbps"]
+    host = w["switchml"]["host"]
+    assert host["backend"] == "dpdk" and host["worker_threads"] == 8
+    host_floor = packets / host["worker_threads"] * host["packet_cost_ns"] * 1e-9
+    assert max(floor, host_floor) <= sml["time_s"] < 1.5 * (floor + host_floor), (sml["time_s"], floor, host_floor)
+    ring_floor = 2 * (8 - 1) / 8 * SWITCHML_BYTES * 8 / 100e9  # 2(n-1)/n |U| at line rate
+    assert ring["time_s"] >= ring_floor, (ring["time_s"], ring_floor)
 
     # Bytes on each worker's link (sent + received): SwitchML 2|U| (Sec. 3) times the framing
     # 1100/1024 exactly (256 packets up, 256 results down); the ring 4|U|(n-1)/n plus framing.
