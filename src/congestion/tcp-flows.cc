@@ -22,14 +22,31 @@ namespace inasim::congestion {
 
 using namespace ns3;
 
-namespace {
-
 TypeId VariantTypeId(const std::string& variant) {
   if (variant == "dctcp") return TcpDctcp::GetTypeId();
   if (variant == "cubic") return TcpCubic::GetTypeId();
   if (variant == "newreno") return TcpNewReno::GetTypeId();
   throw std::invalid_argument("unknown TCP variant \"" + variant + "\"");
 }
+
+void ConfigureTcpSocket(Ptr<Socket> socket, const TcpConfig& config) {
+  // TcpSocket's setters are protected: go through its attributes.
+  socket->SetAttribute("SegmentSize", UintegerValue(config.segment_bytes));
+  socket->SetAttribute("InitialCwnd", UintegerValue(config.initial_cwnd_segments));
+  socket->SetAttribute("SndBufSize", UintegerValue(config.buffer_bytes));
+  socket->SetAttribute("RcvBufSize", UintegerValue(config.buffer_bytes));
+  socket->SetAttribute("ConnTimeout", TimeValue(PicoSeconds(config.min_rto_ps)));
+  socket->SetAttribute("DelAckCount", UintegerValue(config.del_ack_count));
+  socket->SetAttribute("DelAckTimeout", TimeValue(PicoSeconds(config.del_ack_timeout_ps)));
+  auto tcp = DynamicCast<TcpSocketBase>(socket);
+  tcp->SetMinRto(PicoSeconds(config.min_rto_ps));
+  // RTO = max(MinRto, SRTT + max(G, 4 RTTVAR)); ns-3's default G of 1 ms
+  // would swamp microsecond RTTs.
+  tcp->SetClockGranularity(NanoSeconds(1));
+  if (config.variant != "dctcp" && config.ecn) tcp->SetUseEcn(TcpSocketState::On);
+}
+
+namespace {
 
 // Writes at most this much per Send call: the socket copies nothing (the
 // payload is virtual), but one huge packet would be split by the socket anyway.
@@ -51,22 +68,7 @@ TcpFlowSet::TcpFlowSet(std::vector<FlowSpec> flows, const TcpConfig& config,
   VariantTypeId(config_.variant);  // validate early
 }
 
-void TcpFlowSet::ConfigureSocket(Ptr<Socket> socket) const {
-  // TcpSocket's setters are protected: go through its attributes.
-  socket->SetAttribute("SegmentSize", UintegerValue(config_.segment_bytes));
-  socket->SetAttribute("InitialCwnd", UintegerValue(config_.initial_cwnd_segments));
-  socket->SetAttribute("SndBufSize", UintegerValue(config_.buffer_bytes));
-  socket->SetAttribute("RcvBufSize", UintegerValue(config_.buffer_bytes));
-  socket->SetAttribute("ConnTimeout", TimeValue(PicoSeconds(config_.min_rto_ps)));
-  socket->SetAttribute("DelAckCount", UintegerValue(config_.del_ack_count));
-  socket->SetAttribute("DelAckTimeout", TimeValue(PicoSeconds(config_.del_ack_timeout_ps)));
-  auto tcp = DynamicCast<TcpSocketBase>(socket);
-  tcp->SetMinRto(PicoSeconds(config_.min_rto_ps));
-  // RTO = max(MinRto, SRTT + max(G, 4 RTTVAR)); ns-3's default G of 1 ms
-  // would swamp microsecond RTTs.
-  tcp->SetClockGranularity(NanoSeconds(1));
-  if (config_.variant != "dctcp" && config_.ecn) tcp->SetUseEcn(TcpSocketState::On);
-}
+void TcpFlowSet::ConfigureSocket(Ptr<Socket> socket) const { ConfigureTcpSocket(socket, config_); }
 
 void TcpFlowSet::Install() {
   const TypeId variant = VariantTypeId(config_.variant);

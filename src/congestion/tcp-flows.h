@@ -22,6 +22,13 @@
 
 namespace inasim::congestion {
 
+/// The ns-3 TCP congestion control of a variant name ("dctcp", "cubic",
+/// "newreno"); std::invalid_argument for another.
+ns3::TypeId VariantTypeId(const std::string& variant);
+/// Applies `config` to an ns-3 TCP socket (segment size, buffers, delayed
+/// ACKs, minimum RTO with 1 ns clock granularity, ECN).
+void ConfigureTcpSocket(ns3::Ptr<ns3::Socket> socket, const TcpConfig& config);
+
 struct FlowState {
   FlowSpec spec;
   uint64_t sent_bytes = 0;      ///< handed to the socket

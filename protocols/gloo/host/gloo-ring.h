@@ -1,0 +1,162 @@
+// Gloo's ring allreduce as PyTorch's ProcessGroupGloo runs it
+// (facebookincubator/gloo@cc44198: gloo/allreduce.cc:147-392, the ring
+// algorithm `allreduce(opts)` picks; docs/research/baselines.md §2), over
+// ns-3's TCP:
+//
+//   - rank r receives from r+1 and sends to r-1, one TCP connection per pair
+//     (tcp/pair.h: one socket per peer); data flows towards r-1 and the
+//     receive-ready notifications come back on the same connection;
+//   - the tensor is cut into numSegments = roundUp(max(ceil(S / 1 MiB), 2n), n)
+//     segments, P = numSegments / n per rank (allreduce.cc:196-218);
+//   - reduce-scatter, then allgather, each numSegments - P + 2 iterations: at
+//     iteration i, wait for recv(i-2) (reduce it) and send(i-2), then post
+//     recv(i) and send(i): at most two sends and two receives in flight; the
+//     segment received at iteration j is sent on at j + P (:278-320, :361-391);
+//   - a send leaves only after the peer's NOTIFY_RECV_READY for it
+//     (tcp/pair.cc:898-929), each message after a 48-byte preamble;
+//   - loss is TCP's to recover (Gloo retries nothing).
+// Reductions cost no time (the ideal host); every element every rank ends
+// with is checked against the exact sum.
+#pragma once
+
+#include "ina/collective-table.h"
+#include "ina/tensor-data.h"
+#include "protocols/gloo/host/spec.h"
+
+#include "ns3/application.h"
+#include "ns3/socket.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace inasim {
+
+class Fabric;
+class GlooRing;
+
+/// Who sends which segment when: the plan every rank shares.
+struct GlooPlan {
+  GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes);
+  uint32_t n = 0;
+  uint64_t elements = 0;
+  uint32_t segments = 0;     ///< numSegments
+  uint32_t per_rank = 0;     ///< P
+  uint64_t segment_elements = 0;
+  /// Iterations with a send and a receive per phase: numSegments - P.
+  uint32_t transfers() const { return segments - per_rank; }
+  /// Elements of segment s: [first, first + count).
+  uint64_t first(uint32_t s) const { return std::min<uint64_t>(elements, s * segment_elements); }
+  uint64_t count(uint32_t s) const { return std::min<uint64_t>(elements, (s + 1) * segment_elements) - first(s); }
+  /// Segment rank r sends (receives) at iteration i of reduce-scatter (phase 0) or allgather (1).
+  uint32_t sent(uint32_t r, uint32_t phase, uint32_t i) const { return ((r + 1 - phase + n) % n * per_rank + i) % segments; }
+  uint32_t received(uint32_t r, uint32_t phase, uint32_t i) const { return ((r + 2 - phase) % n * per_rank + i) % segments; }
+};
+
+class GlooRank : public ns3::Application {
+ public:
+  static ns3::TypeId GetTypeId();
+  void Setup(GlooRing* owner, uint32_t rank);
+  /// Opens the listener and connects towards rank - 1.
+  void Connect();
+  bool connected() const { return send_ready_ && recv_ready_; }
+  /// Its sending connection's TCP: retransmission timeouts (entries into
+  /// CA_LOSS) and fast recoveries (into CA_RECOVERY).
+  uint64_t tcp_timeouts() const { return tcp_timeouts_; }
+  uint64_t tcp_recoveries() const { return tcp_recoveries_; }
+  void BeginIteration(uint32_t iteration);
+
+ protected:
+  void DoDispose() override;
+
+ private:
+  struct Message {
+    uint64_t type = 0, iteration = 0, index = 0, bytes = 0;
+  };
+  void StartApplication() override {}
+  void StopApplication() override {}
+  bool OnAcceptRequest(ns3::Ptr<ns3::Socket>, const ns3::Address&) { return true; }
+  void OnAccept(ns3::Ptr<ns3::Socket> s, const ns3::Address&);
+  void OnConnected(ns3::Ptr<ns3::Socket>);
+  void OnConnectFailed(ns3::Ptr<ns3::Socket>);
+  void OnCongState(uint32_t from, uint32_t to);
+  void OnData(ns3::Ptr<ns3::Socket> s);
+  void OnSendSpace(ns3::Ptr<ns3::Socket>, uint32_t);
+  /// A connection's bytes still to hand to its socket (its buffer was full).
+  struct Outbox {
+    ns3::Ptr<ns3::Socket> socket;
+    std::vector<uint8_t> bytes;
+    size_t sent = 0;
+    std::vector<std::pair<size_t, uint32_t>> marks;  ///< (end offset, transfer): a send completes there
+  };
+  void Parse(std::vector<uint8_t>& in, bool from_next);
+  void Write(Outbox& box, const Message& m, const uint8_t* payload, uint64_t payload_bytes, int transfer);
+  void Flush(Outbox& box);
+  void Advance();
+  void Post(uint32_t i);
+  void TrySend(uint32_t i);
+  void OnSegment(const Message& m, const uint8_t* payload);
+  void OnRecvReady(const Message& m);
+  void PhaseDone();
+
+  GlooRing* owner_ = nullptr;
+  uint32_t rank_ = 0;
+  ns3::Ptr<ns3::Socket> listener_, to_prev_, from_next_;
+  bool send_ready_ = false, recv_ready_ = false;
+  std::vector<uint8_t> in_prev_, in_next_;  ///< bytes read, not yet parsed
+  Outbox to_prev_box_, from_next_box_;
+  std::vector<uint8_t> scratch_;
+  // The collective in progress.
+  uint32_t iteration_ = 0, phase_ = 0;
+  bool running_ = false;
+  uint32_t next_ = 0;  ///< the iteration the loop stands at
+  std::vector<uint8_t> received_, peer_ready_, posted_, sent_;  ///< per transfer of this phase
+  std::unordered_map<uint32_t, std::vector<uint32_t>> segments_;  ///< held segment -> values
+  uint64_t checked_ = 0, mismatches_ = 0;
+  uint64_t tcp_timeouts_ = 0, tcp_recoveries_ = 0;
+};
+
+/// One Gloo ring over a set of hosts.
+class GlooRing {
+ public:
+  GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t bytes, DType dtype, DataPattern pattern,
+           uint64_t seed, const GlooSpec& spec, uint32_t iterations, uint64_t compute_gap_ps);
+  ~GlooRing();
+  void Start(uint64_t at_ps);
+  double progress() const;
+  bool done() const { return iterations_done_ == records_.size(); }
+  std::function<void()> on_finished;
+  void Report(const struct Scenario& s, bool finished, struct WorkloadReport& out) const;
+
+  // For the ranks.
+  const GlooPlan& plan() const { return plan_; }
+  const GlooSpec& spec() const { return spec_; }
+  const TensorData& data(uint32_t it) const { return data_[it]; }
+  CollectiveRecord& record(uint32_t it) { return records_[it]; }
+  uint32_t num_ranks() const { return plan_.n; }
+  uint32_t host(uint32_t rank) const { return hosts_[rank]; }
+  Fabric& fabric() const { return *fabric_; }
+  void RankConnected();
+  void RankDone(uint32_t rank, uint32_t iteration, uint64_t checked, uint64_t mismatches);
+  uint64_t bytes_sent_per_rank() const;
+  uint64_t tcp_timeouts() const;
+  uint64_t tcp_recoveries() const;
+
+ private:
+  void BeginIteration(uint32_t it);
+  Fabric* fabric_;
+  std::vector<uint32_t> hosts_;
+  GlooPlan plan_;
+  GlooSpec spec_;
+  uint64_t compute_gap_ps_;
+  std::vector<TensorData> data_;
+  std::vector<CollectiveRecord> records_;
+  std::vector<ns3::Ptr<GlooRank>> ranks_;
+  uint32_t connected_ = 0, ranks_done_ = 0, iterations_done_ = 0;
+  uint64_t start_ps_ = 0;
+  bool start_due_ = false;
+};
+
+}  // namespace inasim

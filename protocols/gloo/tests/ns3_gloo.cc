@@ -1,0 +1,78 @@
+// Gloo's ring allreduce over ns-3's TCP (protocols/gloo): the segment plan
+// is Gloo's (docs/research/baselines.md §2's worked example), every rank
+// ends with the exact sum, the bytes each rank sends are the plan's, and a
+// lossy fabric is recovered by TCP alone.
+#include "net_harness.h"
+
+#include "tests/common/run_scenario.h"
+#include "protocols/gloo/host/gloo-ring.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+using namespace inasim;
+using namespace inasim::testing;
+using nlohmann::json;
+
+namespace {
+
+// gloo@cc44198 allreduce.cc:196-218 on S = 10^8 B, n = 8: numSegments =
+// roundUp(max(ceil(10^8 / 2^20), 16), 8) = 96, P = 12, segments of
+// ceil(10^8 / 96) = 1,041,667 B rounded up to 4 B: 1,041,668 B.
+TEST(GlooPlan, SegmentsAreGloosForTheWorkedExample) {
+  const GlooPlan p(8, 100'000'000, 1u << 20);
+  EXPECT_EQ(p.segments, 96u);
+  EXPECT_EQ(p.per_rank, 12u);
+  EXPECT_EQ(p.segment_elements * 4, 1'041'668u);
+  EXPECT_EQ(p.transfers(), 84u);
+  // A small tensor: at least 2n segments.
+  const GlooPlan q(4, 4096, 1u << 20);
+  EXPECT_EQ(q.segments, 8u);
+  EXPECT_EQ(q.per_rank, 2u);
+  // What rank r sends at reduce-scatter iteration i, rank r-1 receives then;
+  // the segment received at iteration j is sent on at j + P (both phases).
+  for (uint32_t phase : {0u, 1u})
+    for (uint32_t r = 0; r < 8; ++r)
+      for (uint32_t i = 0; i < p.transfers(); ++i) {
+        EXPECT_EQ(p.sent(r, phase, i), p.received((r + 7) % 8, phase, i));
+        if (i >= p.per_rank) {
+          EXPECT_EQ(p.sent(r, phase, i), p.received(r, phase, i - p.per_rank));
+        }
+      }
+}
+
+json Rack(uint32_t hosts, uint64_t bytes, const char* dtype = "int32") {
+  return json::parse(fmt::format(R"({{"name":"t","topology":{{"type":"single_rack","hosts":{}}},
+    "links":{{"host_rate_gbps":10,"host_delay_ns":500}},
+    "workload":{{"type":"allreduce","protocol":"gloo","bytes":{},"dtype":"{}","data":"hashed"}}}})",
+                                 hosts, bytes, dtype));
+}
+
+TEST(GlooScenario, EveryRankEndsWithTheExactSumInBothDtypes) {
+  for (const char* dtype : {"int32", "float32"}) {
+    const RunResult r = RunQuietly(Rack(5, 3'000'004, dtype));
+    const json& w = r.json["workload"];
+    EXPECT_TRUE(r.correct) << dtype;
+    EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 5u * 750'001) << dtype;
+    EXPECT_EQ(w["mismatches"].get<uint64_t>(), 0u) << dtype;
+    // roundUp(max(ceil(3,000,004 / 2^20), 2 x 5), 5) = 10 segments, 2 per rank.
+    EXPECT_EQ(w["gloo"]["segments"].get<uint32_t>(), 10u);
+    EXPECT_EQ(w["gloo"]["segments_per_rank"].get<uint32_t>(), 2u);
+    // No loss: TCP never timed out; the time is above 2(n-1)/n S / B.
+    EXPECT_EQ(w["gloo"]["tcp_timeouts"].get<uint64_t>(), 0u);
+    EXPECT_GT(w["mean_duration_s"].get<double>(), w["gloo"]["analytic_bound_s"].get<double>());
+  }
+}
+
+// One per cent of the frames on every link lost: Gloo itself retries
+// nothing, TCP's fast retransmits and timeouts bring every byte through.
+TEST(GlooScenario, TcpRecoversEveryLossAndTheSumsStayExact) {
+  const RunResult r = RunQuietly(Rack(4, 1'000'000), {"faults.loss_rate=0.01", "stop.max_sim_time_ms=600000"});
+  const json& w = r.json["workload"];
+  EXPECT_TRUE(r.correct);
+  EXPECT_EQ(w["mismatches"].get<uint64_t>(), 0u);
+  EXPECT_GT(r.json["network"]["drops_loss"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["gloo"]["tcp_timeouts"].get<uint64_t>() + w["gloo"]["tcp_fast_recoveries"].get<uint64_t>(), 0u);
+}
+
+}  // namespace
