@@ -6,21 +6,24 @@
 Sweeps SwitchML on one rack (scenarios/switchml/fig3-ate.json: 100 MB int32
 tensors of all ones, verified) over workers n in {4, 8, 16} x host link rate
 {10, 100} Gb/s x elements per packet k in {64, 256}, with the pool size of
-appendix C (128 slots at 10 Gb/s, 512 at 100 Gb/s), and runs the host ring
-allreduce (protocol "ring", its own defaults) on the same rack and tensor.
+appendix C (128 slots at 10 Gb/s, 512 at 100 Gb/s), SwitchML's workers the
+DPDK host (workload.switchml.backend), and runs three host ring allreduces
+on the same rack and tensor, each with its own defaults: Gloo over TCP
+(protocol "gloo"), NCCL over RoCE (protocol "nccl"; the paper's "NCCL with
+RDMA") and the ideal UDP ring ("ring": no host cost, the bound).
 --small: scenarios/switchml/fig3-ate-small.json (4 MB hashed tensors), n in
 {4, 8} at 100 Gb/s only, a few seconds. One panel per rate:
 
-  ATE/s vs workers for SwitchML k=64, k=256 and the ring, with the goodput
+  ATE/s vs workers for SwitchML k=64, k=256 and the host rings, with the goodput
   limit from framing for each k dashed in the same colour:
   ATE/s bound = B / 8 / (4k + 76) * k (B = host link rate; 76 B of framing:
   SwitchML 10 + UDP 8 + IPv4 20 + Ethernet 14 + preamble/FCS/IFG 24), and
-  the ring's bandwidth bound n / (2(n-1)) * B / 32 elements/s (its payload
-  bound 2(n-1)/n * S/B, `workload.ring.analytic_bound_s`).
+  the rings' bandwidth bound n / (2(n-1)) * B / 32 elements/s (their payload
+  bound 2(n-1)/n * S/B, `workload.<protocol>.analytic_bound_s`).
 
 ATE/s = tensor elements / TAT (`workload.switchml.ate_per_s` for SwitchML, its
 TAT `workload.switchml.tat_mean_s`; elements / `workload.mean_duration_s` for
-the ring). The bounds and the goodput
+the rings). The bounds and the goodput
 fractions from framing, 4k / (4k + 76) = 63 / 77 / 93 % for k = 32 / 64 /
 256, are computed here and cross-checked against the simulator's
 `workload.switchml.ate_per_s_bound` and
@@ -101,22 +104,29 @@ def draw(fig):
         title=f"SwitchML ATE/s vs workers, {size / 1e6:g} MB int32 tensor (dashed: goodput limits)")
 
 
+#: The host ring allreduces beside SwitchML (docs/research/baselines.md): the
+#: ideal UDP ring (the bound), Gloo over TCP, NCCL over RoCE.
+HOST_RINGS = {"ring": "ring allreduce", "gloo": "Gloo (TCP)", "nccl": "NCCL (RoCE)"}
+
+
 def sweep_points(rates, workers):
-    """SwitchML per (rate, workers, k), then the ring per (rate, workers)."""
+    """SwitchML per (rate, workers, k), then the host rings per (rate, workers)."""
     points = []
     for r in rates:
         for n in workers:
             for k in KS:
                 points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": "switchml",
                                "workload.switchml.elements_per_packet": k, "workload.switchml.pool_size": POOL[r]})
-            points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": "ring",
-                           "workload.switchml": None})
+            for proto in HOST_RINGS:
+                points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": proto,
+                               "workload.switchml": None})
     return points
 
 
 def series_key(row):
-    """The series a run belongs to: SwitchML's k, or "ring"."""
-    return int(row["workload.switchml.elements_per_packet"]) if row["workload.protocol"] == "switchml" else "ring"
+    """The series a run belongs to: SwitchML's k, or the host ring's protocol."""
+    p = row["workload.protocol"]
+    return int(row["workload.switchml.elements_per_packet"]) if p == "switchml" else p
 
 
 def check_switchml(fig, row, where, k, rate, tat, elements):
@@ -139,13 +149,13 @@ def check_switchml(fig, row, where, k, rate, tat, elements):
     return ate, bound
 
 
-def check_ring(fig, row, where, n, rate, tat, size):
-    """The ring's ATE/s (elements / TAT) and its bound, checked against the
+def check_ring(fig, row, where, n, rate, tat, size, proto):
+    """A host ring's ATE/s (elements / TAT) and its bound, checked against the
     simulator's analytic bound."""
     elements = size // 4
     ate = elements / tat if tat > 0 else float("nan")
     bound_s = 2.0 * (n - 1) / n * size * 8.0 / (rate * 1e9)
-    reported = num(row.get("workload.ring.analytic_bound_s"))
+    reported = num(row.get(f"workload.{proto}.analytic_bound_s"))
     if not math.isclose(reported, bound_s, rel_tol=1e-9):
         fig.fail(f"{where}: simulator's analytic bound {reported!r} s != 2(n-1)/n*S/B = {bound_s!r} s")
     return ate, elements / bound_s
@@ -154,10 +164,11 @@ def check_ring(fig, row, where, n, rate, tat, size):
 def check_point(fig, row, rate, n, size):
     """One run's ATE/s, bound and TAT, checked and printed."""
     key = series_key(row)
-    tat = num(row.get("workload.mean_duration_s" if key == "ring" else "workload.switchml.tat_mean_s"))
-    if key == "ring":
-        where, label, pool = f"rate={rate} Gb/s, workers={n}, ring", "ring", None
-        ate, bound = check_ring(fig, row, where, n, rate, tat, size)
+    host_ring = key in HOST_RINGS
+    tat = num(row.get("workload.mean_duration_s" if host_ring else "workload.switchml.tat_mean_s"))
+    if host_ring:
+        where, label, pool = f"rate={rate} Gb/s, workers={n}, {key}", key, None
+        ate, bound = check_ring(fig, row, where, n, rate, tat, size, key)
     else:
         where, label, pool = f"rate={rate} Gb/s, workers={n}, k={key}", f"SwitchML k={key}", POOL[rate]
         ate, bound = check_switchml(fig, row, where, key, rate, tat, size // 4)
@@ -178,12 +189,12 @@ def rate_panel(plot, res, rate, workers):
     f = plot.Figure(f"{rate:g} Gb/s", "workers", "ATE/s", "count", "10⁹ elements/s", logx=2,
                     legend_cols=2, legend_loc="lower right")
     colors = {}
-    for key, label in ((256, "SwitchML k=256"), (64, "SwitchML k=64"), ("ring", "ring allreduce")):
+    for key, label in ((256, "SwitchML k=256"), (64, "SwitchML k=64"), *HOST_RINGS.items()):
         pts = [res[(rate, n, key)] for n in workers]
         colors[key] = f.line(workers, [g(p["ate"]) for p in pts], label, columns={
             "rate_gbps": [rate] * len(workers), "workers": workers,
-            "k": [key if key != "ring" else None] * len(workers),
-            "pool_size": [p["pool"] for p in pts], "protocol": ["ring" if key == "ring" else "switchml"] *
+            "k": [key if key not in HOST_RINGS else None] * len(workers),
+            "pool_size": [p["pool"] for p in pts], "protocol": [key if key in HOST_RINGS else "switchml"] *
             len(workers), "ate_per_s": [p["ate"] for p in pts], "tat_s": [p["tat"] for p in pts],
             "bound_ate_per_s": [p["bound"] for p in pts], "ratio": [p["ate"] / p["bound"] for p in pts]})
     for key in (256, 64):
@@ -193,7 +204,7 @@ def rate_panel(plot, res, rate, workers):
                 columns={"rate_gbps": [rate] * len(workers), "workers": workers, "k": [key] * len(workers),
                          "bound_ate_per_s": [b] * len(workers)})
     rb = [res[(rate, n, "ring")]["bound"] for n in workers]
-    f.bound(workers, [g(b) for b in rb], "ring bound", color=colors["ring"], legend="ring 2(n−1)/n·S/B",
+    f.bound(workers, [g(b) for b in rb], "ring bound", color=colors["ring"], legend="rings' 2(n−1)/n·S/B",
             columns={"rate_gbps": [rate] * len(workers), "workers": workers, "bound_ate_per_s": rb})
     f.xticks(workers)
     f.ylim(bottom=0, top=g(ate_bound(256, rate)) * 1.35)

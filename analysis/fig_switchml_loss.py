@@ -11,8 +11,10 @@ timeline bins; --small: fig6-loss-small.json, 4 workers, 8 MB, 1 ms bins, a
 few seconds), and two host baselines on the same rack under the same loss
 (data "hashed": they check their sums bit for bit and float32 "uniform" sums
 are inexact): Gloo's ring over ns-3's TCP (protocol "gloo", the baseline the
-paper names, Linux's 200 ms minimum RTO; its stop is raised to an hour of
-simulated time, as TCP's timeouts at 1 % loss take minutes) and the ideal
+paper names, Linux's 200 ms minimum RTO), NCCL's ring over RoCE (protocol
+"nccl": go-back-N, the 67 ms local ACK timeout of NCCL 2.7) (their stop
+raised to an hour of simulated time: their timeouts at 1 % loss take
+seconds to minutes) and the ideal
 UDP ring (protocol "ring": selective ACKs, a 200 us retransmission timeout,
 no host cost; the bound). Two panels:
 
@@ -35,7 +37,8 @@ and the tensor does not finish within the scenario's 10 s stop (4 workers x
 
 Writes OUT/fig_switchml_loss.png and .csv (plot.py conventions; per-point
 columns protocol, loss_rate, tat_s, tat0_s, inflation, timeouts (SwitchML: its
-retransmission timeouts; Gloo: TCP RTOs, entries into CA_LOSS) for (a);
+retransmission timeouts; Gloo: TCP RTOs, entries into CA_LOSS; NCCL: the
+queue pairs' ACK timeouts) for (a);
 loss_rate, bin_start_s, packets_sent, tat_s for (b)) and keeps every run
 under OUT/sweeps/<scenario name>/. OUT defaults to out/figures
 (out/figures/small with --small).
@@ -59,8 +62,8 @@ CONFIGS = {
 }
 LOSS = [0.0, 1e-4, 1e-3, 1e-2]
 TIMELINE_LOSS = [0.0, 1e-4, 1e-2]  # Fig. 7
-PROTOCOLS = ["switchml", "gloo", "ring"]
-LABELS = {"switchml": "SwitchML", "gloo": "Gloo (TCP)", "ring": "ring allreduce"}
+PROTOCOLS = ["switchml", "gloo", "nccl", "ring"]
+LABELS = {"switchml": "SwitchML", "gloo": "Gloo (TCP)", "nccl": "NCCL (RoCE)", "ring": "ring allreduce"}
 #: Gloo's stop: ns-3's TCP has no tail loss probe, so at 1 % loss its
 #: retransmission timeouts (200 ms and up) take minutes of simulated time.
 GLOO_STOP_MS = 3_600_000
@@ -103,7 +106,7 @@ def sweep_points():
                 pt["workload.switchml.timeout_threshold"] = NO_BACKOFF
             else:
                 pt.update({"workload.switchml": None, "workload.data": "hashed"})
-            if proto == "gloo":
+            if proto in ("gloo", "nccl"):
                 pt["stop.max_sim_time_ms"] = GLOO_STOP_MS
             points.append(pt)
     return points
@@ -119,7 +122,8 @@ def check_point(fig, row):
     where = f"{proto}, loss={pct(loss)}"
     correct = fig.check(row, where)
     timeouts = {"switchml": num(row.get("workload.switchml.timeouts")),
-                "gloo": num(row.get("workload.gloo.tcp_timeouts"))}.get(proto, float("nan"))
+                "gloo": num(row.get("workload.gloo.tcp_timeouts")),
+                "nccl": num(row.get("workload.nccl.ack_timeouts"))}.get(proto, float("nan"))
     timeline = None
     if proto == "switchml":
         # No worker takes longer than the tensor's first start to last end.
@@ -140,7 +144,7 @@ def print_inflation(res):
             p = res[(proto, loss)]
             p["inflation"] = p["tat"] / tat0
             status = "correct" if p["correct"] else "NOT CORRECT"
-            extra = f"  timeouts {int(p['timeouts']):6d}" if proto in ("switchml", "gloo") else ""
+            extra = f"  timeouts {int(p['timeouts']):6d}" if proto in ("switchml", "gloo", "nccl") else ""
             print(f"{proto:<8s} loss={pct(loss):>7s}: TAT {p['tat'] * 1e3:10.4f} ms  "
                   f"inflation {p['inflation']:7.4f}{extra}  {status}")
 

@@ -307,7 +307,7 @@ def test_protocols_lists_the_registry_one_folder_each(tmp_path):
     # A protocol the registry does not know is named with the ones it does.
     v = inasim("validate", DEFAULT, "--set", "workload.protocol=sharp")
     assert v.returncode == 2
-    assert v.stderr.strip() == ('inasim: workload.protocol: must be one of "canary", "gloo", "p4sgd", "panama", "ring", '
+    assert v.stderr.strip() == ('inasim: workload.protocol: must be one of "canary", "gloo", "nccl", "p4sgd", "panama", "ring", '
                                 '"static_tree", "switchml", got "sharp"')
 
 

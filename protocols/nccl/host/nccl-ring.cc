@@ -1,0 +1,336 @@
+#include "protocols/nccl/host/nccl-ring.h"
+
+#include "ina/addressing.h"
+#include "ina/fabric.h"
+#include "ina/ina-net-device.h"
+#include "ina/scenario.h"
+#include "ina/units.h"
+#include "ina/workload.h"
+#include "p4model/common/frame.h"
+
+#include "ns3/simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace inasim {
+
+using ns3::PicoSeconds;
+using ns3::Simulator;
+
+namespace {
+uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+constexpr uint32_t kSlicesPerChunk = 2;  // ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS
+constexpr uint32_t kSliceHeader = 8;     // iteration, message index (ours: a check, not NCCL's)
+constexpr uint32_t kGrantBytes = 24;     // struct ncclIbSendFifo (net_ib.cc:289-295)
+constexpr uint16_t kSourcePortBase = 50000;
+}  // namespace
+
+// all_reduce.h:20-36: chunk = buffer / NCCL_STEPS x CHUNKSTEPS = buffer / 2;
+// loops of n x channels x realChunkSize.
+NcclPlan::NcclPlan(uint32_t ranks, uint64_t elems, const NcclSpec& spec)
+    : n(ranks), channels(spec.channels), elements(elems), streams(spec.channels) {
+  if (ranks < 2) throw std::invalid_argument("an NCCL ring needs at least 2 ranks");
+  const uint64_t chunk = std::max<uint64_t>(1, spec.buffer_bytes / 2 / 4);
+  uint32_t loop = 0;
+  for (uint64_t grid = 0; grid < elements || (elements == 0 && loop == 0); grid += uint64_t{n} * channels * chunk, ++loop) {
+    const uint64_t real = std::max<uint64_t>(1, std::min(chunk, CeilDiv(elements - grid, uint64_t{n} * channels)));
+    for (uint32_t c = 0; c < channels; ++c)
+      for (uint32_t t = 0; t < 2 * (n - 1); ++t)
+        for (uint32_t s = 0; s < kSlicesPerChunk; ++s)
+          streams[c].push_back({loop, t, s, grid + uint64_t{c} * n * real, real, CeilDiv(real, kSlicesPerChunk)});
+    if (elements == 0) break;
+  }
+}
+
+std::pair<uint64_t, uint64_t> NcclPlan::Range(uint32_t r, uint32_t c, size_t m, bool received) const {
+  const NcclSlice& x = streams[c][m];
+  const uint32_t sender = received ? (r + n - 1) % n : r;
+  const uint32_t chunk = (sender + n - x.step % n) % n;  // at step t a rank sends chunk (rank - t) mod n
+  const uint64_t offset = x.chunk_first + chunk * x.real_chunk;
+  const uint64_t nelem = offset < elements ? std::min(x.real_chunk, elements - offset) : 0;
+  const uint64_t lo = std::min(nelem, x.slice * x.slice_elements), hi = std::min(nelem, lo + x.slice_elements);
+  return {offset + lo, hi - lo};
+}
+
+// ------------------------------------------------------------------ rank ----
+
+ns3::TypeId NcclRank::GetTypeId() {
+  static ns3::TypeId tid =
+      ns3::TypeId("inasim::NcclRank").SetParent<ns3::Application>().SetGroupName("Inasim").AddConstructor<NcclRank>();
+  return tid;
+}
+
+void NcclRank::Setup(NcclRing* owner, uint32_t rank) {
+  owner_ = owner;
+  rank_ = rank;
+  const NcclPlan& plan = owner->plan();
+  const uint32_t n = plan.n, next = (rank + 1) % n, prev = (rank + n - 1) % n;
+  InaNetDevice& nic = owner->fabric().device(owner->host(rank), 0);
+  roce_.Open(nic, owner->spec().port, [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { Deliver(b, len); });
+  const RcConfig rc = owner->rc();
+  for (uint32_t c = 0; c < plan.channels; ++c) {
+    auto ch = std::make_unique<Channel>();
+    ch->to_next.Setup(rc, nic, static_cast<uint16_t>(kSourcePortBase + 2 * c), NcclRing::QpnToNext(rank, c),
+                      HostIpv4(owner->host(next)), NcclRing::QpnFromPrev(next, c),
+                      [this, c](std::vector<uint8_t>&& m) { OnGrant(c, std::move(m)); }, [this] { owner_->QpFailed(); });
+    ch->from_prev.Setup(rc, nic, static_cast<uint16_t>(kSourcePortBase + 2 * c + 1), NcclRing::QpnFromPrev(rank, c),
+                        HostIpv4(owner->host(prev)), NcclRing::QpnToNext(prev, c),
+                        [this, c](std::vector<uint8_t>&& m) { OnSlice(c, std::move(m)); }, [this] { owner_->QpFailed(); });
+    channels_.push_back(std::move(ch));
+  }
+}
+
+void NcclRank::StopApplication() {
+  for (auto& ch : channels_) {
+    ch->to_next.Cancel();
+    ch->from_prev.Cancel();
+  }
+}
+
+void NcclRank::DoDispose() {
+  StopApplication();
+  roce_.Close();
+  ns3::Application::DoDispose();
+}
+
+void NcclRank::Deliver(const uint8_t* p, uint32_t len) {
+  if (len < RcQp::kBth) return;
+  const uint32_t qpn = RcQp::DestQpn(p);
+  for (uint32_t c = 0; c < channels_.size(); ++c) {
+    if (qpn == NcclRing::QpnToNext(rank_, c)) return channels_[c]->to_next.Deliver(p, len);
+    if (qpn == NcclRing::QpnFromPrev(rank_, c)) return channels_[c]->from_prev.Deliver(p, len);
+  }
+}
+
+void NcclRank::BeginIteration(uint32_t iteration) {
+  iteration_ = iteration;
+  running_ = true;
+  checked_ = mismatches_ = 0;
+  const NcclPlan& plan = owner_->plan();
+  for (uint32_t c = 0; c < channels_.size(); ++c) {
+    Channel& ch = *channels_[c];
+    ch.sent = ch.granted = ch.received = 0;
+    ch.ready.assign(plan.streams[c].size(), {});
+    // The receive proxy posts its first `slots` receives at once (net.cc:345-348).
+    for (size_t m = 0; m < std::min<size_t>(owner_->spec().slots, plan.streams[c].size()); ++m) Grant(c, m);
+  }
+}
+
+// A clear-to-send for message m, back to the previous rank on the same queue pair.
+void NcclRank::Grant(uint32_t c, size_t message) {
+  std::vector<uint8_t> g(kGrantBytes, 0);
+  p4::StoreBe32(g.data(), iteration_);
+  p4::StoreBe32(g.data() + 4, static_cast<uint32_t>(message));
+  channels_[c]->from_prev.Post(std::move(g));
+}
+
+void NcclRank::OnGrant(uint32_t c, std::vector<uint8_t>&& msg) {
+  if (msg.size() < 8 || p4::LoadBe32(msg.data()) != iteration_) return;
+  Channel& ch = *channels_[c];
+  ch.granted = std::max<size_t>(ch.granted, p4::LoadBe32(msg.data() + 4) + 1u);
+  TrySend(c);
+}
+
+// Slice m leaves once the next rank granted it a slot and its data is here:
+// this rank's own for step 0, the previous step's slice (reduced or copied) after.
+void NcclRank::TrySend(uint32_t c) {
+  const NcclPlan& plan = owner_->plan();
+  Channel& ch = *channels_[c];
+  const auto& stream = plan.streams[c];
+  // (Not gated on this rank's result: its last slices may still be owed to
+  // the next rank after everything has come in from the previous one.)
+  while (ch.sent < stream.size() && ch.sent < ch.granted) {
+    const size_t m = ch.sent;
+    const bool own = stream[m].step == 0;
+    if (!own && ch.ready[m].empty() && plan.Range(rank_, c, m, false).second > 0) return;
+    const auto [first, count] = plan.Range(rank_, c, m, false);
+    std::vector<uint8_t> b(kSliceHeader + 4 * count);
+    p4::StoreBe32(b.data(), iteration_);
+    p4::StoreBe32(b.data() + 4, static_cast<uint32_t>(m));
+    if (own) {
+      owner_->data(iteration_).FillBe32(rank_, first, count, b.data() + kSliceHeader);
+    } else {
+      for (uint64_t k = 0; k < count; ++k) p4::StoreBe32(b.data() + kSliceHeader + 4 * k, ch.ready[m][k]);
+      ch.ready[m] = {};
+    }
+    ch.to_next.Post(std::move(b));
+    ++ch.sent;
+  }
+}
+
+void NcclRank::OnSlice(uint32_t c, std::vector<uint8_t>&& msg) {
+  const NcclPlan& plan = owner_->plan();
+  Channel& ch = *channels_[c];
+  const auto& stream = plan.streams[c];
+  const size_t m = ch.received;
+  if (!running_ || m >= stream.size() || msg.size() < kSliceHeader || p4::LoadBe32(msg.data()) != iteration_ ||
+      p4::LoadBe32(msg.data() + 4) != m)
+    return;
+  const auto [first, count] = plan.Range(rank_, c, m, true);
+  if (msg.size() != kSliceHeader + 4 * count) return;
+  const uint32_t t = stream[m].step, n = plan.n;
+  const TensorData& data = owner_->data(iteration_);
+  // Steps 0..n-2 reduce (the last of them completes this rank's chunk), the rest copy.
+  const bool reduce = t < n - 1, final = t >= n - 2, forward = t + 1 < 2 * (n - 1);
+  std::vector<uint32_t> values(count);
+  for (uint64_t k = 0; k < count; ++k) {
+    uint32_t v = p4::LoadBe32(msg.data() + kSliceHeader + 4 * k);
+    if (reduce) v = AddElements(data.dtype(), v, data.Contribution(rank_, first + k));
+    values[k] = v;
+    if (final) {
+      ++checked_;
+      mismatches_ += v != data.Expected(first + k);
+    }
+  }
+  if (forward) ch.ready[m + kSlicesPerChunk] = std::move(values);  // (loop, t + 1, s)
+  ++ch.received;
+  if (m + owner_->spec().slots < stream.size()) Grant(c, m + owner_->spec().slots);
+  TrySend(c);
+  MaybeDone();
+}
+
+void NcclRank::MaybeDone() {
+  const NcclPlan& plan = owner_->plan();
+  if (!running_) return;
+  for (uint32_t c = 0; c < channels_.size(); ++c)
+    if (channels_[c]->received < plan.streams[c].size()) return;
+  running_ = false;  // its result is complete (it may still owe the next rank slices)
+  owner_->RankDone(rank_, iteration_, checked_, mismatches_);
+}
+
+RcCounters NcclRank::counters() const {
+  RcCounters s;
+  for (const auto& ch : channels_)
+    for (const RcQp* q : {&ch->to_next, &ch->from_prev}) {
+      const RcCounters& x = q->counters();
+      s.packets_sent += x.packets_sent;
+      s.retransmitted += x.retransmitted;
+      s.naks_sent += x.naks_sent;
+      s.go_backs += x.go_backs;
+      s.timeouts += x.timeouts;
+      s.dropped_out_of_order += x.dropped_out_of_order;
+    }
+  return s;
+}
+
+// ------------------------------------------------------------------ ring ----
+
+NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t bytes, DType dtype,
+                   DataPattern pattern, uint64_t seed, const NcclSpec& spec, uint32_t iterations,
+                   uint64_t compute_gap_ps)
+    : fabric_(&fabric),
+      hosts_(hosts),
+      plan_(static_cast<uint32_t>(hosts.size()), bytes / 4, spec),
+      spec_(spec),
+      compute_gap_ps_(compute_gap_ps) {
+  const uint32_t n = plan_.n;
+  const TensorData run_data(dtype, pattern, seed, n);
+  for (uint32_t it = 0; it < iterations; ++it) {
+    data_.push_back(run_data.ForIteration(it));
+    CollectiveRecord r;
+    r.iteration = it;
+    r.bytes = plan_.elements * 4;
+    r.Reset(n);
+    records_.push_back(std::move(r));
+  }
+  for (uint32_t r = 0; r < n; ++r) {
+    auto rank = ns3::CreateObject<NcclRank>();
+    fabric.host(hosts[r])->AddApplication(rank);
+    rank->Setup(this, r);
+    ranks_.push_back(rank);
+  }
+}
+
+NcclRing::~NcclRing() = default;
+
+RcConfig NcclRing::rc() const {
+  RcConfig c;
+  c.mtu_payload = spec_.mtu_payload_bytes;
+  c.ack_every = spec_.ack_every;
+  c.timeout_ps = 4'096'000ULL << spec_.ib_timeout;  // 4.096 us x 2^ib_timeout
+  c.retry_count = spec_.retry_count;
+  c.nic_queue_bytes = spec_.nic_queue_bytes;
+  c.port = spec_.port;
+  return c;
+}
+
+void NcclRing::Start(uint64_t at_ps) {
+  if (!records_.empty()) Simulator::Schedule(PicoSeconds(at_ps), &NcclRing::BeginIteration, this, 0u);
+}
+
+void NcclRing::BeginIteration(uint32_t it) {
+  for (uint32_t r = 0; r < plan_.n; ++r) records_[it].start_ps[r] = NowPs();
+  for (auto& r : ranks_) r->BeginIteration(it);
+}
+
+void NcclRing::RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
+  CollectiveRecord& rec = records_[it];
+  rec.end_ps[rank] = NowPs();
+  rec.elements_checked += checked;
+  rec.mismatches += mismatches;
+  if (++ranks_done_ < plan_.n) return;
+  ranks_done_ = 0;
+  if (++iterations_done_ == records_.size()) {
+    if (on_finished) on_finished();
+    return;
+  }
+  Simulator::Schedule(PicoSeconds(compute_gap_ps_), &NcclRing::BeginIteration, this, it + 1);
+}
+
+double NcclRing::progress() const {
+  return records_.empty() ? 1.0 : static_cast<double>(iterations_done_) / records_.size();
+}
+
+RcCounters NcclRing::counters() const {
+  RcCounters q;
+  for (const auto& r : ranks_) {
+    const RcCounters x = r->counters();
+    q.packets_sent += x.packets_sent;
+    q.retransmitted += x.retransmitted;
+    q.naks_sent += x.naks_sent;
+    q.go_backs += x.go_backs;
+    q.timeouts += x.timeouts;
+    q.dropped_out_of_order += x.dropped_out_of_order;
+  }
+  return q;
+}
+
+void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
+  CollectiveTable table;
+  table.AddJobRecords(plan_.n, records_, uint64_t{plan_.n} * plan_.elements);
+  for (const CollectiveRecord& r : records_)
+    if (r.finished()) out.payload_delivered += r.bytes * plan_.n;
+  out.correct = finished && table.correct() && qp_failures_ == 0;
+  out.workload = table.CoreJson({"nccl", "iteration", plan_.elements * 4, records_.size(), table.completed()},
+                                out.correct);
+  const RcCounters q = counters();
+  const double bound = 2.0 * (plan_.n - 1) / plan_.n * plan_.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
+  out.workload["nccl"] = {{"channels", plan_.channels},
+                          {"chunk_bytes", spec_.buffer_bytes / 2},
+                          {"slice_bytes", spec_.buffer_bytes / 4},
+                          {"messages_per_channel", plan_.streams.empty() ? 0 : plan_.streams[0].size()},
+                          {"ack_timeout_s", PsToS(rc().timeout_ps)},
+                          {"packets_sent", q.packets_sent},
+                          {"packets_retransmitted", q.retransmitted},
+                          {"naks_sent", q.naks_sent},
+                          {"go_backs", q.go_backs},
+                          {"ack_timeouts", q.timeouts},
+                          {"dropped_out_of_order", q.dropped_out_of_order},
+                          {"qp_failures", qp_failures_},
+                          {"analytic_bound_s", bound},
+                          {"analytic_bound_formula", "2(n-1)/n * S / B"}};
+  out.AddCsv("collectives.csv", table.Csv());
+  out.summary += fmt::format(
+      "nccl ring allreduce of {} over {} ranks ({} channels, RoCE RC go-back-N): {} per collective, {} completed\n"
+      "  RoCE: {} packets, {} retransmitted, {} NAKs, {} ACK timeouts, {} queue pairs failed\n"
+      "  analytic bound 2(n-1)/n*S/B = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
+      HumanBytes(plan_.elements * 4), plan_.n, plan_.channels, HumanTime(table.mean_duration_s()), table.completed(),
+      q.packets_sent, q.retransmitted, q.naks_sent, q.timeouts, qp_failures_, HumanTime(bound),
+      VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());
+}
+
+}  // namespace inasim

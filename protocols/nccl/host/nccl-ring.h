@@ -1,0 +1,139 @@
+// NCCL's ring allreduce over RoCE (the IB transport on RC queue pairs), as
+// NCCL 2.7.8 runs it with its Simple protocol (nvidia/nccl@033d799:
+// src/collectives/device/all_reduce.h:11-84, src/transport/net.cc, net_ib.cc;
+// docs/research/baselines.md §3, §5):
+//
+//   - `channels` rings, each with its own queue pair to the next rank and
+//     from the previous one; the tensor is walked in loops of
+//     n x channels x chunk (chunk = buffer / 2), channel c taking n chunks of
+//     each loop: realChunkSize = min(chunk, ceil(rest / (n channels)));
+//   - per loop 2(n-1) steps (reduce-scatter then allgather): at step t rank r
+//     sends chunk (r - t) mod n, received chunks are reduced (the first n-1
+//     steps) or copied and sent on at the next step;
+//   - each chunk goes as 2 slices (SLICESPERCHUNK), each slice one RDMA
+//     message; slice s of step t leaves once slice s of step t-1 arrived and
+//     the receiver has granted a slot (its clear-to-send, an RDMA write back
+//     on the same queue pair: net_ib.cc:289-295); at most `slots` slices in
+//     flight per connection (NCCL_STEPS / SLICESTEPS = 4);
+//   - the queue pairs are RcQp: go-back-N on a sequence error, the local ACK
+//     timeout on a tail loss, failure after 7 expiries.
+// Reductions cost no time (an ideal GPU); every element every rank ends with
+// is checked against the exact sum.
+#pragma once
+
+#include "ina/collective-table.h"
+#include "ina/tensor-data.h"
+#include "protocols/nccl/host/rc-qp.h"
+#include "protocols/nccl/host/spec.h"
+
+#include "ns3/application.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace inasim {
+
+class Fabric;
+class NcclRing;
+
+/// One slice message of a channel's stream (the same stream shape on every
+/// connection of the channel): its loop, step, slice and chunk offset.
+struct NcclSlice {
+  uint32_t loop = 0, step = 0, slice = 0;
+  uint64_t chunk_first = 0;  ///< element offset of chunk 0 of this (loop, channel)
+  uint64_t real_chunk = 0;   ///< realChunkSize in elements
+  uint64_t slice_elements = 0;
+};
+
+/// Who sends what, per channel: the messages of its stream in order.
+struct NcclPlan {
+  NcclPlan(uint32_t ranks, uint64_t elements, const NcclSpec& spec);
+  uint32_t n = 0, channels = 0;
+  uint64_t elements = 0;
+  std::vector<std::vector<NcclSlice>> streams;  ///< [channel][message]
+  /// Elements [first, first + count) of rank r's message m on channel c
+  /// (count 0: an empty slice, sent all the same).
+  std::pair<uint64_t, uint64_t> Range(uint32_t r, uint32_t c, size_t m, bool received) const;
+};
+
+class NcclRank : public ns3::Application {
+ public:
+  static ns3::TypeId GetTypeId();
+  void Setup(NcclRing* owner, uint32_t rank);
+  void BeginIteration(uint32_t iteration);
+  /// A RoCE packet for one of this rank's queue pairs.
+  void Deliver(const uint8_t* p, uint32_t len);
+  RcCounters counters() const;
+
+ protected:
+  void DoDispose() override;
+
+ private:
+  struct Channel {
+    RcQp to_next, from_prev;
+    size_t sent = 0;       ///< messages handed to to_next
+    size_t granted = 0;    ///< slots the next rank granted (clear-to-send)
+    size_t received = 0;   ///< messages from prev processed
+    std::vector<std::vector<uint32_t>> ready;  ///< [message]: data for the next step's send
+  };
+  void StartApplication() override {}
+  void StopApplication() override;
+  void OnSlice(uint32_t c, std::vector<uint8_t>&& msg);
+  void OnGrant(uint32_t c, std::vector<uint8_t>&& msg);
+  void Grant(uint32_t c, size_t message);
+  void TrySend(uint32_t c);
+  void MaybeDone();
+
+  NcclRing* owner_ = nullptr;
+  uint32_t rank_ = 0;
+  HostEndpoint roce_;  ///< UDP 4791: every queue pair's incoming packets
+  std::vector<std::unique_ptr<Channel>> channels_;
+  uint32_t iteration_ = 0;
+  bool running_ = false;
+  uint64_t checked_ = 0, mismatches_ = 0;
+};
+
+/// One NCCL ring over a set of hosts.
+class NcclRing {
+ public:
+  NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t bytes, DType dtype, DataPattern pattern,
+           uint64_t seed, const NcclSpec& spec, uint32_t iterations, uint64_t compute_gap_ps);
+  ~NcclRing();
+  void Start(uint64_t at_ps);
+  double progress() const;
+  bool done() const { return iterations_done_ == records_.size(); }
+  std::function<void()> on_finished;
+  void Report(const struct Scenario& s, bool finished, struct WorkloadReport& out) const;
+
+  // For the ranks.
+  const NcclPlan& plan() const { return plan_; }
+  const NcclSpec& spec() const { return spec_; }
+  RcConfig rc() const;
+  const TensorData& data(uint32_t it) const { return data_[it]; }
+  uint32_t host(uint32_t rank) const { return hosts_[rank]; }
+  Fabric& fabric() const { return *fabric_; }
+  /// Queue pair numbers: rank r's to-next and from-prev QPs of channel c.
+  static uint32_t QpnToNext(uint32_t r, uint32_t c) { return 2 * (r * 64 + c) + 16; }
+  static uint32_t QpnFromPrev(uint32_t r, uint32_t c) { return 2 * (r * 64 + c) + 17; }
+  void RankDone(uint32_t rank, uint32_t iteration, uint64_t checked, uint64_t mismatches);
+  void QpFailed() { ++qp_failures_; }
+  /// Every queue pair's counters, summed.
+  RcCounters counters() const;
+  const std::vector<CollectiveRecord>& records() const { return records_; }
+
+ private:
+  void BeginIteration(uint32_t it);
+  Fabric* fabric_;
+  std::vector<uint32_t> hosts_;
+  NcclPlan plan_;
+  NcclSpec spec_;
+  uint64_t compute_gap_ps_;
+  std::vector<TensorData> data_;
+  std::vector<CollectiveRecord> records_;
+  std::vector<ns3::Ptr<NcclRank>> ranks_;
+  uint32_t ranks_done_ = 0, iterations_done_ = 0, qp_failures_ = 0;
+};
+
+}  // namespace inasim

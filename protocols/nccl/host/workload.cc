@@ -1,0 +1,65 @@
+// NCCL's entry in the protocol registry (protocols/nccl/protocol.json): one
+// NCCL ring over the selected hosts, over RoCE queue pairs.
+#include "ina/fabric.h"
+#include "ina/job-workload.h"
+#include "ina/protocol-checks.h"
+#include "ina/scenario.h"
+#include "ina/workload.h"
+#include "protocols/nccl/host/nccl-ring.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace inasim::protocols::nccl {
+
+class NcclJob : public NcclRing {
+ public:
+  using NcclRing::NcclRing;
+};
+
+std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
+  const Scenario& s = context.scenario;
+  return MakeJobWorkload<NcclJob>(context, [&] {
+    return std::make_unique<NcclJob>(context.fabric, context.hosts, s.workload.bytes, s.workload.dtype,
+                                     s.workload.data, s.seed, s.workload.spec<NcclSpec>(), s.workload.iterations,
+                                     s.workload.compute_gap_ps);
+  });
+}
+
+namespace {
+
+void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
+  if (hosts.size() < 2) throw ScenarioError("workload.hosts: an NCCL ring needs at least 2 hosts");
+  const NcclSpec& spec = s.workload.spec<NcclSpec>();
+  if (s.links.mtu_bytes < spec.mtu_payload_bytes + 20 + 8 + 12 + 16 + 4)
+    throw ScenarioError(fmt::format("workload.nccl.mtu_payload_bytes: {} B of payload and 60 B of IPv4, UDP and "
+                                    "RoCE headers exceed links.mtu_bytes {}", spec.mtu_payload_bytes,
+                                    s.links.mtu_bytes));
+  // PSNs are 24 bits: a queue pair's packets of one run must not wrap.
+  const double per_qp = static_cast<double>(s.workload.bytes) * 2.0 / spec.channels / spec.mtu_payload_bytes *
+                        std::max<uint32_t>(1, s.workload.iterations);
+  if (per_qp >= (1u << 24))
+    throw ScenarioError(fmt::format("workload.bytes: about {:.0f} packets per queue pair, beyond the 24-bit PSN "
+                                    "space (more channels, fewer iterations or a smaller tensor)", per_qp));
+}
+
+/// Each rank holds the slices it forwards: about two in flight per slot.
+double StateBytes(const Scenario& s, size_t) {
+  const NcclSpec& spec = s.workload.spec<NcclSpec>();
+  return static_cast<double>(spec.channels) * spec.slots * (spec.buffer_bytes / 4) * 3.0;
+}
+
+void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>&, std::vector<std::string>&) {
+  (void)s;
+}
+
+constexpr char kPortKey[] = "workload.nccl.port";
+
+}  // namespace
+
+extern const ProtocolChecks kChecks;  // (declared for the registry: external linkage)
+const ProtocolChecks kChecks = {&CheckPlacement, &StateBytes, &AddWarnings,
+                                &AddSpecUdpPort<NcclSpec, &NcclSpec::port, kPortKey>};
+
+}  // namespace inasim::protocols::nccl

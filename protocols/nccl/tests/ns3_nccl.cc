@@ -1,0 +1,113 @@
+// NCCL's ring allreduce over RoCE queue pairs (protocols/nccl): NCCL's
+// slice plan, exact sums, and the queue pair's recovery: one lost packet in
+// the middle of a message costs one NAK and one go-back; a lost last packet
+// (nothing behind it to reveal the gap) waits for the local ACK timeout.
+#include "net_harness.h"
+
+#include "protocols/nccl/host/nccl-ring.h"
+#include "tests/common/run_scenario.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+using namespace inasim;
+using namespace inasim::testing;
+using nlohmann::json;
+
+namespace {
+
+// all_reduce.h:20-36 with 4 MiB buffers (chunk 2 MiB), 8 ranks, 2 channels,
+// 4 MiB of int32: one loop, realChunkSize = ceil(2^20 / 16) = 65,536
+// elements, 2(n-1) = 14 steps of 2 slices: 28 messages per channel.
+TEST(NcclPlan, SlicesAreNcclsForFourMiBOnEightRanks) {
+  NcclSpec spec;
+  const NcclPlan p(8, 1u << 20, spec);
+  ASSERT_EQ(p.streams.size(), 2u);
+  EXPECT_EQ(p.streams[0].size(), 28u);
+  EXPECT_EQ(p.streams[1][0].real_chunk, 65'536u);
+  EXPECT_EQ(p.streams[1][0].chunk_first, 8u * 65'536);  // channel 1 takes the loop's second half
+  // What rank r sends as message m, rank r+1 receives as message m.
+  for (uint32_t c = 0; c < 2; ++c)
+    for (size_t m = 0; m < p.streams[c].size(); ++m)
+      for (uint32_t r = 0; r < 8; ++r) EXPECT_EQ(p.Range(r, c, m, false), p.Range((r + 1) % 8, c, m, true));
+  // Every element is the final sum somewhere: step n-2 and later of every rank cover the tensor n times.
+  uint64_t final_elements = 0;
+  for (uint32_t c = 0; c < 2; ++c)
+    for (size_t m = 0; m < p.streams[c].size(); ++m)
+      if (p.streams[c][m].step >= 6)
+        for (uint32_t r = 0; r < 8; ++r) final_elements += p.Range(r, c, m, true).second;
+  EXPECT_EQ(final_elements, 8u << 20);
+}
+
+TEST(NcclScenario, EveryRankEndsWithTheExactSumInBothDtypes) {
+  for (const char* dtype : {"int32", "float32"}) {
+    const RunResult r = RunQuietly(json::parse(fmt::format(
+        R"({{"name":"t","topology":{{"type":"single_rack","hosts":5}},"links":{{"host_rate_gbps":100}},
+        "workload":{{"type":"allreduce","protocol":"nccl","bytes":3000004,"dtype":"{}","data":"hashed"}}}})", dtype)));
+    const json& w = r.json["workload"];
+    EXPECT_TRUE(r.correct) << dtype;
+    EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 5u * 750'001) << dtype;
+    EXPECT_EQ(w["nccl"]["packets_retransmitted"].get<uint64_t>(), 0u);
+    EXPECT_GT(w["mean_duration_s"].get<double>(), w["nccl"]["analytic_bound_s"].get<double>());
+  }
+}
+
+class NcclRecovery : public NetTest {
+ protected:
+  /// Host 0's k-th packet of slice data (counting from 1; not the grants,
+  /// 98-byte frames) is lost on its link; `last_only`: counting only the
+  /// last packets of messages (opcode RDMA WRITE Last).
+  void DropDataPacket(uint64_t k, bool last_only = false) {
+    auto seen = std::make_shared<uint64_t>(0);
+    fabric_->device(0, 0).SetLossFilter([seen, k, last_only](const ns3::Packet& p) {
+      uint8_t b[43];
+      if (p.GetSize() < sizeof b) return false;
+      p.CopyData(b, sizeof b);
+      const bool roce = p4::LoadBe16(b + 36) == 4791 &&
+                        (last_only ? b[42] == 0x08 : b[42] >= 0x06 && b[42] <= 0x0a && p.GetSize() > 200);
+      return roce && ++*seen == k;
+    });
+  }
+  std::unique_ptr<NcclRing> Ring(uint64_t bytes) {
+    NcclSpec spec;
+    spec.ib_timeout = 6;  // 262 us
+    auto ring = std::make_unique<NcclRing>(*fabric_, std::vector<uint32_t>{0, 1, 2}, bytes, DType::kInt32,
+                                           DataPattern::kHashed, 1, spec, 1, 0);
+    ring->Start(0);
+    return ring;
+  }
+};
+
+TEST_F(NcclRecovery, AMidMessageLossCostsOneNakAndOneGoBack) {
+  Build(topo::BuildSingleRack(3, Link(100, 1 * kUs)));
+  DropDataPacket(10);  // the 10th packet of rank 0's first message (64 packets of 1 KiB)
+  auto ring = Ring(3 * 2 * 2 * 65'536 * 4);
+  RunFor(50'000 * kUs);
+  ASSERT_TRUE(ring->done());
+  EXPECT_EQ(ring->records()[0].mismatches, 0u);
+  EXPECT_EQ(ring->records()[0].elements_checked, 3u * 3 * 2 * 2 * 65'536);
+  const RcCounters q = ring->counters();
+  EXPECT_EQ(q.naks_sent, 1u);
+  EXPECT_EQ(q.go_backs, 1u);
+  EXPECT_EQ(q.timeouts, 0u);
+  EXPECT_GT(q.dropped_out_of_order, 0u);
+}
+
+TEST_F(NcclRecovery, ALostLastPacketWaitsForTheAckTimeout) {
+  Build(topo::BuildSingleRack(3, Link(100, 1 * kUs)));
+  // 3 ranks, 2 channels, slices of 256 elements (1 KiB + an 8-byte header:
+  // a first and a last packet each): rank 0 sends 2 x 2(n-1) x 2 = 16
+  // slices; the last packet of its 16th is the last of its queue pair.
+  auto ring = Ring(3 * 2 * 2 * 256 * 4);
+  DropDataPacket(16, true);
+  RunFor(50'000 * kUs);
+  ASSERT_TRUE(ring->done());
+  EXPECT_EQ(ring->records()[0].mismatches, 0u);
+  const RcCounters q = ring->counters();
+  EXPECT_EQ(q.timeouts, 1u);
+  EXPECT_EQ(q.naks_sent, 0u);
+  // The run took the 262 us timeout longer than without the loss.
+  EXPECT_GT(ring->records()[0].last_end_ps(), 262 * kUs);
+}
+
+}  // namespace
