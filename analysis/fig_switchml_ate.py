@@ -10,7 +10,11 @@ appendix C (128 slots at 10 Gb/s, 512 at 100 Gb/s), SwitchML's workers the
 DPDK host (workload.switchml.backend), and runs three host ring allreduces
 on the same rack and tensor, each with its own defaults: Gloo over TCP
 (protocol "gloo"), NCCL over RoCE (protocol "nccl"; the paper's "NCCL with
-RDMA") and the ideal UDP ring ("ring": no host cost, the bound).
+RDMA") and the ideal UDP ring ("ring": no host cost, the bound), and
+SwitchML's parameter-server baseline (k = 256, workload.switchml.ps):
+n PS processes with 8 lcores each on n more hosts of the rack ("PS
+dedicated") or on the workers ("PS co-located"), running the switch's
+program in software at the workers' packet cost.
 --small: scenarios/switchml/fig3-ate-small.json (4 MB hashed tensors), n in
 {4, 8} at 100 Gb/s only, a few seconds. One panel per rate:
 
@@ -97,7 +101,8 @@ def draw(fig):
         for k in sorted(PAPER_FRACTIONS)))
     res = {}  # (rate, n, series) -> dict; series is k (int) or "ring"
     for row in fig.sweep(points=sweep_points(rates, workers)):
-        rate, n = int(row["links.host_rate_gbps"]), int(row["topology.hosts"])
+        # workers: the ranks (a dedicated PS run has twice as many hosts)
+        rate, n = int(row["links.host_rate_gbps"]), int(row["workload.ranks"])
         res[(rate, n, series_key(row))] = check_point(fig, row, rate, n, size)
     return fig.save_panels(
         [rate_panel(fig.plot, res, rate, workers) for rate in rates],
@@ -107,6 +112,9 @@ def draw(fig):
 #: The host ring allreduces beside SwitchML (docs/research/baselines.md): the
 #: ideal UDP ring (the bound), Gloo over TCP, NCCL over RoCE.
 HOST_RINGS = {"ring": "ring allreduce", "gloo": "Gloo (TCP)", "nccl": "NCCL (RoCE)"}
+#: SwitchML's parameter-server baseline (k = 256): n PS processes on n more
+#: hosts of the rack, or on the workers (workload.switchml.ps).
+PS = {"ps_dedicated": "PS dedicated", "ps_colocated": "PS co-located"}
 
 
 def sweep_points(rates, workers):
@@ -120,12 +128,21 @@ def sweep_points(rates, workers):
             for proto in HOST_RINGS:
                 points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": proto,
                                "workload.switchml": None})
+            for key in PS:
+                placement = key.removeprefix("ps_")
+                points.append({"links.host_rate_gbps": r, "topology.hosts": 2 * n if placement == "dedicated" else n,
+                               "workload.hosts": {"count": n, "placement": "first"}, "workload.protocol": "switchml",
+                               "workload.switchml.elements_per_packet": 256, "workload.switchml.pool_size": POOL[r],
+                               "workload.switchml.ps": placement})
     return points
 
 
 def series_key(row):
     """The series a run belongs to: SwitchML's k, or the host ring's protocol."""
     p = row["workload.protocol"]
+    ps = row.get("workload.switchml.ps")
+    if p == "switchml" and isinstance(ps, str) and ps != "none":
+        return "ps_" + ps
     return int(row["workload.switchml.elements_per_packet"]) if p == "switchml" else p
 
 
@@ -169,6 +186,9 @@ def check_point(fig, row, rate, n, size):
     if host_ring:
         where, label, pool = f"rate={rate} Gb/s, workers={n}, {key}", key, None
         ate, bound = check_ring(fig, row, where, n, rate, tat, size, key)
+    elif key in PS:
+        where, label, pool = f"rate={rate} Gb/s, workers={n}, {PS[key]}", PS[key], POOL[rate]
+        ate, bound = check_switchml(fig, row, where, 256, rate, tat, size // 4)
     else:
         where, label, pool = f"rate={rate} Gb/s, workers={n}, k={key}", f"SwitchML k={key}", POOL[rate]
         ate, bound = check_switchml(fig, row, where, key, rate, tat, size // 4)
@@ -189,11 +209,11 @@ def rate_panel(plot, res, rate, workers):
     f = plot.Figure(f"{rate:g} Gb/s", "workers", "ATE/s", "count", "10⁹ elements/s", logx=2,
                     legend_cols=2, legend_loc="lower right")
     colors = {}
-    for key, label in ((256, "SwitchML k=256"), (64, "SwitchML k=64"), *HOST_RINGS.items()):
+    for key, label in ((256, "SwitchML k=256"), (64, "SwitchML k=64"), *HOST_RINGS.items(), *PS.items()):
         pts = [res[(rate, n, key)] for n in workers]
         colors[key] = f.line(workers, [g(p["ate"]) for p in pts], label, columns={
             "rate_gbps": [rate] * len(workers), "workers": workers,
-            "k": [key if key not in HOST_RINGS else None] * len(workers),
+            "k": [key if isinstance(key, int) else (256 if key in PS else None)] * len(workers),
             "pool_size": [p["pool"] for p in pts], "protocol": [key if key in HOST_RINGS else "switchml"] *
             len(workers), "ate_per_s": [p["ate"] for p in pts], "tat_s": [p["tat"] for p in pts],
             "bound_ate_per_s": [p["bound"] for p in pts], "ratio": [p["ate"] / p["bound"] for p in pts]})

@@ -6,6 +6,7 @@
 #include "p4model/common/frame.h"
 
 #include "ns3/node.h"
+#include "ns3/simulator.h"
 #include "ns3/packet.h"
 
 #include <cstring>
@@ -63,6 +64,13 @@ bool HostEndpoint::SendTo(uint32_t dst_ip, uint16_t dst_port, const uint8_t* pay
   p4::StoreBe16(udp + 4, static_cast<uint16_t>(p4::kUdpBytes + len));
   p4::StoreBe16(udp + 6, 0);
   if (len) std::memcpy(f + kHeadBytes, payload, len);
+  if (dst_ip == nic_->host_ipv4()) {
+    // To this host (a co-located parameter server): the host stack's
+    // loopback, not the wire; delivered as its own event, as a receive is.
+    InaNetDevice* nic = nic_;
+    ns3::Simulator::ScheduleNow([nic, frame = MakeFrame(f, bytes)] { nic->DeliverLocal(*frame); });
+    return true;
+  }
   p4::FrameView view;  // hosts never mark, so only the size matters here
   view.frame_bytes = bytes;
   return nic_->EnqueueFrame(MakeFrame(f, bytes), view, InaNetDevice::kNoPort, nic_->SourceAt(p4::kIpProtoUdp, port_));

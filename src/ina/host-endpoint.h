@@ -58,7 +58,8 @@ class HostEndpoint {
   /// TTL of the datagrams it sends (ns-3's socket attribute IpTtl; default 64).
   void set_ttl(uint8_t ttl) { ttl_ = ttl; }
   /// Sends `payload[0..len)` to dst_ip:dst_port. Returns false if the NIC
-  /// dropped the frame (its buffer full or its link down).
+  /// dropped the frame (its buffer full or its link down). A datagram to the
+  /// host's own address is delivered locally (loopback), without the NIC.
   bool SendTo(uint32_t dst_ip, uint16_t dst_port, const uint8_t* payload, uint32_t len, uint8_t tos = 0);
 
   /// The device's side: a frame for this endpoint's port arrived (`frame`:

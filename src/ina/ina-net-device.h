@@ -180,6 +180,8 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   /// The tracked backlog of this host's sender on (protocol, port), or null.
   SourceBacklog* SourceAt(uint8_t ip_protocol, uint16_t port);
   uint32_t host_ipv4() const { return host_ip_; }
+  /// A frame this host sent to itself: to the endpoint of its port, if any.
+  void DeliverLocal(const ns3::Packet& frame) { DeliverToEndpoint(frame); }
   const ns3::Mac48Address& mac() const { return mac_; }
 
   /// PFC: the peer asked this transmitter to pause (true) or resume (false).

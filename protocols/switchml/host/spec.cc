@@ -99,7 +99,15 @@ SwitchMLSection& DeclareHost(SwitchMLSection& m) {
            "Wire bits one lcore processes per second (a packet costs its frame + 24 B at this rate). No number "
            "is published; two statements bracket it: one core keeps up with 10 Gb/s (:711), and up to 8 cores "
            "fall short of 100 Gb/s \"due to packet processing costs\" (:430, :424), so 10 < core_gbps < 12.5; "
-           "the default is the middle. Fig. 9's pool sizes are the check, not the source.");
+           "the default is the middle. Fig. 9's pool sizes are the check, not the source.")
+      .Enum("ps", &SwitchMLSpec::ps, "none",
+            {{"none", SwitchMLPs::kNone}, {"dedicated", SwitchMLPs::kDedicated}, {"colocated", SwitchMLPs::kColocated}},
+            "The paper's parameter-server baseline (Fig. 3: \"as many PS processes (each using 8 cores) as "
+            "workers\", switchml-nsdi21.txt:458): `dedicated` on the lowest-numbered hosts that are not workers, "
+            "`colocated` on the workers themselves; slot g's packets go to PS g mod n, which runs the switch's "
+            "program on `ps_cores` lcores. `none`: the switches aggregate.")
+      .U32("ps_cores", &SwitchMLSpec::ps_cores, 8, 1, 64, "lcores",
+           "Lcores of each parameter server (the paper: 8); packets reach them by slot.");
 }
 
 const SwitchMLSection& SwitchML() {

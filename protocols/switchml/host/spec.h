@@ -19,6 +19,9 @@ enum class SwitchMLTimerMode : uint8_t {
 /// it runs (lcores, bursts, the tx buffer and its drain, a cost per packet),
 /// or the ideal host of the model before it (no cost, no batching, one thread).
 enum class SwitchMLBackend : uint8_t { kDpdk, kIdeal };
+/// Where the aggregation runs: the switches (SwitchML), or the paper's
+/// parameter-server baseline on dedicated hosts or on the workers.
+enum class SwitchMLPs : uint8_t { kNone, kDedicated, kColocated };
 struct SwitchMLSpec {
   uint32_t elements_per_packet = 256;            ///< general.cfg packet_numel: 64 or 256
   uint32_t pool_size = 512;                      ///< max_outstanding_packets of the one worker thread
@@ -38,6 +41,8 @@ struct SwitchMLSpec {
   uint32_t burst_rx = 32, burst_tx = 32;         ///< paper :711 "batched in groups of 32" (dpdk.cfg: 64)
   uint64_t tx_drain_ps = 10'000'000;             ///< dpdk.cfg bulk_drain_tx_us = 10
   double core_gbps = 11.25;                      ///< wire Gb/s one lcore processes (see spec.cc)
+  SwitchMLPs ps = SwitchMLPs::kNone;
+  uint32_t ps_cores = 8;                         ///< "each using 8 cores" (switchml-nsdi21.txt:458)
 };
 
 }  // namespace inasim

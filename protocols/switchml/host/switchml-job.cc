@@ -3,6 +3,7 @@
 #include "ina/addressing.h"
 #include "ina/fabric.h"
 #include "ina/ina-net-device.h"
+#include "protocols/switchml/host/switchml-ps.h"
 #include "protocols/switchml/host/switchml-quantizer.h"
 #include "p4model/common/frame.h"
 #include "protocols/switchml/dataplane/config.h"
@@ -167,10 +168,11 @@ void SwitchMLWorker::Send(uint64_t pkt_id, uint16_t pool_index, bool retransmiss
   b[4] = static_cast<uint8_t>(id >> 16), b[5] = static_cast<uint8_t>(id >> 24);
   p4::StoreBe16(b + 6, pool_index);
   Preprocess(pkt_id, b);
+  const uint32_t to = switch_ip_ ? switch_ip_ : owner_->DestinationOf(pool_index);
   if (buffered) {
-    lcore_.Buffer(switch_ip_, kSwitchUdpPort, b, static_cast<uint32_t>(tx_.size()));
+    lcore_.Buffer(to, kSwitchUdpPort, b, static_cast<uint32_t>(tx_.size()));
   } else {
-    lcore_.SendNow(switch_ip_, kSwitchUdpPort, b, static_cast<uint32_t>(tx_.size()));
+    lcore_.SendNow(to, kSwitchUdpPort, b, static_cast<uint32_t>(tx_.size()));
   }
   // Per-packet RTT runs from the first send; each of the batch_ lanes
   // (pkt_id mod batch_) has exactly one packet outstanding.
@@ -346,11 +348,11 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
   if (n == 0) throw std::invalid_argument("switchml needs at least one worker");
   if (n > 0xffff) throw std::invalid_argument("switchml: num_workers is a 16-bit field in the client library");
   const topo::Topology& topology = fabric.topology();
-  tree_ = CheckedTree(topology, hosts, spec_);
   host_rate_bps_ = fabric.device(hosts[0], 0).rate_bps();
+  if (spec_.ps == SwitchMLPs::kNone) tree_ = CheckedTree(topology, hosts, spec_);
   threads_ = ResolveThreads(spec_, host_rate_bps_);
   CheckThreads(spec_, threads_);
-  InstallPrograms(fabric);
+  if (spec_.ps == SwitchMLPs::kNone) InstallPrograms(fabric);
 
   const uint32_t k = spec_.elements_per_packet;
   const TensorData run_data(dtype, pattern, seed, n);
@@ -377,14 +379,62 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
     }
   }
   threads_done_.assign(n, 0);
+  if (spec_.ps != SwitchMLPs::kNone) InstallParameterServers(fabric, hosts);
   for (uint32_t rank = 0; rank < n; ++rank) {
-    const uint32_t tor = tree_.parent[hosts[rank]];
     for (uint32_t tid = 0; tid < threads_; ++tid) {
+      // To its ToR's program (a parameter server's: DestinationOf).
+      const uint32_t to =
+          spec_.ps == SwitchMLPs::kNone ? SwitchIpv4(tree_.parent[hosts[rank]] - topology.num_hosts()) : 0;
       auto w = ns3::CreateObject<SwitchMLWorker>();
       fabric.host(hosts[rank])->AddApplication(w);
-      w->Setup(this, rank, tid, fabric.device(hosts[rank], 0), SwitchIpv4(tor - topology.num_hosts()));
+      w->Setup(this, rank, tid, fabric.device(hosts[rank], 0), to);
       workers_.push_back(w);
     }
+  }
+}
+
+// Slot g (without the set bit) is PS g mod n's: every worker sends a slot's
+// packets to the same server, and each thread's slots spread over all of them
+// ("uniformly sharded", switchml-nsdi21.txt:458).
+uint32_t SwitchMLJob::DestinationOf(uint16_t pool_index) const {
+  return HostIpv4(ps_hosts_[(pool_index & 0x7fffu) % ps_hosts_.size()]);
+}
+
+std::vector<uint32_t> SwitchMLJob::ParameterServerHosts(const SwitchMLSpec& spec, const topo::Topology& t,
+                                                        const std::vector<uint32_t>& workers) {
+  if (spec.ps == SwitchMLPs::kColocated) return workers;
+  std::vector<uint32_t> ps;
+  for (uint32_t h = 0; h < t.num_hosts() && ps.size() < workers.size(); ++h)
+    if (std::find(workers.begin(), workers.end(), h) == workers.end()) ps.push_back(h);
+  if (ps.size() < workers.size())
+    throw ScenarioError(fmt::format("workload.switchml.ps: \"dedicated\" needs {} hosts besides the {} workers "
+                                    "(\"as many PS processes ... as workers\"); the topology has {} hosts",
+                                    workers.size(), workers.size(), t.num_hosts()));
+  return ps;
+}
+
+// One SwitchML program per parameter server, its workers on ports 0..n-1.
+void SwitchMLJob::InstallParameterServers(Fabric& fabric, const std::vector<uint32_t>& hosts) {
+  namespace sml = p4::switchml;
+  ps_hosts_ = ParameterServerHosts(spec_, fabric.topology(), hosts);
+  for (uint32_t j = 0; j < ps_hosts_.size(); ++j) {
+    sml::SwitchMLConfig c;
+    c.switch_ip = HostIpv4(ps_hosts_[j]);
+    c.switch_mac = MacBytesOfIpv4(c.switch_ip);
+    c.num_workers = static_cast<uint8_t>(hosts.size());
+    c.elements_per_packet = spec_.elements_per_packet;
+    c.pool_size = spec_.pool_size;
+    c.pass_latency_ps = 0;  // software: the lcore's packet cost is the time
+    c.harvest3_port = spec_.harvest3_port;
+    for (uint32_t i = 0; i < hosts.size(); ++i)
+      c.workers.push_back({static_cast<uint16_t>(i), static_cast<uint16_t>(i), MacBytesOfIpv4(HostIpv4(hosts[i])),
+                           HostIpv4(hosts[i])});
+    c.Validate();
+    auto ps = ns3::CreateObject<SwitchMLParameterServer>();
+    fabric.host(ps_hosts_[j])->AddApplication(ps);
+    ps->Setup(fabric.device(ps_hosts_[j], 0), c, LcoreConfig(), spec_.ps_cores,
+              static_cast<uint32_t>(hosts.size()));
+    servers_.push_back(ps);
   }
 }
 

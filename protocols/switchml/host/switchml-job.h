@@ -153,6 +153,11 @@ class SwitchMLJob {
 
   /// Worker threads per host: worker_threads, or the paper's rule (0).
   static uint32_t ResolveThreads(const SwitchMLSpec& spec, uint64_t host_rate_bps);
+  /// With parameter servers: the one that owns a packet's slot.
+  uint32_t DestinationOf(uint16_t pool_index) const;
+  /// The parameter servers' hosts (ps dedicated or colocated); ScenarioError when there are too few.
+  static std::vector<uint32_t> ParameterServerHosts(const SwitchMLSpec& spec, const topo::Topology& t,
+                                                    const std::vector<uint32_t>& workers);
   /// The pool, slot range and ports `threads` threads need; throws
   /// ScenarioError naming the key (shared with validation).
   static void CheckThreads(const SwitchMLSpec& spec, uint32_t threads);
@@ -205,12 +210,14 @@ class SwitchMLJob {
 
  private:
   void InstallPrograms(Fabric& fabric);
+  void InstallParameterServers(Fabric& fabric, const std::vector<uint32_t>& hosts);
   // The report's parts (switchml-report.cc).
   struct TensorTotals;
   void AddTensors(const Scenario& s, CollectiveTable& table, TensorTotals& t) const;
   uint32_t IterationsCompleted() const;
   nlohmann::json Programs() const;
   nlohmann::json Host() const;
+  std::string Aggregator() const;
   nlohmann::json Details(const Scenario& s, const TensorTotals& t) const;
   std::string Summary(const Scenario& s, const CollectiveTable& table, const TensorTotals& t,
                       const nlohmann::json& details, bool finished, bool correct) const;
@@ -226,6 +233,8 @@ class SwitchMLJob {
   uint32_t threads_ = 1;
   uint64_t host_rate_bps_ = 0;
   std::vector<uint32_t> threads_done_;  ///< per rank: threads done with its current job
+  std::vector<uint32_t> ps_hosts_;
+  std::vector<ns3::Ptr<class SwitchMLParameterServer>> servers_;
   Fabric* fabric_;
   uint32_t workers_done_ = 0;
   uint64_t expected_packets_ = 0;

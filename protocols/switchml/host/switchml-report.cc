@@ -3,6 +3,7 @@
 // ATE/s against the framing bound), the quantization error against the
 // paper's bound and the dataplane counters.
 #include "protocols/switchml/host/switchml-job.h"
+#include "protocols/switchml/host/switchml-ps.h"
 
 #include "ina/fabric.h"
 #include "ina/units.h"
@@ -158,7 +159,7 @@ json SwitchMLJob::Details(const Scenario& s, const TensorTotals& t) const {
           {"pool_value_bytes", uint64_t{spec_.pool_size} * 2 * k * 4},
           {"timeout_s", PsToS(spec_.timeout_ps)},
           {"timer_mode", spec_.timer_mode == SwitchMLTimerMode::kPaper ? "paper" : "upstream"},
-          {"tree", {{"root", fabric_->topology().node(tree_.root).name},
+          {"tree", {{"root", Aggregator()},
                     {"levels", deepest == switches_.end() ? 0 : deepest->second},
                     {"switches", switches_.size()}}},
           {"programs", Programs()},
@@ -179,6 +180,13 @@ json SwitchMLJob::Details(const Scenario& s, const TensorTotals& t) const {
                                           {"max", Percentile(rtts, 1.0) * 1e-6}}}};
 }
 
+// Who aggregates: the tree's root switch, or the parameter servers.
+std::string SwitchMLJob::Aggregator() const {
+  if (spec_.ps == SwitchMLPs::kNone) return fabric_->topology().node(tree_.root).name;
+  return fmt::format("{} parameter servers ({})", ps_hosts_.size(),
+                     spec_.ps == SwitchMLPs::kDedicated ? "dedicated" : "colocated");
+}
+
 // The workers' host side as run: the backend, the threads the pool and the
 // tensors are split over, and what the lcores did (summed over every worker).
 json SwitchMLJob::Host() const {
@@ -195,6 +203,25 @@ json SwitchMLJob::Host() const {
   }
   const bool ideal = spec_.backend == SwitchMLBackend::kIdeal;
   json h = {{"backend", ideal ? "ideal" : "dpdk"}, {"worker_threads", threads_}, {"window_per_thread", spec_.pool_size / threads_}};
+  if (spec_.ps != SwitchMLPs::kNone) {
+    json servers = json::array();
+    for (const auto& ps : servers_) {
+      uint64_t busy = 0, bursts = 0;
+      for (uint32_t c = 0; c < ps->cores(); ++c) {
+        busy += ps->lcore(c).busy_ps;
+        bursts += ps->lcore(c).bursts;
+      }
+      servers.push_back({{"packets", ps->packets()}, {"busy_s", PsToS(busy)}, {"rx_bursts", bursts}});
+    }
+    h["parameter_servers"] = {{"placement", spec_.ps == SwitchMLPs::kDedicated ? "dedicated" : "colocated"},
+                              {"cores", spec_.ps_cores},
+                              {"hosts", [&] {
+                                 json a = json::array();
+                                 for (uint32_t x : ps_hosts_) a.push_back(fabric_->topology().node(x).name);
+                                 return a;
+                               }()},
+                              {"servers", std::move(servers)}};
+  }
   if (ideal) return h;
   const DpdkLcoreConfig c = LcoreConfig();
   h.update({{"burst_rx", c.burst_rx},
@@ -221,7 +248,7 @@ std::string SwitchMLJob::Summary(const Scenario& s, const CollectiveTable& table
       "level{})\n",
       num_workers(), records_.size(), records_.empty() ? "-" : HumanBytes(records_[0].bytes),
       dtype_ == DType::kInt32 ? "int32" : "float32", spec_.elements_per_packet, spec_.pool_size,
-      fabric_->topology().node(tree_.root).name, levels, levels == 1 ? "" : "s");
+      Aggregator(), levels, levels == 1 ? "" : "s");
   const double ate_bound = d["ate_per_s_bound"].get<double>();
   if (t.measured)
     summary += fmt::format("  TAT {} mean over {} tensor(s); {:.3e} aggregated elements/s = {:.1f} % of the "

@@ -28,7 +28,8 @@ namespace {
 
 void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
   const SwitchMLSpec& spec = s.workload.spec<SwitchMLSpec>();
-  (void)SwitchMLJob::CheckedTree(t, hosts, spec);
+  if (spec.ps != SwitchMLPs::kNone) (void)SwitchMLJob::ParameterServerHosts(spec, t, hosts);
+  else (void)SwitchMLJob::CheckedTree(t, hosts, spec);
   SwitchMLJob::CheckThreads(
       spec, SwitchMLJob::ResolveThreads(spec, static_cast<uint64_t>(std::llround(s.links.host_rate_gbps * 1e9))));
 }

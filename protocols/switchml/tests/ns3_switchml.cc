@@ -468,3 +468,53 @@ TEST_F(SwitchMLScenario, TensorsStreamBackToBackAndResultsAreDeterministic) {
 }
 
 }  // namespace
+
+namespace {
+
+// The paper's parameter-server baseline (Fig. 3: "as many PS processes ... as
+// workers", dedicated or co-located): every element still exact, each PS sees
+// every worker's packets of its shard, and with ideal hosts co-location costs
+// what the link volume says: each host's link then carries its worker's 2|U|
+// plus its PS's 2|U|(n-1)/n, less the 2|U|/n that stays on the host, so the
+// TAT grows by 2(n-1)/n (the paper: "reaches only half of Dedicated PS").
+TEST(SwitchMLParameterServer, ExactDedicatedAndColocatedAndCoLocationCostsTheLinkVolume) {
+  EnsurePicosecondTime();
+  auto run = [](const char* ps) {
+    json doc = json::parse(R"({"name":"t","topology":{"type":"single_rack","hosts":8},
+      "links":{"host_rate_gbps":100,"host_delay_ns":500},
+      "workload":{"type":"allreduce","protocol":"switchml","bytes":4000000,"dtype":"int32","data":"hashed",
+                  "hosts":{"count":4,"placement":"first"},
+                  "switchml":{"pool_size":64,"backend":"ideal"}}})");
+    doc["workload"]["switchml"]["ps"] = ps;
+    return RunQuietly(doc);
+  };
+  const RunResult dedicated = run("dedicated"), colocated = run("colocated");
+  for (const RunResult* r : {&dedicated, &colocated}) {
+    const json& w = r->json["workload"];
+    EXPECT_TRUE(r->correct);
+    EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 4u * 1'000'000);
+    const json& ps = w["switchml"]["host"]["parameter_servers"];
+    ASSERT_EQ(ps["servers"].size(), 4u);
+    // Slot g goes to PS g mod 4: a pool of 64 splits evenly, every worker
+    // packet reaches one server: 4 workers x ceil(10^6 / 256) in all.
+    uint64_t packets = 0;
+    for (const json& s : ps["servers"]) {
+      EXPECT_NEAR(s["packets"].get<double>(), 4.0 * 3907 / 4, 4.0 * 16) << "an even share";
+      packets += s["packets"].get<uint64_t>();
+    }
+    EXPECT_EQ(packets, 4u * 3907);
+  }
+  EXPECT_EQ(dedicated.json["workload"]["switchml"]["host"]["parameter_servers"]["hosts"][0], "h4");
+  EXPECT_EQ(colocated.json["workload"]["switchml"]["host"]["parameter_servers"]["hosts"][0], "h0");
+  const double ratio = colocated.json["workload"]["switchml"]["tat_mean_s"].get<double>() /
+                       dedicated.json["workload"]["switchml"]["tat_mean_s"].get<double>();
+  EXPECT_NEAR(ratio, 2.0 * 3 / 4, 0.15) << "co-located TAT / dedicated TAT";
+  // Too few hosts for dedicated servers is refused, naming the key.
+  json small = json::parse(R"({"name":"t","topology":{"type":"single_rack","hosts":6},
+      "workload":{"type":"allreduce","protocol":"switchml","bytes":65536,"hosts":{"count":4,"placement":"first"},
+                  "switchml":{"ps":"dedicated"}}})");
+  EXPECT_NE(RunErrorOf(small).find("workload.switchml.ps: \"dedicated\" needs 4 hosts besides the 4 workers"),
+            std::string::npos);
+}
+
+}  // namespace
