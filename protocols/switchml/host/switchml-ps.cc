@@ -81,8 +81,11 @@ void SwitchMLParameterServer::DoDispose() {
 }
 
 // Flow Director by slot: bytes 6..7 of the SwitchML header (pool index, bit
-// 15 the set) pick the core. This server owns the slots g = j mod n (n
-// servers), so g / n spreads them over its cores.
+// 15 the set) pick the core. This server's slots are g = j + n q; a worker
+// thread's run of them has consecutive q, which q mod cores spreads, but
+// with more servers than a thread has slots per core the runs are short and
+// start at the same residue (16 servers, 8 cores: q = 8t .. 8t+3), so
+// q / cores (the run) shifts them: (q + q / cores) mod cores.
 void SwitchMLParameterServer::OnDatagram(const uint8_t* b, uint32_t len, const DatagramInfo& d) {
   if (len < 8) return;
   const uint32_t slot = p4::LoadBe16(b + 6) & 0x7fff;
@@ -90,7 +93,8 @@ void SwitchMLParameterServer::OnDatagram(const uint8_t* b, uint32_t len, const D
   p4::StoreBe32(frame_.data(), d.src_ip);
   p4::StoreBe16(frame_.data() + 4, d.src_port);
   std::copy(b, b + len, frame_.data() + kPrefix);
-  lcores_[slot / servers_ % lcores_.size()]->OnRx(frame_.data(), static_cast<uint32_t>(frame_.size()));
+  const uint32_t q = slot / servers_, cores = static_cast<uint32_t>(lcores_.size());
+  lcores_[(q + q / cores) % cores]->OnRx(frame_.data(), static_cast<uint32_t>(frame_.size()));
 }
 
 // The frame the switch would have seen, through the switch's program.
