@@ -295,7 +295,8 @@ def test_protocols_lists_the_registry_one_folder_each(tmp_path):
     names = [m["name"] for m in reg]
     folders = sorted(d.name for d in (SOURCE_DIR / "protocols").iterdir() if (d / "protocol.json").is_file())
     assert names == folders  # generated from protocols/*/protocol.json, in folder order
-    assert set(names) == {"ring", "switchml", "canary", "static_tree", "panama", "p4sgd", "permutation"}
+    assert set(names) == {"ring", "gloo", "nccl", "switchml", "canary", "static_tree", "panama", "p4sgd",
+                          "permutation"}
     for m in reg:  # each entry is its folder's file, as written, and where that folder is
         assert m.pop("folder") == f"protocols/{m['name']}"
         assert m == json.loads((SOURCE_DIR / "protocols" / m["name"] / "protocol.json").read_text())

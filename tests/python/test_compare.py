@@ -108,12 +108,12 @@ def test_compare_csv_and_dataframe_match_the_results(ring):
 def test_unknown_protocol_names_the_known_ones(tmp_path, capsys):
     out = tmp_path / "x"
     with pytest.raises(cmp.UnknownProtocolError,
-                       match=r'unknown protocol "nope" \(known protocols: ring, canary, p4sgd, panama, '
+                       match=r'unknown protocol "nope" \(known protocols: ring, canary, gloo, nccl, p4sgd, panama, '
                              r'static_tree, switchml, or "all"\)'):
         cmp.compare(DEFAULT, ["ring", "nope"], out=out)
     assert not out.exists()  # nothing ran, nothing written
     assert cmp.main([str(DEFAULT), "--protocols", "ring,nope", "--out", str(out)]) == 2
-    assert "known protocols: ring, canary, p4sgd, panama, static_tree, switchml" in capsys.readouterr().err
+    assert "known protocols: ring, canary, gloo, nccl, p4sgd, panama, static_tree, switchml" in capsys.readouterr().err
     assert not out.exists()
 
 

@@ -38,44 +38,59 @@ test_small_run_exits_zero_and_writes_png_and_csv, test_paper_claims_reach_their_
     small_run_tests("fig_switchml_", SCRIPTS)
 
 
+SERIES = ("SwitchML k=64", "SwitchML k=256", "ring allreduce", "Gloo (TCP)", "NCCL (RoCE)", "PS dedicated",
+          "PS co-located")
+
+
 def test_ate(runs):
     out, p = runs["ate"]
     assert "k=32: 62.7 %" in p.stdout and "k=64: 77.1 %" in p.stdout and "k=256: 93.1 %" in p.stdout
-    assert len([l for l in p.stdout.splitlines() if "ATE/bound" in l]) == 2 * 3  # workers {4, 8} x 3 series
+    assert len([l for l in p.stdout.splitlines() if "ATE/bound" in l]) == 2 * len(SERIES)  # workers {4, 8}
     rows = read_csv(out / "fig_switchml_ate.csv")
     assert {r["panel"] for r in rows} == {"a"}  # --small: 100 Gb/s only
     sim = {(r["series"], int(r["workers"])): r for r in rows if r["kind"] == "sim"}
-    assert set(sim) == {(s, n) for s in ("SwitchML k=64", "SwitchML k=256", "ring allreduce") for n in (4, 8)}
+    assert set(sim) == {(s, n) for s in SERIES for n in (4, 8)}
     bounds = {r["series"] for r in rows if r["kind"] == "bound"}
     assert bounds == {"goodput bound k=64", "goodput bound k=256", "ring bound"}
     for r in rows:
         if r["series"].startswith("goodput bound k="):
             k = int(r["k"])
             assert float(r["bound_ate_per_s"]) == pytest.approx(100e9 / 8 / (4 * k + FRAMING) * k, rel=1e-12)
+    ate = {key: float(r["ate_per_s"]) for key, r in sim.items()}
+    ratio = {key: float(r["ratio"]) for key, r in sim.items()}
     for n in (4, 8):
-        k256, k64, ring = (float(sim[(s, n)]["ate_per_s"]) for s in ("SwitchML k=256", "SwitchML k=64",
-                                                                       "ring allreduce"))
-        assert k256 > k64 > ring, (n, k256, k64, ring)
-        for s in ("SwitchML k=64", "SwitchML k=256", "ring allreduce"):
-            assert 0.85 < float(sim[(s, n)]["ratio"]) <= 1.0, (s, n)
-        assert float(sim[("SwitchML k=256", n)]["ratio"]) > 0.97  # the paper: within 2 % of the limit
-        assert float(sim[("SwitchML k=256", n)]["y"]) == pytest.approx(k256 / 1e9, rel=1e-9)
+        # SwitchML above every host ring (Fig. 3: "outperform ... NCCL, even when it uses RDMA").
+        assert ate[("SwitchML k=256", n)] > ate[("SwitchML k=64", n)] > ate[("ring allreduce", n)], n
+        for ring in ("ring allreduce", "Gloo (TCP)", "NCCL (RoCE)"):
+            assert ate[("SwitchML k=256", n)] > ate[(ring, n)], (ring, n)
+            assert 0.8 < ratio[(ring, n)] <= 1.0, (ring, n)
+        # The DPDK workers fall short of the line at 100 Gb/s (4 MB: their first window and drains weigh more).
+        assert 0.7 < ratio[("SwitchML k=256", n)] < 0.95, n
+        assert float(sim[("SwitchML k=256", n)]["y"]) == pytest.approx(ate[("SwitchML k=256", n)] / 1e9, rel=1e-9)
+        # The dedicated PS falls short of SwitchML (it pays the packet cost the switch does not).
+        assert ate[("PS dedicated", n)] < ate[("SwitchML k=256", n)], n
+    # Co-located servers share the workers' links: at 8 workers, near their volume bound n/(2(n-1)) = 0.571.
+    assert ratio[("PS co-located", 8)] == pytest.approx(8 / (2 * 7), rel=0.05)
+    assert ate[("PS co-located", 8)] < ate[("PS dedicated", 8)]
     # ATE/s flat in workers for SwitchML, falling for the ring (2(n-1)/n).
-    for s in ("SwitchML k=64", "SwitchML k=256"):
-        assert float(sim[(s, 8)]["ate_per_s"]) == pytest.approx(float(sim[(s, 4)]["ate_per_s"]), rel=0.01)
-    assert float(sim[("ring allreduce", 8)]["ate_per_s"]) < float(sim[("ring allreduce", 4)]["ate_per_s"])
+    for s_ in ("SwitchML k=64", "SwitchML k=256"):
+        assert ate[(s_, 8)] == pytest.approx(ate[(s_, 4)], rel=0.01)
+    assert ate[("ring allreduce", 8)] < ate[("ring allreduce", 4)]
 
 
 def test_loss(runs):
     out, p = runs["loss"]
-    assert len([l for l in p.stdout.splitlines() if "inflation" in l]) == 8
+    assert len([l for l in p.stdout.splitlines() if "inflation" in l]) == 16  # 4 protocols x 4 losses
     rows = read_csv(out / "fig_switchml_loss.csv")
     a = [r for r in rows if r["panel"] == "a" and r["kind"] == "sim"]
     infl = {(r["protocol"], float(r["loss_rate"])): float(r["inflation"]) for r in a}
-    assert set(infl) == {(p_, l) for p_ in ("switchml", "ring") for l in (1e-4, 1e-3, 1e-2)}
+    assert set(infl) == {(p_, l) for p_ in ("switchml", "gloo", "nccl", "ring") for l in (1e-4, 1e-3, 1e-2)}
     for proto in ("switchml", "ring"):
         assert infl[(proto, 1e-2)] > infl[(proto, 1e-4)] >= 1.0, proto
         assert infl[(proto, 1e-2)] >= infl[(proto, 1e-3)] >= infl[(proto, 1e-4)], proto
+    # TCP's and RoCE's timeouts: at 1 % the baselines inflate far more than SwitchML (Fig. 6).
+    for proto in ("gloo", "nccl"):
+        assert infl[(proto, 1e-2)] > 2 * infl[("switchml", 1e-2)], proto
     assert infl[("switchml", 1e-4)] < 1.5  # 0.01 % loss barely matters
     assert all(float(r["y"]) == float(r["inflation"]) and float(r["x"]) == float(r["loss_rate"]) * 100 for r in a)
     timeouts = {float(r["loss_rate"]): float(r["timeouts"]) for r in a if r["protocol"] == "switchml"}
@@ -103,25 +118,30 @@ def test_loss(runs):
 def test_pool(runs):
     out, p = runs["pool"]
     rows = read_csv(out / "fig_switchml_pool.csv")
-    tat = {int(r["pool_size"]): r for r in rows if r["panel"] == "a" and r["series"] == "TAT"}
-    assert sorted(tat) == [16, 64, 256, 1024]
-    s_bdp = int(tat[16]["s_bdp"])
-    rtt0 = float(tat[16]["rtt_p50_us"])
-    assert s_bdp == math.ceil(100e9 / 8 * rtt0 * 1e-6 / 1100)
-    assert 16 < s_bdp < 256 and f"s_BDP = ceil(BDP / 1100 B) = {s_bdp}" in p.stdout
-    rtt = {s: float(r["rtt_p50_us"]) for s, r in tat.items()}
-    mean = {s: float(r["rtt_mean_us"]) for s, r in tat.items()}
-    above = [s for s in sorted(rtt) if s > s_bdp]
-    assert len(above) >= 2
-    for lo, hi in zip(above, above[1:]):
-        assert rtt[hi] > 2 * rtt[lo] and mean[hi] > 2 * mean[lo]  # queueing ~ s*b/B
-    for s in above:
-        assert rtt[s] == pytest.approx(s * 1100 * 8 / 100e9 * 1e6, rel=0.1)
-        assert float(tat[s]["tat_s"]) < 1.05 * float(tat[s]["framing_bound_s"])  # line rate
-    assert float(tat[16]["tat_s"]) > 3 * float(tat[16]["framing_bound_s"])  # too few slots for the BDP
-    assert all(float(r["tat_s"]) >= float(r["framing_bound_s"]) for r in tat.values())
-    marks = [r for r in rows if r["series"] == "s_BDP"]
-    assert marks and all(float(r["x"]) == s_bdp for r in marks)
+    for panel, rate in (("a", 100), ("b", 10)):
+        tat = {int(r["pool_size"]): r for r in rows if r["panel"] == panel and r["series"] == f"TAT {rate} Gb/s"}
+        assert sorted(tat) == [16, 64, 256, 1024]
+        assert all(float(r["tat_s"]) >= float(r["framing_bound_s"]) for r in tat.values())
+        knee = int(tat[16]["pool_knee"])
+        best = min(float(r["tat_s"]) for r in tat.values())
+        # The knee: the smallest pool within 2 % of the best TAT, and no smaller one is.
+        assert float(tat[knee]["tat_s"]) <= best * 1.02
+        assert all(float(tat[s]["tat_s"]) > best * 1.02 for s in tat if s < knee)
+        assert f"TAT stops improving at pool {knee}" in p.stdout
+        # The RTT split: the wire's two host links, the switch (an ideal host at pool 16), the host the rest.
+        wire = 2 * (1100 * 8 / (rate * 1e9) * 1e6 + 0.5)
+        assert float(tat[16]["rtt_wire_us"]) == pytest.approx(wire, rel=1e-9)
+        assert float(tat[16]["rtt_switch_us"]) > 0 and float(tat[16]["rtt_host_at_knee_us"]) > 0
+        assert float(tat[knee]["rtt_p50_us"]) == pytest.approx(
+            wire + float(tat[16]["rtt_switch_us"]) + float(tat[16]["rtt_host_at_knee_us"]), rel=1e-9)
+        # Past the knee the window only queues: the RTT grows with the pool.
+        rtt = {s: float(r["rtt_p50_us"]) for s, r in tat.items()}
+        assert rtt[1024] > rtt[256] > rtt[64]
+        marks = [r for r in rows if r["panel"] == panel and r["series"] == "knee"]
+        assert marks and all(float(r["x"]) == knee for r in marks)
+    # 100 Gb/s: the DPDK host needs a larger window than the 10 Gb/s link does.
+    knees = {int(r["rate_gbps"]): int(r["pool_knee"]) for r in rows if r["series"].startswith("TAT ")}
+    assert knees[100] > knees[10]
 
 
 def test_hierarchy(runs):
@@ -130,11 +150,12 @@ def test_hierarchy(runs):
     sim = {int(r["workers"]): r for r in rows if r["panel"] == "a" and r["kind"] == "sim"}
     assert sorted(sim) == [4, 16]
     assert (int(sim[4]["levels"]), int(sim[16]["levels"])) == (1, 2)
-    for r in sim.values():
-        assert 0.85 < float(r["ate_per_s"]) / float(r["ate_per_s_bound"]) <= 1.0
+    for r in sim.values():  # the DPDK workers, on a 2 MB tensor: well below the line
+        assert 0.6 < float(r["ate_per_s"]) / float(r["ate_per_s_bound"]) <= 1.0
         assert float(r["ate_per_s_bound"]) == pytest.approx(100e9 / 8 / 1100 * 256, rel=1e-12)
     table = read_csv(out / "fig_switchml_hierarchy_programs.csv")
-    packets = math.ceil(2_000_000 / 1024)
+    # 8 DPDK threads a worker (100 Gb/s), each packetizing its slice of 62,500 elements: 8 x 245.
+    packets = 8 * math.ceil(500_000 / 8 / 256)
     leaf = next(r for r in table if r["config"] == "4x4 leaf-spine" and r["level"] == "1")
     root = next(r for r in table if r["config"] == "4x4 leaf-spine" and r["level"] == "2")
     assert leaf["switches"] == "4" and leaf["root"] == "false" and root["root"] == "true"
