@@ -30,7 +30,6 @@ using ns3::Socket;
 
 namespace {
 
-uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 // tcp/pair.h Op::preamble: 6 x 8 bytes before every message.
@@ -328,17 +327,14 @@ GlooRing::GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t 
       hosts_(hosts),
       plan_(static_cast<uint32_t>(hosts.size()), bytes, spec.max_segment_bytes),
       spec_(spec),
-      compute_gap_ps_(compute_gap_ps) {
+      coll_(plan_.n, plan_.elements, dtype, pattern, seed, iterations, compute_gap_ps) {
   const uint32_t n = plan_.n;
-  const TensorData run_data(dtype, pattern, seed, n);
-  for (uint32_t it = 0; it < iterations; ++it) {
-    data_.push_back(run_data.ForIteration(it));
-    CollectiveRecord r;
-    r.iteration = it;
-    r.bytes = plan_.elements * 4;
-    r.Reset(n);
-    records_.push_back(std::move(r));
-  }
+  coll_.begin = [this](uint32_t it) {
+    for (auto& r : ranks_) r->BeginIteration(it);
+  };
+  coll_.on_finished = [this] {
+    if (on_finished) on_finished();
+  };
   const ns3::TypeId variant = congestion::VariantTypeId(spec.tcp_variant);
   for (uint32_t r = 0; r < n; ++r) {
     Ptr<ns3::Node> node = fabric.ip_host(hosts[r]);
@@ -357,36 +353,12 @@ void GlooRing::Start(uint64_t at_ps) {
   for (auto& r : ranks_) r->Connect();
   Simulator::Schedule(PicoSeconds(at_ps), [this] {
     start_due_ = true;
-    if (connected_ == plan_.n && !records_.empty()) BeginIteration(0);
+    if (connected_ == plan_.n && !coll_.empty()) coll_.BeginIteration(0);
   });
 }
 
 void GlooRing::RankConnected() {
-  if (++connected_ == plan_.n && start_due_ && !records_.empty()) BeginIteration(0);
-}
-
-void GlooRing::BeginIteration(uint32_t it) {
-  for (uint32_t r = 0; r < plan_.n; ++r) records_[it].start_ps[r] = NowPs();
-  for (auto& r : ranks_) r->BeginIteration(it);
-}
-
-void GlooRing::RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
-  CollectiveRecord& rec = records_[it];
-  rec.end_ps[rank] = NowPs();
-  rec.elements_checked += checked;
-  rec.mismatches += mismatches;
-  if (++ranks_done_ < plan_.n) return;
-  ranks_done_ = 0;
-  ++iterations_done_;
-  if (done()) {
-    if (on_finished) on_finished();
-    return;
-  }
-  Simulator::Schedule(PicoSeconds(compute_gap_ps_), &GlooRing::BeginIteration, this, it + 1);
-}
-
-double GlooRing::progress() const {
-  return records_.empty() ? 1.0 : static_cast<double>(iterations_done_) / records_.size();
+  if (++connected_ == plan_.n && start_due_ && !coll_.empty()) coll_.BeginIteration(0);
 }
 
 uint64_t GlooRing::tcp_timeouts() const {
@@ -406,13 +378,7 @@ uint64_t GlooRing::bytes_sent_per_rank() const {
 }
 
 void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
-  CollectiveTable table;
-  table.AddJobRecords(plan_.n, records_, uint64_t{plan_.n} * plan_.elements);
-  for (const CollectiveRecord& r : records_)
-    if (r.finished()) out.payload_delivered += r.bytes * plan_.n;
-  out.correct = finished && table.correct();
-  out.workload = table.CoreJson({"gloo", "iteration", plan_.elements * 4, records_.size(), table.completed()},
-                                out.correct);
+  const CollectiveTable table = coll_.Report("gloo", finished, true, out);
   const double bound = 2.0 * (plan_.n - 1) / plan_.n * plan_.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
   out.workload["gloo"] = {{"segments", plan_.segments},
                           {"segments_per_rank", plan_.per_rank},
@@ -423,7 +389,6 @@ void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
                           {"tcp_fast_recoveries", tcp_recoveries()},
                           {"analytic_bound_s", bound},
                           {"analytic_bound_formula", "2(n-1)/n * S / B"}};
-  out.AddCsv("collectives.csv", table.Csv());
   out.summary += fmt::format(
       "gloo ring allreduce of {} over {} ranks ({} segments of {}, TCP {}): {} per collective, {} completed\n"
       "  TCP: {} retransmission timeouts, {} fast recoveries\n"

@@ -19,8 +19,7 @@
 // with is checked against the exact sum.
 #pragma once
 
-#include "ina/collective-table.h"
-#include "ina/tensor-data.h"
+#include "ina/rank-collectives.h"
 #include "protocols/gloo/host/spec.h"
 
 #include "ns3/application.h"
@@ -125,37 +124,34 @@ class GlooRing {
            uint64_t seed, const GlooSpec& spec, uint32_t iterations, uint64_t compute_gap_ps);
   ~GlooRing();
   void Start(uint64_t at_ps);
-  double progress() const;
-  bool done() const { return iterations_done_ == records_.size(); }
+  double progress() const { return coll_.progress(); }
+  bool done() const { return coll_.done(); }
   std::function<void()> on_finished;
   void Report(const struct Scenario& s, bool finished, struct WorkloadReport& out) const;
 
   // For the ranks.
   const GlooPlan& plan() const { return plan_; }
   const GlooSpec& spec() const { return spec_; }
-  const TensorData& data(uint32_t it) const { return data_[it]; }
-  CollectiveRecord& record(uint32_t it) { return records_[it]; }
+  const TensorData& data(uint32_t it) const { return coll_.data(it); }
   uint32_t num_ranks() const { return plan_.n; }
   uint32_t host(uint32_t rank) const { return hosts_[rank]; }
   Fabric& fabric() const { return *fabric_; }
   void RankConnected();
-  void RankDone(uint32_t rank, uint32_t iteration, uint64_t checked, uint64_t mismatches);
+  void RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
+    coll_.RankDone(rank, it, checked, mismatches);
+  }
   uint64_t bytes_sent_per_rank() const;
   uint64_t tcp_timeouts() const;
   uint64_t tcp_recoveries() const;
 
  private:
-  void BeginIteration(uint32_t it);
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;
   GlooPlan plan_;
   GlooSpec spec_;
-  uint64_t compute_gap_ps_;
-  std::vector<TensorData> data_;
-  std::vector<CollectiveRecord> records_;
+  RankCollectives coll_;
   std::vector<ns3::Ptr<GlooRank>> ranks_;
-  uint32_t connected_ = 0, ranks_done_ = 0, iterations_done_ = 0;
-  uint64_t start_ps_ = 0;
+  uint32_t connected_ = 0;
   bool start_due_ = false;
 };
 

@@ -21,7 +21,6 @@ using ns3::PicoSeconds;
 using ns3::Simulator;
 
 namespace {
-uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 constexpr uint32_t kSlicesPerChunk = 2;  // ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS
 constexpr uint32_t kSliceHeader = 8;     // iteration, message index (ours: a check, not NCCL's)
@@ -226,17 +225,14 @@ NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t 
       hosts_(hosts),
       plan_(static_cast<uint32_t>(hosts.size()), bytes / 4, spec),
       spec_(spec),
-      compute_gap_ps_(compute_gap_ps) {
+      coll_(plan_.n, plan_.elements, dtype, pattern, seed, iterations, compute_gap_ps) {
   const uint32_t n = plan_.n;
-  const TensorData run_data(dtype, pattern, seed, n);
-  for (uint32_t it = 0; it < iterations; ++it) {
-    data_.push_back(run_data.ForIteration(it));
-    CollectiveRecord r;
-    r.iteration = it;
-    r.bytes = plan_.elements * 4;
-    r.Reset(n);
-    records_.push_back(std::move(r));
-  }
+  coll_.begin = [this](uint32_t it) {
+    for (auto& r : ranks_) r->BeginIteration(it);
+  };
+  coll_.on_finished = [this] {
+    if (on_finished) on_finished();
+  };
   for (uint32_t r = 0; r < n; ++r) {
     auto rank = ns3::CreateObject<NcclRank>();
     fabric.host(hosts[r])->AddApplication(rank);
@@ -259,30 +255,7 @@ RcConfig NcclRing::rc() const {
 }
 
 void NcclRing::Start(uint64_t at_ps) {
-  if (!records_.empty()) Simulator::Schedule(PicoSeconds(at_ps), &NcclRing::BeginIteration, this, 0u);
-}
-
-void NcclRing::BeginIteration(uint32_t it) {
-  for (uint32_t r = 0; r < plan_.n; ++r) records_[it].start_ps[r] = NowPs();
-  for (auto& r : ranks_) r->BeginIteration(it);
-}
-
-void NcclRing::RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
-  CollectiveRecord& rec = records_[it];
-  rec.end_ps[rank] = NowPs();
-  rec.elements_checked += checked;
-  rec.mismatches += mismatches;
-  if (++ranks_done_ < plan_.n) return;
-  ranks_done_ = 0;
-  if (++iterations_done_ == records_.size()) {
-    if (on_finished) on_finished();
-    return;
-  }
-  Simulator::Schedule(PicoSeconds(compute_gap_ps_), &NcclRing::BeginIteration, this, it + 1);
-}
-
-double NcclRing::progress() const {
-  return records_.empty() ? 1.0 : static_cast<double>(iterations_done_) / records_.size();
+  if (!coll_.empty()) Simulator::Schedule(PicoSeconds(at_ps), &RankCollectives::BeginIteration, &coll_, 0u);
 }
 
 RcCounters NcclRing::counters() const {
@@ -300,13 +273,7 @@ RcCounters NcclRing::counters() const {
 }
 
 void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
-  CollectiveTable table;
-  table.AddJobRecords(plan_.n, records_, uint64_t{plan_.n} * plan_.elements);
-  for (const CollectiveRecord& r : records_)
-    if (r.finished()) out.payload_delivered += r.bytes * plan_.n;
-  out.correct = finished && table.correct() && qp_failures_ == 0;
-  out.workload = table.CoreJson({"nccl", "iteration", plan_.elements * 4, records_.size(), table.completed()},
-                                out.correct);
+  const CollectiveTable table = coll_.Report("nccl", finished, qp_failures_ == 0, out);
   const RcCounters q = counters();
   const double bound = 2.0 * (plan_.n - 1) / plan_.n * plan_.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
   out.workload["nccl"] = {{"channels", plan_.channels},
@@ -323,7 +290,6 @@ void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
                           {"qp_failures", qp_failures_},
                           {"analytic_bound_s", bound},
                           {"analytic_bound_formula", "2(n-1)/n * S / B"}};
-  out.AddCsv("collectives.csv", table.Csv());
   out.summary += fmt::format(
       "nccl ring allreduce of {} over {} ranks ({} channels, RoCE RC go-back-N): {} per collective, {} completed\n"
       "  RoCE: {} packets, {} retransmitted, {} NAKs, {} ACK timeouts, {} queue pairs failed\n"

@@ -21,8 +21,7 @@
 // is checked against the exact sum.
 #pragma once
 
-#include "ina/collective-table.h"
-#include "ina/tensor-data.h"
+#include "ina/rank-collectives.h"
 #include "protocols/nccl/host/rc-qp.h"
 #include "protocols/nccl/host/spec.h"
 
@@ -102,8 +101,8 @@ class NcclRing {
            uint64_t seed, const NcclSpec& spec, uint32_t iterations, uint64_t compute_gap_ps);
   ~NcclRing();
   void Start(uint64_t at_ps);
-  double progress() const;
-  bool done() const { return iterations_done_ == records_.size(); }
+  double progress() const { return coll_.progress(); }
+  bool done() const { return coll_.done(); }
   std::function<void()> on_finished;
   void Report(const struct Scenario& s, bool finished, struct WorkloadReport& out) const;
 
@@ -111,29 +110,28 @@ class NcclRing {
   const NcclPlan& plan() const { return plan_; }
   const NcclSpec& spec() const { return spec_; }
   RcConfig rc() const;
-  const TensorData& data(uint32_t it) const { return data_[it]; }
+  const TensorData& data(uint32_t it) const { return coll_.data(it); }
   uint32_t host(uint32_t rank) const { return hosts_[rank]; }
   Fabric& fabric() const { return *fabric_; }
   /// Queue pair numbers: rank r's to-next and from-prev QPs of channel c.
   static uint32_t QpnToNext(uint32_t r, uint32_t c) { return 2 * (r * 64 + c) + 16; }
   static uint32_t QpnFromPrev(uint32_t r, uint32_t c) { return 2 * (r * 64 + c) + 17; }
-  void RankDone(uint32_t rank, uint32_t iteration, uint64_t checked, uint64_t mismatches);
+  void RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
+    coll_.RankDone(rank, it, checked, mismatches);
+  }
   void QpFailed() { ++qp_failures_; }
   /// Every queue pair's counters, summed.
   RcCounters counters() const;
-  const std::vector<CollectiveRecord>& records() const { return records_; }
+  const std::vector<CollectiveRecord>& records() const { return coll_.records(); }
 
  private:
-  void BeginIteration(uint32_t it);
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;
   NcclPlan plan_;
   NcclSpec spec_;
-  uint64_t compute_gap_ps_;
-  std::vector<TensorData> data_;
-  std::vector<CollectiveRecord> records_;
+  RankCollectives coll_;
   std::vector<ns3::Ptr<NcclRank>> ranks_;
-  uint32_t ranks_done_ = 0, iterations_done_ = 0, qp_failures_ = 0;
+  uint32_t qp_failures_ = 0;
 };
 
 }  // namespace inasim
