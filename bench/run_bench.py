@@ -96,10 +96,12 @@ def ours(build, scenario, sets, label, simulator="inasim"):
         row["note"] = (f"{c['allreduce']} cluster: {c['finished_jobs']}/{len(c['jobs'])} jobs at "
                        f"{c['arrival_rate_per_s']:.0f}/s, mean JCT {c['mean_jct_s']*1e3:.3f} ms")
     elif w["type"] == "allreduce" and w.get("protocol") == "switchml":
-        row["note"] = (f"switchml TAT {w['tat_mean_s']*1e3:.3f} ms, {w['ate_per_s']:.3e} ATE/s "
-                       f"({100*w['ate_bound_ratio']:.1f} % of the framing bound)")
+        sml = w["switchml"]  # (its keys moved under workload.switchml with the protocol seam)
+        row["note"] = (f"switchml TAT {sml['tat_mean_s']*1e3:.3f} ms, {sml['ate_per_s']:.3e} ATE/s "
+                       f"({100*sml['ate_bound_ratio']:.1f} % of the framing bound)")
     elif w["type"] == "allreduce":
-        row["note"] = f"allreduce {w['mean_duration_s']*1e3:.3f} ms, bound {w['analytic_bound_s']*1e3:.3f} ms"
+        bound = w.get(w.get("protocol", ""), {}).get("analytic_bound_s", float("nan"))  # workload.<protocol>
+        row["note"] = f"allreduce {w['mean_duration_s']*1e3:.3f} ms, bound {bound*1e3:.3f} ms"
     elif w["type"] == "permutation":
         row["note"] = f"{w['packets_received']}/{w['packets_expected']} packets"
     else:
