@@ -91,8 +91,8 @@ def ours(build, scenario, sets, label, simulator="inasim"):
     if w["type"] == "allreduce" and w.get("protocol") == "canary":
         row["note"] = (f"canary {w['mean_duration_s']*1e3:.3f} ms, {w['goodput_gbps']:.1f} Gb/s goodput, "
                        f"{'exact' if r['correct'] else 'NOT exact'}")
-    elif w["type"] == "allreduce" and "cluster" in w:
-        c = w["cluster"]
+    elif w["type"] == "allreduce" and "cluster" in w.get("panama", {}):
+        c = w["panama"]["cluster"]
         row["note"] = (f"{c['allreduce']} cluster: {c['finished_jobs']}/{len(c['jobs'])} jobs at "
                        f"{c['arrival_rate_per_s']:.0f}/s, mean JCT {c['mean_jct_s']*1e3:.3f} ms")
     elif w["type"] == "allreduce" and w.get("protocol") == "switchml":
