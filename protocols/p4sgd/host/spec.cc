@@ -89,10 +89,17 @@ P4SGDSection& DeclareWorker(P4SGDSection& m) {
            "HBM read bandwidth of one engine (4 channels, §4.1.1).")
       .U32("pipeline_cycles", &P4SGDSpec::pipeline_cycles, 32, 0, 1u << 20, "cycles",
            "Fill latency added to each forward, backward and update pass (ours; the paper gives none).")
-      .TimePs("fpga_tx_ns", &P4SGDSpec::fpga_tx_ps, 300, 0, 1e7, spec::TimeUnit::kNs,
-              "The FPGA's send path (ours, calibrated: see `scenarios/p4sgd/README.md`).")
-      .TimePs("fpga_rx_ns", &P4SGDSpec::fpga_rx_ps, 300, 0, 1e7, spec::TimeUnit::kNs,
-              "The FPGA's receive path (ours, calibrated: see `scenarios/p4sgd/README.md`).");
+      .TimePs("fpga_tx_ns", &P4SGDSpec::fpga_tx_ps, 310, 0, 1e7, spec::TimeUnit::kNs,
+              "The FPGA's send path, from the partial dot products to the wire: 20 + 15 cycles of the "
+              "public RTL at 250 MHz (sgd_work_send.sv:63-186 and the registers before it), the padding "
+              "core's 16 (its netlist's HLS_SYN_LAT), ~41 ns of Xilinx IP (register slices, the clock "
+              "crossing to the MAC's 322 MHz) and ~125 ns of CMAC and transceiver (no Xilinx figure: half "
+              "a 250 ns MAC+PHY round trip, a cross-vendor anchor under the VNx echo on the same U280). "
+              "docs/research/p4sgd-fpga-path.md; not fitted to Fig. 8.")
+      .TimePs("fpga_rx_ns", &P4SGDSpec::fpga_rx_ps, 189, 0, 1e7, spec::TimeUnit::kNs,
+              "The FPGA's receive path: ~125 ns of CMAC and transceiver, ~32 ns of Xilinx IP (the clock "
+              "crossing back to 250 MHz) and 8 cycles of the RTL (sgd_serial_loss and its fan-out "
+              "registers). docs/research/p4sgd-fpga-path.md.");
 }
 
 /// The switch protocol (Algorithm 3); slots, udp_port and pass_latency_ns are

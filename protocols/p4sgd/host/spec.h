@@ -31,8 +31,8 @@ struct P4SGDSpec {
   uint32_t bank_features = 64;           ///< §4.1.3: 64 bit-serial multipliers per bank
   double hbm_gbps_per_engine = 460;      ///< 4 HBM channels per engine (§4.1.1), Gb/s
   uint32_t pipeline_cycles = 32;         ///< fill latency of a forward or backward pass (ours)
-  uint64_t fpga_tx_ps = 300'000;         ///< FPGA send path, ns (ours: calibrated, see README)
-  uint64_t fpga_rx_ps = 300'000;         ///< FPGA receive path
+  uint64_t fpga_tx_ps = 310'000;         ///< FPGA send path: the RTL's stages + MAC (docs/research/p4sgd-fpga-path.md)
+  uint64_t fpga_rx_ps = 189'000;         ///< FPGA receive path: MAC + the RTL's stages
   // Protocol (Algorithm 3).
   uint64_t timeout_ps = 50'000'000;      ///< retransmission timer per packet
   uint32_t slots = 65536;                ///< switch register cells (§4.2: 64K)
