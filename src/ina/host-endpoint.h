@@ -53,7 +53,6 @@ class HostEndpoint {
   /// Unbinds: frames for the port go to the host's ns-3 stack again.
   void Close();
   bool is_open() const { return nic_ != nullptr; }
-  uint16_t port() const { return port_; }
 
   /// TTL of the datagrams it sends (ns-3's socket attribute IpTtl; default 64).
   void set_ttl(uint8_t ttl) { ttl_ = ttl; }

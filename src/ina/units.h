@@ -1,4 +1,5 @@
-// Human-readable sizes and times for summaries (results files keep raw numbers).
+// Human-readable sizes and times for summaries (results files keep raw numbers),
+// and the integer rounding every packetiser shares.
 #pragma once
 
 #include <fmt/format.h>
@@ -7,6 +8,9 @@
 #include <string>
 
 namespace inasim {
+
+/// Whole b-sized pieces needed to hold a (b > 0).
+inline constexpr uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 inline double PsToS(uint64_t ps) { return static_cast<double>(ps) * 1e-12; }
 

@@ -40,12 +40,6 @@ enum ControlType : uint8_t {
 };
 enum BlockState : uint8_t { kNotIssued = 0, kIssued = 1, kDone = 2 };
 
-uint64_t LoadBe64(const uint8_t* p) { return uint64_t{p4::LoadBe32(p)} << 32 | p4::LoadBe32(p + 4); }
-void StoreBe64(uint8_t* p, uint64_t v) {
-  p4::StoreBe32(p, static_cast<uint32_t>(v >> 32));
-  p4::StoreBe32(p + 4, static_cast<uint32_t>(v));
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------ host ----
@@ -245,7 +239,7 @@ void CanaryHost::SendControl(uint32_t to_rank, uint8_t type, uint64_t g, uint8_t
   std::memset(b, 0, kControlHeader);
   b[0] = type;
   b[1] = attempt;
-  StoreBe64(b + 4, g);
+  p4::StoreBe64(b + 4, g);
   p4::StoreBe32(b + 12, rank_);
   uint32_t len = kControlHeader;
   if (data) {
@@ -395,7 +389,7 @@ void CanaryHost::HandleControl(const uint8_t* b, uint32_t len) {
   if (len < kControlHeader) return;
   const uint8_t type = b[0];
   const uint8_t attempt = b[1];
-  const uint64_t g = LoadBe64(b + 4);
+  const uint64_t g = p4::LoadBe64(b + 4);
   const uint32_t from = p4::LoadBe32(b + 12);
   if (g >= state_.size() || from >= n_) return;
   const bool with_data = len >= kControlHeader + 4ull * k_;

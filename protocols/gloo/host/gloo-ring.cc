@@ -30,19 +30,11 @@ using ns3::Socket;
 
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 // tcp/pair.h Op::preamble: 6 x 8 bytes before every message.
 constexpr uint32_t kPreamble = 48;
 constexpr uint64_t kRecvReady = 1, kData = 2;
 // ns-3's socket copies what it is given: write in pieces of this size.
 constexpr uint32_t kWriteChunk = 64 * 1024;
-
-void StoreBe64(uint8_t* p, uint64_t v) {
-  p4::StoreBe32(p, static_cast<uint32_t>(v >> 32));
-  p4::StoreBe32(p + 4, static_cast<uint32_t>(v));
-}
-uint64_t LoadBe64(const uint8_t* p) { return uint64_t{p4::LoadBe32(p)} << 32 | p4::LoadBe32(p + 4); }
 
 }  // namespace
 
@@ -162,7 +154,7 @@ void GlooRank::Parse(std::vector<uint8_t>& in, bool from_next) {
   size_t pos = 0;
   while (in.size() - pos >= kPreamble) {
     const uint8_t* h = in.data() + pos;
-    Message m{LoadBe64(h), LoadBe64(h + 8), LoadBe64(h + 16), LoadBe64(h + 24)};
+    Message m{p4::LoadBe64(h), p4::LoadBe64(h + 8), p4::LoadBe64(h + 16), p4::LoadBe64(h + 24)};
     const size_t need = kPreamble + (m.type == kData ? m.bytes : 0);
     if (in.size() - pos < need) break;
     if (from_next && m.type == kData) OnSegment(m, h + kPreamble);
@@ -176,10 +168,10 @@ void GlooRank::Write(Outbox& box, const Message& m, const uint8_t* payload, uint
   const size_t at = box.bytes.size();
   box.bytes.resize(at + kPreamble + payload_bytes, 0);
   uint8_t* h = box.bytes.data() + at;
-  StoreBe64(h, m.type);
-  StoreBe64(h + 8, m.iteration);
-  StoreBe64(h + 16, m.index);
-  StoreBe64(h + 24, m.bytes);
+  p4::StoreBe64(h, m.type);
+  p4::StoreBe64(h + 8, m.iteration);
+  p4::StoreBe64(h + 16, m.index);
+  p4::StoreBe64(h + 24, m.bytes);
   if (payload_bytes) std::copy(payload, payload + payload_bytes, h + kPreamble);
   if (transfer >= 0) box.marks.emplace_back(box.bytes.size(), static_cast<uint32_t>(transfer));
   Flush(box);
@@ -371,10 +363,6 @@ uint64_t GlooRing::tcp_recoveries() const {
   uint64_t n = 0;
   for (const auto& r : ranks_) n += r->tcp_recoveries();
   return n;
-}
-
-uint64_t GlooRing::bytes_sent_per_rank() const {
-  return 2ull * plan_.transfers() * (plan_.segment_elements * 4 + kPreamble);
 }
 
 void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {

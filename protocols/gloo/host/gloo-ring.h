@@ -140,7 +140,6 @@ class GlooRing {
   void RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
     coll_.RankDone(rank, it, checked, mismatches);
   }
-  uint64_t bytes_sent_per_rank() const;
   uint64_t tcp_timeouts() const;
   uint64_t tcp_recoveries() const;
 

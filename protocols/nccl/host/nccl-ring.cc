@@ -21,7 +21,6 @@ using ns3::PicoSeconds;
 using ns3::Simulator;
 
 namespace {
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 constexpr uint32_t kSlicesPerChunk = 2;  // ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS
 constexpr uint32_t kSliceHeader = 8;     // iteration, message index (ours: a check, not NCCL's)
 constexpr uint32_t kGrantBytes = 24;     // struct ncclIbSendFifo (net_ib.cc:289-295)
@@ -204,15 +203,7 @@ void NcclRank::MaybeDone() {
 RcCounters NcclRank::counters() const {
   RcCounters s;
   for (const auto& ch : channels_)
-    for (const RcQp* q : {&ch->to_next, &ch->from_prev}) {
-      const RcCounters& x = q->counters();
-      s.packets_sent += x.packets_sent;
-      s.retransmitted += x.retransmitted;
-      s.naks_sent += x.naks_sent;
-      s.go_backs += x.go_backs;
-      s.timeouts += x.timeouts;
-      s.dropped_out_of_order += x.dropped_out_of_order;
-    }
+    for (const RcQp* q : {&ch->to_next, &ch->from_prev}) s += q->counters();
   return s;
 }
 
@@ -260,15 +251,7 @@ void NcclRing::Start(uint64_t at_ps) {
 
 RcCounters NcclRing::counters() const {
   RcCounters q;
-  for (const auto& r : ranks_) {
-    const RcCounters x = r->counters();
-    q.packets_sent += x.packets_sent;
-    q.retransmitted += x.retransmitted;
-    q.naks_sent += x.naks_sent;
-    q.go_backs += x.go_backs;
-    q.timeouts += x.timeouts;
-    q.dropped_out_of_order += x.dropped_out_of_order;
-  }
+  for (const auto& r : ranks_) q += r->counters();
   return q;
 }
 

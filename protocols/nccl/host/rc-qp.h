@@ -43,6 +43,15 @@ struct RcConfig {
 
 struct RcCounters {
   uint64_t packets_sent = 0, retransmitted = 0, naks_sent = 0, go_backs = 0, timeouts = 0, dropped_out_of_order = 0;
+  RcCounters& operator+=(const RcCounters& x) {
+    packets_sent += x.packets_sent;
+    retransmitted += x.retransmitted;
+    naks_sent += x.naks_sent;
+    go_backs += x.go_backs;
+    timeouts += x.timeouts;
+    dropped_out_of_order += x.dropped_out_of_order;
+    return *this;
+  }
 };
 
 class RcQp {
@@ -57,7 +66,6 @@ class RcQp {
   void Post(std::vector<uint8_t> message);
   /// A packet for this QP (BTH onwards).
   void Deliver(const uint8_t* p, uint32_t len);
-  bool failed() const { return failed_; }
   const RcCounters& counters() const { return counters_; }
   void Cancel() { timer_.Cancel(); }
 

@@ -5,6 +5,7 @@
 #include "ina/addressing.h"
 #include "ina/fabric.h"
 #include "ina/ina-switch-node.h"
+#include "ina/units.h"
 #include "protocols/p4sgd/dataplane/p4sgd_dataplane.h"
 
 #include "ns3/ipv4-address.h"
@@ -29,9 +30,6 @@ namespace {
 
 uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
 ns3::Time Ps(uint64_t ps) { return ns3::PicoSeconds(static_cast<int64_t>(ps)); }
-
-
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /// Memory a real-arithmetic run may take (dataset + models + gradients), bytes.
 constexpr double kMaxTrainingBytes = 8.0 * (1ull << 30);

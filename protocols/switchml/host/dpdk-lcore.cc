@@ -10,7 +10,6 @@ namespace inasim {
 
 namespace {
 uint64_t NowPs() { return static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds()); }
-constexpr uint32_t kHeaders = p4::kEthernetBytes + p4::kIpv4MinBytes + p4::kUdpBytes;
 }  // namespace
 
 void DpdkLcore::Configure(const DpdkLcoreConfig& config, HostEndpoint* endpoint, Process process) {
@@ -21,8 +20,7 @@ void DpdkLcore::Configure(const DpdkLcoreConfig& config, HostEndpoint* endpoint,
 }
 
 uint64_t DpdkLcore::CostPs(uint32_t payload_len) const {
-  const double bits = (payload_len + kHeaders + config_.wire_overhead_bytes) * 8.0;
-  return static_cast<uint64_t>(std::llround(bits * 1e12 / config_.core_bps));
+  return static_cast<uint64_t>(std::llround(config_.PacketBits(payload_len) * 1e12 / config_.core_bps));
 }
 
 std::vector<uint8_t> DpdkLcore::TakeBuffer() {

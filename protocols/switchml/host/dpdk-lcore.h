@@ -20,6 +20,7 @@
 #pragma once
 
 #include "ina/host-endpoint.h"
+#include "p4model/common/frame.h"
 
 #include "ns3/event-id.h"
 
@@ -38,6 +39,12 @@ struct DpdkLcoreConfig {
   double core_bps = 11.25e9;    ///< wire bits per second one core processes
   uint32_t wire_overhead_bytes = 24;  ///< FCS, preamble, gap: what a packet's cost counts beyond its frame
   uint32_t rx_ring = 1024;      ///< RX descriptors; a packet arriving to a full ring is lost
+  /// Bits a datagram of `payload_bytes` (its UDP payload) costs a core: its
+  /// Ethernet/IPv4/UDP frame plus the wire overhead; divided by core_bps it is
+  /// the time the core spends on it.
+  double PacketBits(uint32_t payload_bytes) const {
+    return (payload_bytes + p4::kEthernetBytes + p4::kIpv4MinBytes + p4::kUdpBytes + wire_overhead_bytes) * 8.0;
+  }
 };
 
 /// Counters of one lcore (summed over a host's lcores in the report).
@@ -49,6 +56,17 @@ struct DpdkLcoreCounters {
   uint64_t full_flushes = 0;   ///< flushes of a full buffer
   uint64_t ring_drops = 0;
   uint64_t max_ring = 0;
+  /// Sums another lcore's counters in (max_ring: the larger).
+  DpdkLcoreCounters& operator+=(const DpdkLcoreCounters& c) {
+    bursts += c.bursts;
+    packets += c.packets;
+    busy_ps += c.busy_ps;
+    drain_flushes += c.drain_flushes;
+    full_flushes += c.full_flushes;
+    ring_drops += c.ring_drops;
+    max_ring = max_ring > c.max_ring ? max_ring : c.max_ring;
+    return *this;
+  }
 };
 
 class DpdkLcore {

@@ -33,10 +33,9 @@ namespace {
 
 uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()); }
 
-// The 8-byte header of the client library (DpdkPacketHdr, dpdk_backend.h:56),
-// which the switch parses as switchml_h (headers.p4:72), then the 2-byte
-// exponents header and k big-endian int32 elements.
-constexpr uint32_t kHeaderBytes = 10;
+// kSwitchMLHeaderBytes, then k big-endian int32 elements.
+constexpr uint32_t kHeaderBytes = kSwitchMLHeaderBytes;
+static_assert(kHeaderBytes == p4::switchml::kSwitchmlHBytes + p4::switchml::kExponentsHBytes);
 // p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_backend.cc:136
 constexpr uint16_t kSwitchUdpPort = 48864;  // 0xbee0
 

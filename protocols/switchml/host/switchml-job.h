@@ -46,6 +46,11 @@ class Dataplane;
 /// What one tensor (a SwitchML job: the library's name for one allreduce)
 /// did: the shared per-collective record (per-worker start and end, the
 /// checks) and SwitchML's own counts, summed over workers unless per-worker.
+/// Bytes ahead of a packet's elements: the client library's 8-byte header
+/// (DpdkPacketHdr, dpdk_backend.h:56), which the switch parses as switchml_h
+/// (headers.p4:72), then the 2-byte exponents header.
+inline constexpr uint32_t kSwitchMLHeaderBytes = 10;
+
 struct SwitchMLTensorRecord : CollectiveRecord {
   uint32_t sequence = 0;  ///< the SwitchML job: iteration x tensors per iteration + tensor
   uint32_t tensor = 0;    ///< its tensor within the iteration

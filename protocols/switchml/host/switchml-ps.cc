@@ -21,22 +21,29 @@ constexpr uint32_t kPrefix = 6;  // the sender's IPv4 address and UDP port, ahea
 
 /// The program's answers: each copy it sends out of a worker's port becomes
 /// a unicast to that worker, buffered on the lcore that handled the packet.
+/// (SwitchML's program emits one copy per port with that worker's addresses;
+/// a multicast, were one emitted, goes to each port's worker.)
 class SwitchMLParameterServer::Replies : public p4::Emitter {
  public:
+  explicit Replies(const std::vector<uint32_t>& worker_ips) : worker_ips_(worker_ips) {}
   DpdkLcore* lcore = nullptr;
-  void Emit(Span<const uint8_t> frame, uint16_t, p4::Picoseconds) override { Send(frame); }
+  void Emit(Span<const uint8_t> frame, uint16_t, p4::Picoseconds) override {
+    if (frame.size() >= kHeadBytes) Send(frame, p4::LoadBe32(frame.data() + p4::kEthernetBytes + 16));
+  }
   void EmitMulticast(Span<const uint8_t> frame, Span<const uint16_t> ports, p4::Picoseconds) override {
-    for (size_t i = 0; i < ports.size(); ++i) Send(frame);
+    if (frame.size() < kHeadBytes) return;
+    for (const uint16_t port : ports)
+      if (port < worker_ips_.size()) Send(frame, worker_ips_[port]);
   }
   void EmitRouted(Span<const uint8_t>, p4::Picoseconds) override {}  // not SwitchML's: a PS drops it
 
  private:
-  void Send(Span<const uint8_t> frame) {
-    if (frame.size() < kHeadBytes) return;
-    const uint8_t* ip = frame.data() + p4::kEthernetBytes;
-    lcore->Buffer(p4::LoadBe32(ip + 16), p4::LoadBe16(ip + p4::kIpv4MinBytes + 2), frame.data() + kHeadBytes,
+  void Send(Span<const uint8_t> frame, uint32_t dst_ip) {
+    const uint8_t* udp = frame.data() + p4::kEthernetBytes + p4::kIpv4MinBytes;
+    lcore->Buffer(dst_ip, p4::LoadBe16(udp + 2), frame.data() + kHeadBytes,
                   static_cast<uint32_t>(frame.size() - kHeadBytes));
   }
+  const std::vector<uint32_t>& worker_ips_;
 };
 
 ns3::TypeId SwitchMLParameterServer::GetTypeId() {
@@ -47,12 +54,11 @@ ns3::TypeId SwitchMLParameterServer::GetTypeId() {
   return tid;
 }
 
-SwitchMLParameterServer::SwitchMLParameterServer() : replies_(std::make_unique<Replies>()) {}
+SwitchMLParameterServer::SwitchMLParameterServer() : replies_(std::make_unique<Replies>(worker_ips_)) {}
 SwitchMLParameterServer::~SwitchMLParameterServer() = default;
 
 void SwitchMLParameterServer::Setup(InaNetDevice& nic, const p4::switchml::SwitchMLConfig& program,
                                     const DpdkLcoreConfig& lcore, uint32_t cores, uint32_t servers) {
-  nic_ = &nic;
   servers_ = std::max(1u, servers);
   own_ip_ = program.switch_ip;
   for (const auto& w : program.workers) worker_ips_.push_back(w.ip);
@@ -105,7 +111,8 @@ void SwitchMLParameterServer::Process(const uint8_t* b, uint32_t len) {
   if (it == worker_ips_.end()) return;
   const auto port = static_cast<uint16_t>(it - worker_ips_.begin());
   const uint32_t payload = len - kPrefix;
-  std::vector<uint8_t> f(kHeadBytes + payload);
+  std::vector<uint8_t>& f = switch_frame_;  // reused: no allocation per packet once warm
+  f.resize(kHeadBytes + payload);
   MacForIpv4(own_ip_).CopyTo(f.data());
   MacForIpv4(src_ip).CopyTo(f.data() + 6);
   p4::StoreBe16(f.data() + 12, p4::kEtherTypeIpv4);
@@ -117,7 +124,5 @@ void SwitchMLParameterServer::Process(const uint8_t* b, uint32_t len) {
   program_->Process(port, Span<const uint8_t>(f.data(), f.size()),
                     static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds()), *replies_);
 }
-
-std::string SwitchMLParameterServer::DumpState() const { return program_ ? program_->DumpState() : "{}"; }
 
 }  // namespace inasim

@@ -48,8 +48,6 @@ class SwitchMLParameterServer : public ns3::Application {
   uint64_t packets() const { return packets_; }
   const DpdkLcoreCounters& lcore(uint32_t core) const { return lcores_[core]->counters(); }
   uint32_t cores() const { return static_cast<uint32_t>(lcores_.size()); }
-  /// The program's state and counters (Dataplane::DumpState).
-  std::string DumpState() const;
 
  protected:
   void DoDispose() override;
@@ -61,13 +59,13 @@ class SwitchMLParameterServer : public ns3::Application {
   void OnDatagram(const uint8_t* b, uint32_t len, const DatagramInfo& d);
   void Process(const uint8_t* frame, uint32_t len);
 
-  InaNetDevice* nic_ = nullptr;
   HostEndpoint endpoint_;
   std::unique_ptr<p4::Dataplane> program_;
+  std::vector<uint32_t> worker_ips_;  ///< by program port (ahead of replies_, which refers to it)
   std::unique_ptr<Replies> replies_;
   std::vector<std::unique_ptr<DpdkLcore>> lcores_;
-  std::vector<uint32_t> worker_ips_;
-  std::vector<uint8_t> frame_;
+  std::vector<uint8_t> frame_;         ///< the rx ring entry being built (sender prefix + payload)
+  std::vector<uint8_t> switch_frame_;  ///< the frame the switch would have seen, handed to the program
   uint64_t packets_ = 0;
   uint32_t own_ip_ = 0;
   uint32_t servers_ = 1;

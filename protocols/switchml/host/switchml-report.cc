@@ -191,27 +191,15 @@ std::string SwitchMLJob::Aggregator() const {
 // tensors are split over, and what the lcores did (summed over every worker).
 json SwitchMLJob::Host() const {
   DpdkLcoreCounters sum;
-  for (const auto& w : workers_) {
-    const DpdkLcoreCounters& c = w->lcore();
-    sum.bursts += c.bursts;
-    sum.packets += c.packets;
-    sum.busy_ps += c.busy_ps;
-    sum.drain_flushes += c.drain_flushes;
-    sum.full_flushes += c.full_flushes;
-    sum.ring_drops += c.ring_drops;
-    sum.max_ring = std::max(sum.max_ring, c.max_ring);
-  }
+  for (const auto& w : workers_) sum += w->lcore();
   const bool ideal = spec_.backend == SwitchMLBackend::kIdeal;
   json h = {{"backend", ideal ? "ideal" : "dpdk"}, {"worker_threads", threads_}, {"window_per_thread", spec_.pool_size / threads_}};
   if (spec_.ps != SwitchMLPs::kNone) {
     json servers = json::array();
     for (const auto& ps : servers_) {
-      uint64_t busy = 0, bursts = 0;
-      for (uint32_t c = 0; c < ps->cores(); ++c) {
-        busy += ps->lcore(c).busy_ps;
-        bursts += ps->lcore(c).bursts;
-      }
-      servers.push_back({{"packets", ps->packets()}, {"busy_s", PsToS(busy)}, {"rx_bursts", bursts}});
+      DpdkLcoreCounters cores;
+      for (uint32_t c = 0; c < ps->cores(); ++c) cores += ps->lcore(c);
+      servers.push_back({{"packets", ps->packets()}, {"busy_s", PsToS(cores.busy_ps)}, {"rx_bursts", cores.bursts}});
     }
     h["parameter_servers"] = {{"placement", spec_.ps == SwitchMLPs::kDedicated ? "dedicated" : "colocated"},
                               {"cores", spec_.ps_cores},
@@ -228,7 +216,7 @@ json SwitchMLJob::Host() const {
             {"burst_tx", c.burst_tx},
             {"tx_drain_us", c.drain_ps * 1e-6},
             {"core_gbps", c.core_bps * 1e-9},
-            {"packet_cost_ns", (spec_.elements_per_packet * 4.0 + 10 + 42 + c.wire_overhead_bytes) * 8.0 / c.core_bps * 1e9},
+            {"packet_cost_ns", c.PacketBits(spec_.elements_per_packet * 4 + kSwitchMLHeaderBytes) / c.core_bps * 1e9},
             {"rx_bursts", sum.bursts},
             {"packets_processed", sum.packets},
             {"mean_burst", sum.bursts ? static_cast<double>(sum.packets) / sum.bursts : 0.0},
