@@ -78,7 +78,7 @@ nlohmann::json Run(uint32_t size, int workers, uint64_t packets, bool hot) {
   c.pool_size = 512;
   for (int w = 0; w < workers; ++w)
     c.workers.push_back({static_cast<uint16_t>(w), static_cast<uint16_t>(10 + w),
-                         {2, 0, 0, 0, 1, static_cast<uint8_t>(w)}, 0x0a000001u + static_cast<uint32_t>(w)});
+                         {2, 0, 0, 0, 1, static_cast<uint8_t>(w)}, 0x0a000001u + static_cast<uint32_t>(w), 0, {}});
   c.folded_pipe = size == 1024;
   SwitchMLDataplane dp(c);
   // Pre-built packets: (slot, set, worker) over the pool, both sets (cold),

@@ -31,6 +31,28 @@ void SwitchMLConfig::Validate() const {
     if (w.worker_id >= kMaxNumWorkers) fail("worker id >= 32");
     if (!ids.insert(w.worker_id).second) fail("duplicate worker id");
   }
+  if (transport == SwitchMLTransport::kRdma) ValidateRdma();
+}
+
+void SwitchMLConfig::ValidateRdma() const {
+  auto fail = [](const std::string& m) { throw std::invalid_argument("switchml config: " + m); };
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/rdma_sender.py:140
+  const uint32_t ppm = PacketsPerMessage();
+  if (message_size % PacketBytes() != 0 || ppm == 0 || (ppm & (ppm - 1)) != 0) {
+    fail("message_size: must be a power-of-two number of " + std::to_string(PacketBytes()) + " B packets, got " +
+         std::to_string(message_size) + " B");
+  }
+  for (const auto& w : workers) {
+    const std::string at = "workers[id " + std::to_string(w.worker_id) + "].qpns";
+    if (w.qpns_and_psns.empty()) fail(at + ": an RDMA worker needs at least one queue pair");
+    if (w.qpns_and_psns.size() > kMaxNumQueuePairsPerWorker) fail(at + ": more than 512 queue pairs");
+    // Message i of a worker covers pool indices [2 i ppm, 2 (i + 1) ppm): they
+    // must fit the 15-bit pool index (rdma_sender.py:156).
+    if (uint64_t{2} * ppm * w.qpns_and_psns.size() > uint64_t{kRegisterSize})
+      fail(at + ": queue pairs x packets per message exceed the 8192 slots");
+    for (const auto& [qpn, psn] : w.qpns_and_psns)
+      if (qpn > 0xffffff || psn > 0xffffff) fail(at + ": QPNs and PSNs are 24-bit");
+  }
 }
 
 namespace {
@@ -38,7 +60,23 @@ namespace {
 using nlohmann::json;
 using ConfigKeys = spec::Section<SwitchMLConfig>;
 
-const std::set<std::string> kWorkerKeys = {"id", "port", "mac", "ip"};
+const std::set<std::string> kWorkerKeys = {"id", "port", "mac", "ip", "rkey", "qpns"};
+
+/// "qpns": [[qpn, initial_psn], ...] of an RDMA worker.
+std::vector<std::pair<uint32_t, uint32_t>> QpnsFromJson(const json& list, const std::string& path) {
+  if (!list.is_array()) throw std::invalid_argument(path + ": must be an array of [qpn, initial_psn] pairs");
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    const json& p = list[i];
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_unsigned() || !p[1].is_number_unsigned() ||
+        p[0].get<uint64_t>() > 0xffffff || p[1].get<uint64_t>() > 0xffffff) {
+      throw std::invalid_argument(at + ": must be [qpn, initial_psn], two integers in 0..0xffffff");
+    }
+    out.emplace_back(p[0].get<uint32_t>(), p[1].get<uint32_t>());
+  }
+  return out;
+}
 
 SwitchMLWorker WorkerFromJson(const json& w, const std::string& path) {
   if (!w.is_object()) throw std::invalid_argument(path + ": must be an object {\"id\", \"port\", \"mac\", \"ip\"}");
@@ -50,6 +88,8 @@ SwitchMLWorker WorkerFromJson(const json& w, const std::string& path) {
   sw.port = util::UnsignedField<uint16_t>(w, "port", path, 0);
   sw.mac = MacOrThrow(util::StringField(w, "mac", path), "switchml config");
   sw.ip = Ipv4OrThrow(util::StringField(w, "ip", path), "switchml config");
+  if (w.contains("rkey")) sw.rkey = util::UnsignedField<uint32_t>(w, "rkey", path, 0);
+  if (w.contains("qpns")) sw.qpns_and_psns = QpnsFromJson(w["qpns"], path + ".qpns");
   return sw;
 }
 
@@ -68,7 +108,10 @@ json WorkersSchema() {
                      {"properties", {{"id", {{"type", "integer"}, {"minimum", 0}, {"maximum", kMaxNumWorkers - 1}}},
                                      {"port", {{"type", "integer"}, {"minimum", 0}, {"maximum", 65535}}},
                                      {"mac", {{"type", "string"}}},
-                                     {"ip", {{"type", "string"}}}}}}}};
+                                     {"ip", {{"type", "string"}}},
+                                     {"rkey", {{"type", "integer"}, {"minimum", 0}, {"maximum", 4294967295u}}},
+                                     {"qpns", {{"type", "array"},
+                                               {"items", {{"type", "array"}, {"minItems", 2}, {"maxItems", 2}}}}}}}}}};
 }
 
 /// The switch's addresses and the job's workers: what the controller installs per job.
@@ -77,8 +120,10 @@ ConfigKeys& DeclareJob(ConfigKeys& k) {
   MacKey(k, "switch_mac", &SwitchMLConfig::switch_mac, true, "The switch's MAC address (udp_sender.py:49).");
   Ipv4Key(k, "switch_ip", &SwitchMLConfig::switch_ip, true, "The switch's IPv4 address.");
   HandKey<SwitchMLConfig>(k, "workers",
-                          {"array of objects", "", "**required**", "`{\"id\", \"port\", \"mac\", \"ip\"}` each",
-                           "The job's workers in PRE node order: rank (< 32), switch port, MAC, IPv4."},
+                          {"array of objects", "", "**required**",
+                           "`{\"id\", \"port\", \"mac\", \"ip\"}` each (RDMA: also `\"rkey\"`, `\"qpns\"`)",
+                           "The job's workers in PRE node order: rank (< 32), switch port, MAC, IPv4; RDMA workers "
+                           "add their remote key and `[qpn, initial_psn]` per queue pair (rdma_sender.py:100)."},
                           WorkersSchema(), [](const json& v, SwitchMLConfig& c) { c.workers = WorkersFromJson(v); },
                           true);
   return k.U8("num_workers", &SwitchMLConfig::num_workers, 1, 1, kMaxNumWorkers, "workers",
@@ -112,7 +157,15 @@ const ConfigKeys& Keys() {
              "Simulated ingress drops (drop_simulator.py:64).")
         .Num("egress_drop_probability", &SwitchMLConfig::egress_drop_probability, 0, 0, 1, "probability",
              "Simulated egress drops.")
-        .U64("drop_seed", &SwitchMLConfig::drop_seed, 1, 0, UINT64_MAX, "", "Seed of the drops' random stream.");
+        .U64("drop_seed", &SwitchMLConfig::drop_seed, 1, 0, UINT64_MAX, "", "Seed of the drops' random stream.")
+        .Enum("transport", &SwitchMLConfig::transport, "udp",
+              {{"udp", SwitchMLTransport::kUdp}, {"rdma", SwitchMLTransport::kRdma}},
+              "The workers' transport: SwitchML's UDP header (receive_udp, udp_sender) or RDMA UC writes over "
+              "RoCEv2 (receive_roce, rdma_sender).")
+        .U16("partition_key", &SwitchMLConfig::partition_key, 0xffff, 0, 65535, "",
+             "RDMA: the session's partition key (rdma_receiver.py:146).")
+        .U32("message_size", &SwitchMLConfig::message_size, 0, 0, 1u << 24, "bytes",
+             "RDMA: bytes per message, a power-of-two number of packets (rdma_sender.py:138).");
     keys::PassLatency(k, &SwitchMLConfig::pass_latency_ps);
     return k;
   }();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace inasim::p4::switchml {
@@ -17,7 +18,18 @@ struct SwitchMLWorker {
   uint16_t port = 0;       ///< switch (simulator) port the worker is attached to
   mac_addr_t mac{};
   uint32_t ip = 0;         ///< host order
+  /// RoCE workers only (config `transport` "rdma"): the worker's remote key
+  /// and, for each of its queue pairs in index order, the QPN and initial PSN
+  /// the switch writes results with (one fill_in_qpn_and_psn entry each).
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/rdma_sender.py:100
+  uint32_t rkey = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> qpns_and_psns;
 };
+
+/// How a job's workers reach the switch: SwitchML's UDP header, or RDMA UC
+/// writes over RoCEv2 (receive_roce / rdma_sender instead of receive_udp /
+/// udp_sender).
+enum class SwitchMLTransport : uint8_t { kUdp, kRdma };
 
 struct SwitchMLConfig {
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/udp_sender.py:49
@@ -56,6 +68,21 @@ struct SwitchMLConfig {
   uint16_t udp_port = kUdpPortSwitchmlBase;
   uint16_t udp_mask = kUdpPortSwitchmlMask;
 
+  /// The workers' transport; "rdma" installs receive_roce's six entries per
+  /// worker and the RoCE sender's tables (controller: add_rdma_worker).
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/rdma_receiver.py:94
+  SwitchMLTransport transport = SwitchMLTransport::kUdp;
+  /// RDMA: the session's partition key (receive_roce key).
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/rdma_receiver.py:146
+  uint16_t partition_key = 0xffff;
+  /// RDMA: bytes per message, a power-of-two number of packets.
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/rdma_sender.py:138
+  uint32_t message_size = 0;
+  /// Data bytes per packet: 256 or 1024.
+  uint32_t PacketBytes() const { return elements_per_packet * 4; }
+  /// RDMA: packets per message (message_size / packet size).
+  uint32_t PacketsPerMessage() const { return message_size / PacketBytes(); }
+
   /// Drop simulation, as probabilities in [0, 1], converted like the controller.
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/drop_simulator.py:64
   double ingress_drop_probability = 0.0;
@@ -67,6 +94,7 @@ struct SwitchMLConfig {
 
   /// Throws std::invalid_argument naming the problem.
   void Validate() const;
+  void ValidateRdma() const;
 
   /// Parses JSON like (protocols/switchml/dataplane/README.md; the keys a
   /// scenario's workload.switchml has too, with its names and units):

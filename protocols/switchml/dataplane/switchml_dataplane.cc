@@ -83,6 +83,9 @@ void ClearHeaders(header_t& hdr) {
   hdr.udp = {};
   hdr.switchml = {};
   hdr.exponents = {};
+  hdr.ib_bth = {};
+  hdr.ib_reth = {};
+  hdr.ib_immediate = {};
   ClearData(hdr.d0);
   ClearData(hdr.d1);
 }
@@ -107,8 +110,14 @@ void EmitData(const header_t& hdr, PayloadBuffer& payload) {
   if (hdr.d0.valid) StoreData(hdr.d0, payload.Push(kDataHBytes));
 }
 
-// The egress headers: ethernet, ipv4, udp, switchml, exponents.
+// The UDP egress headers: ethernet, ipv4, udp, switchml, exponents.
 constexpr size_t kEgressHeaderBytes = kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kSwitchmlHBytes + kExponentsHBytes;
+// The egress headers of a copy: UDP's, or RoCE's for ROCEv2 workers (every
+// copy of a packet has the same worker type and first / last flags).
+size_t EgressHeaderBytes(const switchml_md_h& md) {
+  return md.worker_type == WorkerType::ROCEv2 ? RoceEgressHeaderBytes(md.first_packet, md.last_packet)
+                                              : kEgressHeaderBytes;
+}
 
 // mac_addr_t ==, without the library memcmp call std::array's == makes.
 bool SameMac(const mac_addr_t& a, const mac_addr_t& b) {
@@ -122,6 +131,72 @@ bool SameMac(const mac_addr_t& a, const mac_addr_t& b) {
 }
 
 enum class ParseResult { kSwitchml, kRegular, kTruncated };
+
+// parse_ib_bth and what follows it: the BTH, the RETH / immediate its opcode
+// brings, then the 256 B of data (the ICRC stays in the payload).
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:140
+ParseResult ParseIb(const uint8_t* b, size_t len, size_t at, header_t& hdr, ingress_metadata_t& ig_md,
+                    PayloadBuffer& payload) {
+  if (len < at + kIbBthHBytes) return ParseResult::kTruncated;
+  ib_bth_h& bth = hdr.ib_bth;
+  bth.valid = true;
+  bth.opcode = b[at];
+  bth.se = b[at + 1] >> 7;
+  bth.migration_req = b[at + 1] >> 6 & 1;
+  bth.pad_count = b[at + 1] >> 4 & 3;
+  bth.transport_version = b[at + 1] & 0xf;
+  bth.partition_key = LoadBe16(b + at + 2);
+  bth.f_res1 = b[at + 4] >> 7;
+  bth.b_res1 = b[at + 4] >> 6 & 1;
+  bth.reserved = b[at + 4] & 0x3f;
+  bth.dst_qp = LoadBe32(b + at + 4) & 0xffffff;
+  bth.ack_req = b[at + 8] >> 7;
+  bth.reserved2 = b[at + 8] & 0x7f;
+  bth.psn = LoadBe32(b + at + 8) & 0xffffff;
+  at += kIbBthHBytes;
+  bool reth = false, immediate = false;
+  using Op = IbOpcode;
+  switch (static_cast<Op>(bth.opcode)) {  // include only UC operations
+    case Op::UC_SEND_FIRST: case Op::UC_SEND_MIDDLE: case Op::UC_SEND_LAST: case Op::UC_SEND_ONLY:
+    case Op::UC_RDMA_WRITE_MIDDLE: case Op::UC_RDMA_WRITE_LAST:
+      break;  // parse_ib_payload
+    case Op::UC_SEND_LAST_IMMEDIATE: case Op::UC_SEND_ONLY_IMMEDIATE: case Op::UC_RDMA_WRITE_LAST_IMMEDIATE:
+      immediate = true;  // parse_ib_immediate (parsers.p4:160)
+      break;
+    case Op::UC_RDMA_WRITE_FIRST: case Op::UC_RDMA_WRITE_ONLY:
+      reth = true;  // parse_ib_reth (parsers.p4:165)
+      break;
+    case Op::UC_RDMA_WRITE_ONLY_IMMEDIATE:
+      reth = immediate = true;  // parse_ib_reth_immediate (parsers.p4:170)
+      break;
+    default:
+      return ParseResult::kRegular;  // accept_regular
+  }
+  if (len < at + (reth ? kIbRethHBytes : 0) + (immediate ? kIbImmediateHBytes : 0) + 2 * kDataHBytes)
+    return ParseResult::kTruncated;
+  if (reth) {
+    hdr.ib_reth.valid = true;
+    hdr.ib_reth.addr = LoadBe64(b + at);
+    hdr.ib_reth.r_key = LoadBe32(b + at + 8);
+    hdr.ib_reth.len = LoadBe32(b + at + 12);
+    at += kIbRethHBytes;
+  }
+  if (immediate) {
+    hdr.ib_immediate.valid = true;
+    hdr.ib_immediate.immediate = LoadBe32(b + at);
+    at += kIbImmediateHBytes;
+  }
+  // parse_ib_payload: d0, d1; CONSUME0. (ether_type_msb = 0xffff only
+  // shapes the bridged header's bytes, which the model keeps as a struct.)
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:176
+  ExtractData(b + at, hdr.d0);
+  ExtractData(b + at + kDataHBytes, hdr.d1);
+  at += 2 * kDataHBytes;
+  ig_md.switchml_md.valid = true;
+  ig_md.switchml_md.packet_type = PacketType::CONSUME0;
+  payload.Assign(b + at, len - at);
+  return ParseResult::kSwitchml;
+}
 
 // IngressParser for a packet from a front-panel port (parse_ethernet ...
 // parse_values). Fills hdr, ig_md and the unparsed payload.
@@ -164,8 +239,9 @@ ParseResult IngressParser(const uint8_t* b, size_t len, header_t& hdr, ingress_m
   hdr.udp.dst_port = LoadBe16(b + udp_at + 2);
   hdr.udp.length = LoadBe16(b + udp_at + 4);
   hdr.udp.checksum = LoadBe16(b + udp_at + 6);
+  if (hdr.udp.dst_port == kUdpPortRocev2) return ParseIb(b, len, udp_at + kUdpHBytes, hdr, ig_md, payload);
   if ((hdr.udp.dst_port & kUdpPortSwitchmlMask) != (kUdpPortSwitchmlBase & kUdpPortSwitchmlMask)) {
-    return ParseResult::kRegular;  // (RoCEv2 is not modeled)
+    return ParseResult::kRegular;
   }
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:187
   const size_t sml_at = udp_at + kUdpHBytes;
@@ -205,6 +281,9 @@ bool Recirculate(header_t& hdr, const ingress_metadata_t& ig_md, PayloadBuffer& 
   hdr.udp = {};
   hdr.switchml = {};
   hdr.exponents = {};
+  hdr.ib_bth = {};
+  hdr.ib_reth = {};
+  hdr.ib_immediate = {};
   const PacketType t = ig_md.switchml_md.packet_type;
   if (t == PacketType::CONSUME0 || t == PacketType::CONSUME1 || t == PacketType::CONSUME2 ||
       t == PacketType::CONSUME3) {
@@ -239,10 +318,31 @@ uint16_t Ipv4ChecksumOfFields(const ipv4_h& v4) {
   return static_cast<uint16_t>(~sum);
 }
 
+// The RoCE headers rdma_sender built: BTH, then RETH and immediate if valid.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/headers.p4:82
+void EmitIbHeaders(const header_t& hdr, uint8_t* p) {
+  const ib_bth_h& bth = hdr.ib_bth;
+  p[0] = bth.opcode;
+  p[1] = static_cast<uint8_t>((bth.se & 1) << 7 | (bth.migration_req & 1) << 6 | (bth.pad_count & 3) << 4 |
+                              (bth.transport_version & 0xf));
+  StoreBe16(p + 2, bth.partition_key);
+  StoreBe32(p + 4, (uint32_t{bth.f_res1} & 1) << 31 | (uint32_t{bth.b_res1} & 1) << 30 |
+                       (uint32_t{bth.reserved} & 0x3f) << 24 | (bth.dst_qp & 0xffffff));
+  StoreBe32(p + 8, (uint32_t{bth.ack_req} & 1) << 31 | (uint32_t{bth.reserved2} & 0x7f) << 24 | (bth.psn & 0xffffff));
+  p += kIbBthHBytes;
+  if (hdr.ib_reth.valid) {
+    StoreBe64(p, hdr.ib_reth.addr);
+    StoreBe32(p + 8, hdr.ib_reth.r_key);
+    StoreBe32(p + 12, hdr.ib_reth.len);
+    p += kIbRethHBytes;
+  }
+  if (hdr.ib_immediate.valid) StoreBe32(p, hdr.ib_immediate.immediate);
+}
+
 // EgressDeparser: the header stack the egress built, then the payload (every
 // ingress header is payload to the egress parser), IPv4 checksum updated.
 // `p` is the output frame, whose payload is already in place behind the
-// kEgressHeaderBytes written here (it is the same for every copy of a packet).
+// EgressHeaderBytes written here (it is the same for every copy of a packet).
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:268
 void EgressDeparser(const header_t& hdr, uint8_t* p) {
   std::memcpy(p, hdr.ethernet.dst_addr.data(), 6);
@@ -267,6 +367,7 @@ void EgressDeparser(const header_t& hdr, uint8_t* p) {
   StoreBe16(u + 4, hdr.udp.length);
   StoreBe16(u + 6, hdr.udp.checksum);
   uint8_t* s = u + kUdpHBytes;
+  if (hdr.ib_bth.valid) return EmitIbHeaders(hdr, s);
   s[0] = static_cast<uint8_t>((hdr.switchml.msg_type & 0xf) << 4 | (hdr.switchml.unused & 1) << 3 |
                               (hdr.switchml.size & 0x7));
   s[1] = hdr.switchml.job_number;
@@ -497,6 +598,8 @@ SwitchMLDataplane::SwitchMLDataplane(SwitchMLConfig config)
     : config_((config.Validate(), std::move(config))),
       udp_receiver_(config_),
       udp_sender_(config_),
+      rdma_receiver_(config_),
+      rdma_sender_(config_),
       next_step_selector_(config_.folded_pipe, config_.harvest3_port),
       ingress_drop_sim_(config_.drop_seed),
       egress_drop_sim_(config_.drop_seed ^ 0x9e3779b97f4a7c15ULL) {
@@ -511,8 +614,12 @@ bool SwitchMLDataplane::Claims(const FrameView& f) const {
   // parse_ipv4 (ihl 5, UDP) then parse_udp's SwitchML port range. A fragment
   // (frag_offset != 0) is claimed here and forwarded by Process().
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:135
+  // RoCEv2 frames are claimed only when the job's workers use RDMA: the
+  // program parses every one, but forwards those receive_roce misses, as
+  // the fabric does for frames no program claims (README).
   return f.ipv4 && f.ip_header_bytes == kIpv4HBytes && f.protocol == kIpProtoUdp && f.l4 &&
-         (f.dst_port & kUdpPortSwitchmlMask) == (kUdpPortSwitchmlBase & kUdpPortSwitchmlMask);
+         ((f.dst_port & kUdpPortSwitchmlMask) == (kUdpPortSwitchmlBase & kUdpPortSwitchmlMask) ||
+          (f.dst_port == kUdpPortRocev2 && config_.transport == SwitchMLTransport::kRdma));
 }
 
 void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint16_t sim_port, uint32_t frame_bytes,
@@ -523,7 +630,11 @@ void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint16_t s
   bool drop_ctl = false;
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:101
   if (md.packet_type == PacketType::CONSUME0) {
-    udp_receiver_.apply(hdr, ig_md, frame_bytes);
+    if (hdr.ib_bth.valid) {
+      drop_ctl = rdma_receiver_.apply(hdr, ig_md, frame_bytes).drop;
+    } else {
+      udp_receiver_.apply(hdr, ig_md, frame_bytes);
+    }
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:110
     ingress_drop_sim_.apply(ig_md.port_metadata);
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:113
@@ -535,6 +646,10 @@ void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint16_t s
     ReconstructWorkerBitmap::apply(ig_md);
   }
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:124
+  if (drop_ctl) {  // rdma_receiver: PSN out of sequence
+    r.kind = IngressResult::Kind::kSequenceDrop;
+    return;
+  }
   if (IsConsume(md.packet_type)) {
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:130
     drop_ctl = pipe.update_and_check_worker_bitmap.apply(ig_md);
@@ -559,7 +674,8 @@ void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint16_t s
   r.kind = drop_ctl ? IngressResult::Kind::kDrop : IngressResult::Kind::kForward;
 }
 
-bool SwitchMLDataplane::Egress(const switchml_md_h& eg_md, uint8_t* frame, size_t frame_bytes) {
+bool SwitchMLDataplane::Egress(const switchml_md_h& eg_md, const switchml_rdma_md_h& rdma_md, uint8_t* frame,
+                               size_t frame_bytes) {
   // The egress parser extracts only the bridged metadata: the headers egress
   // uses start invalid and zero. (A reused stack with those reset rather than
   // a fresh header_t per copy: zeroing its two unused data headers cost more
@@ -570,6 +686,19 @@ bool SwitchMLDataplane::Egress(const switchml_md_h& eg_md, uint8_t* frame, size_
   hdr.udp = {};
   hdr.switchml = {};
   hdr.exponents = {};
+  hdr.ib_bth = {};
+  hdr.ib_reth = {};
+  hdr.ib_immediate = {};
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:222
+  if (eg_md.worker_type == WorkerType::ROCEv2) {
+    if (!rdma_sender_.apply(eg_md, rdma_md, hdr)) {
+      ++stats_.sender_misses;
+      return false;
+    }
+    EgressDeparser(hdr, frame);
+    rdma_sender_.CountSend(eg_md.worker_id, frame_bytes);
+    return true;
+  }
   if (!udp_sender_.apply(eg_md, hdr)) {
     ++stats_.sender_misses;
     return false;
@@ -607,6 +736,10 @@ INASIM_PACKET_STEP bool SwitchMLDataplane::IngressPasses(uint16_t ingress_port, 
       ++stats_.simulated_ingress_drops;
       return false;
     }
+    if (r.kind == IngressResult::Kind::kSequenceDrop) {
+      ++stats_.rdma_sequence_drops;
+      return false;
+    }
     decision = r.decision;
     if (decision.kind != NextStepSelector::Decision::Kind::kRecirculate) return true;
     // Recirculation: deparse, re-enter on the recirculation port's pipe.
@@ -642,19 +775,20 @@ INASIM_PACKET_STEP void SwitchMLDataplane::TrafficManager(const NextStepSelector
   // Every copy is the egress headers in front of that same payload: it is
   // placed once, and each copy rewrites only the headers (the emitter sees
   // the frame during its Emit() call only).
-  payload_.Push(kEgressHeaderBytes);
+  payload_.Push(EgressHeaderBytes(ig_md.switchml_md));
   uint8_t* frame = payload_.Flatten();
   const size_t frame_bytes = payload_.size();
   if (bcast) {
-    Replicate(decision.mgid, ig_md.switchml_md, frame, frame_bytes, latency, out);
+    Replicate(decision.mgid, ig_md.switchml_md, ig_md.switchml_rdma_md, frame, frame_bytes, latency, out);
     return;
   }
-  if (!Egress(ig_md.switchml_md, frame, frame_bytes)) return;
+  if (!Egress(ig_md.switchml_md, ig_md.switchml_rdma_md, frame, frame_bytes)) return;
   ++stats_.copies_sent;
   out.Emit(inasim::Span<const uint8_t>(frame, frame_bytes), decision.port, latency);
 }
 
-INASIM_PACKET_STEP void SwitchMLDataplane::Replicate(uint16_t mgid, switchml_md_h eg_md, uint8_t* frame,
+INASIM_PACKET_STEP void SwitchMLDataplane::Replicate(uint16_t mgid, switchml_md_h eg_md,
+                                                     const switchml_rdma_md_h& rdma_md, uint8_t* frame,
                                                      size_t frame_bytes, Picoseconds latency, Emitter& out) {
   // PRE: one copy per node of the group, in node order; egress sets worker_id
   // from the copy's rid. Copies differ (addresses), so each is its own Emit().
@@ -664,7 +798,7 @@ INASIM_PACKET_STEP void SwitchMLDataplane::Replicate(uint16_t mgid, switchml_md_
   const inasim::Span<const uint8_t> bytes(frame, frame_bytes);
   for (const auto& [rid, port] : g->nodes) {
     eg_md.worker_id = rid;
-    if (!Egress(eg_md, frame, frame_bytes)) continue;
+    if (!Egress(eg_md, rdma_md, frame, frame_bytes)) continue;
     ++stats_.copies_sent;
     out.Emit(bytes, port, latency);
   }
@@ -729,6 +863,49 @@ nlohmann::json TouchedPairs(const R& reg) {
 }
 }  // namespace
 
+namespace {
+/// The RoCE path's counters and per-queue-pair state, by QP_INDEX / worker.
+nlohmann::json DumpRdma(const RDMAReceiver& rx, const RDMASender& tx) {
+  using nlohmann::json;
+  json j;
+  auto by_index = [](const std::map<uint32_t, uint64_t>& m) {
+    json o = json::object();
+    for (const auto& [i, v] : m) o[std::to_string(i)] = v;
+    return o;
+  };
+  j["rdma_packet_counter"] = by_index(rx.packet_counter());
+  j["rdma_message_counter"] = by_index(rx.message_counter());
+  j["rdma_sequence_violation_counter"] = by_index(rx.sequence_violation_counter());
+  json rd = json::object();
+  for (const auto& [i, n] : rx.packet_counter()) {
+    (void)n;
+    const auto d = rx.ReceiverData(i);
+    rd[std::to_string(i)] = {d.next_sequence_number, d.pool_index};
+  }
+  j["receiver_data_register"] = rd;
+  json rc = json::object();
+  for (size_t i = 0; i < rx.entries().size(); ++i) {
+    const auto& c = rx.receive_counter()[i];
+    if (c.packets == 0) continue;
+    rc[std::to_string(rx.entries()[i].worker_id) + "/" + std::to_string(rx.entries()[i].opcode)] = {
+        {"packets", c.packets}, {"bytes", c.bytes}};
+  }
+  j["rdma_receive_counter"] = rc;
+  json sc = json::object();
+  for (size_t id = 0; id < tx.create_roce_packet().size(); ++id) {
+    const auto& e = tx.create_roce_packet()[id];
+    if (!e.valid) continue;
+    json psns = json::array();
+    for (const auto& q : tx.fill_in_qpn_and_psn()[id]) psns.push_back(q.psn_register);
+    sc[std::to_string(id)] = {{"packets", e.rdma_send_counter.packets},
+                              {"bytes", e.rdma_send_counter.bytes},
+                              {"psn_register", psns}};
+  }
+  j["rdma_send_counter"] = sc;
+  return j;
+}
+}  // namespace
+
 std::string SwitchMLDataplane::DumpState() const {
   using nlohmann::json;
   json j;
@@ -775,6 +952,7 @@ std::string SwitchMLDataplane::DumpState() const {
   }
   j["send_counter"] = sc;
   j["simulated_drop_packet_counter"] = egress_drop_sim_.simulated_drop_packet_counter;
+  if (config_.transport == SwitchMLTransport::kRdma) j["rdma"] = DumpRdma(rdma_receiver_, rdma_sender_);
   return j.dump();
 }
 

@@ -1,4 +1,4 @@
-// SwitchMLDataplane: the SwitchML Tofino program's UDP path behind the
+// SwitchMLDataplane: the SwitchML Tofino program's UDP and RoCEv2 paths behind the
 // inasim::p4::Dataplane seam. See protocols/switchml/dataplane/README.md.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include "protocols/switchml/dataplane/config.h"
 #include "protocols/switchml/dataplane/controls.h"
 #include "protocols/switchml/dataplane/next_step_selector.h"
+#include "protocols/switchml/dataplane/rdma.h"
 
 #include <array>
 #include <cstdint>
@@ -171,7 +172,8 @@ class SwitchMLDataplane : public Dataplane {
     uint64_t broadcasts = 0;
     uint64_t retransmits = 0;
     uint64_t copies_sent = 0;         ///< Emit() calls with a SwitchML result
-    uint64_t sender_misses = 0;       ///< udp_sender.dst_addr miss (copy dropped)
+    uint64_t sender_misses = 0;       ///< udp_sender.dst_addr / rdma_sender.create_roce_packet miss (copy dropped)
+    uint64_t rdma_sequence_drops = 0; ///< RoCE middle/last packets dropped by rdma_receiver (PSN out of sequence)
     uint64_t recirculation_limit = 0; ///< more than kMaxPasses passes (cannot happen with the stock entries)
     static constexpr StatCounter<Stats> kCounters[] = {
         {"processed", &Stats::processed},
@@ -185,6 +187,7 @@ class SwitchMLDataplane : public Dataplane {
         {"retransmits", &Stats::retransmits},
         {"copies_sent", &Stats::copies_sent},
         {"sender_misses", &Stats::sender_misses},
+        {"rdma_sequence_drops", &Stats::rdma_sequence_drops},
         {"recirculation_limit", &Stats::recirculation_limit}};
   };
   static constexpr uint32_t kMaxPasses = 16;
@@ -204,6 +207,8 @@ class SwitchMLDataplane : public Dataplane {
   const NextStepSelector& next_step_selector() const { return next_step_selector_; }
   const UDPReceiver& udp_receiver() const { return udp_receiver_; }
   const UDPSender& udp_sender() const { return udp_sender_; }
+  const RDMAReceiver& rdma_receiver() const { return rdma_receiver_; }
+  const RDMASender& rdma_sender() const { return rdma_sender_; }
 
   // Register reads (no side effects). `pipe` in 0..3.
   worker_bitmap_pair_t WorkerBitmap(int pipe, uint32_t slot) const;
@@ -226,7 +231,7 @@ class SwitchMLDataplane : public Dataplane {
     Processor::ValueRegisters values{kRegisterSize};
   };
   struct IngressResult {
-    enum class Kind { kNextStep, kForward, kDrop } kind = Kind::kDrop;
+    enum class Kind { kNextStep, kForward, kDrop, kSequenceDrop } kind = Kind::kDrop;
     NextStepSelector::Decision decision;
   };
 
@@ -248,17 +253,19 @@ class SwitchMLDataplane : public Dataplane {
   inline void TrafficManager(const NextStepSelector::Decision& decision, Picoseconds latency,
                              const ingress_metadata_t& ig_md, Emitter& out);
   /// The PRE's copies of multicast group `mgid`, each through Egress.
-  inline void Replicate(uint16_t mgid, switchml_md_h eg_md, uint8_t* frame, size_t frame_bytes,
-                        Picoseconds latency, Emitter& out);
+  inline void Replicate(uint16_t mgid, switchml_md_h eg_md, const switchml_rdma_md_h& rdma_md, uint8_t* frame,
+                        size_t frame_bytes, Picoseconds latency, Emitter& out);
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:206
-  // `frame` is the output frame: kEgressHeaderBytes for the headers Egress
-  // writes, then the payload (the same for every copy).
-  bool Egress(const switchml_md_h& eg_md, uint8_t* frame, size_t frame_bytes);
+  // `frame` is the output frame: EgressHeaderBytes(eg_md) for the headers
+  // Egress writes, then the payload (the same for every copy).
+  bool Egress(const switchml_md_h& eg_md, const switchml_rdma_md_h& rdma_md, uint8_t* frame, size_t frame_bytes);
 
   SwitchMLConfig config_;
   std::array<std::unique_ptr<Pipe>, kNumPipes> pipes_;
   UDPReceiver udp_receiver_;
   UDPSender udp_sender_;
+  RDMAReceiver rdma_receiver_;
+  RDMASender rdma_sender_;
   NextStepSelector next_step_selector_;
   IngressDropSimulator ingress_drop_sim_;
   EgressDropSimulator egress_drop_sim_;

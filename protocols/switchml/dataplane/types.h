@@ -16,10 +16,19 @@ inline constexpr uint32_t kRegisterSize = 16384;
 inline constexpr uint32_t kNumSlots = kRegisterSize / 2;
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/configuration.p4:29
 inline constexpr uint32_t kMaxNumWorkers = 32;
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/configuration.p4:30
+inline constexpr uint32_t kMaxNumWorkersLog2 = 5;
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/configuration.p4:36
+inline constexpr uint32_t kMaxNumQueuePairsPerWorker = 512;
+inline constexpr uint32_t kMaxNumQueuePairsPerWorkerLog2 = 9;
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/configuration.p4:40
+inline constexpr uint32_t kMaxNumQueuePairs = kMaxNumQueuePairsPerWorker * kMaxNumWorkers;
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/configuration.p4:45
 inline constexpr uint16_t kNullLevel1ExclusionId = 0xffff;
 
 // --- types.p4 ---------------------------------------------------------------
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/types.p4:58
+inline constexpr uint16_t kUdpPortRocev2 = 4791;
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/types.p4:59
 inline constexpr uint16_t kUdpPortSwitchmlBase = 0xbee0;
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/types.p4:60
@@ -30,6 +39,23 @@ inline constexpr int kNumPipes = 4;
 /// Number of Processor instances (value00..value31) per pipe.
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:63
 inline constexpr int kNumProcessors = 32;
+
+// UC opcodes.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/types.p4:70
+enum class IbOpcode : uint8_t {
+  UC_SEND_FIRST = 0x20,
+  UC_SEND_MIDDLE = 0x21,
+  UC_SEND_LAST = 0x22,
+  UC_SEND_LAST_IMMEDIATE = 0x23,
+  UC_SEND_ONLY = 0x24,
+  UC_SEND_ONLY_IMMEDIATE = 0x25,
+  UC_RDMA_WRITE_FIRST = 0x26,
+  UC_RDMA_WRITE_MIDDLE = 0x27,
+  UC_RDMA_WRITE_LAST = 0x28,
+  UC_RDMA_WRITE_LAST_IMMEDIATE = 0x29,
+  UC_RDMA_WRITE_ONLY = 0x2a,
+  UC_RDMA_WRITE_ONLY_IMMEDIATE = 0x2b,
+};
 
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/types.p4:88
 enum class WorkerType : uint8_t { FORWARD_ONLY = 0, SWITCHML_UDP = 1, ROCEv2 = 2 };
@@ -97,6 +123,7 @@ struct port_metadata_t {
 struct switchml_md_h {
   bool valid = false;
   uint16_t mgid = 0;
+  uint16_t recirc_port_selector = 0;  ///< queue_pair_index_t, 14 bits (RoCE: the QP index)
   PacketSize packet_size = PacketSize::IBV_MTU_128;
   WorkerType worker_type = WorkerType::FORWARD_ONLY;
   uint16_t worker_id = 0;
@@ -119,9 +146,16 @@ struct switchml_md_h {
   bool last_packet = false;
 };
 
+// Bridged RDMA metadata: the worker's buffer address from the first packet's RETH.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/types.p4:229
+struct switchml_rdma_md_h {
+  uint64_t rdma_addr = 0;
+};
+
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/types.p4:235
 struct ingress_metadata_t {
   switchml_md_h switchml_md;
+  switchml_rdma_md_h switchml_rdma_md;
   uint32_t worker_bitmap = 0;
   bool checksum_err_ipv4 = false;
   bool update_ipv4_checksum = false;
@@ -188,6 +222,46 @@ struct exponents_h {
 };
 inline constexpr size_t kExponentsHBytes = 2;
 
+// InfiniBand base transport header (RoCEv2).
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/headers.p4:82
+struct ib_bth_h {
+  bool valid = false;
+  uint8_t opcode = 0;
+  uint8_t se = 0;                 ///< 1 bit
+  uint8_t migration_req = 0;      ///< 1 bit
+  uint8_t pad_count = 0;          ///< 2 bits
+  uint8_t transport_version = 0;  ///< 4 bits
+  uint16_t partition_key = 0;
+  uint8_t f_res1 = 0;     ///< 1 bit
+  uint8_t b_res1 = 0;     ///< 1 bit
+  uint8_t reserved = 0;   ///< 6 bits
+  uint32_t dst_qp = 0;    ///< 24 bits
+  uint8_t ack_req = 0;    ///< 1 bit
+  uint8_t reserved2 = 0;  ///< 7 bits
+  uint32_t psn = 0;       ///< 24 bits
+};
+inline constexpr size_t kIbBthHBytes = 12;
+
+// RDMA extended transport header.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/headers.p4:101
+struct ib_reth_h {
+  bool valid = false;
+  uint64_t addr = 0;
+  uint32_t r_key = 0;
+  uint32_t len = 0;
+};
+inline constexpr size_t kIbRethHBytes = 16;
+
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/headers.p4:108
+struct ib_immediate_h {
+  bool valid = false;
+  uint32_t immediate = 0;
+};
+inline constexpr size_t kIbImmediateHBytes = 4;
+// The ICRC trails the payload; the parser never extracts it (parsers.p4:179).
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/headers.p4:113
+inline constexpr size_t kIbIcrcHBytes = 4;
+
 // 128-byte data header: 32 big-endian 32-bit values.
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/headers.p4:124
 struct data_h {
@@ -196,8 +270,8 @@ struct data_h {
 };
 inline constexpr size_t kDataHBytes = 128;
 
-// The UDP path's part of the header stack (ARP, ICMP and the RoCE headers are
-// not modeled).
+// The header stack without ARP and ICMP (not modeled) and the ICRC (never
+// extracted or emitted as a header: it stays in the payload).
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/headers.p4:160
 struct header_t {
   ethernet_h ethernet;
@@ -205,6 +279,9 @@ struct header_t {
   udp_h udp;
   switchml_h switchml;
   exponents_h exponents;
+  ib_bth_h ib_bth;
+  ib_reth_h ib_reth;
+  ib_immediate_h ib_immediate;
   data_h d0;
   data_h d1;
 };

@@ -77,12 +77,30 @@ SwitchMLSection& DeclareTransport(SwitchMLSection& m) {
 SwitchMLSection& DeclareHost(SwitchMLSection& m) {
   return m
       .Enum("backend", &SwitchMLSpec::backend, "dpdk",
-            {{"dpdk", SwitchMLBackend::kDpdk}, {"ideal", SwitchMLBackend::kIdeal}},
+            {{"dpdk", SwitchMLBackend::kDpdk}, {"ideal", SwitchMLBackend::kIdeal}, {"rdma", SwitchMLBackend::kRdma}},
             "`dpdk`: the client library's DPDK worker as it runs (switchml-nsdi21.txt:424, :711; "
             "dpdk_worker_thread.cc:274-389): `worker_threads` lcores, each with its UDP port, its share of the "
             "pool and its slice of every tensor; rx bursts processed at `core_gbps`, replies through a tx "
             "buffer that leaves when full or on the drain timer. `ideal`: a host with no cost and no batching, "
-            "one thread (the model before issue 28).")
+            "one thread (the model before issue 28). `rdma`: the RDMA backend (switchml-nsdi21.txt:432-434, "
+            "rdma_worker_thread.cc): RDMA UC writes with immediate over RoCEv2, `rdma_message_packets` packets "
+            "per message, one queue pair per message in flight (pool_size / rdma_message_packets per host), "
+            "the NIC sending at line rate and the CPU paying `rdma_verbs_op_us` per verbs call; int32 only, "
+            "one switch (the program's RoCE path has no hierarchy).")
+      .U32("rdma_message_packets", &SwitchMLSpec::rdma_message_packets, 16, 1, 8192, "packets",
+           "RDMA: packets per message, a power of two (\"we use small, multi-packet messages (generally 16 "
+           "packets per message)\", switchml-nsdi21.txt:432; the shipped rdma.cfg: msg_numel 1024 = 4 packets "
+           "of 256 elements).")
+      .TimePs("rdma_verbs_op_us", &SwitchMLSpec::rdma_verbs_op_ps, 0.1, 0, 1e3, spec::TimeUnit::kUs,
+              "RDMA: CPU time of one verbs call (post_send, post_recv, a CQ poll): linux-rdma/perftest README: "
+              "\"post_send ~ 10 Mpps\" (its \"~ 500 ns between each SW post_send\" is the other reading). A "
+              "completion costs three calls, a first post two, a retransmission one.")
+      .TimePs("rdma_nic_tx_us", &SwitchMLSpec::rdma_nic_tx_ps, 1.399, 0, 1e3, spec::TimeUnit::kUs,
+              "RDMA: a post to its first packet on the NIC's queue: two PCIe reads on the paper's Xeon E5-2630v4, "
+              "the WQE (546 ns, 64 B) and the data (853 ns, 1 KiB) (pcie-bench data, docs/research/host-costs.md).")
+      .TimePs("rdma_nic_rx_us", &SwitchMLSpec::rdma_nic_rx_ps, 0.387, 0, 1e3, spec::TimeUnit::kUs,
+              "RDMA: a message's last packet to its completion seen by the CPU: half of pcie-bench's "
+              "write-then-read round trip (773 ns), the data and CQE writes being posted.")
       .U32("worker_threads", &SwitchMLSpec::worker_threads, 0, 0, 64, "threads",
            "Worker lcores per host (`num_worker_threads`; the pool is split evenly). 0: 1 on links up to 10 Gb/s "
            "(\"One CPU core is sufficient to do reduction at line rate on a 10 Gbps network\", "

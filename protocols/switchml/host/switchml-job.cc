@@ -345,6 +345,7 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
     : spec_(spec), dtype_(dtype), compute_gap_ps_(compute_gap_ps), fabric_(&fabric) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
   if (n == 0) throw std::invalid_argument("switchml needs at least one worker");
+  num_workers_ = n;
   if (n > 0xffff) throw std::invalid_argument("switchml: num_workers is a 16-bit field in the client library");
   const topo::Topology& topology = fabric.topology();
   host_rate_bps_ = fabric.device(hosts[0], 0).rate_bps();
@@ -364,9 +365,11 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
       r.tensor = t;
       r.bytes = tensor_bytes[t];
       r.elements = tensor_bytes[t] / 4;
-      // Each thread's slice is packetized on its own, with its own float32 extra batch.
+      // Each thread's slice is packetized on its own, with its own float32
+      // extra batch; RDMA in whole messages.
+      const uint64_t unit = rdma() ? uint64_t{k} * spec_.rdma_message_packets : k;
       for (uint32_t tid = 0; tid < threads_; ++tid) {
-        const uint64_t main = (Slice(r.elements, tid).second + k - 1) / k;
+        const uint64_t main = (Slice(r.elements, tid).second + unit - 1) / unit * (unit / k);
         r.packets_per_worker += main + (dtype == DType::kFloat32 ? std::min<uint64_t>(spec_.pool_size / threads_, main) : 0);
       }
       r.Reset(n);
@@ -379,6 +382,11 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
   }
   threads_done_.assign(n, 0);
   if (spec_.ps != SwitchMLPs::kNone) InstallParameterServers(fabric, hosts);
+  if (rdma()) {
+    CheckRdma(dtype);
+    CreateRdmaHosts(fabric, hosts);
+    return;
+  }
   for (uint32_t rank = 0; rank < n; ++rank) {
     for (uint32_t tid = 0; tid < threads_; ++tid) {
       // To its ToR's program (a parameter server's: DestinationOf).
@@ -389,6 +397,86 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
       w->Setup(this, rank, tid, fabric.device(hosts[rank], 0), to);
       workers_.push_back(w);
     }
+  }
+}
+
+// What the RDMA backend models: int32 tensors through one switch.
+void SwitchMLJob::CheckRdma(DType dtype) const {
+  if (dtype != DType::kInt32)
+    throw ScenarioError("workload.switchml.backend: \"rdma\" models int32 tensors only (the paper's "
+                        "microbenchmarks, switchml-nsdi21.txt:508); use workload.dtype \"int32\"");
+  if (spec_.ps != SwitchMLPs::kNone)
+    throw ScenarioError("workload.switchml.backend: \"rdma\" has no parameter-server variant (ps must be \"none\")");
+  for (uint16_t port : tree_.child_ports[tree_.root])
+    if (!fabric_->topology().is_host(fabric_->topology().ports(tree_.root)[port].peer))
+      throw ScenarioError("workload.switchml.backend: \"rdma\" needs the workers under one switch: the program's "
+                          "RoCE path (rdma_receiver.p4) has no hierarchy; place workload.hosts in one rack");
+}
+
+void SwitchMLJob::CreateRdmaHosts(Fabric& fabric, const std::vector<uint32_t>& hosts) {
+  switch_ip_ = SwitchIpv4(tree_.parent[hosts[0]] - fabric.topology().num_hosts());
+  const topo::Topology& topology = fabric.topology();
+  const auto& children = tree_.child_ports[tree_.root];
+  for (uint32_t rank = 0; rank < hosts.size(); ++rank) {
+    SwitchMLRdmaConfig c = RdmaConfig(rank);
+    // The switch knows a worker by its child index (InstallPrograms).
+    for (uint32_t i = 0; i < children.size(); ++i)
+      if (topology.ports(tree_.root)[children[i]].peer == hosts[rank]) c.rank = i;
+    auto nic = std::make_unique<SwitchMLRdmaNic>();
+    SwitchMLRdmaNic* nic_ptr = nic.get();
+    const size_t first_thread = rdma_threads_.size();
+    for (uint32_t tid = 0; tid < threads_; ++tid) {
+      auto t = std::make_unique<SwitchMLRdmaThread>();
+      t->Setup(this, rank, tid, nic_ptr, c);
+      rdma_threads_.push_back(std::move(t));
+    }
+    // Each completion goes to the thread that owns the queue pair.
+    const uint32_t per_thread = c.queue_pairs / threads_;
+    nic->Setup(c, fabric.device(hosts[rank], 0), [this, first_thread, per_thread](uint32_t g, uint32_t imm,
+                                                                                   const uint8_t* message) {
+      rdma_threads_[first_thread + g / per_thread]->OnCompletion(g, imm, message);
+    });
+    rdma_nics_.push_back(std::move(nic));
+  }
+}
+
+// What CreateRdmaSession installs (rdma_receiver.py:94, rdma_sender.py:100):
+// each worker's remote key and its queue pairs' QPNs with their first PSNs.
+void SwitchMLJob::AddRdmaWorkers(p4::switchml::SwitchMLConfig& c) const {
+  c.transport = p4::switchml::SwitchMLTransport::kRdma;
+  c.message_size = spec_.rdma_message_packets * spec_.elements_per_packet * 4;
+  for (auto& w : c.workers) {
+    w.rkey = 0x10000u | w.worker_id;  // the MR's rkey: any value; workers do not check it
+    for (uint32_t g = 0; g < spec_.pool_size / spec_.rdma_message_packets; ++g)
+      w.qpns_and_psns.emplace_back(SwitchMLRdmaConfig::WorkerQpn(g), SwitchMLRdmaConfig::InitialPsn(g));
+  }
+}
+
+SwitchMLRdmaConfig SwitchMLJob::RdmaConfig(uint32_t rank) const {
+  SwitchMLRdmaConfig c;
+  c.k = spec_.elements_per_packet;
+  c.ppm = spec_.rdma_message_packets;
+  c.queue_pairs = spec_.pool_size / spec_.rdma_message_packets;
+  c.switch_ip = switch_ip_;
+  c.rank = rank;  // replaced by the switch's worker id in CreateRdmaHosts
+  c.verbs_op_ps = spec_.rdma_verbs_op_ps;
+  c.nic_tx_ps = spec_.rdma_nic_tx_ps;
+  c.nic_rx_ps = spec_.rdma_nic_rx_ps;
+  return c;
+}
+
+SwitchMLRdmaCounters SwitchMLJob::RdmaCounters() const {
+  SwitchMLRdmaCounters sum;
+  for (const auto& n : rdma_nics_) sum += n->counters();
+  for (const auto& t : rdma_threads_) sum += t->counters();
+  return sum;
+}
+
+void SwitchMLJob::BeginThread(uint32_t rank, uint32_t tid, uint32_t job) {
+  if (rdma()) {
+    rdma_threads_[rank * threads_ + tid]->BeginJob(job);
+  } else {
+    workers_[rank * threads_ + tid]->BeginJob(job);
   }
 }
 
@@ -427,7 +515,7 @@ void SwitchMLJob::InstallParameterServers(Fabric& fabric, const std::vector<uint
     c.harvest3_port = spec_.harvest3_port;
     for (uint32_t i = 0; i < hosts.size(); ++i)
       c.workers.push_back({static_cast<uint16_t>(i), static_cast<uint16_t>(i), MacBytesOfIpv4(HostIpv4(hosts[i])),
-                           HostIpv4(hosts[i])});
+                           HostIpv4(hosts[i]), 0, {}});
     c.Validate();
     auto ps = ns3::CreateObject<SwitchMLParameterServer>();
     fabric.host(ps_hosts_[j])->AddApplication(ps);
@@ -442,6 +530,7 @@ void SwitchMLJob::InstallParameterServers(Fabric& fabric, const std::vector<uint
 // below the program's 8192 per set (configuration.p4:23-26); its port is
 // worker_port + t (dpdk_worker_thread.cc:66-70).
 void SwitchMLJob::CheckThreads(const SwitchMLSpec& spec, uint32_t threads) {
+  if (spec.backend == SwitchMLBackend::kRdma) return CheckRdmaQueuePairs(spec, threads);
   if (spec.pool_size % threads != 0)
     throw ScenarioError(fmt::format(
         "workload.switchml.pool_size: {} is not a multiple of the {} worker threads (worker_threads) that share it",
@@ -459,8 +548,27 @@ void SwitchMLJob::CheckThreads(const SwitchMLSpec& spec, uint32_t threads) {
         "and outside the switch's 0xbee0-0xbeef", threads, spec.worker_udp_port, last));
 }
 
+// One queue pair per message in flight, Q per thread (rdma_connection.cc:66-68,
+// rdma_worker_thread.cc:74), at most 512 per worker (configuration.p4:36).
+void SwitchMLJob::CheckRdmaQueuePairs(const SwitchMLSpec& spec, uint32_t threads) {
+  const uint32_t ppm = spec.rdma_message_packets;
+  if ((ppm & (ppm - 1)) != 0)
+    throw ScenarioError(fmt::format("workload.switchml.rdma_message_packets: {} is not a power of two (the "
+                                    "controller refuses it, rdma_sender.py:140)", ppm));
+  if (spec.pool_size % (ppm * threads) != 0)
+    throw ScenarioError(fmt::format("workload.switchml.pool_size: {} is not a multiple of rdma_message_packets x "
+                                    "worker_threads = {} (a queue pair per message, the same number per thread)",
+                                    spec.pool_size, ppm * threads));
+  if (spec.pool_size / ppm > p4::switchml::kMaxNumQueuePairsPerWorker)
+    throw ScenarioError(fmt::format("workload.switchml.pool_size: {} / rdma_message_packets {} = {} queue pairs, "
+                                    "more than the switch's 512 per worker (configuration.p4:36)",
+                                    spec.pool_size, ppm, spec.pool_size / ppm));
+}
+
 uint32_t SwitchMLJob::ResolveThreads(const SwitchMLSpec& spec, uint64_t host_rate_bps) {
-  if (spec.backend == SwitchMLBackend::kIdeal) return spec.worker_threads ? spec.worker_threads : 1;
+  // RDMA: "even though we use a single CPU core" (switchml-nsdi21.txt:432).
+  if (spec.backend == SwitchMLBackend::kIdeal || spec.backend == SwitchMLBackend::kRdma)
+    return spec.worker_threads ? spec.worker_threads : 1;
   if (spec.worker_threads) return spec.worker_threads;
   return host_rate_bps <= 10'000'000'000ULL ? 1 : 8;  // switchml-nsdi21.txt:711, :424
 }
@@ -551,8 +659,9 @@ void SwitchMLJob::InstallPrograms(Fabric& fabric) {
     for (size_t i = 0; i < children.size(); ++i) {
       const uint32_t child = topology.ports(v)[children[i]].peer;
       const uint32_t ip = topology.is_host(child) ? HostIpv4(child) : SwitchIpv4(child - nh);
-      c.workers.push_back({static_cast<uint16_t>(i), children[i], MacBytesOfIpv4(ip), ip});
+      c.workers.push_back({static_cast<uint16_t>(i), children[i], MacBytesOfIpv4(ip), ip, 0, {}});
     }
+    if (rdma()) AddRdmaWorkers(c);
     try {
       c.Validate();
     } catch (const std::invalid_argument& e) {
@@ -576,15 +685,15 @@ p4::Dataplane* SwitchMLJob::dataplane(uint32_t v) const {
 }
 
 void SwitchMLJob::Start(uint64_t at_ps) {
-  for (auto& w : workers_) {
-    w->SetStartTime(PicoSeconds(0));
-    Simulator::Schedule(PicoSeconds(at_ps), &SwitchMLWorker::BeginJob, w, 0u);
-  }
+  for (auto& w : workers_) w->SetStartTime(PicoSeconds(0));
+  for (uint32_t rank = 0; rank < num_workers(); ++rank)
+    for (uint32_t t = 0; t < threads_; ++t) Simulator::Schedule(PicoSeconds(at_ps), &SwitchMLJob::BeginThread, this, rank, t, 0u);
 }
 
 double SwitchMLJob::progress() const {
   uint64_t got = 0;
   for (const auto& w : workers_) got += w->received_packets();
+  for (const auto& t : rdma_threads_) got += t->received_packets();
   return expected_packets_ ? static_cast<double>(got) / expected_packets_ : 1.0;
 }
 
@@ -603,8 +712,7 @@ void SwitchMLJob::ThreadJobDone(uint32_t rank, uint32_t tid, uint32_t job) {
   WorkerJobDone(rank, job);
   if (job + 1 < num_jobs()) {
     for (uint32_t t = 0; t < threads_; ++t)
-      Simulator::Schedule(PicoSeconds(compute_gap_ps_), &SwitchMLWorker::BeginJob, workers_[rank * threads_ + t],
-                          job + 1);
+      Simulator::Schedule(PicoSeconds(compute_gap_ps_), &SwitchMLJob::BeginThread, this, rank, t, job + 1);
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include "ina/host-endpoint.h"
 #include "protocols/switchml/host/dpdk-lcore.h"
+#include "protocols/switchml/host/rdma-worker.h"
 #include "ina/lazy-timer-heap.h"
 #include "ina/collective-table.h"
 #include "ina/workload.h"
@@ -33,6 +34,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace inasim {
@@ -41,6 +43,9 @@ class Fabric;
 class SwitchMLJob;
 namespace p4 {
 class Dataplane;
+namespace switchml {
+struct SwitchMLConfig;
+}
 }
 
 /// What one tensor (a SwitchML job: the library's name for one allreduce)
@@ -166,12 +171,13 @@ class SwitchMLJob {
   /// The pool, slot range and ports `threads` threads need; throws
   /// ScenarioError naming the key (shared with validation).
   static void CheckThreads(const SwitchMLSpec& spec, uint32_t threads);
+  static void CheckRdmaQueuePairs(const SwitchMLSpec& spec, uint32_t threads);
   void Start(uint64_t at_ps);
   double progress() const;
   bool done() const { return workers_done_ == num_workers(); }
   std::function<void()> on_finished;
 
-  uint32_t num_workers() const { return static_cast<uint32_t>(workers_.size() / threads_); }
+  uint32_t num_workers() const { return num_workers_; }
   /// Thread `tid` of worker `rank`.
   SwitchMLWorker& worker(uint32_t rank, uint32_t tid = 0) const { return *workers_[rank * threads_ + tid]; }
   uint32_t threads() const { return threads_; }
@@ -208,6 +214,11 @@ class SwitchMLJob {
   /// together (fifo_scheduler.cc:63-65: the per-host barrier).
   void ThreadJobDone(uint32_t rank, uint32_t tid, uint32_t job);
   DpdkLcoreConfig LcoreConfig() const;
+  /// The RDMA backend's NIC and thread parameters for worker `rank`.
+  SwitchMLRdmaConfig RdmaConfig(uint32_t rank) const;
+  bool rdma() const { return spec_.backend == SwitchMLBackend::kRdma; }
+  /// The RDMA NICs' and threads' counters, summed.
+  SwitchMLRdmaCounters RdmaCounters() const;
   void CountSent(uint32_t rank);
   void RecordRtt(uint32_t rank, uint64_t rtt_ps) {
     if (rank == 0) rtt_work_.push_back(rtt_ps);
@@ -222,6 +233,7 @@ class SwitchMLJob {
   uint32_t IterationsCompleted() const;
   nlohmann::json Programs() const;
   nlohmann::json Host() const;
+  nlohmann::json RdmaHost() const;
   std::string Aggregator() const;
   nlohmann::json Details(const Scenario& s, const TensorTotals& t) const;
   std::string Summary(const Scenario& s, const CollectiveTable& table, const TensorTotals& t,
@@ -234,6 +246,15 @@ class SwitchMLJob {
   std::vector<TensorData> data_;
   std::vector<SwitchMLTensorRecord> records_;
   void WorkerJobDone(uint32_t rank, uint32_t job);
+  /// Thread tid of worker rank begins `job` (DPDK / ideal or RDMA thread).
+  void BeginThread(uint32_t rank, uint32_t tid, uint32_t job);
+  void CreateRdmaHosts(Fabric& fabric, const std::vector<uint32_t>& hosts);
+  void CheckRdma(DType dtype) const;
+  void AddRdmaWorkers(p4::switchml::SwitchMLConfig& c) const;
+  uint32_t num_workers_ = 0;
+  std::vector<std::unique_ptr<SwitchMLRdmaNic>> rdma_nics_;         ///< [rank]
+  std::vector<std::unique_ptr<SwitchMLRdmaThread>> rdma_threads_;   ///< [rank * threads + tid]
+  uint32_t switch_ip_ = 0;  ///< RDMA: the workers' one switch
   std::vector<ns3::Ptr<SwitchMLWorker>> workers_;  ///< [rank * threads + tid]
   uint32_t threads_ = 1;
   uint64_t host_rate_bps_ = 0;

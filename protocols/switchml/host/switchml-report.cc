@@ -29,8 +29,16 @@ double Percentile(std::vector<uint64_t> v, double q) {
 }
 
 /// Bytes of one packet of k elements on the wire: the switchml header (10),
-/// UDP/IPv4/Ethernet headers, preamble, FCS and gap.
-uint64_t WireBytes(uint32_t k, const Scenario& s) { return uint64_t{k} * 4 + 10 + 8 + 20 + 14 + s.links.wire_overhead_bytes; }
+/// UDP/IPv4/Ethernet headers, preamble, FCS and gap. RDMA: a message's mean,
+/// every packet with its BTH (12) and ICRC (4), the first with a RETH (16),
+/// the last with an immediate (4) (docs/research/switchml-rdma.md §1).
+double WireBytes(const SwitchMLSpec& spec, const Scenario& s) {
+  const uint64_t k = spec.elements_per_packet;
+  if (spec.backend != SwitchMLBackend::kRdma) return static_cast<double>(k * 4 + 10 + 8 + 20 + 14 + s.links.wire_overhead_bytes);
+  const uint64_t ppm = spec.rdma_message_packets;
+  const uint64_t message = ppm * (k * 4 + 12 + 4 + 8 + 20 + 14 + s.links.wire_overhead_bytes) + 16 + 4;
+  return static_cast<double>(message) / static_cast<double>(ppm);
+}
 
 }  // namespace
 
@@ -48,7 +56,7 @@ struct SwitchMLJob::TensorTotals {
 void SwitchMLJob::AddTensors(const Scenario& s, CollectiveTable& table, TensorTotals& t) const {
   const uint32_t n = num_workers();
   const double rate = s.links.host_rate_gbps * 1e9;
-  const uint64_t wire = WireBytes(spec_.elements_per_packet, s);
+  const double wire = WireBytes(spec_, s);
   table.AddJob(n, records_.size());
   for (const SwitchMLTensorRecord& r : records_) {
     if (!r.finished()) {
@@ -131,6 +139,7 @@ json SwitchMLJob::Programs() const {
       j["copies_sent"] = st.copies_sent;
       j["forwarded"] = st.forwarded;
       j["malformed_dropped"] = st.malformed_dropped;
+      if (rdma()) j["rdma_sequence_drops"] = st.rdma_sequence_drops;
     }
     programs.push_back(j);
   }
@@ -139,8 +148,8 @@ json SwitchMLJob::Programs() const {
 
 json SwitchMLJob::Details(const Scenario& s, const TensorTotals& t) const {
   const uint32_t k = spec_.elements_per_packet;
-  const uint64_t wire = WireBytes(k, s);
-  const double goodput_fraction = static_cast<double>(k) * 4 / static_cast<double>(wire);
+  const double wire = WireBytes(spec_, s);
+  const double goodput_fraction = static_cast<double>(k) * 4 / wire;
   const double ate_bound = s.links.host_rate_gbps * 1e9 * goodput_fraction / 32.0;
   const auto deepest = std::max_element(switches_.begin(), switches_.end(),
                                         [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -149,7 +158,7 @@ json SwitchMLJob::Details(const Scenario& s, const TensorTotals& t) const {
           {"elements", records_.empty() ? 0 : records_[0].elements},
           {"dtype", dtype_ == DType::kInt32 ? "int32" : "float32"},
           {"elements_per_packet", k},
-          {"packet_wire_bytes", wire},
+          {"packet_wire_bytes", rdma() ? json(wire) : json(static_cast<uint64_t>(wire))},
           {"goodput_fraction_from_framing", goodput_fraction},
           {"ate_per_s_bound", ate_bound},
           {"pool_size", spec_.pool_size},
@@ -180,6 +189,28 @@ json SwitchMLJob::Details(const Scenario& s, const TensorTotals& t) const {
                                           {"max", Percentile(rtts, 1.0) * 1e-6}}}};
 }
 
+// The RDMA backend's hosts: messages, queue pairs, what the NICs and CPUs did.
+json SwitchMLJob::RdmaHost() const {
+  const SwitchMLRdmaCounters c = RdmaCounters();
+  return {{"backend", "rdma"},
+          {"worker_threads", threads_},
+          {"message_packets", spec_.rdma_message_packets},
+          {"queue_pairs_per_host", spec_.pool_size / spec_.rdma_message_packets},
+          {"verbs_op_us", spec_.rdma_verbs_op_ps * 1e-6},
+          {"nic_tx_us", spec_.rdma_nic_tx_ps * 1e-6},
+          {"nic_rx_us", spec_.rdma_nic_rx_ps * 1e-6},
+          {"messages_posted", c.messages_posted},
+          {"retransmissions", c.retransmissions},
+          {"completions", c.completions},
+          {"wrong_msg_id", c.wrong_msg_id},
+          {"packets_sent", c.packets_sent},
+          {"packets_placed", c.packets_placed},
+          {"packets_dropped_psn_gap", c.packets_dropped_psn},
+          {"packets_dropped_length", c.packets_dropped_length},
+          {"messages_without_receive", c.messages_no_recv},
+          {"cpu_busy_s", PsToS(c.cpu_busy_ps)}};
+}
+
 // Who aggregates: the tree's root switch, or the parameter servers.
 std::string SwitchMLJob::Aggregator() const {
   if (spec_.ps == SwitchMLPs::kNone) return fabric_->topology().node(tree_.root).name;
@@ -190,6 +221,7 @@ std::string SwitchMLJob::Aggregator() const {
 // The workers' host side as run: the backend, the threads the pool and the
 // tensors are split over, and what the lcores did (summed over every worker).
 json SwitchMLJob::Host() const {
+  if (rdma()) return RdmaHost();
   DpdkLcoreCounters sum;
   for (const auto& w : workers_) sum += w->lcore();
   const bool ideal = spec_.backend == SwitchMLBackend::kIdeal;

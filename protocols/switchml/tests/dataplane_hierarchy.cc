@@ -32,7 +32,7 @@ SwitchMLConfig TorConfig(int tor) {
   c.num_workers = 2;
   c.elements_per_packet = 64;
   for (int w = 0; w < 2; ++w)
-    c.workers.push_back({static_cast<uint16_t>(w), static_cast<uint16_t>(w), Mac(WorkerMacByte(tor, w)), WorkerIp(tor, w)});
+    c.workers.push_back({static_cast<uint16_t>(w), static_cast<uint16_t>(w), Mac(WorkerMacByte(tor, w)), WorkerIp(tor, w), 0, {}});
   return c;
 }
 
@@ -43,7 +43,7 @@ SwitchMLConfig RootConfig() {
   c.num_workers = 2;
   c.elements_per_packet = 64;
   for (int t = 0; t < 2; ++t)
-    c.workers.push_back({static_cast<uint16_t>(t), static_cast<uint16_t>(t), Mac(static_cast<uint8_t>(0xf0 + t)), kTorIp[t]});
+    c.workers.push_back({static_cast<uint16_t>(t), static_cast<uint16_t>(t), Mac(static_cast<uint8_t>(0xf0 + t)), kTorIp[t], 0, {}});
   return c;
 }
 

@@ -45,7 +45,7 @@ sml::SwitchMLConfig MakeConfig(int n, uint32_t packet_size = 256) {
   c.num_workers = uint8_t(n);
   c.elements_per_packet = packet_size / 4;
   for (int i = 0; i < n; ++i) {
-    c.workers.push_back({uint16_t(i), uint16_t(kPortBase + i), Mac(uint8_t(i + 1)), Ip(uint8_t(i + 1))});
+    c.workers.push_back({uint16_t(i), uint16_t(kPortBase + i), Mac(uint8_t(i + 1)), Ip(uint8_t(i + 1)), 0, {}});
   }
   return c;
 }

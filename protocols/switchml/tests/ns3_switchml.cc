@@ -48,7 +48,7 @@ TEST_F(SwitchMLOnNs3, ThreeWorkersGetTheExactSumThroughTheFabric) {
   c.elements_per_packet = 64;
   for (int w = 0; w < kWorkers; ++w)
     c.workers.push_back({static_cast<uint16_t>(w), topo_->ports(static_cast<uint32_t>(w)).at(0).peer_port,
-                         MacBytesOfIpv4(HostIpv4(static_cast<uint32_t>(w))), HostIpv4(static_cast<uint32_t>(w))});
+                         MacBytesOfIpv4(HostIpv4(static_cast<uint32_t>(w))), HostIpv4(static_cast<uint32_t>(w)), 0, {}});
   f.switch_node(0).SetDataplane(std::make_unique<sml::SwitchMLDataplane>(c));
 
   std::vector<std::vector<int32_t>> data(kWorkers, std::vector<int32_t>(64));
