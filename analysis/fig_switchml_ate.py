@@ -11,6 +11,8 @@ DPDK host (workload.switchml.backend), and runs three host ring allreduces
 on the same rack and tensor, each with its own defaults: Gloo over TCP
 (protocol "gloo"), NCCL over RoCE (protocol "nccl"; the paper's "NCCL with
 RDMA") and the ideal UDP ring ("ring": no host cost, the bound), and
+SwitchML's RDMA backend (k = 256, workload.switchml.backend "rdma": RDMA
+UC writes of 16-packet messages, one queue pair per message in flight), and
 SwitchML's parameter-server baseline (k = 256, workload.switchml.ps):
 n PS processes with 8 lcores each on n more hosts of the rack ("PS
 dedicated") or on the workers ("PS co-located"), running the switch's
@@ -22,7 +24,9 @@ program in software at the workers' packet cost.
   limit from framing for each k dashed in the same colour:
   ATE/s bound = B / 8 / (4k + 76) * k (B = host link rate; 76 B of framing:
   SwitchML 10 + UDP 8 + IPv4 20 + Ethernet 14 + preamble/FCS/IFG 24), and
-  the rings' bandwidth bound n / (2(n-1)) * B / 32 elements/s (their payload
+  the RDMA variant's from its own framing (every packet BTH 12 + ICRC 4
+instead of the SwitchML header's 10, a message's first packet RETH 16 and its
+last an immediate 4), the rings' bandwidth bound n / (2(n-1)) * B / 32 elements/s (their payload
   bound 2(n-1)/n * S/B, `workload.<protocol>.analytic_bound_s`).
 
 ATE/s = tensor elements / TAT (`workload.switchml.ate_per_s` for SwitchML, its
@@ -88,6 +92,21 @@ def ate_bound(k: int, rate_gbps: float) -> float:
     return rate_gbps * 1e9 / 8.0 / (4.0 * k + OVERHEAD_BYTES) * k
 
 
+#: RDMA packets per message (workload.switchml.rdma_message_packets' default,
+#: "generally 16 packets per message", switchml-nsdi21.txt:432).
+RDMA_PPM = 16
+#: Per-packet framing of an RDMA write packet: BTH 12, ICRC 4, UDP 8, IPv4 20,
+#: Ethernet 14, preamble/FCS/gap 24; per message RETH 16 + immediate 4.
+RDMA_PACKET_OVERHEAD = OVERHEAD_BYTES - 10 + 12 + 4
+RDMA_MESSAGE_OVERHEAD = 16 + 4
+
+
+def rdma_ate_bound(k: int, rate_gbps: float, ppm: int = RDMA_PPM) -> float:
+    """Elements per second of RDMA messages at line rate."""
+    wire = ppm * (4.0 * k + RDMA_PACKET_OVERHEAD) + RDMA_MESSAGE_OVERHEAD
+    return rate_gbps * 1e9 / 8.0 / wire * ppm * k
+
+
 def g(v: float) -> float:
     """ATE/s -> 10^9 elements/s (the y unit), 12 significant digits."""
     return float(f"{v / 1e9:.12g}")
@@ -112,6 +131,8 @@ def draw(fig):
 #: The host ring allreduces beside SwitchML (docs/research/baselines.md): the
 #: ideal UDP ring (the bound), Gloo over TCP, NCCL over RoCE.
 HOST_RINGS = {"ring": "ring allreduce", "gloo": "Gloo (TCP)", "nccl": "NCCL (RoCE)"}
+#: SwitchML's RDMA backend (k = 256).
+RDMA = {"rdma": "SwitchML RDMA k=256"}
 #: SwitchML's parameter-server baseline (k = 256): n PS processes on n more
 #: hosts of the rack, or on the workers (workload.switchml.ps).
 PS = {"ps_dedicated": "PS dedicated", "ps_colocated": "PS co-located"}
@@ -125,6 +146,9 @@ def sweep_points(rates, workers):
             for k in KS:
                 points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": "switchml",
                                "workload.switchml.elements_per_packet": k, "workload.switchml.pool_size": POOL[r]})
+            points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": "switchml",
+                           "workload.switchml.elements_per_packet": 256, "workload.switchml.pool_size": POOL[r],
+                           "workload.switchml.backend": "rdma"})
             for proto in HOST_RINGS:
                 points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": proto,
                                "workload.switchml": None})
@@ -143,20 +167,23 @@ def series_key(row):
     ps = row.get("workload.switchml.ps")
     if p == "switchml" and isinstance(ps, str) and ps != "none":
         return "ps_" + ps
+    if p == "switchml" and row.get("workload.switchml.backend") == "rdma":
+        return "rdma"
     return int(row["workload.switchml.elements_per_packet"]) if p == "switchml" else p
 
 
-def check_switchml(fig, row, where, k, rate, tat, elements):
+def check_switchml(fig, row, where, k, rate, tat, elements, rdma=False):
     """SwitchML's ATE/s and its bound, checked against the simulator's
     bound, framing fraction, pool size and k."""
     ate = num(row.get("workload.switchml.ate_per_s"))
-    bound = ate_bound(k, rate)
+    bound = rdma_ate_bound(k, rate) if rdma else ate_bound(k, rate)
     reported = num(row.get("workload.switchml.ate_per_s_bound"))
     if not math.isclose(reported, bound, rel_tol=1e-9):
-        fig.fail(f"{where}: simulator's ATE/s bound {reported!r} != B/8/(4k+76)*k = {bound!r}")
+        fig.fail(f"{where}: simulator's ATE/s bound {reported!r} != the framing bound {bound!r}")
     frac = num(row.get("workload.switchml.goodput_fraction_from_framing"))
-    if not math.isclose(frac, goodput_fraction(k), rel_tol=1e-9):
-        fig.fail(f"{where}: simulator's goodput fraction {frac!r} != 4k/(4k+76) = {goodput_fraction(k)!r}")
+    want = bound * 32.0 / (rate * 1e9)
+    if not math.isclose(frac, want, rel_tol=1e-9):
+        fig.fail(f"{where}: simulator's goodput fraction {frac!r} != {want!r}")
     if math.isfinite(tat) and not math.isclose(ate, elements / tat, rel_tol=1e-6):
         fig.fail(f"{where}: ATE/s {ate!r} != elements/TAT {elements / tat!r}")
     # What the run reports it ran (the sweep's row shows the swept value under the same name).
@@ -189,6 +216,9 @@ def check_point(fig, row, rate, n, size):
     elif key in PS:
         where, label, pool = f"rate={rate} Gb/s, workers={n}, {PS[key]}", PS[key], POOL[rate]
         ate, bound = check_switchml(fig, row, where, 256, rate, tat, size // 4)
+    elif key in RDMA:
+        where, label, pool = f"rate={rate} Gb/s, workers={n}, {RDMA[key]}", "SwitchML RDMA", POOL[rate]
+        ate, bound = check_switchml(fig, row, where, 256, rate, tat, size // 4, rdma=True)
     else:
         where, label, pool = f"rate={rate} Gb/s, workers={n}, k={key}", f"SwitchML k={key}", POOL[rate]
         ate, bound = check_switchml(fig, row, where, key, rate, tat, size // 4)
@@ -209,11 +239,12 @@ def rate_panel(plot, res, rate, workers):
     f = plot.Figure(f"{rate:g} Gb/s", "workers", "ATE/s", "count", "10⁹ elements/s", logx=2,
                     legend_cols=2, legend_loc="lower right")
     colors = {}
-    for key, label in ((256, "SwitchML k=256"), (64, "SwitchML k=64"), *HOST_RINGS.items(), *PS.items()):
+    for key, label in ((256, "SwitchML k=256"), (64, "SwitchML k=64"), *RDMA.items(), *HOST_RINGS.items(),
+                       *PS.items()):
         pts = [res[(rate, n, key)] for n in workers]
         colors[key] = f.line(workers, [g(p["ate"]) for p in pts], label, columns={
             "rate_gbps": [rate] * len(workers), "workers": workers,
-            "k": [key if isinstance(key, int) else (256 if key in PS else None)] * len(workers),
+            "k": [key if isinstance(key, int) else (256 if key in PS or key in RDMA else None)] * len(workers),
             "pool_size": [p["pool"] for p in pts], "protocol": [key if key in HOST_RINGS else "switchml"] *
             len(workers), "ate_per_s": [p["ate"] for p in pts], "tat_s": [p["tat"] for p in pts],
             "bound_ate_per_s": [p["bound"] for p in pts], "ratio": [p["ate"] / p["bound"] for p in pts]})

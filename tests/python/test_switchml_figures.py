@@ -38,7 +38,7 @@ test_small_run_exits_zero_and_writes_png_and_csv, test_paper_claims_reach_their_
     small_run_tests("fig_switchml_", SCRIPTS)
 
 
-SERIES = ("SwitchML k=64", "SwitchML k=256", "ring allreduce", "Gloo (TCP)", "NCCL (RoCE)", "PS dedicated",
+SERIES = ("SwitchML k=64", "SwitchML k=256", "SwitchML RDMA k=256", "ring allreduce", "Gloo (TCP)", "NCCL (RoCE)", "PS dedicated",
           "PS co-located")
 
 
@@ -67,6 +67,14 @@ def test_ate(runs):
         # The DPDK workers fall short of the line at 100 Gb/s (4 MB: their first window and drains weigh more).
         assert 0.7 < ratio[("SwitchML k=256", n)] < 0.95, n
         assert float(sim[("SwitchML k=256", n)]["y"]) == pytest.approx(ate[("SwitchML k=256", n)] / 1e9, rel=1e-9)
+        # RDMA: the NIC segments 16-packet messages at line rate, one core posts them (Fig. 3: above
+        # DPDK, near the goodput limit; 4 MB: the first window and the last RTT cost ~3 %). Its
+        # bound is its own framing: BTH 12 + ICRC 4 per packet, RETH 16 + immediate 4 per message.
+        rd = sim[("SwitchML RDMA k=256", n)]
+        assert float(rd["bound_ate_per_s"]) == pytest.approx(
+            100e9 / 8 / (16 * (1024 + FRAMING - 10 + 16) + 20) * 16 * 256, rel=1e-12)
+        assert 0.95 < ratio[("SwitchML RDMA k=256", n)] <= 1.0, n
+        assert ate[("SwitchML RDMA k=256", n)] > ate[("SwitchML k=256", n)], n
         # The dedicated PS falls short of SwitchML (it pays the packet cost the switch does not).
         assert ate[("PS dedicated", n)] < ate[("SwitchML k=256", n)], n
     # Co-located servers share the workers' links: at 8 workers, near their volume bound n/(2(n-1)) = 0.571.
