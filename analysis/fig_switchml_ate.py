@@ -10,7 +10,8 @@ appendix C (128 slots at 10 Gb/s, 512 at 100 Gb/s), SwitchML's workers the
 DPDK host (workload.switchml.backend), and runs three host ring allreduces
 on the same rack and tensor, each with its own defaults: Gloo over TCP
 (protocol "gloo"), NCCL over RoCE (protocol "nccl"; the paper's "NCCL with
-RDMA") and the ideal UDP ring ("ring": no host cost, the bound), and
+RDMA"), NCCL over TCP (workload.nccl.transport "tcp"; "NCCL with TCP") and
+the ideal UDP ring ("ring": no host cost, the bound), and
 SwitchML's RDMA backend (k = 256, workload.switchml.backend "rdma": RDMA
 UC writes of 16-packet messages, one queue pair per message in flight), and
 SwitchML's parameter-server baseline (k = 256, workload.switchml.ps):
@@ -130,7 +131,10 @@ def draw(fig):
 
 #: The host ring allreduces beside SwitchML (docs/research/baselines.md): the
 #: ideal UDP ring (the bound), Gloo over TCP, NCCL over RoCE.
-HOST_RINGS = {"ring": "ring allreduce", "gloo": "Gloo (TCP)", "nccl": "NCCL (RoCE)"}
+HOST_RINGS = {"ring": "ring allreduce", "gloo": "Gloo (TCP)", "nccl": "NCCL (RoCE)", "nccl_tcp": "NCCL (TCP)"}
+#: A host ring's series key -> (protocol, extra sweep keys).
+RING_RUNS = {"ring": ("ring", {}), "gloo": ("gloo", {}), "nccl": ("nccl", {}),
+             "nccl_tcp": ("nccl", {"workload.nccl.transport": "tcp"})}
 #: SwitchML's RDMA backend (k = 256).
 RDMA = {"rdma": "SwitchML RDMA k=256"}
 #: SwitchML's parameter-server baseline (k = 256): n PS processes on n more
@@ -149,9 +153,10 @@ def sweep_points(rates, workers):
             points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": "switchml",
                            "workload.switchml.elements_per_packet": 256, "workload.switchml.pool_size": POOL[r],
                            "workload.switchml.backend": "rdma"})
-            for proto in HOST_RINGS:
+            for key in HOST_RINGS:
+                proto, extra = RING_RUNS[key]
                 points.append({"links.host_rate_gbps": r, "topology.hosts": n, "workload.protocol": proto,
-                               "workload.switchml": None})
+                               "workload.switchml": None, **extra})
             for key in PS:
                 placement = key.removeprefix("ps_")
                 points.append({"links.host_rate_gbps": r, "topology.hosts": 2 * n if placement == "dedicated" else n,
@@ -169,6 +174,8 @@ def series_key(row):
         return "ps_" + ps
     if p == "switchml" and row.get("workload.switchml.backend") == "rdma":
         return "rdma"
+    if p == "nccl" and row.get("workload.nccl.transport") == "tcp":
+        return "nccl_tcp"
     return int(row["workload.switchml.elements_per_packet"]) if p == "switchml" else p
 
 
@@ -212,7 +219,7 @@ def check_point(fig, row, rate, n, size):
     tat = num(row.get("workload.mean_duration_s" if host_ring else "workload.switchml.tat_mean_s"))
     if host_ring:
         where, label, pool = f"rate={rate} Gb/s, workers={n}, {key}", key, None
-        ate, bound = check_ring(fig, row, where, n, rate, tat, size, key)
+        ate, bound = check_ring(fig, row, where, n, rate, tat, size, RING_RUNS[key][0])
     elif key in PS:
         where, label, pool = f"rate={rate} Gb/s, workers={n}, {PS[key]}", PS[key], POOL[rate]
         ate, bound = check_switchml(fig, row, where, 256, rate, tat, size // 4)

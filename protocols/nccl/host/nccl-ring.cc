@@ -8,7 +8,10 @@
 #include "ina/workload.h"
 #include "p4model/common/frame.h"
 
+#include "congestion/tcp-flows.h"
+
 #include "ns3/simulator.h"
+#include "ns3/tcp-l4-protocol.h"
 
 #include <fmt/format.h>
 
@@ -220,16 +223,45 @@ NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t 
   const uint32_t n = plan_.n;
   coll_.begin = [this](uint32_t it) {
     for (auto& r : ranks_) r->BeginIteration(it);
+    for (auto& r : tcp_ranks_) r->BeginIteration(it);
   };
   coll_.on_finished = [this] {
     if (on_finished) on_finished();
   };
-  for (uint32_t r = 0; r < n; ++r) {
-    auto rank = ns3::CreateObject<NcclRank>();
-    fabric.host(hosts[r])->AddApplication(rank);
-    rank->Setup(this, r);
-    ranks_.push_back(rank);
+  (void)n;
+  CreateRanks(fabric, hosts);
+}
+
+// RoCE ranks on kernel-bypass endpoints; TCP ranks on ns-3's stack with the
+// spec's congestion control.
+void NcclRing::CreateRanks(Fabric& fabric, const std::vector<uint32_t>& hosts) {
+  for (uint32_t r = 0; r < hosts.size(); ++r) {
+    if (tcp()) {
+      ns3::Ptr<ns3::Node> node = fabric.ip_host(hosts[r]);
+      node->GetObject<ns3::TcpL4Protocol>()->SetAttribute(
+          "SocketType", ns3::TypeIdValue(congestion::VariantTypeId(spec_.tcp_variant)));
+      auto rank = ns3::CreateObject<NcclTcpRank>();
+      node->AddApplication(rank);
+      rank->Setup(this, r);
+      tcp_ranks_.push_back(rank);
+    } else {
+      auto rank = ns3::CreateObject<NcclRank>();
+      fabric.host(hosts[r])->AddApplication(rank);
+      rank->Setup(this, r);
+      ranks_.push_back(rank);
+    }
   }
+}
+
+void NcclRing::TcpConnectionUp() {
+  // Every rank's connections to its next rank and from its previous one.
+  if (++tcp_connections_ == 2 * plan_.n * plan_.channels && start_due_ && !coll_.empty()) coll_.BeginIteration(0);
+}
+
+NcclTcpCounters NcclRing::tcp_counters() const {
+  NcclTcpCounters sum;
+  for (const auto& r : tcp_ranks_) sum += r->counters();
+  return sum;
 }
 
 NcclRing::~NcclRing() = default;
@@ -246,7 +278,16 @@ RcConfig NcclRing::rc() const {
 }
 
 void NcclRing::Start(uint64_t at_ps) {
-  if (!coll_.empty()) Simulator::Schedule(PicoSeconds(at_ps), &RankCollectives::BeginIteration, &coll_, 0u);
+  if (!tcp()) {
+    if (!coll_.empty()) Simulator::Schedule(PicoSeconds(at_ps), &RankCollectives::BeginIteration, &coll_, 0u);
+    return;
+  }
+  // NCCL connects its rings when the communicator is made, before any collective.
+  for (auto& r : tcp_ranks_) r->Connect();
+  Simulator::Schedule(PicoSeconds(at_ps), [this] {
+    start_due_ = true;
+    if (tcp_connections_ == 2 * plan_.n * plan_.channels && !coll_.empty()) coll_.BeginIteration(0);
+  });
 }
 
 RcCounters NcclRing::counters() const {
@@ -257,28 +298,44 @@ RcCounters NcclRing::counters() const {
 
 void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
   const CollectiveTable table = coll_.Report("nccl", finished, qp_failures_ == 0, out);
-  const RcCounters q = counters();
   const double bound = 2.0 * (plan_.n - 1) / plan_.n * plan_.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
-  out.workload["nccl"] = {{"channels", plan_.channels},
-                          {"chunk_bytes", spec_.buffer_bytes / 2},
-                          {"slice_bytes", spec_.buffer_bytes / 4},
-                          {"messages_per_channel", plan_.streams.empty() ? 0 : plan_.streams[0].size()},
-                          {"ack_timeout_s", PsToS(rc().timeout_ps)},
-                          {"packets_sent", q.packets_sent},
-                          {"packets_retransmitted", q.retransmitted},
-                          {"naks_sent", q.naks_sent},
-                          {"go_backs", q.go_backs},
-                          {"ack_timeouts", q.timeouts},
-                          {"dropped_out_of_order", q.dropped_out_of_order},
-                          {"qp_failures", qp_failures_},
-                          {"analytic_bound_s", bound},
-                          {"analytic_bound_formula", "2(n-1)/n * S / B"}};
+  nlohmann::json& j = out.workload["nccl"];
+  j = {{"transport", tcp() ? "tcp" : "roce"},
+       {"channels", plan_.channels},
+       {"chunk_bytes", spec_.buffer_bytes / 2},
+       {"slice_bytes", spec_.buffer_bytes / 4},
+       {"messages_per_channel", plan_.streams.empty() ? 0 : plan_.streams[0].size()},
+       {"analytic_bound_s", bound},
+       {"analytic_bound_formula", "2(n-1)/n * S / B"}};
+  std::string transport;
+  if (tcp()) {
+    const NcclTcpCounters t = tcp_counters();
+    j.update({{"tcp_variant", spec_.tcp_variant},
+              {"min_rto_s", PsToS(spec_.min_rto_ps)},
+              {"tcp_timeouts", t.tcp_timeouts},
+              {"tcp_fast_recoveries", t.tcp_recoveries},
+              {"max_unread_bytes", t.max_unread_bytes},
+              {"stream_bytes", t.bytes_written}});
+    transport = fmt::format("  TCP {}: {} retransmission timeouts, {} fast recoveries\n", spec_.tcp_variant,
+                            t.tcp_timeouts, t.tcp_recoveries);
+  } else {
+    const RcCounters q = counters();
+    j.update({{"ack_timeout_s", PsToS(rc().timeout_ps)},
+              {"packets_sent", q.packets_sent},
+              {"packets_retransmitted", q.retransmitted},
+              {"naks_sent", q.naks_sent},
+              {"go_backs", q.go_backs},
+              {"ack_timeouts", q.timeouts},
+              {"dropped_out_of_order", q.dropped_out_of_order},
+              {"qp_failures", qp_failures_}});
+    transport = fmt::format("  RoCE: {} packets, {} retransmitted, {} NAKs, {} ACK timeouts, {} queue pairs failed\n",
+                            q.packets_sent, q.retransmitted, q.naks_sent, q.timeouts, qp_failures_);
+  }
   out.summary += fmt::format(
-      "nccl ring allreduce of {} over {} ranks ({} channels, RoCE RC go-back-N): {} per collective, {} completed\n"
-      "  RoCE: {} packets, {} retransmitted, {} NAKs, {} ACK timeouts, {} queue pairs failed\n"
+      "nccl ring allreduce of {} over {} ranks ({} channels, {}): {} per collective, {} completed\n{}"
       "  analytic bound 2(n-1)/n*S/B = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
-      HumanBytes(plan_.elements * 4), plan_.n, plan_.channels, HumanTime(table.mean_duration_s()), table.completed(),
-      q.packets_sent, q.retransmitted, q.naks_sent, q.timeouts, qp_failures_, HumanTime(bound),
+      HumanBytes(plan_.elements * 4), plan_.n, plan_.channels, tcp() ? "TCP sockets" : "RoCE RC go-back-N",
+      HumanTime(table.mean_duration_s()), table.completed(), transport, HumanTime(bound),
       VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());
 }
 

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "ina/rank-collectives.h"
+#include "protocols/nccl/host/nccl-tcp.h"
 #include "protocols/nccl/host/rc-qp.h"
 #include "protocols/nccl/host/spec.h"
 
@@ -120,6 +121,10 @@ class NcclRing {
     coll_.RankDone(rank, it, checked, mismatches);
   }
   void QpFailed() { ++qp_failures_; }
+  /// TCP: a rank's connection to the next rank, or from the previous one, is up.
+  void TcpConnectionUp();
+  /// TCP: the ranks' counters (timeouts and recoveries summed, the largest unread backlog).
+  NcclTcpCounters tcp_counters() const;
   /// Every queue pair's counters, summed.
   RcCounters counters() const;
   const std::vector<CollectiveRecord>& records() const { return coll_.records(); }
@@ -130,8 +135,13 @@ class NcclRing {
   NcclPlan plan_;
   NcclSpec spec_;
   RankCollectives coll_;
-  std::vector<ns3::Ptr<NcclRank>> ranks_;
+  std::vector<ns3::Ptr<NcclRank>> ranks_;          ///< RoCE
+  std::vector<ns3::Ptr<NcclTcpRank>> tcp_ranks_;   ///< TCP
   uint32_t qp_failures_ = 0;
+  uint32_t tcp_connections_ = 0;
+  bool start_due_ = false;
+  void CreateRanks(Fabric& fabric, const std::vector<uint32_t>& hosts);
+  bool tcp() const { return spec_.transport == NcclTransport::kTcp; }
 };
 
 }  // namespace inasim

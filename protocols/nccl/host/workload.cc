@@ -1,5 +1,5 @@
 // NCCL's entry in the protocol registry (protocols/nccl/protocol.json): one
-// NCCL ring over the selected hosts, over RoCE queue pairs.
+// NCCL ring over the selected hosts, over RoCE queue pairs or TCP.
 #include "ina/fabric.h"
 #include "ina/job-workload.h"
 #include "ina/protocol-checks.h"
@@ -32,6 +32,7 @@ namespace {
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
   if (hosts.size() < 2) throw ScenarioError("workload.hosts: an NCCL ring needs at least 2 hosts");
   const NcclSpec& spec = s.workload.spec<NcclSpec>();
+  if (spec.transport == NcclTransport::kTcp) return;  // RoCE's MTU and PSN limits only
   if (s.links.mtu_bytes < spec.mtu_payload_bytes + 20 + 8 + 12 + 16 + 4)
     throw ScenarioError(fmt::format("workload.nccl.mtu_payload_bytes: {} B of payload and 60 B of IPv4, UDP and "
                                     "RoCE headers exceed links.mtu_bytes {}", spec.mtu_payload_bytes,

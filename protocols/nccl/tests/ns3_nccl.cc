@@ -111,3 +111,44 @@ TEST_F(NcclRecovery, ALostLastPacketWaitsForTheAckTimeout) {
 }
 
 }  // namespace
+
+// NCCL over TCP (the NET/Socket transport, docs/research/nccl-socket.md):
+// every element exact in both dtypes, and each connection's stream exactly
+// its 4-byte index, then per slice a 4-byte size and the slice's bytes.
+TEST(NcclTcp, EveryRankExactAndEachStreamIsSizeThenBytesPerSlice) {
+  for (const char* dtype : {"int32", "float32"}) {
+    const RunResult r = RunQuietly(json::parse(fmt::format(
+        R"({{"name":"t","topology":{{"type":"single_rack","hosts":5}},"links":{{"host_rate_gbps":100}},
+        "workload":{{"type":"allreduce","protocol":"nccl","bytes":3000004,"dtype":"{}","data":"hashed",
+                     "nccl":{{"transport":"tcp"}}}}}})", dtype)));
+    const json& w = r.json["workload"];
+    EXPECT_TRUE(r.correct) << dtype;
+    EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 5u * 750'001) << dtype;
+    EXPECT_EQ(w["nccl"]["transport"], "tcp");
+    EXPECT_EQ(w["nccl"]["tcp_timeouts"].get<uint64_t>(), 0u);
+    EXPECT_GT(w["mean_duration_s"].get<double>(), w["nccl"]["analytic_bound_s"].get<double>());
+    NcclSpec spec;
+    const NcclPlan plan(5, 750'001, spec);
+    uint64_t bytes = 0;
+    for (uint32_t rank = 0; rank < 5; ++rank)
+      for (uint32_t c = 0; c < plan.channels; ++c) {
+        bytes += 4;  // the connection's index
+        for (size_t m = 0; m < plan.streams[c].size(); ++m) bytes += 4 + 4 * plan.Range(rank, c, m, false).second;
+      }
+    EXPECT_EQ(w["nccl"]["stream_bytes"].get<uint64_t>(), bytes) << dtype;
+  }
+}
+
+// TCP recovers what the links lose; NCCL retries nothing (Gloo's test twin).
+TEST(NcclTcp, OnePercentLossIsRecoveredByTcp) {
+  const RunResult r = RunQuietly(json::parse(
+      R"({"name":"t","topology":{"type":"single_rack","hosts":4},"links":{"host_rate_gbps":100},
+          "faults":{"loss_rate":0.01},
+          "workload":{"type":"allreduce","protocol":"nccl","bytes":1048576,"data":"hashed",
+                      "nccl":{"transport":"tcp","min_rto_us":1000}}})"));
+  const json& w = r.json["workload"];
+  EXPECT_TRUE(r.correct);
+  EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 4u << 18);
+  EXPECT_GT(w["nccl"]["tcp_timeouts"].get<uint64_t>() + w["nccl"]["tcp_fast_recoveries"].get<uint64_t>(), 0u);
+  EXPECT_GT(r.json["network"]["drops_loss"].get<uint64_t>(), 0u);
+}

@@ -1,0 +1,288 @@
+#include "protocols/nccl/host/nccl-tcp.h"
+
+#include "congestion/tcp_config.h"
+#include "congestion/tcp-flows.h"
+#include "ina/addressing.h"
+#include "ina/tensor-data.h"
+#include "p4model/common/frame.h"
+#include "protocols/nccl/host/nccl-ring.h"
+
+#include "ns3/boolean.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/ipv4-address.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-socket-factory.h"
+#include "ns3/uinteger.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace inasim {
+
+using ns3::Ptr;
+using ns3::Socket;
+
+namespace {
+constexpr uint32_t kSizeBytes = 4;       // the size ahead of each message (NS:402-405)
+constexpr uint32_t kWriteChunk = 65536;  // bytes per Send call (the socket splits them anyway)
+
+uint32_t LoadLe32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+void StoreLe32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+/// One loop of a channel: 2(n-1) sending steps of 2 slices (the stream's
+/// messages), and the GPU's 2n-1 steps of 2 slices (its ops).
+struct LoopShape {
+  size_t messages, ops;
+  explicit LoopShape(uint32_t n) : messages(4 * (n - 1)), ops(2 * (2 * n - 1)) {}
+};
+}  // namespace
+
+ns3::TypeId NcclTcpRank::GetTypeId() {
+  static ns3::TypeId tid = ns3::TypeId("inasim::NcclTcpRank")
+                               .SetParent<ns3::Application>()
+                               .SetGroupName("Inasim")
+                               .AddConstructor<NcclTcpRank>();
+  return tid;
+}
+
+void NcclTcpRank::Setup(NcclRing* owner, uint32_t rank) {
+  owner_ = owner;
+  rank_ = rank;
+  for (uint32_t c = 0; c < owner->plan().channels; ++c) channels_.push_back(std::make_unique<Channel>());
+}
+
+void NcclTcpRank::DoDispose() {
+  for (auto& ch : channels_)
+    for (Ptr<Socket>* s : {&ch->listener, &ch->out, &ch->in})
+      if (*s) {
+        (*s)->SetRecvCallback(ns3::MakeNullCallback<void, Ptr<Socket>>());
+        (*s)->SetSendCallback(ns3::MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+        *s = nullptr;
+      }
+  ns3::Application::DoDispose();
+}
+
+namespace {
+congestion::TcpConfig TcpOf(const NcclSpec& spec) {
+  congestion::TcpConfig c;
+  c.variant = spec.tcp_variant;
+  c.ecn = false;
+  c.initial_cwnd_segments = spec.initial_cwnd_segments;
+  c.segment_bytes = spec.mss_bytes;
+  c.min_rto_ps = spec.min_rto_ps;
+  c.buffer_bytes = spec.rcvbuf_bytes;
+  c.small_queue_bytes = 0;
+  return c;
+}
+}  // namespace
+
+void NcclTcpRank::Connect() {
+  const NcclSpec& spec = owner_->spec();
+  const congestion::TcpConfig tcp = TcpOf(spec);
+  const uint32_t n = owner_->plan().n;
+  const uint32_t next = owner_->host((rank_ + 1) % n);
+  for (uint32_t c = 0; c < channels_.size(); ++c) {
+    Channel& ch = *channels_[c];
+    const auto port = static_cast<uint16_t>(spec.tcp_port + c);
+    ch.listener = Socket::CreateSocket(GetNode(), ns3::TcpSocketFactory::GetTypeId());
+    congestion::ConfigureTcpSocket(ch.listener, tcp);
+    if (ch.listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), port)) != 0)
+      throw std::runtime_error(fmt::format("nccl rank {}: cannot bind TCP port {}", rank_, port));
+    ch.listener->Listen();
+    ch.listener->SetAcceptCallback(
+        ns3::MakeCallback(&NcclTcpRank::OnAcceptRequest, this),
+        ns3::MakeCallback(+[](NcclTcpRank* self, uint32_t ch_index, Ptr<Socket> s, const ns3::Address&) {
+          self->OnAccept(ch_index, s);
+        }).Bind(this, c));
+    ch.out = Socket::CreateSocket(GetNode(), ns3::TcpSocketFactory::GetTypeId());
+    congestion::ConfigureTcpSocket(ch.out, tcp);
+    ch.out->SetAttribute("SndBufSize", ns3::UintegerValue(spec.sndbuf_bytes));
+    ch.out->SetAttribute("TcpNoDelay", ns3::BooleanValue(true));  // socket.h:377-378
+    ch.out->Bind();
+    ch.out->SetConnectCallback(
+        ns3::MakeCallback(+[](NcclTcpRank* self, uint32_t ch_index, Ptr<Socket>) { self->OnConnected(ch_index); })
+            .Bind(this, c),
+        ns3::MakeCallback(+[](NcclTcpRank* self, Ptr<Socket>) {
+          throw std::runtime_error(fmt::format("nccl rank {}: TCP connection to the next rank failed", self->rank_));
+        }).Bind(this));
+    ch.out->SetSendCallback(ns3::MakeCallback(+[](NcclTcpRank* self, uint32_t ch_index, Ptr<Socket>, uint32_t) {
+                              self->Advance(ch_index);
+                            }).Bind(this, c));
+    ch.out->TraceConnectWithoutContext(
+        "CongState", ns3::MakeCallback(+[](NcclTcpRank* self, ns3::TcpSocketState::TcpCongState_t from,
+                                           ns3::TcpSocketState::TcpCongState_t to) { self->OnCongState(from, to); })
+                         .Bind(this));
+    // Every listener exists before the first SYN (all ranks connect at t).
+    ns3::Simulator::ScheduleNow([this, c, next, port] {
+      channels_[c]->out->Connect(ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(next)), port));
+    });
+  }
+}
+
+void NcclTcpRank::OnAccept(uint32_t c, Ptr<Socket> s) {
+  Channel& ch = *channels_[c];
+  ch.in = s;
+  s->SetRecvCallback(ns3::MakeCallback(+[](NcclTcpRank* self, uint32_t ch_index, Ptr<Socket>) {
+                       self->Advance(ch_index);
+                     }).Bind(this, c));
+  owner_->TcpConnectionUp();
+}
+
+// The connection's index first: 0, the control socket, which with no data
+// sockets carries the messages too (NS:314-316).
+void NcclTcpRank::OnConnected(uint32_t c) {
+  Channel& ch = *channels_[c];
+  ch.outbox.emplace_back(kSizeBytes, 0);
+  ++ch.posted;  // written once it leaves, like a slice
+  Write(c);
+  owner_->TcpConnectionUp();
+}
+
+void NcclTcpRank::OnCongState(uint32_t from, uint32_t to) {
+  if (from == to) return;
+  counters_.tcp_timeouts += to == ns3::TcpSocketState::CA_LOSS;
+  counters_.tcp_recoveries += to == ns3::TcpSocketState::CA_RECOVERY;
+}
+
+void NcclTcpRank::BeginIteration(uint32_t iteration) {
+  iteration_ = iteration;
+  running_ = true;
+  checked_ = mismatches_ = 0;
+  for (uint32_t c = 0; c < channels_.size(); ++c) {
+    Channel& ch = *channels_[c];
+    ch.op = ch.received = ch.consumed = 0;
+    ch.got.assign(owner_->plan().streams[c].size(), {});
+  }
+  for (uint32_t c = 0; c < channels_.size(); ++c) Advance(c);
+}
+
+void NcclTcpRank::Advance(uint32_t c) {
+  for (bool progress = true; progress;) {
+    progress = false;
+    while (running_ && RunOp(c)) progress = true;
+    const size_t written = channels_[c]->written, received = channels_[c]->received;
+    Write(c);
+    if (running_) Read(c);
+    progress = progress || channels_[c]->written != written || channels_[c]->received != received;
+  }
+  MaybeDone();
+}
+
+// The GPU's next op on channel c: step u of a loop receives the previous
+// rank's step u-1 slice (u >= 1), reduces it into this rank's chunk (the
+// reduce-scatter steps) or takes it as is, keeps it if it completes the
+// result, and sends it on (u <= 2n-3); step 0 sends this rank's own.
+bool NcclTcpRank::RunOp(uint32_t c) {
+  const NcclPlan& plan = owner_->plan();
+  Channel& ch = *channels_[c];
+  const uint32_t n = plan.n;
+  const LoopShape shape(n);
+  const size_t loops = plan.streams[c].size() / shape.messages;
+  if (ch.op >= loops * shape.ops) return false;
+  const size_t loop = ch.op / shape.ops, u = ch.op % shape.ops / 2, s = ch.op % 2;
+  const bool recv = u >= 1, send = u + 2 <= 2 * size_t{n} - 1;
+  const size_t si = loop * shape.messages + u * 2 + s, ri = recv ? si - 2 : 0;
+  if (recv && ch.received <= ri) return false;
+  if (send && ch.posted - ch.written >= owner_->spec().slots) return false;
+  const TensorData& data = owner_->data(iteration_);
+  std::vector<uint8_t> payload;
+  if (!recv) {
+    const auto [first, count] = plan.Range(rank_, c, si, false);
+    payload.resize(4 * count);
+    data.FillBe32(rank_, first, count, payload.data());
+  } else {
+    const auto [first, count] = plan.Range(rank_, c, ri, true);
+    std::vector<uint8_t>& in = ch.got[ri];
+    const size_t t = u - 1;  // the sender's step
+    const bool reduce = t + 1 < n, final = t + 2 >= n;
+    payload.resize(4 * count);
+    const bool whole = in.size() == 4 * count;  // TCP delivers it whole; counted wrong if not
+    if (!whole) mismatches_ += count;
+    for (uint64_t k = 0; k < count; ++k) {
+      uint32_t v = whole ? p4::LoadBe32(in.data() + 4 * k) : 0;
+      if (reduce) v = AddElements(data.dtype(), v, data.Contribution(rank_, first + k));
+      if (final) {
+        ++checked_;
+        mismatches_ += v != data.Expected(first + k);
+      }
+      p4::StoreBe32(payload.data() + 4 * k, v);
+    }
+    in = {};
+    ++ch.consumed;  // its receive slot is free again (NET:345)
+  }
+  if (send) Post(c, payload);
+  ++ch.op;
+  return true;
+}
+
+// A send slot takes the slice: [size][bytes] into the send proxy's queue.
+void NcclTcpRank::Post(uint32_t c, const std::vector<uint8_t>& payload) {
+  Channel& ch = *channels_[c];
+  std::vector<uint8_t> m(kSizeBytes + payload.size());
+  StoreLe32(m.data(), static_cast<uint32_t>(payload.size()));
+  std::copy(payload.begin(), payload.end(), m.begin() + kSizeBytes);
+  ch.outbox.push_back(std::move(m));
+  ++ch.posted;
+}
+
+void NcclTcpRank::Write(uint32_t c) {
+  Channel& ch = *channels_[c];
+  while (!ch.outbox.empty() && ch.out) {
+    const std::vector<uint8_t>& front = ch.outbox.front();
+    const uint32_t room = ch.out->GetTxAvailable();
+    if (room == 0) break;
+    const auto n = static_cast<uint32_t>(std::min<size_t>({room, kWriteChunk, front.size() - ch.out_offset}));
+    if (n > 0 && ch.out->Send(ns3::Create<ns3::Packet>(front.data() + ch.out_offset, n)) <= 0) break;
+    ch.out_offset += n;
+    counters_.bytes_written += n;
+    if (ch.out_offset < front.size()) continue;
+    ch.outbox.pop_front();
+    ch.out_offset = 0;
+    ++ch.written;  // its send slot is free again (NET:311-314)
+  }
+}
+
+// Reads the connection's index once, then the oldest posted receive, while
+// fewer than `slots` slices wait for the GPU (NET:345-348, :354-362).
+void NcclTcpRank::Read(uint32_t c) {
+  Channel& ch = *channels_[c];
+  if (!ch.in) return;
+  counters_.max_unread_bytes = std::max<uint64_t>(counters_.max_unread_bytes, ch.in->GetRxAvailable());
+  const size_t messages = owner_->plan().streams[c].size();
+  while (true) {
+    if (ch.handshake && (ch.received >= messages || ch.received >= ch.consumed + owner_->spec().slots)) return;
+    size_t want = kSizeBytes;  // the index, or a message's size ...
+    if (ch.handshake && ch.head.size() >= kSizeBytes) want += LoadLe32(ch.head.data());  // ... and its bytes
+    if (ch.head.size() < want) {
+      const Ptr<ns3::Packet> p = ch.in->Recv(static_cast<uint32_t>(want - ch.head.size()), 0);
+      if (!p || p->GetSize() == 0) return;
+      const size_t at = ch.head.size();
+      ch.head.resize(at + p->GetSize());
+      p->CopyData(ch.head.data() + at, p->GetSize());
+      continue;
+    }
+    if (ch.handshake) ch.got[ch.received++].assign(ch.head.begin() + kSizeBytes, ch.head.end());
+    ch.handshake = true;
+    ch.head.clear();
+  }
+}
+
+void NcclTcpRank::MaybeDone() {
+  if (!running_) return;
+  const NcclPlan& plan = owner_->plan();
+  const LoopShape shape(plan.n);
+  for (uint32_t c = 0; c < channels_.size(); ++c)
+    if (channels_[c]->op < plan.streams[c].size() / shape.messages * shape.ops) return;
+  running_ = false;  // its result is complete (its last slices may still be on their way)
+  owner_->RankDone(rank_, iteration_, checked_, mismatches_);
+}
+
+}  // namespace inasim
