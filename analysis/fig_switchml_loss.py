@@ -12,7 +12,9 @@ few seconds), and two host baselines on the same rack under the same loss
 (data "hashed": they check their sums bit for bit and float32 "uniform" sums
 are inexact): Gloo's ring over ns-3's TCP (protocol "gloo", the baseline the
 paper names, Linux's 200 ms minimum RTO), NCCL's ring over RoCE (protocol
-"nccl": go-back-N, the 67 ms local ACK timeout of NCCL 2.7) (their stop
+"nccl": go-back-N, the 67 ms local ACK timeout of NCCL 2.7), NCCL's ring
+over TCP (workload.nccl.transport "tcp", "nccl_tcp"; the paper does not say
+which transport its NCCL ran under loss) (their stop
 raised to an hour of simulated time: their timeouts at 1 % loss take
 seconds to minutes) and the ideal
 UDP ring (protocol "ring": selective ACKs, a 200 us retransmission timeout,
@@ -62,8 +64,15 @@ CONFIGS = {
 }
 LOSS = [0.0, 1e-4, 1e-3, 1e-2]
 TIMELINE_LOSS = [0.0, 1e-4, 1e-2]  # Fig. 7
-PROTOCOLS = ["switchml", "gloo", "nccl", "ring"]
-LABELS = {"switchml": "SwitchML", "gloo": "Gloo (TCP)", "nccl": "NCCL (RoCE)", "ring": "ring allreduce"}
+PROTOCOLS = ["switchml", "gloo", "nccl", "nccl_tcp", "ring"]
+LABELS = {"switchml": "SwitchML", "gloo": "Gloo (TCP)", "nccl": "NCCL (RoCE)", "nccl_tcp": "NCCL (TCP)",
+          "ring": "ring allreduce"}
+#: A series key -> the protocol it runs and its extra sweep keys.
+RUNS = {"switchml": ("switchml", {}), "gloo": ("gloo", {}), "nccl": ("nccl", {}),
+        "nccl_tcp": ("nccl", {"workload.nccl.transport": "tcp"}), "ring": ("ring", {})}
+#: The baselines whose timeouts are counted, and where.
+TIMEOUT_KEYS = {"switchml": "workload.switchml.timeouts", "gloo": "workload.gloo.tcp_timeouts",
+                "nccl": "workload.nccl.ack_timeouts", "nccl_tcp": "workload.nccl.tcp_timeouts"}
 #: Gloo's stop: ns-3's TCP has no tail loss probe, so at 1 % loss its
 #: retransmission timeouts (200 ms and up) take minutes of simulated time.
 GLOO_STOP_MS = 3_600_000
@@ -86,7 +95,7 @@ def draw(fig):
         raise FigureExit(2)
     res = {}
     for row in fig.sweep(points=sweep_points()):
-        res[(row["workload.protocol"], float(row["faults.loss_rate"]))] = check_point(fig, row)
+        res[(series_key(row), float(row["faults.loss_rate"]))] = check_point(fig, row)
     print_inflation(res)
     return fig.save_panels(
         [inflation_panel(fig.plot, res), timeline_panel(fig.plot, res, rate, bin_s)],
@@ -99,9 +108,10 @@ def sweep_points():
     """Every protocol at every loss rate; SwitchML without the timeout backoff,
     the ring on hashed data."""
     points = []
-    for proto in PROTOCOLS:
+    for key in PROTOCOLS:
+        proto, extra = RUNS[key]
         for loss in LOSS:
-            pt = {"workload.protocol": proto, "faults.loss_rate": loss}
+            pt = {"workload.protocol": proto, "faults.loss_rate": loss, **extra}
             if proto == "switchml":
                 pt["workload.switchml.timeout_threshold"] = NO_BACKOFF
             else:
@@ -112,18 +122,22 @@ def sweep_points():
     return points
 
 
+def series_key(row):
+    """The series a run belongs to: its protocol, NCCL split by transport."""
+    p = row["workload.protocol"]
+    return "nccl_tcp" if p == "nccl" and row.get("workload.nccl.transport") == "tcp" else p
+
+
 def check_point(fig, row):
     """One run's TAT, timeouts and (SwitchML) worker 0's timeline, checked."""
     import pandas as pd
 
-    proto, loss = row["workload.protocol"], float(row["faults.loss_rate"])
+    proto, loss = series_key(row), float(row["faults.loss_rate"])
     # SwitchML's TAT is the paper's (the mean over workers); the ring's, its collective's time.
     tat = num(row.get("workload.switchml.tat_mean_s" if proto == "switchml" else "workload.mean_duration_s"))
     where = f"{proto}, loss={pct(loss)}"
     correct = fig.check(row, where)
-    timeouts = {"switchml": num(row.get("workload.switchml.timeouts")),
-                "gloo": num(row.get("workload.gloo.tcp_timeouts")),
-                "nccl": num(row.get("workload.nccl.ack_timeouts"))}.get(proto, float("nan"))
+    timeouts = num(row.get(TIMEOUT_KEYS[proto])) if proto in TIMEOUT_KEYS else float("nan")
     timeline = None
     if proto == "switchml":
         # No worker takes longer than the tensor's first start to last end.
@@ -144,7 +158,7 @@ def print_inflation(res):
             p = res[(proto, loss)]
             p["inflation"] = p["tat"] / tat0
             status = "correct" if p["correct"] else "NOT CORRECT"
-            extra = f"  timeouts {int(p['timeouts']):6d}" if proto in ("switchml", "gloo", "nccl") else ""
+            extra = f"  timeouts {int(p['timeouts']):6d}" if proto in TIMEOUT_KEYS else ""
             print(f"{proto:<8s} loss={pct(loss):>7s}: TAT {p['tat'] * 1e3:10.4f} ms  "
                   f"inflation {p['inflation']:7.4f}{extra}  {status}")
 

@@ -89,16 +89,16 @@ def test_ate(runs):
 
 def test_loss(runs):
     out, p = runs["loss"]
-    assert len([l for l in p.stdout.splitlines() if "inflation" in l]) == 16  # 4 protocols x 4 losses
+    assert len([l for l in p.stdout.splitlines() if "inflation" in l]) == 20  # 5 series x 4 losses
     rows = read_csv(out / "fig_switchml_loss.csv")
     a = [r for r in rows if r["panel"] == "a" and r["kind"] == "sim"]
     infl = {(r["protocol"], float(r["loss_rate"])): float(r["inflation"]) for r in a}
-    assert set(infl) == {(p_, l) for p_ in ("switchml", "gloo", "nccl", "ring") for l in (1e-4, 1e-3, 1e-2)}
+    assert set(infl) == {(p_, l) for p_ in ("switchml", "gloo", "nccl", "nccl_tcp", "ring") for l in (1e-4, 1e-3, 1e-2)}
     for proto in ("switchml", "ring"):
         assert infl[(proto, 1e-2)] > infl[(proto, 1e-4)] >= 1.0, proto
         assert infl[(proto, 1e-2)] >= infl[(proto, 1e-3)] >= infl[(proto, 1e-4)], proto
     # TCP's and RoCE's timeouts: at 1 % the baselines inflate far more than SwitchML (Fig. 6).
-    for proto in ("gloo", "nccl"):
+    for proto in ("gloo", "nccl", "nccl_tcp"):
         assert infl[(proto, 1e-2)] > 2 * infl[("switchml", 1e-2)], proto
     assert infl[("switchml", 1e-4)] < 1.5  # 0.01 % loss barely matters
     assert all(float(r["y"]) == float(r["inflation"]) and float(r["x"]) == float(r["loss_rate"]) * 100 for r in a)
