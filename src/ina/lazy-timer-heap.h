@@ -69,6 +69,11 @@ class LazyTimerHeap {
     event_at_ = at;
     event_ = ns3::Simulator::Schedule(ns3::PicoSeconds(at - now_ps), on_event, owner);
   }
+  /// The earliest live deadline (stale entries on top dropped); UINT64_MAX if none.
+  uint64_t NextDeadline() {
+    while (!heap_.empty() && heap_.front().generation != generation_[heap_.front().key]) Pop();
+    return heap_.empty() ? UINT64_MAX : heap_.front().deadline_ps;
+  }
   /// Called first by the event's handler: no event is pending any more.
   void Fired() { event_at_ = 0; }
   /// Cancels the pending event (the timers stay; Arm schedules it again).

@@ -4,6 +4,7 @@
 
 #include "ns3/simulator.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace inasim {
@@ -93,6 +94,7 @@ void DpdkLcore::EmptyPoll(uint64_t now) {
     Flush();
     prev_ps_ = now;
   }
+  ManageTimers(now);
   if (tx_count_ > 0) {
     // The first empty poll after prev + drain flushes it, unless packets come first.
     const uint64_t at = prev_ps_ + config_.drain_ps + 1;
@@ -104,6 +106,46 @@ void DpdkLcore::EmptyPoll(uint64_t now) {
   }
 }
 
+// dpdk_worker_thread.cc:292-296: on an empty poll, rte_timer_manage() once
+// more than timer_cycles_ passed since its last run.
+void DpdkLcore::ManageTimers(uint64_t now) {
+  if (!manage_timers_) return;
+  if (now - timer_prev_ps_ > timer_period_ps_) {
+    timer_prev_ps_ = now;
+    if (timer_due_ps_ <= now) {
+      timer_due_ps_ = UINT64_MAX;
+      manage_timers_(now);  // re-arms through WantTimers
+    }
+  }
+  ScheduleTimerWake(now);
+}
+
+void DpdkLcore::WantTimers(uint64_t deadline_ps) {
+  timer_due_ps_ = deadline_ps;
+  if (!busy_) ScheduleTimerWake(NowPs());
+}
+
+// Idle, the core runs the manager on the grid timer_prev + k (T + 1): wake at
+// the first grid point at or after the earliest deadline. Busy, the burst's
+// end polls (and may run it).
+void DpdkLcore::ScheduleTimerWake(uint64_t now) {
+  if (busy_ || timer_due_ps_ == UINT64_MAX) return;
+  const uint64_t step = timer_period_ps_ + 1;
+  const uint64_t from = std::max(timer_due_ps_, now);
+  const uint64_t k = from <= timer_prev_ps_ + step ? 1 : (from - timer_prev_ps_ + step - 1) / step;
+  const uint64_t at = timer_prev_ps_ + k * step;
+  if (timer_wake_ps_ == at && timer_wake_.IsRunning()) return;
+  timer_wake_.Cancel();
+  timer_wake_ps_ = at;
+  timer_wake_ = ns3::Simulator::Schedule(ns3::PicoSeconds(at - now), &DpdkLcore::OnTimerWake, this);
+}
+
+void DpdkLcore::OnTimerWake() {
+  timer_wake_ps_ = UINT64_MAX;
+  if (busy_) return;  // the burst's end polls again
+  EmptyPoll(NowPs());
+}
+
 void DpdkLcore::OnWake() {
   wake_ps_ = UINT64_MAX;
   if (busy_) return;  // the burst's end polls again
@@ -113,6 +155,15 @@ void DpdkLcore::OnWake() {
 // While idle the core polls without pause: each poll after prev + drain is a
 // drain point (prev moves there), whether the buffer holds anything or not.
 void DpdkLcore::AdvanceIdleGrid(uint64_t now) {
+  if (manage_timers_) {
+    // The manager ran on its grid meanwhile (its wakes fired every timer due).
+    const uint64_t tstep = timer_period_ps_ + 1;
+    if (now >= timer_prev_ps_ + tstep) timer_prev_ps_ += (now - timer_prev_ps_) / tstep * tstep;
+    if (timer_due_ps_ <= timer_prev_ps_) {  // its grid point is now: its wake has not run yet
+      timer_due_ps_ = UINT64_MAX;
+      manage_timers_(now);
+    }
+  }
   const uint64_t step = config_.drain_ps + 1;
   if (now < prev_ps_ + step) {
     last_empty_ps_ = now;
@@ -157,6 +208,8 @@ void DpdkLcore::Cancel() {
   next_.Cancel();
   wake_.Cancel();
   wake_ps_ = UINT64_MAX;
+  timer_wake_.Cancel();
+  timer_wake_ps_ = UINT64_MAX;
 }
 
 }  // namespace inasim

@@ -15,6 +15,12 @@
 // and the drain grid runs on while the core spins idle (its points are
 // computed, not simulated). The first batch and retransmissions bypass the
 // buffer (rte_eth_tx_burst, :261, dpdk_worker_thread_utils.inc:246).
+//
+// Timers (SetTimerManager): the loop runs rte_timer_manage only on an empty
+// poll, and only once more than the timer period (timer_cycles_) has passed
+// since the last run (:292-296): a timer fires at the first such run at or
+// after its deadline, while the core spins idle on the grid last + k (T + 1),
+// after a burst at the burst's end.
 // `ideal`: no cost and no buffer: every packet is handled on arrival and
 // every send leaves at once (the model before issue 28).
 #pragma once
@@ -83,6 +89,15 @@ class DpdkLcore {
   const DpdkLcoreCounters& counters() const { return counters_; }
   void Cancel();
 
+  /// rte_timer_manage's work: the owner fires its timers due by `now`.
+  using TimerManager = std::function<void(uint64_t now_ps)>;
+  void SetTimerManager(TimerManager manage) { manage_timers_ = std::move(manage); }
+  /// timer_cycles_: the least time between two runs of the manager.
+  void SetTimerPeriod(uint64_t period_ps) { timer_period_ps_ = period_ps; }
+  /// The owner's earliest timer deadline (UINT64_MAX: none): the manager
+  /// runs at the first empty poll that may run it at or after it.
+  void WantTimers(uint64_t deadline_ps);
+
  private:
   struct Datagram {
     uint32_t dst_ip = 0;
@@ -96,6 +111,9 @@ class DpdkLcore {
   void AdvanceIdleGrid(uint64_t now);
   void Flush();
   void OnWake();
+  void ManageTimers(uint64_t now);
+  void ScheduleTimerWake(uint64_t now);
+  void OnTimerWake();
   std::vector<uint8_t> TakeBuffer();
 
   DpdkLcoreConfig config_;
@@ -113,6 +131,13 @@ class DpdkLcore {
   uint64_t wake_ps_ = UINT64_MAX;
   ns3::EventId next_, wake_;
   DpdkLcoreCounters counters_;
+  // The timer manager (timer_prev_tsc, timer_cycles_ and the armed timers' earliest deadline).
+  TimerManager manage_timers_;
+  uint64_t timer_prev_ps_ = 0;
+  uint64_t timer_period_ps_ = 0;
+  uint64_t timer_due_ps_ = UINT64_MAX;
+  uint64_t timer_wake_ps_ = UINT64_MAX;
+  ns3::EventId timer_wake_;
 };
 
 }  // namespace inasim

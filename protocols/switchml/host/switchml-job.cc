@@ -91,6 +91,19 @@ void SwitchMLWorker::Setup(SwitchMLJob* owner, uint32_t rank, uint32_t tid, InaN
                  [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { lcore_.OnRx(b, len); });
   endpoint_.set_ttl(128);  // BuildPacket: time_to_live = 128
   lcore_.Configure(owner->LcoreConfig(), &endpoint_, [this](const uint8_t* b, uint32_t len) { Handle(b, len); });
+  if (lcore_timers()) lcore_.SetTimerManager([this](uint64_t now) { FireDueTimers(now); });
+}
+
+bool SwitchMLWorker::lcore_timers() const {
+  return spec_->backend == SwitchMLBackend::kDpdk && spec_->timer_check == SwitchMLTimerCheck::kEmptyPoll;
+}
+
+void SwitchMLWorker::ArmTimers() {
+  if (lcore_timers()) {
+    lcore_.WantTimers(timers_.NextDeadline());
+  } else {
+    timers_.Arm(NowPs(), this, &SwitchMLWorker::OnTimerEvent);
+  }
 }
 
 void SwitchMLWorker::StartApplication() {}
@@ -133,6 +146,7 @@ void SwitchMLWorker::BeginJob(uint32_t job) {
   num_received_ = 0;
   if (data_->dtype() == DType::kFloat32) scaling_factors_.assign(total_main_, 0.0f);
   timer_ps_ = spec_->timeout_ps;  // dpdk_worker_thread.cc:216: timer_cycles_ = initial each job slice
+  lcore_.SetTimerPeriod(timer_ps_);
   record_->start_ps[rank_] = NowPs();
   if (total_ == 0) {
     FinishJob();
@@ -305,13 +319,16 @@ void SwitchMLWorker::StartTimer(uint32_t index, uint64_t pkt_id, uint16_t pool_i
   timer_pkt_id_[index] = pkt_id;
   timer_pool_index_[index] = pool_index;
   timers_.Start(index, NowPs() + duration_ps);
-  timers_.Arm(NowPs(), this, &SwitchMLWorker::OnTimerEvent);
+  ArmTimers();
 }
 
 // p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread_utils.inc:225
 void SwitchMLWorker::OnTimerEvent() {
-  const uint64_t now = NowPs();
   timers_.Fired();
+  FireDueTimers(NowPs());
+}
+
+void SwitchMLWorker::FireDueTimers(uint64_t now) {
   uint32_t index;
   while (timers_.PopDue(now, index)) {
     // ResendPacketCallback: back off after timeout_threshold timeouts.
@@ -320,18 +337,20 @@ void SwitchMLWorker::OnTimerEvent() {
       timeouts_counter_ = 0;
       timeout_threshold_ += spec_->timeout_threshold_increment;
       timer_ps_ *= 2;
+      lcore_.SetTimerPeriod(timer_ps_);
     }
     ++record_->timeouts;
     Send(timer_pkt_id_[index], timer_pool_index_[index], true, false);
     timers_.Start(index, now + timer_ps_);
   }
-  timers_.Arm(now, this, &SwitchMLWorker::OnTimerEvent);
+  ArmTimers();
 }
 
 void SwitchMLWorker::FinishJob() {
   running_ = false;
   // Every timer of this job slice is over (the library's are all stopped by then).
   timers_.StopAll();
+  if (lcore_timers()) lcore_.WantTimers(UINT64_MAX);
   // dpdk_worker_thread.cc:392: the next job continues the pool index sequence.
   pool_index_shift_ = static_cast<uint32_t>((pool_index_shift_ + total_) % (2ull * window_));
   owner_->ThreadJobDone(rank_, tid_, job_);

@@ -98,6 +98,11 @@ class SwitchMLWorker : public ns3::Application {
   void StartTimer(uint32_t index, uint64_t pkt_id, uint16_t pool_index, uint64_t duration_ps);
   void StopTimer(uint32_t index) { timers_.Stop(index); }
   void OnTimerEvent();
+  /// Fires the timers due by `now` (the lcore's timer manager, or the event).
+  void FireDueTimers(uint64_t now);
+  /// After a timer change: the next firing, by the lcore or an event.
+  void ArmTimers();
+  bool lcore_timers() const;
   void FinishJob();
 
   SwitchMLJob* owner_ = nullptr;

@@ -73,6 +73,49 @@ TEST_F(DpdkLcoreTest, BurstsTxBufferAndDrainGridAsTheLoopRunsThem) {
   lcore.Cancel();
 }
 
+// rte_timer_manage runs only on empty polls, once more than the timer period
+// has passed since its last run (dpdk_worker_thread.cc:292-296). Period 10 us,
+// the last run at 0: idle, the core runs it at 10.000001, 20.000002, ... us,
+// so a deadline of 13 us fires at 20.000002 us; a deadline of 26 us, with a
+// burst from 25 to 28 us whose empty poll comes too soon after 20.000002,
+// fires on the grid at 30.000003 us; a deadline of 31 us whose grid point
+// (40.000004 us) falls inside a burst (39.5 to 41.5 us) fires at that burst's
+// empty poll.
+TEST_F(DpdkLcoreTest, TimersFireOnlyOnEmptyPollsOncePerPeriod) {
+  Build(topo::BuildSingleRack(2, Link(100, 1 * kUs)));
+  InaNetDevice& nic = fabric_->device(0, 0);
+  HostEndpoint ep;
+  DpdkLcore lcore;
+  ep.Open(nic, 4000, [&](const uint8_t* b, uint32_t len, const DatagramInfo&) { lcore.OnRx(b, len); });
+  DpdkLcoreConfig c;
+  c.burst_rx = 4;
+  c.drain_ps = 5 * kUs;
+  c.core_bps = 8e9;  // 1 us per 934-byte payload
+  lcore.Configure(c, &ep, [](const uint8_t*, uint32_t) {});
+  lcore.SetTimerPeriod(10 * kUs);
+  std::vector<uint64_t> deadlines = {13 * kUs, 26 * kUs, 31 * kUs}, fired;
+  size_t next = 0;
+  lcore.SetTimerManager([&](uint64_t now) {
+    EXPECT_EQ(now, static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds()));
+    fired.push_back(now);
+    ++next;
+    lcore.WantTimers(next < deadlines.size() ? deadlines[next] : UINT64_MAX);
+  });
+  lcore.WantTimers(deadlines[0]);
+  auto rx_at = [&](uint64_t at, int packets) {
+    ns3::Simulator::Schedule(ns3::PicoSeconds(at), [&lcore, packets] {
+      std::vector<uint8_t> p(934, 0);
+      for (int i = 0; i < packets; ++i) lcore.OnRx(p.data(), 934);
+    });
+  };
+  rx_at(25 * kUs, 3);
+  rx_at(39500 * kNs, 2);
+  RunFor(100 * kUs);
+  const std::vector<uint64_t> want = {20 * kUs + 2, 30 * kUs + 3, 41500 * kNs};
+  EXPECT_EQ(fired, want);
+  lcore.Cancel();
+}
+
 TEST_F(DpdkLcoreTest, IdealHandlesOnArrivalAndSendsAtOnce) {
   Build(topo::BuildSingleRack(2, Link(100, 1 * kUs)));
   InaNetDevice& nic = fabric_->device(0, 0);
