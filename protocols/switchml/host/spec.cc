@@ -118,12 +118,13 @@ SwitchMLSection& DeclareHost(SwitchMLSection& m) {
            "is published; two statements bracket it: one core keeps up with 10 Gb/s (:711), and up to 8 cores "
            "fall short of 100 Gb/s \"due to packet processing costs\" (:430, :424), so 10 < core_gbps < 12.5; "
            "the default is the middle. Fig. 9's pool sizes are the check, not the source.")
-      .Enum("timer_check", &SwitchMLSpec::timer_check, "empty_poll",
-            {{"empty_poll", SwitchMLTimerCheck::kEmptyPoll}, {"deadline", SwitchMLTimerCheck::kDeadline}},
-            "`empty_poll`: the DPDK loop runs `rte_timer_manage` only on an empty poll, and only once more than "
-            "the timeout has passed since its last run (dpdk_worker_thread.cc:292-296), so a lost packet is resent "
-            "between one and about two timeouts after its send. `deadline`: every timer fires at its deadline "
-            "(the paper's Algorithm 4 timing). `dpdk` only (`ideal` and `rdma` keep their own).")
+      .Enum("timer_check", &SwitchMLSpec::timer_check, "deadline",
+            {{"deadline", SwitchMLTimerCheck::kDeadline}, {"empty_poll", SwitchMLTimerCheck::kEmptyPoll}},
+            "`deadline`: every timer fires at its deadline: the paper's \"retransmission timeout is set to 1 ms\" "
+            "(switchml-nsdi21.txt:502) and Algorithm 4. `empty_poll`: as the library's DPDK loop runs them, "
+            "`rte_timer_manage` only on an empty poll and only once more than the timeout has passed since its "
+            "last run (dpdk_worker_thread.cc:292-296), so a lost packet is resent between one and about two "
+            "timeouts after its send. `dpdk` only (`ideal` and `rdma` keep their own).")
       .Enum("ps", &SwitchMLSpec::ps, "none",
             {{"none", SwitchMLPs::kNone}, {"dedicated", SwitchMLPs::kDedicated}, {"colocated", SwitchMLPs::kColocated}},
             "The paper's parameter-server baseline (Fig. 3: \"as many PS processes (each using 8 cores) as "

@@ -46,7 +46,7 @@ struct SwitchMLSpec {
   uint32_t burst_rx = 32, burst_tx = 32;         ///< paper :711 "batched in groups of 32" (dpdk.cfg: 64)
   uint64_t tx_drain_ps = 10'000'000;             ///< dpdk.cfg bulk_drain_tx_us = 10
   double core_gbps = 11.25;                      ///< wire Gb/s one lcore processes (see spec.cc)
-  SwitchMLTimerCheck timer_check = SwitchMLTimerCheck::kEmptyPoll;  ///< dpdk_worker_thread.cc:292-296
+  SwitchMLTimerCheck timer_check = SwitchMLTimerCheck::kDeadline;  ///< the paper's 1 ms; empty_poll: the library's loop
   uint32_t rdma_message_packets = 16;            ///< "generally 16 packets per message" (:432; rdma.cfg: 4)
   uint64_t rdma_verbs_op_ps = 100'000;           ///< CPU per verbs call: perftest's "post_send ~ 10 Mpps"
   uint64_t rdma_nic_tx_ps = 1'399'000;           ///< two PCIe reads: the WQE (546 ns) and 1 KiB of data (853 ns)
