@@ -1,5 +1,6 @@
 #include "protocols/gloo/host/gloo-ring.h"
 
+#include "congestion/linux-tcp.h"
 #include "congestion/tcp-flows.h"
 #include "ina/addressing.h"
 #include "ina/fabric.h"
@@ -74,16 +75,9 @@ void GlooRank::DoDispose() {
 
 namespace {
 congestion::TcpConfig TcpOf(const GlooSpec& g, uint64_t segment_bytes) {
-  congestion::TcpConfig c;
-  c.variant = g.tcp_variant;
-  c.ecn = false;
-  c.initial_cwnd_segments = g.initial_cwnd_segments;
-  c.segment_bytes = g.mss_bytes;
-  c.min_rto_ps = g.min_rto_ps;
   // SO_SNDBUF raised to the message (tcp/pair.cc:847-857): a segment's write completes at once.
-  c.buffer_bytes = static_cast<uint32_t>(std::max<uint64_t>(g.rcvbuf_bytes, 2 * (segment_bytes + kPreamble)));
-  c.small_queue_bytes = 0;
-  return c;
+  return congestion::LinuxTcpOf(
+      g, static_cast<uint32_t>(std::max<uint64_t>(g.rcvbuf_bytes, 2 * (segment_bytes + kPreamble))));
 }
 }  // namespace
 

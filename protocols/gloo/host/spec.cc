@@ -1,6 +1,7 @@
 // Gloo's scenario keys: the workload.gloo section of a scenario -> GlooSpec
 // (docs/SCENARIO.md), read through the registry (Protocol::parse).
 #include "common/spec_fields.h"
+#include "congestion/linux-tcp.h"
 #include "ina/scenario-sections.h"
 #include "protocols/gloo/host/spec.h"
 
@@ -16,21 +17,15 @@ using GlooSection = spec::Section<GlooSpec, Scenario>;
 
 const GlooSection& Section() {
   static const GlooSection section =
-      GlooSection("workload.gloo", "Gloo ring allreduce over TCP")
-          .U64("max_segment_bytes", &GlooSpec::max_segment_bytes, 1u << 20, 4, 1ull << 32, "bytes",
-               "The largest send/recv (`kMaxSegmentSize`, gloo allreduce.h:75-84: \"two are in flight at all "
-               "times\"); the tensor is cut into max(ceil(S / this), 2 n) segments rounded up to a multiple of n.")
-          .EnumOf<std::string>("tcp_variant", &GlooSpec::tcp_variant, "cubic", {"cubic", "newreno", "dctcp"},
-                               {"cubic", "newreno", "dctcp"}, "TCP congestion control (Linux's default: CUBIC).")
-          .TimePs("min_rto_us", &GlooSpec::min_rto_ps, 200000, 1, 1e9, spec::TimeUnit::kUs,
-                  "Minimum retransmission timeout (Linux `TCP_RTO_MIN` = HZ/5 = 200 ms).")
-          .U32("mss_bytes", &GlooSpec::mss_bytes, 1448, 100, 9000, "bytes",
-               "TCP segment payload (1500 B MTU - 20 IPv4 - 20 TCP - 12 timestamps).")
+      congestion::LinuxTcpKeys(
+          GlooSection("workload.gloo", "Gloo ring allreduce over TCP")
+              .U64("max_segment_bytes", &GlooSpec::max_segment_bytes, 1u << 20, 4, 1ull << 32, "bytes",
+                   "The largest send/recv (`kMaxSegmentSize`, gloo allreduce.h:75-84: \"two are in flight at "
+                   "all times\"); the tensor is cut into max(ceil(S / this), 2 n) segments rounded up to a "
+                   "multiple of n."))
           .U32("rcvbuf_bytes", &GlooSpec::rcvbuf_bytes, 6u << 20, 4096, 1u << 30, "bytes",
                "Receive buffer (Linux `tcp_rmem[2]`, the ceiling its autotuning reaches); the send buffer is "
                "raised to the segment size as Gloo does (tcp/pair.cc:847-857), at least this.")
-          .U32("initial_cwnd_segments", &GlooSpec::initial_cwnd_segments, 10, 1, 1000, "segments",
-               "Initial congestion window (Linux, RFC 6928).")
           .U16("port", &GlooSpec::port, 5200, 1, 65535, "", "The ranks' TCP listening port.");
   return section;
 }

@@ -1,6 +1,6 @@
 #include "protocols/nccl/host/nccl-tcp.h"
 
-#include "congestion/tcp_config.h"
+#include "congestion/linux-tcp.h"
 #include "congestion/tcp-flows.h"
 #include "ina/addressing.h"
 #include "ina/tensor-data.h"
@@ -70,23 +70,9 @@ void NcclTcpRank::DoDispose() {
   ns3::Application::DoDispose();
 }
 
-namespace {
-congestion::TcpConfig TcpOf(const NcclSpec& spec) {
-  congestion::TcpConfig c;
-  c.variant = spec.tcp_variant;
-  c.ecn = false;
-  c.initial_cwnd_segments = spec.initial_cwnd_segments;
-  c.segment_bytes = spec.mss_bytes;
-  c.min_rto_ps = spec.min_rto_ps;
-  c.buffer_bytes = spec.rcvbuf_bytes;
-  c.small_queue_bytes = 0;
-  return c;
-}
-}  // namespace
-
 void NcclTcpRank::Connect() {
   const NcclSpec& spec = owner_->spec();
-  const congestion::TcpConfig tcp = TcpOf(spec);
+  const congestion::TcpConfig tcp = congestion::LinuxTcpOf(spec, spec.rcvbuf_bytes);
   const uint32_t n = owner_->plan().n;
   const uint32_t next = owner_->host((rank_ + 1) % n);
   for (uint32_t c = 0; c < channels_.size(); ++c) {

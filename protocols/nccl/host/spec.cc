@@ -1,6 +1,7 @@
 // NCCL's scenario keys: the workload.nccl section of a scenario -> NcclSpec
 // (docs/SCENARIO.md), read through the registry (Protocol::parse).
 #include "common/spec_fields.h"
+#include "congestion/linux-tcp.h"
 #include "ina/scenario-sections.h"
 #include "protocols/nccl/host/spec.h"
 
@@ -14,7 +15,7 @@ using NcclSection = spec::Section<NcclSpec, Scenario>;
 
 const NcclSection& Section() {
   static const NcclSection section =
-      NcclSection("workload.nccl", "NCCL ring allreduce over RoCE or TCP")
+      congestion::LinuxTcpKeys(NcclSection("workload.nccl", "NCCL ring allreduce over RoCE or TCP")
           .Enum("transport", &NcclSpec::transport, "roce", {{"roce", NcclTransport::kRoce}, {"tcp", NcclTransport::kTcp}},
                 "`roce`: the IB verbs transport on RC queue pairs (the paper's \"NCCL with RDMA\"). `tcp`: the "
                 "NET/Socket transport (\"NCCL with TCP\", NCCL_IB_DISABLE=1): one TCP connection per channel and "
@@ -39,19 +40,11 @@ const NcclSection& Section() {
                "Timeouts in a row before the queue pair fails (NCCL_IB_RETRY_CNT), and with it the collective.")
           .U32("nic_queue_bytes", &NcclSpec::nic_queue_bytes, 16384, 1500, 1u << 30, "bytes",
                "A queue pair's frames queued at the host NIC (the NIC fetches more as they leave).")
-          .U16("port", &NcclSpec::port, 4791, 1, 65535, "", "RoCE v2's UDP port.")
-          .EnumOf<std::string>("tcp_variant", &NcclSpec::tcp_variant, "cubic", {"cubic", "newreno", "dctcp"},
-                               {"cubic", "newreno", "dctcp"}, "TCP: congestion control (Linux's default: CUBIC).")
-          .TimePs("min_rto_us", &NcclSpec::min_rto_ps, 200000, 1, 1e9, spec::TimeUnit::kUs,
-                  "TCP: minimum retransmission timeout (Linux `TCP_RTO_MIN` = 200 ms).")
-          .U32("mss_bytes", &NcclSpec::mss_bytes, 1448, 100, 9000, "bytes",
-               "TCP: segment payload (1500 B MTU - 20 IPv4 - 20 TCP - 12 timestamps).")
+          .U16("port", &NcclSpec::port, 4791, 1, 65535, "", "RoCE v2's UDP port."))
           .U32("sndbuf_bytes", &NcclSpec::sndbuf_bytes, 4u << 20, 4096, 1u << 30, "bytes",
                "TCP: send buffer (NCCL sets none, socket.h:380-382: Linux autotuning up to `tcp_wmem[2]`, 4 MiB).")
           .U32("rcvbuf_bytes", &NcclSpec::rcvbuf_bytes, 6u << 20, 4096, 1u << 30, "bytes",
                "TCP: receive buffer (autotuning up to `tcp_rmem[2]`, 6 MiB).")
-          .U32("initial_cwnd_segments", &NcclSpec::initial_cwnd_segments, 10, 1, 1000, "segments",
-               "TCP: initial congestion window (Linux, RFC 6928).")
           .U16("tcp_port", &NcclSpec::tcp_port, 5300, 1, 65535, "",
                "TCP: channel c's listening port is tcp_port + c (NCCL listens on an ephemeral port per "
                "connection; any free port does).");
