@@ -286,6 +286,7 @@ class SwitchMLDataplane : public Dataplane {
   PayloadBuffer payload_;
   header_t hdr_;
   header_t egress_hdr_;
+  bool roce_parsed_ = true;  ///< the last parse wrote RoCE headers (hdr_ starts unknown)
 };
 
 /// The ingress parser on a frame from a front-panel port, headers only (payload
