@@ -217,7 +217,7 @@ void SwitchMLRdmaThread::Setup(SwitchMLJob* owner, uint32_t rank, uint32_t tid, 
   // Check(): duration_cast<milliseconds>(now - ts) > timeout, the timeout a
   // whole number of ms: a message times out a whole ms after it.
   const uint64_t ms = 1'000'000'000ULL;
-  timeout_ps_ = (spec_->timeout_ps / ms + 1) * ms;
+  timeout_ms_ = spec_->timeout_ps / ms;
   timeout_threshold_ = spec_->timeout_threshold;
 }
 
@@ -293,7 +293,7 @@ void SwitchMLRdmaThread::Post(uint32_t j) {
   const uint32_t immediate = (id & 0xff) << 24 | (id >> 8) << 16;
   Fill(msg_ids_[j], message_.data());
   nic_->PostSend(g, rkey, addr, immediate, message_.data());
-  timers_.Start(j, NowPs() + timeout_ps_);
+  timers_.Start(j, NowPs() + (timeout_ms_ + 1) * 1'000'000'000ULL);
   timers_.Arm(NowPs(), this, &SwitchMLRdmaThread::OnTimerEvent);
   record_->packets_sent += config_.ppm;
   for (uint32_t p = 0; p < config_.ppm; ++p) owner_->CountSent(rank_);
@@ -346,7 +346,7 @@ void SwitchMLRdmaThread::OnTimerEvent() {
     // Backoff: past `threshold` timeouts the timeout doubles (:123-129).
     if (++timeouts_counter_ > timeout_threshold_) {
       timeouts_counter_ = 0;
-      timeout_ps_ *= 2;
+      timeout_ms_ *= 2;  // the whole-ms timeout doubles; the check still fires a ms past it
       timeout_threshold_ += spec_->timeout_threshold_increment;
     }
     ++record_->timeouts;

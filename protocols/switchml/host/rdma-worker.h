@@ -133,7 +133,9 @@ class SwitchMLRdmaThread {
   std::vector<std::vector<uint8_t>> pending_;  ///< completed message bytes awaiting the CPU
   std::vector<uint32_t> pending_imm_;
   LazyTimerHeap<uint32_t> timers_;
-  uint64_t timeout_ps_ = 0;         ///< whole milliseconds + 1 (rdma_timeout_queue.cc:119-121)
+  /// The timeout in whole milliseconds (rdma_worker_thread.cc:52); a message
+  /// times out once more than that many whole ms passed (rdma_timeout_queue.cc:119-121).
+  uint64_t timeout_ms_ = 0;
   uint64_t timeouts_counter_ = 0, timeout_threshold_ = 0;  ///< kept for the thread's lifetime
   // Per job slice.
   uint32_t job_ = 0;
