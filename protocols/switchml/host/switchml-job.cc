@@ -78,6 +78,7 @@ void SwitchMLWorker::Setup(SwitchMLJob* owner, uint32_t rank, uint32_t tid, InaN
   const uint32_t m = window_;
   timer_pkt_id_.assign(m, 0);
   timer_pool_index_.assign(m, 0);
+  timer_start_ps_.assign(m, 0);
   timers_.Reset(m);
   sent_ps_.assign(m, 0);
   tx_.assign(kHeaderBytes + 4 * spec_->elements_per_packet, 0);
@@ -318,6 +319,7 @@ void SwitchMLWorker::Handle(const uint8_t* b, uint32_t len) {
 void SwitchMLWorker::StartTimer(uint32_t index, uint64_t pkt_id, uint16_t pool_index, uint64_t duration_ps) {
   timer_pkt_id_[index] = pkt_id;
   timer_pool_index_[index] = pool_index;
+  timer_start_ps_[index] = NowPs();
   timers_.Start(index, NowPs() + duration_ps);
   ArmTimers();
 }
@@ -340,7 +342,9 @@ void SwitchMLWorker::FireDueTimers(uint64_t now) {
       lcore_.SetTimerPeriod(timer_ps_);
     }
     ++record_->timeouts;
+    owner_->CountStall(rank_, timer_start_ps_[index], now);
     Send(timer_pkt_id_[index], timer_pool_index_[index], true, false);
+    timer_start_ps_[index] = now;
     timers_.Start(index, now + timer_ps_);
   }
   ArmTimers();
@@ -721,6 +725,21 @@ void SwitchMLJob::CountSent(uint32_t rank) {
   const uint64_t bin = NowPs() / spec_.timeline_bin_ps;
   if (timeline_.size() <= bin) timeline_.resize(bin + 1, 0);
   ++timeline_[bin];
+}
+
+void SwitchMLJob::CountStall(uint32_t rank, uint64_t sent_ps, uint64_t now_ps) {
+  const uint64_t bin_ps = spec_.timeline_bin_ps;
+  if (rank != 0 || bin_ps == 0) return;
+  const uint64_t last = now_ps / bin_ps;
+  if (timeline_timeouts_.size() <= last) {
+    timeline_timeouts_.resize(last + 1, 0);
+    timeline_stalled_ps_.resize(last + 1, 0.0);
+  }
+  ++timeline_timeouts_[last];
+  for (uint64_t b = sent_ps / bin_ps; b <= last; ++b) {
+    const uint64_t from = std::max(sent_ps, b * bin_ps), to = std::min(now_ps, (b + 1) * bin_ps);
+    timeline_stalled_ps_[b] += static_cast<double>(to - from);
+  }
 }
 
 void SwitchMLJob::ThreadJobDone(uint32_t rank, uint32_t tid, uint32_t job) {

@@ -134,6 +134,7 @@ class SwitchMLWorker : public ns3::Application {
   // one lazy heap (one ns-3 event for the earliest live deadline).
   std::vector<uint64_t> timer_pkt_id_;
   std::vector<uint16_t> timer_pool_index_;
+  std::vector<uint64_t> timer_start_ps_;  ///< when each timer was (re)started: its packet's last send
   std::vector<uint64_t> sent_ps_;  ///< first send time per lane (pkt_id mod batch), for the RTT
   LazyTimerHeap<uint32_t> timers_;
   uint64_t timer_ps_ = 0;           ///< timer_cycles_, reset per job
@@ -198,6 +199,10 @@ class SwitchMLJob {
   DType dtype() const { return dtype_; }
   /// Packets sent per timeline bin by worker 0 (spec.timeline_bin_ps > 0).
   const std::vector<uint64_t>& timeline() const { return timeline_; }
+  /// Worker `rank`'s timer for a packet sent (or resent) at `sent_ps` fired
+  /// at `now_ps`: worker 0's timeouts per bin, and the slot-time its slots
+  /// spent waiting on a timer that fired, spread over the bins it covers.
+  void CountStall(uint32_t rank, uint64_t sent_ps, uint64_t now_ps);
   /// Worker 0's per-packet RTTs of the last job it finished (ps).
   const std::vector<uint64_t>& rtt_samples() const { return rtt_samples_; }
   /// The dataplane hosted on tree switch vertex v.
@@ -270,6 +275,8 @@ class SwitchMLJob {
   uint32_t workers_done_ = 0;
   uint64_t expected_packets_ = 0;
   std::vector<uint64_t> timeline_;
+  std::vector<uint64_t> timeline_timeouts_;
+  std::vector<double> timeline_stalled_ps_;
   std::vector<uint64_t> rtt_samples_, rtt_work_;
 };
 

@@ -306,9 +306,15 @@ void SwitchMLJob::Report(const Scenario& s, bool finished, WorkloadReport& out) 
   out.workload["switchml"] = Details(s, t);
   out.AddCsv("collectives.csv", table.Csv());
   if (spec_.timeline_bin_ps > 0) {
-    std::string csv = "bin_start_s,packets_sent\n";
-    for (size_t i = 0; i < timeline_.size(); ++i)
-      csv += fmt::format("{:.9f},{}\n", PsToS(i * spec_.timeline_bin_ps), timeline_[i]);
+    // Per bin, worker 0's packets sent, its timeouts, and the mean number of
+    // its slots waiting on a timer that then fired (Fig. 7's rate, decomposed).
+    std::string csv = "bin_start_s,packets_sent,timeouts,stalled_slots\n";
+    const size_t bins = std::max(timeline_.size(), timeline_timeouts_.size());
+    auto at = [](const auto& v, size_t i) { return i < v.size() ? v[i] : 0; };
+    for (size_t i = 0; i < bins; ++i)
+      csv += fmt::format("{:.9f},{},{},{:.6f}\n", PsToS(i * spec_.timeline_bin_ps), at(timeline_, i),
+                         at(timeline_timeouts_, i),
+                         at(timeline_stalled_ps_, i) / static_cast<double>(spec_.timeline_bin_ps));
     out.AddCsv("switchml_timeline.csv", std::move(csv));
   }
   out.summary += Summary(s, table, t, out.workload["switchml"], finished, out.correct);

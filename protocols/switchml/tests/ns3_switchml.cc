@@ -14,6 +14,7 @@
 
 #include <array>
 #include <functional>
+#include <sstream>
 #include <string>
 
 using namespace inasim;
@@ -373,6 +374,39 @@ TEST_F(SwitchMLScenario, Float32UniformGradientsStayWithinTheQuantizerBound) {
   EXPECT_GT(w["switchml"]["max_paper_bound_ratio"].get<double>(), 0.0);
   // One extra batch of packets carries the exponents one batch ahead.
   EXPECT_EQ(w["collectives"][0]["packets_sent"].get<uint64_t>(), 8u * ((1u << 16) / 256 + 32));
+}
+
+// switchml_timeline.csv decomposes Fig. 7's rate: per bin, worker 0's
+// timeouts and the mean number of its slots waiting on a timer that fired.
+// With timers at their deadlines and no backoff, each such wait lasts
+// exactly the timeout, so the slot-time summed over the bins is the
+// timeouts times the timeout.
+TEST_F(SwitchMLScenario, TimelineStalledSlotTimeIsTimeoutsTimesTheTimeout) {
+  json doc = Rack(4, 1 << 20);
+  doc["faults"] = {{"loss_rate", 0.01}};
+  doc["workload"]["switchml"]["timeout_us"] = 50;
+  doc["workload"]["switchml"]["timeout_threshold"] = 1ull << 40;
+  doc["workload"]["switchml"]["timeline_bin_us"] = 20;
+  const RunResult r = RunQuietly(doc);
+  EXPECT_TRUE(r.correct);
+  std::istringstream in(Table(r, "switchml_timeline.csv"));
+  std::string line;
+  std::getline(in, line);
+  ASSERT_EQ(line, "bin_start_s,packets_sent,timeouts,stalled_slots");
+  uint64_t timeouts = 0;
+  double stalled_slot_us = 0;
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    std::string start, sent, t, stalled;
+    std::getline(row, start, ',');
+    std::getline(row, sent, ',');
+    std::getline(row, t, ',');
+    std::getline(row, stalled, ',');
+    timeouts += std::stoull(t);
+    stalled_slot_us += std::stod(stalled) * 20;
+  }
+  EXPECT_GT(timeouts, 0u);
+  EXPECT_NEAR(stalled_slot_us, timeouts * 50.0, 1e-3 * timeouts);
 }
 
 TEST_F(SwitchMLScenario, OnePercentLossOnEveryLinkRecoversExactly) {
