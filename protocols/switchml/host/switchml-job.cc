@@ -406,7 +406,7 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
   threads_done_.assign(n, 0);
   if (spec_.ps != SwitchMLPs::kNone) InstallParameterServers(fabric, hosts);
   if (rdma()) {
-    CheckRdma(dtype);
+    CheckRdma(spec_, dtype, fabric.topology(), tree_);
     CreateRdmaHosts(fabric, hosts);
     return;
   }
@@ -424,14 +424,15 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
 }
 
 // What the RDMA backend models: int32 tensors through one switch.
-void SwitchMLJob::CheckRdma(DType dtype) const {
+void SwitchMLJob::CheckRdma(const SwitchMLSpec& spec, DType dtype, const topo::Topology& t,
+                            const topo::AggregationTree& tree) {
   if (dtype != DType::kInt32)
     throw ScenarioError("workload.switchml.backend: \"rdma\" models int32 tensors only (the paper's "
                         "microbenchmarks, switchml-nsdi21.txt:508); use workload.dtype \"int32\"");
-  if (spec_.ps != SwitchMLPs::kNone)
+  if (spec.ps != SwitchMLPs::kNone)
     throw ScenarioError("workload.switchml.backend: \"rdma\" has no parameter-server variant (ps must be \"none\")");
-  for (uint16_t port : tree_.child_ports[tree_.root])
-    if (!fabric_->topology().is_host(fabric_->topology().ports(tree_.root)[port].peer))
+  for (uint16_t port : tree.child_ports[tree.root])
+    if (!t.is_host(t.ports(tree.root)[port].peer))
       throw ScenarioError("workload.switchml.backend: \"rdma\" needs the workers under one switch: the program's "
                           "RoCE path (rdma_receiver.p4) has no hierarchy; place workload.hosts in one rack");
 }

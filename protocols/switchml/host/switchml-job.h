@@ -178,6 +178,10 @@ class SwitchMLJob {
   /// ScenarioError naming the key (shared with validation).
   static void CheckThreads(const SwitchMLSpec& spec, uint32_t threads);
   static void CheckRdmaQueuePairs(const SwitchMLSpec& spec, uint32_t threads);
+  /// What the RDMA backend models: int32 tensors through one switch, no PS;
+  /// ScenarioError naming workload.switchml.backend (shared with validation).
+  static void CheckRdma(const SwitchMLSpec& spec, DType dtype, const topo::Topology& t,
+                        const topo::AggregationTree& tree);
   void Start(uint64_t at_ps);
   double progress() const;
   bool done() const { return workers_done_ == num_workers(); }
@@ -259,7 +263,6 @@ class SwitchMLJob {
   /// Thread tid of worker rank begins `job` (DPDK / ideal or RDMA thread).
   void BeginThread(uint32_t rank, uint32_t tid, uint32_t job);
   void CreateRdmaHosts(Fabric& fabric, const std::vector<uint32_t>& hosts);
-  void CheckRdma(DType dtype) const;
   void AddRdmaWorkers(p4::switchml::SwitchMLConfig& c) const;
   uint32_t num_workers_ = 0;
   std::vector<std::unique_ptr<SwitchMLRdmaNic>> rdma_nics_;         ///< [rank]

@@ -88,11 +88,28 @@ TEST_F(SwitchMLRdmaScenario, OnePercentLossResendsWholeMessagesAndDuplicateSlots
 }
 
 // What the backend does not model, or the switch cannot hold, is refused
-// naming the key.
+// naming the key, at validation.
 TEST_F(SwitchMLRdmaScenario, FloatTensorsOddMessagesAndTooManyQueuePairsAreRefused) {
+  // Refused by validation (ParseScenario: `inasim validate`), before a run.
+  auto parse_error = [](const json& doc) {
+    try {
+      (void)ParseScenario(doc);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
   json bad = RdmaRack(4, 1 << 16);
   bad["workload"]["dtype"] = "float32";
-  EXPECT_TRUE(Mentions(RunErrorOf(bad), "workload.switchml.backend: \"rdma\" models int32 tensors only"));
+  EXPECT_TRUE(Mentions(parse_error(bad), "workload.switchml.backend: \"rdma\" models int32 tensors only"));
+  bad = RdmaRack(4, 1 << 16);
+  bad["topology"] = {{"type", "leaf_spine"}, {"leaves", 2}, {"spines", 1}, {"hosts_per_leaf", 2}};
+  EXPECT_TRUE(Mentions(parse_error(bad), "\"rdma\" needs the workers under one switch"));
+  bad = RdmaRack(4, 1 << 16);
+  bad["topology"]["hosts"] = 8;
+  bad["workload"]["hosts"] = {{"count", 4}, {"placement", "first"}};
+  bad["workload"]["switchml"]["ps"] = "dedicated";
+  EXPECT_TRUE(Mentions(parse_error(bad), "\"rdma\" has no parameter-server variant"));
   bad = RdmaRack(4, 1 << 16);
   bad["workload"]["switchml"]["rdma_message_packets"] = 3;
   EXPECT_TRUE(Mentions(RunErrorOf(bad), "workload.switchml.rdma_message_packets: 3 is not a power of two"));
