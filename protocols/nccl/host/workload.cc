@@ -32,7 +32,12 @@ namespace {
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
   if (hosts.size() < 2) throw ScenarioError("workload.hosts: an NCCL ring needs at least 2 hosts");
   const NcclSpec& spec = s.workload.spec<NcclSpec>();
-  if (spec.transport == NcclTransport::kTcp) return;  // RoCE's MTU and PSN limits only
+  if (spec.transport == NcclTransport::kTcp) {  // RoCE's MTU and PSN limits do not apply
+    if (uint32_t{spec.tcp_port} + spec.channels - 1 > 65535)
+      throw ScenarioError(fmt::format("workload.nccl.tcp_port: channels listen on tcp_port .. tcp_port + {} = {}, "
+                                      "beyond 65535", spec.channels - 1, uint32_t{spec.tcp_port} + spec.channels - 1));
+    return;
+  }
   if (s.links.mtu_bytes < spec.mtu_payload_bytes + 20 + 8 + 12 + 16 + 4)
     throw ScenarioError(fmt::format("workload.nccl.mtu_payload_bytes: {} B of payload and 60 B of IPv4, UDP and "
                                     "RoCE headers exceed links.mtu_bytes {}", spec.mtu_payload_bytes,

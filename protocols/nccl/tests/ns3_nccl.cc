@@ -139,6 +139,20 @@ TEST(NcclTcp, EveryRankExactAndEachStreamIsSizeThenBytesPerSlice) {
   }
 }
 
+// Channel c listens on tcp_port + c: a port range past 65535 is refused at
+// validation, naming the key.
+TEST(NcclTcp, ListeningPortsPast65535AreRefused) {
+  try {
+    (void)ParseScenario(json::parse(
+        R"({"name":"t","topology":{"type":"single_rack","hosts":4},"links":{"host_rate_gbps":100},
+            "workload":{"type":"allreduce","protocol":"nccl","bytes":4096,
+                        "nccl":{"transport":"tcp","tcp_port":65535,"channels":2}}})"));
+    FAIL() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("workload.nccl.tcp_port"), std::string::npos) << e.what();
+  }
+}
+
 // TCP recovers what the links lose; NCCL retries nothing (Gloo's test twin).
 TEST(NcclTcp, OnePercentLossIsRecoveredByTcp) {
   const RunResult r = RunQuietly(json::parse(
