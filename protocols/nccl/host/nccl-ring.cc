@@ -24,7 +24,7 @@ using ns3::PicoSeconds;
 using ns3::Simulator;
 
 namespace {
-constexpr uint32_t kSlicesPerChunk = 2;  // ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS
+constexpr uint32_t kSlicesPerChunk = NcclPlan::kSlicesPerChunk;
 constexpr uint32_t kSliceHeader = 8;     // iteration, message index (ours: a check, not NCCL's)
 constexpr uint32_t kGrantBytes = 24;     // struct ncclIbSendFifo (net_ib.cc:289-295)
 constexpr uint16_t kSourcePortBase = 50000;
@@ -45,6 +45,17 @@ NcclPlan::NcclPlan(uint32_t ranks, uint64_t elems, const NcclSpec& spec)
           streams[c].push_back({loop, t, s, grid + uint64_t{c} * n * real, real, CeilDiv(real, kSlicesPerChunk)});
     if (elements == 0) break;
   }
+}
+
+uint32_t NcclPlan::Take(const TensorData& data, uint32_t rank, uint32_t t, uint64_t element, uint32_t v,
+                        uint64_t& checked, uint64_t& mismatches) const {
+  // Steps 0..n-2 reduce (the last of them completes this rank's chunk), the rest copy.
+  if (t + 1 < n) v = AddElements(data.dtype(), v, data.Contribution(rank, element));
+  if (t + 2 >= n) {
+    ++checked;
+    mismatches += v != data.Expected(element);
+  }
+  return v;
 }
 
 std::pair<uint64_t, uint64_t> NcclPlan::Range(uint32_t r, uint32_t c, size_t m, bool received) const {
@@ -173,21 +184,13 @@ void NcclRank::OnSlice(uint32_t c, std::vector<uint8_t>&& msg) {
     return;
   const auto [first, count] = plan.Range(rank_, c, m, true);
   if (msg.size() != kSliceHeader + 4 * count) return;
-  const uint32_t t = stream[m].step, n = plan.n;
+  const uint32_t t = stream[m].step;
   const TensorData& data = owner_->data(iteration_);
-  // Steps 0..n-2 reduce (the last of them completes this rank's chunk), the rest copy.
-  const bool reduce = t < n - 1, final = t >= n - 2, forward = t + 1 < 2 * (n - 1);
   std::vector<uint32_t> values(count);
-  for (uint64_t k = 0; k < count; ++k) {
-    uint32_t v = p4::LoadBe32(msg.data() + kSliceHeader + 4 * k);
-    if (reduce) v = AddElements(data.dtype(), v, data.Contribution(rank_, first + k));
-    values[k] = v;
-    if (final) {
-      ++checked_;
-      mismatches_ += v != data.Expected(first + k);
-    }
-  }
-  if (forward) ch.ready[m + kSlicesPerChunk] = std::move(values);  // (loop, t + 1, s)
+  for (uint64_t k = 0; k < count; ++k)
+    values[k] = plan.Take(data, rank_, t, first + k, p4::LoadBe32(msg.data() + kSliceHeader + 4 * k), checked_,
+                          mismatches_);
+  if (plan.Forwarded(t)) ch.ready[m + kSlicesPerChunk] = std::move(values);  // (loop, t + 1, s)
   ++ch.received;
   if (m + owner_->spec().slots < stream.size()) Grant(c, m + owner_->spec().slots);
   TrySend(c);

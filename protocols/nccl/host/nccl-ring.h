@@ -49,7 +49,17 @@ struct NcclSlice {
 
 /// Who sends what, per channel: the messages of its stream in order.
 struct NcclPlan {
+  /// Slices per chunk: ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS.
+  static constexpr uint32_t kSlicesPerChunk = 2;
   NcclPlan(uint32_t ranks, uint64_t elements, const NcclSpec& spec);
+  /// Element v of a slice the previous rank sent at its step t, as this rank
+  /// takes it: reduced into `rank`'s contribution in the reduce-scatter steps
+  /// (t < n-1), checked against the exact sum where it completes the result
+  /// (t >= n-2). The value this rank keeps and, before the last step, sends on.
+  uint32_t Take(const TensorData& data, uint32_t rank, uint32_t t, uint64_t element, uint32_t v, uint64_t& checked,
+                uint64_t& mismatches) const;
+  /// Whether a slice received from step t is sent on at step t+1.
+  bool Forwarded(uint32_t t) const { return t + 1 < 2 * (n - 1); }
   uint32_t n = 0, channels = 0;
   uint64_t elements = 0;
   std::vector<std::vector<NcclSlice>> streams;  ///< [channel][message]

@@ -37,11 +37,12 @@ void StoreLe32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-/// One loop of a channel: 2(n-1) sending steps of 2 slices (the stream's
-/// messages), and the GPU's 2n-1 steps of 2 slices (its ops).
+/// One loop of a channel: 2(n-1) sending steps of kSlicesPerChunk slices
+/// (the stream's messages), and the GPU's 2n-1 steps of as many (its ops).
 struct LoopShape {
+  static constexpr size_t kSlices = NcclPlan::kSlicesPerChunk;
   size_t messages, ops;
-  explicit LoopShape(uint32_t n) : messages(4 * (n - 1)), ops(2 * (2 * n - 1)) {}
+  explicit LoopShape(uint32_t n) : messages(2 * (n - 1) * kSlices), ops((2 * n - 1) * kSlices) {}
 };
 }  // namespace
 
@@ -173,49 +174,44 @@ bool NcclTcpRank::RunOp(uint32_t c) {
   const LoopShape shape(n);
   const size_t loops = plan.streams[c].size() / shape.messages;
   if (ch.op >= loops * shape.ops) return false;
-  const size_t loop = ch.op / shape.ops, u = ch.op % shape.ops / 2, s = ch.op % 2;
+  const size_t k = LoopShape::kSlices;
+  const size_t loop = ch.op / shape.ops, u = ch.op % shape.ops / k, s = ch.op % k;
   const bool recv = u >= 1, send = u + 2 <= 2 * size_t{n} - 1;
-  const size_t si = loop * shape.messages + u * 2 + s, ri = recv ? si - 2 : 0;
+  const size_t si = loop * shape.messages + u * k + s, ri = recv ? si - k : 0;
   if (recv && ch.received <= ri) return false;
   if (send && ch.posted - ch.written >= owner_->spec().slots) return false;
   const TensorData& data = owner_->data(iteration_);
-  std::vector<uint8_t> payload;
+  // The slice is built where the send proxy takes it: [size][bytes].
+  std::vector<uint8_t> out;
   if (!recv) {
     const auto [first, count] = plan.Range(rank_, c, si, false);
-    payload.resize(4 * count);
-    data.FillBe32(rank_, first, count, payload.data());
+    out.resize(kSizeBytes + 4 * count);
+    data.FillBe32(rank_, first, count, out.data() + kSizeBytes);
   } else {
     const auto [first, count] = plan.Range(rank_, c, ri, true);
     std::vector<uint8_t>& in = ch.got[ri];
-    const size_t t = u - 1;  // the sender's step
-    const bool reduce = t + 1 < n, final = t + 2 >= n;
-    payload.resize(4 * count);
+    const uint32_t t = static_cast<uint32_t>(u - 1);  // the sender's step
     const bool whole = in.size() == 4 * count;  // TCP delivers it whole; counted wrong if not
     if (!whole) mismatches_ += count;
-    for (uint64_t k = 0; k < count; ++k) {
-      uint32_t v = whole ? p4::LoadBe32(in.data() + 4 * k) : 0;
-      if (reduce) v = AddElements(data.dtype(), v, data.Contribution(rank_, first + k));
-      if (final) {
-        ++checked_;
-        mismatches_ += v != data.Expected(first + k);
-      }
-      p4::StoreBe32(payload.data() + 4 * k, v);
+    if (send) out.resize(kSizeBytes + 4 * count);
+    for (uint64_t e = 0; e < count; ++e) {
+      const uint32_t v =
+          plan.Take(data, rank_, t, first + e, whole ? p4::LoadBe32(in.data() + 4 * e) : 0, checked_, mismatches_);
+      if (send) p4::StoreBe32(out.data() + kSizeBytes + 4 * e, v);
     }
     in = {};
     ++ch.consumed;  // its receive slot is free again (NET:345)
   }
-  if (send) Post(c, payload);
+  if (send) Post(c, std::move(out));
   ++ch.op;
   return true;
 }
 
-// A send slot takes the slice: [size][bytes] into the send proxy's queue.
-void NcclTcpRank::Post(uint32_t c, const std::vector<uint8_t>& payload) {
+// A send slot takes the slice (its size still to write in front).
+void NcclTcpRank::Post(uint32_t c, std::vector<uint8_t>&& slice) {
   Channel& ch = *channels_[c];
-  std::vector<uint8_t> m(kSizeBytes + payload.size());
-  StoreLe32(m.data(), static_cast<uint32_t>(payload.size()));
-  std::copy(payload.begin(), payload.end(), m.begin() + kSizeBytes);
-  ch.outbox.push_back(std::move(m));
+  StoreLe32(slice.data(), static_cast<uint32_t>(slice.size() - kSizeBytes));
+  ch.outbox.push_back(std::move(slice));
   ++ch.posted;
 }
 

@@ -85,7 +85,7 @@ class NcclTcpRank : public ns3::Application {
   void Write(uint32_t c);
   /// The receive proxy: the oldest posted receive out of the socket.
   void Read(uint32_t c);
-  void Post(uint32_t c, const std::vector<uint8_t>& payload);
+  void Post(uint32_t c, std::vector<uint8_t>&& slice);
   void MaybeDone();
 
   NcclRing* owner_ = nullptr;

@@ -190,8 +190,9 @@ void SwitchMLRdmaNic::OnFrame(const uint8_t* p, uint32_t len) {
   ++counters_.completions;
   const uint32_t immediate = p4::LoadBe32(p + header - kImm);
   // The completion reaches the CPU once the data and the CQE are written.
-  Simulator::Schedule(PicoSeconds(config_.nic_rx_ps), [this, g, immediate, bytes = qp.buffer] {
-    on_completion_(g, immediate, bytes.data());
+  // (The placed bytes are snapshot now: the next write on this QP reuses the buffer.)
+  Simulator::Schedule(PicoSeconds(config_.nic_rx_ps), [this, g, immediate, bytes = qp.buffer]() mutable {
+    on_completion_(g, immediate, std::move(bytes));
   });
 }
 
@@ -299,10 +300,10 @@ void SwitchMLRdmaThread::Post(uint32_t j) {
   for (uint32_t p = 0; p < config_.ppm; ++p) owner_->CountSent(rank_);
 }
 
-void SwitchMLRdmaThread::OnCompletion(uint32_t g, uint32_t immediate, const uint8_t* message) {
+void SwitchMLRdmaThread::OnCompletion(uint32_t g, uint32_t immediate, std::vector<uint8_t>&& message) {
   if (!running_ || g < first_g_ || g >= first_g_ + q_) return;
   const uint32_t j = g - first_g_;
-  pending_[j].assign(message, message + config_.MessageBytes());
+  pending_[j] = std::move(message);
   pending_imm_[j] = immediate;
   // Poll the CQE, post the receive, post the next send (:200-260).
   OnCpu(3, &SwitchMLRdmaThread::Complete, j);

@@ -57,8 +57,9 @@ struct SwitchMLRdmaCounters {
 
 class SwitchMLRdmaNic {
  public:
-  /// (queue pair g, immediate as on the wire (big-endian value), the message's bytes)
-  using OnCompletion = std::function<void(uint32_t g, uint32_t immediate, const uint8_t* message)>;
+  /// (queue pair g, immediate as on the wire (big-endian value), the message's
+  /// bytes as placed: a snapshot the receiver takes over)
+  using OnCompletion = std::function<void(uint32_t g, uint32_t immediate, std::vector<uint8_t>&& message)>;
   void Setup(const SwitchMLRdmaConfig& config, InaNetDevice& nic, OnCompletion on_completion);
   /// ibv_post_send of an RDMA write with immediate of one message on queue
   /// pair g: `rkey` carries the pool index (rdma_worker_thread.cc:121-128).
@@ -104,7 +105,7 @@ class SwitchMLRdmaThread {
   void Setup(SwitchMLJob* owner, uint32_t rank, uint32_t tid, SwitchMLRdmaNic* nic, const SwitchMLRdmaConfig& c);
   void BeginJob(uint32_t job);
   /// A message completed on host-global queue pair g (from the NIC).
-  void OnCompletion(uint32_t g, uint32_t immediate, const uint8_t* message);
+  void OnCompletion(uint32_t g, uint32_t immediate, std::vector<uint8_t>&& message);
   uint64_t received_packets() const { return received_packets_; }
   const SwitchMLRdmaCounters& counters() const { return counters_; }
   void Cancel() { timers_.CancelEvent(); }

@@ -457,8 +457,8 @@ void SwitchMLJob::CreateRdmaHosts(Fabric& fabric, const std::vector<uint32_t>& h
     // Each completion goes to the thread that owns the queue pair.
     const uint32_t per_thread = c.queue_pairs / threads_;
     nic->Setup(c, fabric.device(hosts[rank], 0), [this, first_thread, per_thread](uint32_t g, uint32_t imm,
-                                                                                   const uint8_t* message) {
-      rdma_threads_[first_thread + g / per_thread]->OnCompletion(g, imm, message);
+                                                                                   std::vector<uint8_t>&& message) {
+      rdma_threads_[first_thread + g / per_thread]->OnCompletion(g, imm, std::move(message));
     });
     rdma_nics_.push_back(std::move(nic));
   }

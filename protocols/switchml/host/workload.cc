@@ -29,8 +29,10 @@ namespace {
 void CheckPlacement(const Scenario& s, const topo::Topology& t, const std::vector<uint32_t>& hosts) {
   const SwitchMLSpec& spec = s.workload.spec<SwitchMLSpec>();
   if (spec.backend == SwitchMLBackend::kRdma) {
-    if (spec.ps != SwitchMLPs::kNone) SwitchMLJob::CheckRdma(spec, s.workload.dtype, t, {});
-    SwitchMLJob::CheckRdma(spec, s.workload.dtype, t, SwitchMLJob::CheckedTree(t, hosts, spec));
+    // (CheckRdma refuses a PS before it looks at the tree, which a PS run has none of.)
+    const topo::AggregationTree tree =
+        spec.ps == SwitchMLPs::kNone ? SwitchMLJob::CheckedTree(t, hosts, spec) : topo::AggregationTree{};
+    SwitchMLJob::CheckRdma(spec, s.workload.dtype, t, tree);
   }
   if (spec.ps != SwitchMLPs::kNone) (void)SwitchMLJob::ParameterServerHosts(spec, t, hosts);
   else (void)SwitchMLJob::CheckedTree(t, hosts, spec);
