@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -69,7 +70,8 @@ void PanamaWorker::Setup(PanamaJob* owner, uint32_t rank, InaNetDevice& nic) {
   wc.g = spec_->g;
   wc.reset_ecn_count_per_window = spec_->reset_ecn_count_per_window;
   wc.increase_in_marked_windows = spec_->increase_in_marked_windows;
-  trees_.assign(spec_->trees, Tree{congestion::PanamaWindow(wc)});
+  trees_.assign(spec_->trees, Tree{congestion::PanamaWindow(wc), 0, 0, 0, 0, 0, false, {}});
+  tracing_ = spec_->window_trace && rank == 0;
 }
 
 void PanamaWorker::DoDispose() {
@@ -111,17 +113,53 @@ void PanamaWorker::BeginIteration(uint32_t iteration) {
     owner_->WorkerIterationDone(rank_, iteration_);
     return;
   }
-  for (uint32_t t = 0; t < n; ++t) TrySend(t);
+  if (spec_->round_robin_in_order) {
+    SendInOrder();
+  } else {
+    for (uint32_t t = 0; t < n; ++t) TrySend(t);
+  }
   ArmTimeoutCheck();
+}
+
+void PanamaWorker::Pump(uint32_t t) {
+  if (spec_->round_robin_in_order) {
+    SendInOrder();
+  } else {
+    TrySend(t);
+  }
+}
+
+uint32_t PanamaWorker::Allowed(const Tree& tr) const {
+  return spec_->congestion_control ? tr.window.Allowed() : spec_->fixed_window;
+}
+
+void PanamaWorker::SendOn(Tree& tr) {
+  SendPacket(tr.next);
+  tr.next += spec_->trees;
+  ++tr.in_flight;
+  if (tracing_) tr.sent_ps.push_back(NowPs());
 }
 
 void PanamaWorker::TrySend(uint32_t t) {
   Tree& tr = trees_[t];
-  const uint32_t allowed = spec_->congestion_control ? tr.window.Allowed() : spec_->fixed_window;
-  while (tr.in_flight < allowed && tr.next < tr.end) {
-    SendPacket(tr.next);
-    tr.next += spec_->trees;
-    ++tr.in_flight;
+  while (tr.in_flight < Allowed(tr) && tr.next < tr.end) SendOn(tr);
+}
+
+void PanamaWorker::SendInOrder() {
+  // §4.1: "p5 is only sent after the preceding packets have been sent to other
+  // trees". The next packet in round-robin order is the smallest unsent one
+  // over the trees (each tree's next is its own residue mod N; skipped
+  // PANAMA-<quorum> packets have moved past); a tree whose window is full
+  // holds every packet after it.
+  const uint32_t n = spec_->trees;
+  while (running_) {
+    Tree* head = nullptr;
+    for (uint32_t t = 0; t < n; ++t) {
+      Tree& tr = trees_[t];
+      if (tr.next < tr.end && (head == nullptr || tr.next < head->next)) head = &tr;
+    }
+    if (head == nullptr || head->in_flight >= Allowed(*head)) return;
+    SendOn(*head);
   }
 }
 
@@ -168,7 +206,7 @@ void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
     tr.last_progress_ps = NowPs();
     if (!running_ || g != tr.next || g >= tr.end) return;  // BeginIteration skips it
     tr.next += n;
-    TrySend(t);
+    Pump(t);
     ResultDone();
     return;
   }
@@ -192,8 +230,20 @@ void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
   counters_.cap_hits += tr.window.cap_hits() - hits;
   counters_.cwnd_sum += tr.window.cwnd();
   window_trace_(t, static_cast<uint32_t>(g / n), tr.window.cwnd());
-  TrySend(t);
+  if (tracing_) TraceResult(t, g, marked);
+  Pump(t);
   ResultDone();
+}
+
+void PanamaWorker::TraceResult(uint32_t t, uint64_t g, bool marked) {
+  Tree& tr = trees_[t];
+  const uint64_t now = NowPs();
+  const uint64_t sent = tr.sent_ps.empty() ? now : tr.sent_ps.front();
+  if (!tr.sent_ps.empty()) tr.sent_ps.pop_front();
+  const auto& w = tr.window;
+  fmt::format_to(std::back_inserter(owner_->window_trace_rows()), "{:.9f},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{},{:.3f}\n",
+                 now * 1e-12, spec_->jid, iteration_, t, g / spec_->trees, w.cwnd(), w.ssthresh(), w.alpha(),
+                 marked ? 1 : 0, tr.in_flight, (now - sent) * 1e-6);
 }
 
 void PanamaWorker::CheckAndCount(uint64_t g, const uint8_t* p, uint32_t len) {

@@ -45,6 +45,7 @@
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <unordered_map>
@@ -102,7 +103,10 @@ class PanamaWorker : public ns3::Application {
     uint64_t last_progress_ps = 0;
     uint64_t skip_below = 0;    ///< PANAMA-<quorum>: results came for every packet below this
     bool timed_out = false;
+    std::deque<uint64_t> sent_ps;  ///< window_trace: send times of the packets in flight, oldest first
   };
+  /// window_trace: one panama_windows.csv row for the result of tree t's oldest packet.
+  void TraceResult(uint32_t t, uint64_t g, bool marked);
   /// Checks result g's values and counts it (its iteration's record, the counters).
   void CheckAndCount(uint64_t g, const uint8_t* p, uint32_t len);
   /// One result of this iteration fewer to wait for; the iteration ends at 0.
@@ -110,7 +114,16 @@ class PanamaWorker : public ns3::Application {
   void StartApplication() override;
   void StopApplication() override;
   void Handle(const uint8_t* p, uint32_t len, uint8_t tos);
+  /// Sends what the windows allow after tree t moved.
+  void Pump(uint32_t t);
+  /// Packets tree tr may have in flight.
+  uint32_t Allowed(const Tree& tr) const;
+  /// Sends tree tr's next packet.
+  void SendOn(Tree& tr);
+  /// `round_robin: "per_tree"`: tree t sends its own packets as its window allows.
   void TrySend(uint32_t t);
+  /// `round_robin: "in_order"` (§4.1): packets leave in index order; a full window holds the rest.
+  void SendInOrder();
   void SendPacket(uint64_t g);
   void ArmTimeoutCheck();
   void CheckTimeouts();
@@ -127,6 +140,7 @@ class PanamaWorker : public ns3::Application {
   ns3::EventId timeout_event_;
   PanamaWorkerCounters counters_;
   std::vector<uint8_t> tx_;
+  bool tracing_ = false;  ///< window_trace and rank 0
   /// (tree, VID, cwnd after) on every result.
   ns3::TracedCallback<uint32_t, uint32_t, double> window_trace_;
 };
@@ -198,6 +212,9 @@ class PanamaJob {
   void WorkerIterationDone(uint32_t rank, uint32_t iteration);
   CollectiveRecord& record(uint32_t it) { return records_[it]; }
   uint64_t compute_gap_ps() const { return compute_gap_ps_; }
+  /// window_trace: rank 0's rows (no header), in result order.
+  std::string& window_trace_rows() { return window_trace_rows_; }
+  const std::string& window_trace_rows() const { return window_trace_rows_; }
   /// PANAMA-<quorum>: an accelerator summed a packet without some children (counted only).
   void RecordPartial();
   uint64_t partial_aggregations() const { return partial_aggregations_; }
@@ -248,6 +265,7 @@ class PanamaJob {
   Fabric* fabric_;
   uint32_t workers_done_ = 0;
   uint64_t results_total_ = 0;
+  std::string window_trace_rows_;
   // Uniform data and PANAMA-<quorum>: the expected values of packets some
   // worker has not checked yet, computed once (adder order replayed over the
   // contributors) and dropped after the n-th check.

@@ -268,6 +268,11 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
     if (table.jobs() == 1) panama = jobs_[0]->Details(s);
     panama["accelerators"] = std::move(acc.totals);
     out.AddCsv("panama_accelerators.csv", std::move(acc.csv));
+    if (s.workload.spec<PanamaSpec>().window_trace) {
+      std::string csv = "time_s,jid,iteration,tree,vid,cwnd,ssthresh,alpha,ecn_marked,in_flight,rtt_us\n";
+      for (const auto& job : jobs_) csv += job->window_trace_rows();
+      out.AddCsv("panama_windows.csv", std::move(csv));
+    }
   }
   if (cluster) {
     std::string csv;

@@ -228,7 +228,18 @@ PanamaSection& DeclareWindow(PanamaSection& p) {
             {{"unmarked_windows", false}, {"every_window", true}},
             "Fig. 5 grows a window only when it had no mark; `\"every_window\"` keeps DCTCP's additive increase in "
             "marked windows too (cwnd x (1 - alpha/2) + 1), as RFC 8257 / ns-3's TcpDctcp do (§4.2.2 says the "
-            "mechanism matches DCTCP's).");
+            "mechanism matches DCTCP's).")
+      .Enum("round_robin", &PanamaSpec::round_robin_in_order, "in_order",
+            {{"in_order", true}, {"per_tree", false}},
+            "§4.1: packet g goes to tree g mod N and \"p5 is only sent after the preceding packets have been sent to "
+            "other trees\": `in_order` sends packets in index order, so a tree whose window is full holds the packets "
+            "of every tree after it and the trees advance together. `per_tree`: each tree sends its own packets as "
+            "its window allows (a fast tree runs ahead; the iteration still ends with the slowest tree's quarter).")
+      .Bool("window_trace", &PanamaSpec::window_trace, false,
+            "Write `panama_windows.csv`: one row per result at each job's rank 0 (the windows of a tree are the same "
+            "at every worker: they see the same results), with the tree, VID, the window after it (cwnd, ssthresh, "
+            "alpha), its ECN mark, the packets still in flight and the packet's round trip (sent to result). For "
+            "per-tree throughput, window and RTT traces; one row per result, so large runs write large files.");
 }
 
 /// The accelerators and the job's addresses.

@@ -56,6 +56,11 @@ struct PanamaSpec {
   double g = 1.0 / 16;                         ///< Fig. 5's weight (DCTCP's default)
   bool reset_ecn_count_per_window = true;      ///< false: Fig. 5 read literally (see panama_window.h)
   bool increase_in_marked_windows = false;     ///< true: DCTCP's increase in marked windows too (panama_window.h)
+  /// §4.1's round robin: packet g to tree g mod N, sent in index order (a
+  /// tree whose window is full holds the packets after it); false: each tree
+  /// sends its own packets as its window allows (trees run independently).
+  bool round_robin_in_order = true;
+  bool window_trace = false;                   ///< every job's rank 0 logs each result's window (panama_windows.csv)
   uint64_t accelerator_buffer_bytes = 64ull << 20;  ///< §7: 64 MB per accelerator
   bool ieee_float = false;                     ///< false: the FPGA's adder (subnormals flushed); true: IEEE
   bool latency_table1 = false;                 ///< accelerator latency from Table 1 instead of eq. (3)

@@ -374,6 +374,44 @@ TEST_F(PanamaScenario, CongestionMarksResultsAndTheWindowsBackOff) {
   EXPECT_LT(w["panama"]["workers"]["mean_cwnd"].get<double>(), 0.8 * quiet.json["workload"]["panama"]["workers"]["mean_cwnd"].get<double>());
 }
 
+/// From rank 0's panama_windows.csv: the largest lead, in packets sent, that
+/// any tree had over another at a result. At each row, tree t has sent
+/// vid + 1 + in_flight packets (its VIDs are consecutive); another tree u has
+/// sent at least what its last row showed.
+uint64_t LargestTreeLead(const RunResult& r, uint32_t trees) {
+  const auto rows = inasim::testing::CsvRows(inasim::testing::Table(r, "panama_windows.csv"));
+  std::vector<uint64_t> sent(trees, 0);
+  uint64_t lead = 0;
+  for (const auto& row : rows) {
+    // Columns: time_s,jid,iteration,tree,vid,cwnd,ssthresh,alpha,ecn_marked,in_flight,rtt_us.
+    const auto t = static_cast<uint32_t>(std::stoul(row.at(3)));
+    sent[t] = std::stoull(row.at(4)) + 1 + std::stoull(row.at(9));
+    for (uint32_t u = 0; u < trees; ++u) lead = std::max(lead, sent[u] > sent[t] ? sent[u] - sent[t] : 0);
+  }
+  return lead;
+}
+
+TEST_F(PanamaScenario, RoundRobinInOrderHoldsEveryTreeBehindAFullWindow) {
+  // §4.1: "p5 is only sent after the preceding packets have been sent to other
+  // trees". A line-rate flow between the spare hosts congests one spine; in
+  // order, no tree can have sent more than one packet beyond any other (a
+  // result row knows the others' counts only as of their last row, so the
+  // lead seen can only be smaller than the true one). Per tree, the trees away
+  // from the congested spine run ahead.
+  json doc = TwoLeaves(6, 1 << 20);
+  doc["workload"]["panama"]["window_trace"] = true;
+  doc["background"] = json::parse(R"({"congestion":{"hosts":"others","message_bytes":1048576}})");
+  const RunResult in_order = RunQuietly(doc);
+  const RunResult per_tree = RunQuietly(doc, {"workload.panama.round_robin=\"per_tree\""});
+  ASSERT_TRUE(in_order.correct) << in_order.summary;
+  ASSERT_TRUE(per_tree.correct) << per_tree.summary;
+  ASSERT_GT(in_order.json["workload"]["panama"]["workers"]["results_ecn_marked"].get<uint64_t>(), 0u);
+  EXPECT_LE(LargestTreeLead(in_order, 4), 1u);
+  EXPECT_GT(LargestTreeLead(per_tree, 4), 16u);
+  // One row per result of rank 0: 1 MiB / 1 KiB packets.
+  EXPECT_EQ(inasim::testing::CsvRows(inasim::testing::Table(in_order, "panama_windows.csv")).size(), 1024u);
+}
+
 TEST_F(PanamaScenario, PfcKeepsAnOverloadedFabricLossless) {
   // Small switch buffers, line-rate congestion into the workers' racks, and
   // no congestion control (a fixed window of 64 per tree, SwitchML*-like).
