@@ -14,7 +14,10 @@ spine 0..3) and the ring allreduce. The y axis is the aggregation time (mean
 duration of an iteration's allreduce, the paper's "aggregation latency").
 
 Writes OUT/fig_panama_load_balance.png and .csv (columns long_flow_nodes,
-config, aggregation_time_s) and keeps every run under OUT/sweeps/<name>/.
+config, aggregation_time_s), OUT/fig_panama_load_balance_trees.csv (per
+4-tree run and tree, from rank 0's window trace: results, marked fraction,
+mean and smallest window, round trip p50 / p99, last result) and keeps every
+run under OUT/sweeps/<name>/.
 Exit status: 0 ok; 1 a run failed or a result was not exact; 2 bad input.
 """
 
@@ -39,7 +42,8 @@ SPINES = 4
 
 def configurations():
     """(label, overrides) of every compared configuration, in plot order."""
-    out = [("PANAMA (4 trees)", {"workload.panama.trees": 4})]
+    # The 4-tree runs log every result's window (panama_windows.csv) for the per-tree table.
+    out = [("PANAMA (4 trees)", {"workload.panama.trees": 4, "workload.panama.window_trace": True})]
     for i in range(SPINES):
         out.append((f"PANAMA-Agg{i + 1}", {"workload.panama.trees": None,
                                            "workload.panama.tree_roots": [f"spine{i}"]}))
@@ -57,14 +61,31 @@ def points(nodes):
     return pts, labels
 
 
+def tree_rows(m, run_dir, cols):
+    """Per tree of a 4-tree run (rank 0's panama_windows.csv): its results'
+    marked fraction, mean and smallest window, round-trip median and p99, and
+    when its last result came: the evidence for which tree held the job."""
+    import pandas as pd
+
+    w = pd.read_csv(Path(run_dir) / "panama_windows.csv")
+    for tree, t in w.groupby("tree"):
+        for key, value in (("long_flow_nodes", m), ("tree", int(tree)), ("results", len(t)),
+                           ("marked_fraction", t.ecn_marked.mean()), ("mean_cwnd", t.cwnd.mean()),
+                           ("min_cwnd", t.cwnd.min()), ("rtt_p50_us", t.rtt_us.median()),
+                           ("rtt_p99_us", t.rtt_us.quantile(0.99)), ("last_result_s", t.time_s.max())):
+            cols.setdefault(key, []).append(value)
+
+
 def draw(fig):
     base, plot = fig.base, fig.plot
     pts, labels = points(fig.cfg["nodes"])
-    times = {}
+    times, trees = {}, {}
     for row in fig.sweep(points=pts):
         m, label = labels[int(row["point"])]
         fig.check(row, f"m={m} {label}")
         times[(m, label)] = num(row.get("workload.mean_duration_s"))
+        if label == "PANAMA (4 trees)" and "cache_dir" in row:
+            tree_rows(m, row["cache_dir"], trees)
     nodes = fig.cfg["nodes"]
     cols = {"long_flow_nodes": [], "config": [], "aggregation_time_s": []}
     panel = plot.Figure("aggregation time vs long-flow load", "nodes generating long flows", "aggregation time",
@@ -82,7 +103,7 @@ def draw(fig):
     return fig.save([panel], title=(
         f"PANAMA load balancing: {len(base['workload']['hosts'])} workers, "
         f"{int(base['workload']['bytes']) / 2**20:g} MiB fp32, {base['links']['host_rate_gbps']:g} Gb/s"),
-        tables={"points": cols})
+        tables={"points": cols, "trees": trees})
 
 
 main = figscript.entry(STEM, __doc__, "the reduced sweep (3 loads, a few seconds)", CONFIGS, draw)
