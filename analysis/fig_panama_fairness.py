@@ -7,12 +7,18 @@ scenarios/panama/fig10-fairness.json (--small: fig10-fairness-small.json):
 one rack at 10 Gb/s; a DCTCP flow h2 -> h0 starts at 0; a 2-worker
 aggregation job (h0, h1; 1,500-byte packets, as the paper's) starts later;
 the ToR's port to h0 carries the flow's data and the job's results. Three
-runs, panels a-c (panel d: their steady-state means, x = 1..3 in this order): (a) PANAMA's congestion control with DCTCP's increase rule
-(additive increase in every window, `increase: "every_window"`: the
-mechanism §4.2.2 says "matches that of DCTCP"; the paper's Fig. 10a), (b)
-Fig. 5 as printed (grows only in windows without a mark, the model's
-default), (c) a fixed window of 64 packets per tree (no congestion control,
-the paper's Fig. 10b).
+runs, panels a-d (panel e: their steady-state means, x = 1..4 in this order): (a)
+PANAMA's congestion control with an additive increase in every window, marked
+or not (`increase: "every_window"`, the other reading, an option), (b) Fig. 5
+as printed (grows only in windows without a mark, the default: it is also
+what DCTCP does in ns-3 and Linux, whose window does not grow in the CWR
+window a mark starts, ns-3.37 tcp-socket-base.cc:2108-2118; §4.2.2 says the
+mechanism "matches that of DCTCP"; the paper's Fig. 10a, and the rule Fig. 8
+runs), (c) a fixed window of 64 packets per tree (no congestion control,
+the paper's Fig. 10b), (d) Fig. 5 with DCTCP's CWR (`cut:
+"once_per_flight"`: after a cut, the results of packets already in flight
+neither cut again nor grow; an option, run to measure how much of (b)'s gap
+Fig. 5's second cut per congestion episode makes).
 
 Each flow's throughput per sampling interval is read from samples.csv, in
 frame bytes on its sender's host link: the DCTCP flow's on h2 -> ToR, the
@@ -44,11 +50,14 @@ CONFIGS = {
     "small": {"scenario": ROOT / "scenarios" / "panama" / "fig10-fairness-small.json"},
 }
 STEM = "fig_panama_fairness"
-RUNS = [("PANAMA, DCTCP's increase", {"workload.panama.congestion_control": True,
+RUNS = [("PANAMA, increase in every window", {"workload.panama.congestion_control": True,
                                           "workload.panama.increase": "every_window"}),
-        ("PANAMA, Fig. 5 as printed", {"workload.panama.congestion_control": True,
+        ("PANAMA, Fig. 5 as printed (default)", {"workload.panama.congestion_control": True,
                                             "workload.panama.increase": "unmarked_windows"}),
-        ("no congestion control (fixed window)", {"workload.panama.congestion_control": False})]
+        ("no congestion control (fixed window)", {"workload.panama.congestion_control": False}),
+        ("PANAMA, Fig. 5 with DCTCP's CWR", {"workload.panama.congestion_control": True,
+                                             "workload.panama.increase": "unmarked_windows",
+                                             "workload.panama.cut": "once_per_flight"})]
 # Steady state begins this long after the job starts.
 SETTLE_S = 0.010
 
@@ -102,7 +111,7 @@ def run_ends(run_dir: Path):
 
 
 def steady_state_panel(fig, summary):
-    """Panel d: each run's steady-state means (x = the run, 1..3), so the
+    """Panel e: each run's steady-state means (x = the run, 1..4), so the
     paper-claims file can point at them (fig10a-equal-share, ...)."""
     runs = list(range(1, len(summary) + 1))
     panel = fig.plot.Figure("steady-state means", "configuration", "throughput", "run", "Gb/s", legend_loc="lower right")
@@ -110,7 +119,7 @@ def steady_state_panel(fig, summary):
                columns={"run": [r["run"] for r in summary]})
     panel.line(runs, [r["dctcp_gbps"] for r in summary], "DCTCP flow", linestyle="none",
                columns={"run": [r["run"] for r in summary]})
-    return panel.xticks(runs, ["DCTCP's increase", "Fig. 5", "fixed window"])
+    return panel.xticks(runs, ["every window", "Fig. 5 (default)", "fixed window", "Fig. 5 + CWR"])
 
 
 def draw(fig):

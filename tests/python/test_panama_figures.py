@@ -44,18 +44,20 @@ def test_load_balance_small(tmp_path):
 
 
 def test_fairness_small(tmp_path):
-    """Fig. 10 reduced: the issue's "fairness within 10 %" in the steady state
-    with the congestion control the paper describes (DCTCP's rules on results),
-    Fig. 5 as printed weaker but not starved, and no congestion control taking
-    most of the port (the paper's Fig. 10b)."""
+    """Fig. 10 reduced: with an additive increase in every window the
+    aggregation is within 10 % of the fair share; Fig. 5 as printed (the
+    default, DCTCP's rule in ns-3 / Linux: no growth in a marked window) is
+    weaker but not starved (10-30 % off, the measured gap the README reports),
+    and with DCTCP's CWR added (one cut per flight) nearer its share;
+    no congestion control takes most of the port (the paper's Fig. 10b)."""
     r = run_script(ANALYSIS / "fig_panama_fairness.py", tmp_path)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "fig_panama_fairness.png").read_bytes()[:8] == PNG_MAGIC
     assert_committed_small_csv(tmp_path, "fig_panama_fairness")
     rows = {row["run"]: row for row in read_csv(tmp_path / "fig_panama_fairness_summary.csv")}
-    dctcp_rule, fig5, fixed = ("PANAMA, DCTCP's increase", "PANAMA, Fig. 5 as printed",
-                               "no congestion control (fixed window)")
-    assert set(rows) == {dctcp_rule, fig5, fixed}
+    dctcp_rule, fig5, fixed, cwr = ("PANAMA, increase in every window", "PANAMA, Fig. 5 as printed (default)",
+                                    "no congestion control (fixed window)", "PANAMA, Fig. 5 with DCTCP's CWR")
+    assert set(rows) == {dctcp_rule, fig5, fixed, cwr}
     agg = {k: float(v["aggregation_gbps"]) for k, v in rows.items()}
     tcp = {k: float(v["dctcp_gbps"]) for k, v in rows.items()}
     for k, row in rows.items():
@@ -68,6 +70,8 @@ def test_fairness_small(tmp_path):
     # Fig. 5 grows only in windows without a mark: less than its fair share.
     assert agg[fig5] < agg[dctcp_rule]
     assert 0.10 < float(rows[fig5]["max_deviation_from_fair"]) < 0.30, rows[fig5]
+    # DCTCP's CWR (no second cut for results already in flight) closes part of that gap.
+    assert agg[fig5] < agg[cwr] < agg[dctcp_rule] * 1.05, (agg, tcp)
     # Without congestion control the fixed window takes most of the port.
     assert agg[fixed] > 2 * tcp[fixed]
     assert agg[fixed] > agg[dctcp_rule]

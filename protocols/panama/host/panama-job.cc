@@ -70,6 +70,7 @@ void PanamaWorker::Setup(PanamaJob* owner, uint32_t rank, InaNetDevice& nic) {
   wc.g = spec_->g;
   wc.reset_ecn_count_per_window = spec_->reset_ecn_count_per_window;
   wc.increase_in_marked_windows = spec_->increase_in_marked_windows;
+  wc.cut_once_per_flight = spec_->cut_once_per_flight;
   trees_.assign(spec_->trees, Tree{congestion::PanamaWindow(wc), 0, 0, 0, 0, 0, false, {}});
   tracing_ = spec_->window_trace && rank == 0;
 }
@@ -226,7 +227,7 @@ void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
   const uint16_t cap = p4::LoadBe16(p + pn::kOffWndCap);
   counters_.min_wnd_cap = std::min<uint32_t>(counters_.min_wnd_cap, cap);
   const uint64_t hits = tr.window.cap_hits();
-  tr.window.OnResult(marked, cap);
+  tr.window.OnResult(marked, cap, tr.in_flight);
   counters_.cap_hits += tr.window.cap_hits() - hits;
   counters_.cwnd_sum += tr.window.cwnd();
   window_trace_(t, static_cast<uint32_t>(g / n), tr.window.cwnd());

@@ -226,9 +226,16 @@ PanamaSection& DeclareWindow(PanamaSection& p) {
             "mark.")
       .Enum("increase", &PanamaSpec::increase_in_marked_windows, "unmarked_windows",
             {{"unmarked_windows", false}, {"every_window", true}},
-            "Fig. 5 grows a window only when it had no mark; `\"every_window\"` keeps DCTCP's additive increase in "
-            "marked windows too (cwnd x (1 - alpha/2) + 1), as RFC 8257 / ns-3's TcpDctcp do (§4.2.2 says the "
-            "mechanism matches DCTCP's).")
+            "Fig. 5 grows a window only when it had no mark (the default: DCTCP in ns-3 and Linux does the same, its "
+            "window not growing in the CWR window a mark starts, ns-3.37 tcp-socket-base.cc:2108-2118, and §4.2.2 says "
+            "the mechanism matches DCTCP's); `\"every_window\"` adds one packet in marked windows too (cwnd x (1 - "
+            "alpha/2) + 1), the other reading.")
+      .Enum("cut", &PanamaSpec::cut_once_per_flight, "every_marked_window",
+            {{"every_marked_window", false}, {"once_per_flight", true}},
+            "Fig. 5 cuts at the end of every window of results that carried a mark (the default), so the results of "
+            "packets in flight at a cut can cut again a window later. `once_per_flight`: DCTCP's CWR (ns-3.37 "
+            "tcp-socket-base.cc:1864-1891): after a cut, until every packet then in flight has its result, the window "
+            "neither cuts nor grows (alpha is still updated).")
       .Enum("round_robin", &PanamaSpec::round_robin_in_order, "in_order",
             {{"in_order", true}, {"per_tree", false}},
             "§4.1: packet g goes to tree g mod N and \"p5 is only sent after the preceding packets have been sent to "

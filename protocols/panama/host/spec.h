@@ -55,7 +55,8 @@ struct PanamaSpec {
   double initial_cwnd = 2, initial_ssthresh = 64, initial_alpha = 1;  ///< Fig. 5 initialisation
   double g = 1.0 / 16;                         ///< Fig. 5's weight (DCTCP's default)
   bool reset_ecn_count_per_window = true;      ///< false: Fig. 5 read literally (see panama_window.h)
-  bool increase_in_marked_windows = false;     ///< true: DCTCP's increase in marked windows too (panama_window.h)
+  bool increase_in_marked_windows = false;     ///< true: an additive increase in marked windows too (panama_window.h)
+  bool cut_once_per_flight = false;            ///< true: DCTCP's CWR, one cut per window of packets sent (panama_window.h)
   /// §4.1's round robin: packet g to tree g mod N, sent in index order (a
   /// tree whose window is full holds the packets after it); false: each tree
   /// sends its own packets as its window allows (trees run independently).

@@ -122,3 +122,43 @@ TEST(PanamaWindow, EveryWindowModeKeepsTheAdditiveIncreaseInMarkedWindows) {
   Results(fig5, 8, 2);
   EXPECT_EQ(fig5.cwnd(), 4.6416015625);
 }
+
+TEST(PanamaWindow, OncePerFlightCutsOnceForResultsSentBeforeTheCut) {
+  // Worked: initial_cwnd = ssthresh = 8, alpha = 1 (Fig. 5's), g = 1/2.
+  // Window 1: 8 results, all marked, 8 more in flight after the last one.
+  // alpha = 1 * 1/2 + 1/2 * 8/8 = 1; cwnd = 8 * (1 - 1/2) = 4.
+  PanamaWindowConfig c;
+  c.initial_cwnd = 8;
+  c.initial_ssthresh = 8;
+  c.g = 0.5;
+  PanamaWindow fig5(c);
+  c.cut_once_per_flight = true;
+  PanamaWindow cwr(c);
+  for (PanamaWindow* w : {&fig5, &cwr}) {
+    for (int i = 0; i < 8; ++i) w->OnResult(true, kNoCap, 8);
+    EXPECT_EQ(w->cwnd(), 4);
+  }
+  EXPECT_EQ(cwr.cwr_left(), 8u);
+  // Window 2: 4 marked results of packets sent before the cut (in flight 7..4
+  // after them). alpha = 1/2 + 1/2 * 4/4 = 1 in both. Fig. 5 cuts again to 2;
+  // DCTCP's CWR neither cuts nor grows: 4 results of the 8 still owed.
+  for (int i = 0; i < 4; ++i) fig5.OnResult(true, kNoCap, 7 - i);
+  for (int i = 0; i < 4; ++i) cwr.OnResult(true, kNoCap, 7 - i);
+  EXPECT_EQ(fig5.cwnd(), 2);
+  EXPECT_EQ(cwr.cwnd(), 4);
+  EXPECT_EQ(cwr.alpha(), 1);
+  EXPECT_EQ(cwr.cwr_left(), 4u);
+  // Window 3: the last 4 owed, unmarked. Its last result clears the debt, so
+  // the window ends out of CWR (as ns-3 leaves CWR on the ACK past the
+  // recovery point and grows on that ACK): alpha = 1/2, cwnd 4 >= ssthresh 4: +1.
+  for (int i = 0; i < 3; ++i) cwr.OnResult(false, kNoCap, 4);
+  EXPECT_EQ(cwr.cwr_left(), 1u);
+  cwr.OnResult(false, kNoCap, 4);
+  EXPECT_EQ(cwr.cwr_left(), 0u);
+  EXPECT_EQ(cwr.alpha(), 0.5);
+  EXPECT_EQ(cwr.cwnd(), 5);
+  // A marked window now cuts: alpha = 1/4 + 1/2 * 5/5 = 3/4, cwnd = 5 * 5/8.
+  for (int i = 0; i < 5; ++i) cwr.OnResult(true, kNoCap, 3);
+  EXPECT_EQ(cwr.cwnd(), 3.125);
+  EXPECT_EQ(cwr.cwr_left(), 3u);
+}
