@@ -99,7 +99,7 @@ def table_rows(models, rates):
 
 def per_model_panel(fig, rows, models, key, title, ylabel, yunit):
     """Panels a and b: x = the model (1..5), one series per GPU generation."""
-    panel = fig.plot.Figure(title, "model", ylabel, "", yunit, legend_loc="upper right")
+    panel = fig.plot.Figure(title, "DNN", ylabel, "model", yunit, legend_loc="upper right")
     index = {m["name"]: i + 1 for i, m in enumerate(models)}
     for gpu, bps in GPUS:
         mine = [r for r in rows if r["gpu"] == gpu]
@@ -111,7 +111,7 @@ def per_model_panel(fig, rows, models, key, title, ylabel, yunit):
 def summary_panel(fig, rows, key, title, ylabel, yunit, with_mean, with_all):
     """Panels c and d: x = the GPU generation (1..3; 4 = all of them), the
     lowest and highest value of the models (and their mean)."""
-    panel = fig.plot.Figure(title, "GPU and link", ylabel, "", yunit, legend_loc="upper right")
+    panel = fig.plot.Figure(title, "GPU and link", ylabel, "generation", yunit, legend_loc="upper right")
     groups = [[r for r in rows if r["gpu"] == gpu] for gpu, _ in GPUS] + ([rows] if with_all else [])
     xs = list(range(1, len(groups) + 1))
     stats = [("lowest", min), ("highest", max)]
@@ -134,9 +134,9 @@ def draw(fig):
         print(f"{r['model']:12s} {r['gpu']} @ {r['link_gbps']:3g} Gb/s: compute {r['compute_s'] * 1e3:7.1f} ms, "
               f"communication {r['comm_s'] * 1e3:7.1f} ms, fraction {r['comm_fraction']:.3f}, "
               f"speed-up {r['speedup']:.3f}")
-    panels = [per_model_panel(fig, rows, models, "comm_fraction", "communication / training time", "fraction", ""),
+    panels = [per_model_panel(fig, rows, models, "comm_fraction", "communication / training time", "fraction", "ratio"),
               per_model_panel(fig, rows, models, "speedup", "expected speed-up of INA", "speed-up", "x"),
-              summary_panel(fig, rows, "comm_fraction", "fraction per GPU", "fraction", "", True, True),
+              summary_panel(fig, rows, "comm_fraction", "fraction per GPU", "fraction", "ratio", True, True),
               summary_panel(fig, rows, "speedup", "speed-up per GPU", "speed-up", "x", False, False)]
     return fig.save(panels, title="PANAMA Fig. 1: one iteration on one GPU, fp32 gradients over one link",
                     tables={"table": {k: [r[k] for r in rows] for k in rows[0]}})
