@@ -174,6 +174,7 @@ def _check_figure(stem: str, f: Any, repo: Path) -> None:
         p = _need(f, key, str, where, optional)
         if p is not None and not (repo / p).is_file():
             raise ClaimsError(f"{where}.{key}: no such file \"{p}\"")
+    _need(f, "analytic", bool, where, optional=True)  # true: the script simulates nothing (no runs, no seeds)
     scaling = f.get("scaling")
     if scaling is not None and not (isinstance(scaling, str) and scaling.strip()) and not isinstance(scaling, dict):
         raise ClaimsError(f"{where}.scaling: must be null, a text or an object with \"rule\"")

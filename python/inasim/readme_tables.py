@@ -75,8 +75,11 @@ def _provenance_line(stem: str, src: Sources) -> str:
             continue
         seeds = prov.get("seeds") or []
         seed_text = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}"
-        parts.append(f"{label}: `{prov['command']}`, {prov['runs']} runs ({seed_text}), "
-                     f"inasim {', '.join(prov.get('inasim_version') or ['?'])}, "
+        # An analytic figure (paper-claims "analytic": true) runs no simulation:
+        # say so rather than "0 runs", and name the commit its numbers came from.
+        made = (f"no simulation (analytic), at {prov.get('recorded_at_commit', '?')}" if prov["runs"] == 0 else
+                f"{prov['runs']} runs ({seed_text}), inasim {', '.join(prov.get('inasim_version') or ['?'])}")
+        parts.append(f"{label}: `{prov['command']}`, {made}, "
                      f"recorded {prov['recorded']} (`{_rel(tables.path(stem), src)}`).")
     return " ".join(parts)
 

@@ -7,7 +7,8 @@ that every configuration ran what it says: 4 trees, one tree per spine, ring).
 
 import json
 
-from helpers import PNG_MAGIC, assert_committed_small_csv, assert_paper_claims, SOURCE_DIR, import_inasim, read_csv, run_script
+from helpers import (PNG_MAGIC, assert_committed_small_csv, assert_paper_claims, SOURCE_DIR, import_inasim, load_script,
+                     read_csv, run_script)
 
 inasim = import_inasim()
 
@@ -117,3 +118,78 @@ def test_shared_cluster_fig8_small(tmp_path):
     assert kinds[("ring", 1.0)] == 2
     assert kinds[("panama", 0.88)] == 2 and kinds[("panama", 0.94)] == 2
     assert kinds[("panama", 1.0)] == 6  # PANAMA, SwitchML*, the jobs alone (Ideal)
+
+
+def paper(claim_id):
+    from inasim import claims
+
+    return claims.paper_value("panama", claim_id, SOURCE_DIR)
+
+
+def test_fig1_speedup_formula_gives_the_papers_speedups_from_its_fractions():
+    """Fig. 1b's speed-up (INA halves the communication time, no overlap)
+    turns the paper's own extreme fractions of Fig. 1a into its extreme
+    speed-ups, to the two decimals it prints: the lowest fraction is the
+    A100's lowest speed-up, the highest the P100's highest."""
+    fig1 = load_script(ANALYSIS / "fig_panama_fig1.py")
+    assert round(fig1.speedup(paper("fig1a-comm-fraction-min")), 2) == paper("fig1b-speedup-a100-min")
+    # 0.70 is itself rounded (0.693 gives 1.530): within one unit of the last digit.
+    assert abs(fig1.speedup(paper("fig1a-comm-fraction-max")) - paper("fig1b-speedup-p100-max")) <= 0.01
+
+
+def test_fig1_small(tmp_path):
+    """Fig. 1 (analytic): every model on every GPU, the numbers read from
+    dnn-models.h and the data file, the fraction falling as GPUs and links
+    get faster for every model, and the speed-up consistent with it."""
+    r = run_script(ANALYSIS / "fig_panama_fig1.py", tmp_path)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (tmp_path / "fig_panama_fig1.png").read_bytes()[:8] == PNG_MAGIC
+    assert_paper_claims(tmp_path, "fig_panama_fig1")
+    assert_committed_small_csv(tmp_path, "fig_panama_fig1")
+    fig1 = load_script(ANALYSIS / "fig_panama_fig1.py")
+    models = fig1.header_models()
+    assert [m["name"] for m in models] == ["vgg16", "alexnet", "resnet152", "resnet50", "inceptionv3"]
+    rows = read_csv(tmp_path / "fig_panama_fig1_table.csv")
+    assert len(rows) == len(models) * len(fig1.GPUS)
+    frac = {(r["model"], r["gpu"]): float(r["comm_fraction"]) for r in rows}
+    for r in rows:
+        f = float(r["comm_fraction"])
+        assert 0 < f < 1 and abs(float(r["speedup"]) - fig1.speedup(f)) < 1e-12
+        # The P100 rate is the header's, the others the data file's.
+        src = {m["name"]: m["p100"] for m in models} if r["gpu"] == "P100" else \
+            {m: v for (m, g), v in fig1.gpu_rates().items() if g == r["gpu"]}
+        assert float(r["images_per_s"]) == src[r["model"]]
+    for m in models:
+        assert frac[(m["name"], "P100")] > frac[(m["name"], "V100")] > frac[(m["name"], "A100")]
+
+
+def test_fig14_small(tmp_path):
+    """Fig. 14 and Table 1 from the dataplane model (inasim-p4): latency
+    rises with the packet size and by the same step (one adder level) per
+    doubling of the ports; a wider bus and the ASIC are faster."""
+    r = run_script(ANALYSIS / "fig_panama_fig14.py", tmp_path)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (tmp_path / "fig_panama_fig14.png").read_bytes()[:8] == PNG_MAGIC
+    assert_paper_claims(tmp_path, "fig_panama_fig14")
+    assert_committed_small_csv(tmp_path, "fig_panama_fig14")
+    rows = read_csv(tmp_path / "fig_panama_fig14.csv")
+    series = {}
+    for row in rows:
+        series.setdefault((row["panel"], row["series"]), []).append((float(row["x"]), float(row["y"])))
+    for (panel, label), pts in series.items():
+        ys = [y for _, y in sorted(pts)]
+        if panel in "abce":
+            assert ys == sorted(ys) and ys[0] < ys[-1], (panel, label, ys)
+        if panel in "cd":  # powers of two: equal steps of La
+            steps = [round(b - a, 6) for a, b in zip(ys, ys[1:])]
+            assert len(set(steps)) == 1, (panel, label, steps)
+    for panel in "abcd":
+        widths = sorted((int(label.split()[2]), pts) for (p, label), pts in series.items() if p == panel)
+        assert len(widths) == 4
+        for (_, narrow), (_, wide) in zip(widths, widths[1:]):
+            assert all(yw < yn for (_, yn), (_, yw) in zip(sorted(narrow), sorted(wide)))
+    fpga, asic = (dict(series[(p, "W = 512 bits (102.4 Gb/s)" if p == "a" else "W = 512 bits (512 Gb/s)")])
+                  for p in "ab")
+    assert all(asic[x] < fpga[x] for x in fpga)
+    agg, non = dict(series[("e", "aggregation")]), dict(series[("e", "non-aggregation")])
+    assert all(agg[x] > non[x] for x in agg)

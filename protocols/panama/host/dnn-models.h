@@ -11,6 +11,8 @@
 //     (NVIDIA Tesla P100)", GPUs = 1; batch 64, AlexNet 512).
 // GoogLeNet is left out: that table has no P100 figure for it, and we found
 // no other citable one.
+// analysis/fig_panama_fig1.py (PANAMA Fig. 1) reads kDnnModels from this file,
+// one {"name", parameters, batch, images_per_s} per line: keep that form.
 #pragma once
 
 #include <array>

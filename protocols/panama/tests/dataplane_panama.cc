@@ -977,6 +977,43 @@ TEST(PanamaLatency, EquationModeAgainstTable1) {
   EXPECT_EQ(asic.latency().Aggregation(1500), 58'438u);
 }
 
+/// The accelerator of one Fig. 14 design with eq. (3) alone (no fitted fixed terms).
+pn::PanamaDataplane Eq3Accelerator(uint32_t ports, uint32_t bus_bits, uint64_t clock_hz, uint64_t adder_ps) {
+  pn::PanamaConfig c = Config({}, ports);
+  c.latency.bus_bits = bus_bits;
+  c.latency.clock_hz = clock_hz;
+  c.latency.adder_ps = adder_ps;
+  c.latency.fixed_ps = 0;
+  c.latency.agg_fixed_ps = 0;
+  return pn::PanamaDataplane(c);
+}
+
+// The points analysis/fig_panama_fig14.py plots, worked by hand from eq. (3),
+// L = (S/W - 1)/f + La log2 N (S, W in bits), rounded to the picosecond.
+TEST(PanamaLatency, Fig14WorkedExamples) {
+  // FPGA at 100 Gb/s: S = 1500 B = 12000 bits, W = 512, f = 200 MHz (5 ns),
+  // N = 64, La = 10 ns: (12000/512 - 1) x 5 ns = 22.4375 x 5 = 112.1875 ns
+  // (112'188 ps rounded), + 10 ns x log2 64 = 60 ns -> 172'188 ps.
+  EXPECT_EQ(Eq3Accelerator(64, 512, 200'000'000, 10'000).latency().Aggregation(1500), 172'188u);
+  // The same with 2 ports: one adder level, 112'188 + 10'000.
+  EXPECT_EQ(Eq3Accelerator(2, 512, 200'000'000, 10'000).latency().Aggregation(1500), 122'188u);
+  // ASIC at 128 Gb/s: W = 128, f = 1 GHz (1 ns), La = 6 ns, N = 64:
+  // (12000/128 - 1) x 1 ns = 92.75 ns, + 6 ns x 6 = 36 ns -> 128'750 ps.
+  EXPECT_EQ(Eq3Accelerator(64, 128, 1'000'000'000, 6'000).latency().Aggregation(1500), 128'750u);
+  // FPGA prototype bus, the smallest frame: S = 64 B = 512 bits, W = 64:
+  // (8 - 1) x 5 ns = 35 ns, + 10 ns x log2 2 = 45 ns.
+  EXPECT_EQ(Eq3Accelerator(2, 64, 200'000'000, 10'000).latency().Aggregation(64), 45'000u);
+  // A frame of one bus word streams in no extra cycle: 64 B on W = 512 -> (1 - 1)/f = 0,
+  // only the adder tree: 10 ns x 6 = 60 ns.
+  EXPECT_EQ(Eq3Accelerator(64, 512, 200'000'000, 10'000).latency().Aggregation(64), 60'000u);
+  // N not a power of two: the model's adder tree has ceil(log2 N) levels
+  // (6 ports -> 3 levels, 30 ns), where eq. (3) read literally gives
+  // 10 x log2 6 = 25.85 ns; Fig. 14 only uses powers of two.
+  EXPECT_EQ(Eq3Accelerator(6, 512, 200'000'000, 10'000).latency().Aggregation(64), 30'000u);
+  // Non-aggregation frames cross no adder: the streaming term alone.
+  EXPECT_EQ(Eq3Accelerator(64, 512, 200'000'000, 10'000).latency().NonAggregation(1500), 112'188u);
+}
+
 TEST(PanamaLatency, Table1ModeReproducesEveryRow) {
   pn::PanamaConfig c = Config({});
   c.latency.mode = pn::LatencyMode::kTable1;
