@@ -13,6 +13,9 @@ the paper: PANAMA (4 trees, one per spine), PANAMA-Agg1..4 (one tree, through
 spine 0..3) and the ring allreduce. The y axis is the aggregation time (mean
 duration of an iteration's allreduce, the paper's "aggregation latency").
 
+Panels b-d: the 4-tree runs per tree (rank 0's window trace): the fraction
+of its results ECN-marked, its mean window, its median round trip.
+
 Writes OUT/fig_panama_load_balance.png and .csv (columns long_flow_nodes,
 config, aggregation_time_s), OUT/fig_panama_load_balance_trees.csv (per
 4-tree run and tree, from rank 0's window trace: results, marked fraction,
@@ -76,6 +79,21 @@ def tree_rows(m, run_dir, cols):
             cols.setdefault(key, []).append(value)
 
 
+def tree_panels(plot, trees, nodes):
+    """Panels b-d, the 4-tree runs per tree against m: the marked fraction of
+    its results, its mean window and its median round trip (from tree_rows)."""
+    out = []
+    for key, title, ylabel, unit in (("marked_fraction", "4 trees: results ECN-marked", "marked", "fraction"),
+                                     ("mean_cwnd", "4 trees: mean window", "window", "packets"),
+                                     ("rtt_p50_us", "4 trees: median round trip", "round trip", "us")):
+        panel = plot.Figure(title, "nodes generating long flows", ylabel, "hosts", unit, legend_loc="upper left")
+        for tree in sorted(set(trees.get("tree", []))):
+            ys = [v for m, t, v in zip(trees["long_flow_nodes"], trees["tree"], trees[key]) if t == tree]
+            panel.line(nodes, ys, f"tree {tree} (spine {tree})")
+        out.append(panel.xticks(nodes))
+    return out
+
+
 def draw(fig):
     base, plot = fig.base, fig.plot
     pts, labels = points(fig.cfg["nodes"])
@@ -99,8 +117,8 @@ def draw(fig):
         panel.line(nodes, ys, label)
         print(f"{label:18s} " + "  ".join(f"m={m}: {times[(m, label)] * 1e3:7.3f} ms" for m in nodes))
     panel.xticks(nodes)
-    # The plot's CSV holds the series; the tidy table goes beside it too.
-    return fig.save([panel], title=(
+    # The plot's CSV holds the series; the tidy tables go beside it too.
+    return fig.save([panel] + tree_panels(plot, trees, nodes), title=(
         f"PANAMA load balancing: {len(base['workload']['hosts'])} workers, "
         f"{int(base['workload']['bytes']) / 2**20:g} MiB fp32, {base['links']['host_rate_gbps']:g} Gb/s"),
         tables={"points": cols, "trees": trees})
