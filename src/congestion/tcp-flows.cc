@@ -1,6 +1,7 @@
 #include "congestion/tcp-flows.h"
 
 #include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/object-factory.h"
 #include "ns3/rtt-estimator.h"
 #include "ns3/tcp-recovery-ops.h"
@@ -38,6 +39,11 @@ void ConfigureTcpSocket(Ptr<Socket> socket, const TcpConfig& config) {
   socket->SetAttribute("ConnTimeout", TimeValue(PicoSeconds(config.min_rto_ps)));
   socket->SetAttribute("DelAckCount", UintegerValue(config.del_ack_count));
   socket->SetAttribute("DelAckTimeout", TimeValue(PicoSeconds(config.del_ack_timeout_ps)));
+  // TIME_WAIT (2 MSL) keeps a closed flow's endpoint, and ns-3 scans every
+  // endpoint of a host for every packet it receives (Ipv4EndPointDemux::Lookup
+  // walks a list): with RFC 793's 2 minutes every finished flow slowed all
+  // later packets of its host.
+  socket->SetAttribute("MaxSegLifetime", DoubleValue(static_cast<double>(config.max_segment_lifetime_ps) * 1e-12));
   auto tcp = DynamicCast<TcpSocketBase>(socket);
   tcp->SetMinRto(PicoSeconds(config.min_rto_ps));
   // RTO = max(MinRto, SRTT + max(G, 4 RTTVAR)); ns-3's default G of 1 ms

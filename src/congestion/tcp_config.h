@@ -17,6 +17,8 @@ struct TcpConfig {
   uint32_t buffer_bytes = 4u << 20;    ///< socket send and receive buffers
   uint32_t del_ack_count = 2;          ///< ACK every this many segments
   uint64_t del_ack_timeout_ps = 10'000'000;  ///< 10 us
+  /// MSL: a closed connection's endpoint stays 2 MSL in TIME_WAIT (see the key's help).
+  uint64_t max_segment_lifetime_ps = 500'000'000;  ///< 500 us
   uint16_t port = 5001;
   /// TCP Small Queues (Linux net.ipv4.tcp_limit_output_bytes, 1 MiB since
   /// Linux 5.3): a sender keeps at most about this many bytes waiting in its
