@@ -215,8 +215,9 @@ class PanamaJob {
   /// window_trace: rank 0's rows (no header), in result order.
   std::string& window_trace_rows() { return window_trace_rows_; }
   const std::string& window_trace_rows() const { return window_trace_rows_; }
-  /// PANAMA-<quorum>: an accelerator summed a packet without some children (counted only).
-  void RecordPartial();
+  /// PANAMA-<quorum>: the accelerator on switch v summed vector `vid` of tree
+  /// `tid` from these member ports only (counted; kept as the oracle's hint).
+  void RecordPartial(uint32_t v, uint8_t tid, uint32_t vid, inasim::Span<const uint16_t> ports);
   uint64_t partial_aggregations() const { return partial_aggregations_; }
   /// PANAMA-<quorum>: results whose contributors no allowed set of senders explains.
   uint64_t quorum_unresolved() const { return quorum_unresolved_; }
@@ -249,6 +250,13 @@ class PanamaJob {
   /// when no allowed set of contributors explains the result.
   Expected& ExpectedValues(uint64_t g, const uint8_t* values, uint32_t count);
   std::unordered_map<uint64_t, std::vector<uint8_t>> senders_;  ///< PANAMA-<quorum>: per packet, rank sent it
+  /// PANAMA-<quorum>: per packet, (switch, member ports summed) of every partial sum on its tree.
+  std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, std::vector<uint16_t>>>> partial_ports_;
+  /// The contributors the accelerators' partial sums name for packet g: its
+  /// senders minus every worker below a port a switch left out. Only a hint:
+  /// the caller checks the quorum rule and the sum over them bit for bit.
+  std::vector<uint8_t> HintedContributors(uint64_t g) const;
+  void ExcludeBelow(uint32_t tree, uint32_t v, std::vector<uint8_t>& in) const;
   uint64_t partial_aggregations_ = 0, quorum_unresolved_ = 0;
 
   PanamaSpec spec_;

@@ -72,8 +72,9 @@ uint32_t PanamaJob::AddCollectives(CollectiveTable& table, uint64_t& payload_del
 
 std::string PanamaJob::Check() const {
   if (spec_.quorum < 1)
-    return "values: each partial sum against the adder order over a set of senders the quorum allows, found from "
-           "the hosts' sends, not the switches' record";
+    return "values: each partial sum bit for bit against the adder order over a set of workers that sent it and "
+           "that the quorum allows at every switch: the set the switches' partial sums name, else one searched "
+           "among the senders";
   return data_.front().exact_in_float() ? DataCheckDescription(data_.front().pattern())
                                         : "values: against the accelerators' adder order over per-rank random float32 "
                                           "data, bit for bit";

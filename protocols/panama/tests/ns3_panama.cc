@@ -266,6 +266,38 @@ TEST_F(PanamaScenario, QuorumSumsWithoutTheLastWorkersAndChecksThePartialSums) {
   EXPECT_GT(uni.json["workload"]["panama"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
 }
 
+TEST_F(PanamaScenario, QuorumPartialSumsOfALargeJobAreCheckedThroughTheSwitchesRecord) {
+  // 40 workers (20 per leaf), 8 of them slowed by line-rate flows into their
+  // host links; at 0.8 a leaf sums without up to 4 of its 20 and the root
+  // without up to 8 of 40. Searching the senders for the left-out set would
+  // try C(40, k) sets (91,390 at k = 4, far past the search's 16,384); the
+  // oracle checks the set the switches' partial sums name instead (the
+  // quorum at every switch, the adder-order sum bit for bit), so every result
+  // is resolved and exact.
+  std::string workers, flows;
+  for (uint32_t l = 0; l < 2; ++l)
+    for (uint32_t h = 0; h < 20; ++h) workers += fmt::format("{}{}", workers.empty() ? "" : ",", l * 24 + h);
+  for (uint32_t l = 0; l < 2; ++l)
+    for (uint32_t i = 0; i < 4; ++i)
+      flows += fmt::format(R"({}{{"src":{},"dst":{},"bytes":20000000}})", flows.empty() ? "" : ",", l * 24 + 20 + i,
+                           l * 24 + i);
+  const json doc = json::parse(fmt::format(R"({{"name":"q","topology":{{"type":"leaf_spine","leaves":2,"spines":2,
+    "hosts_per_leaf":24}}, "links":{{"host_rate_gbps":10}},
+    "switch":{{"ecn":{{"enabled":true,"threshold":20}},"pfc":{{"enabled":true}}}},
+    "workload":{{"type":"allreduce","protocol":"panama","dtype":"float32","bytes":262144,"iterations":2,
+                "compute_gap_us":20,"hosts":[{}],"panama":{{"trees":2,"quorum":0.8}}}},
+    "background":{{"flows":{{"list":[{}]}}}}, "stop":{{"max_sim_time_ms":100}}}})",
+                                            workers, flows));
+  const RunResult r = RunQuietly(doc);
+  ASSERT_TRUE(r.correct) << r.summary;
+  const json& w = r.json["workload"];
+  EXPECT_GT(w["panama"]["accelerators"]["partial_aggregations"].get<uint64_t>(), 0u);
+  EXPECT_GT(w["panama"]["accelerators"]["vid_mismatch_dropped"].get<uint64_t>(), 0u);  // the late packets
+  EXPECT_EQ(w["panama"]["accelerators"]["quorum_unresolved_results"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["mismatches"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 2u * 40u * (262144u / 4));
+}
+
 TEST_F(PanamaScenario, ClusterKeysBadInputNamesTheField) {
   const auto err = RunErrorOf;
   json doc = Cluster(3, 100);
