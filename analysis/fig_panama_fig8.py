@@ -3,9 +3,11 @@
 
     /usr/bin/python3 analysis/fig_panama_fig8.py [--small] [--out DIR] [--jobs N] [--resume]
 
-The shared cluster of panama-mlsys21 §7, scaled (scenarios/panama/
-fig8-cluster-scaled.json: a k = 8 fat tree, 128 hosts at 10 Gb/s; --small:
-fig8-cluster-small.json, 16 hosts): DNN training jobs arrive as a Poisson
+The shared cluster of panama-mlsys21 §7 under one scaling rule (scenarios/
+panama/fig8-cluster-rule.json: a k = 8 fat tree, 128 hosts at 10 Gb/s, the
+paper's jobs of 16..96 workers, every workload size and duration x 0.005;
+scenarios/panama/README.md "Scaling"; --small: fig8-cluster-small.json, 16
+hosts): DNN training jobs arrive as a Poisson
 process for a fixed window at an arrival rate that offers the given
 aggregation load, next to 20 % load of DCTCP data-mining flows. Loads: 0.2,
 0.4, 0.6, 0.8 (--small: 0.4, 0.8). Configurations, as in the paper:
@@ -45,7 +47,7 @@ import figscript  # noqa: E402
 from figscript import ROOT, num  # noqa: E402
 
 CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-scaled.json", "loads": [0.2, 0.4, 0.6, 0.8]},
+    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-rule.json", "loads": [0.2, 0.4, 0.6, 0.8]},
     "small": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-small.json", "loads": [0.4, 0.8]},
 }
 STEM = "fig_panama_fig8"
