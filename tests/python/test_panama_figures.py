@@ -137,15 +137,20 @@ def test_fig1_speedup_formula_gives_the_papers_speedups_from_its_fractions():
     assert abs(fig1.speedup(paper("fig1a-comm-fraction-max")) - paper("fig1b-speedup-p100-max")) <= 0.01
 
 
+def run_analytic_figure(tmp_path, stem):
+    """Runs an analytic figure script: exit 0, a PNG, its claims and its committed reduced CSV."""
+    r = run_script(ANALYSIS / f"{stem}.py", tmp_path)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (tmp_path / f"{stem}.png").read_bytes()[:8] == PNG_MAGIC
+    assert_paper_claims(tmp_path, stem)
+    assert_committed_small_csv(tmp_path, stem)
+
+
 def test_fig1_small(tmp_path):
     """Fig. 1 (analytic): every model on every GPU, the numbers read from
     dnn-models.h and the data file, the fraction falling as GPUs and links
     get faster for every model, and the speed-up consistent with it."""
-    r = run_script(ANALYSIS / "fig_panama_fig1.py", tmp_path)
-    assert r.returncode == 0, r.stderr + r.stdout
-    assert (tmp_path / "fig_panama_fig1.png").read_bytes()[:8] == PNG_MAGIC
-    assert_paper_claims(tmp_path, "fig_panama_fig1")
-    assert_committed_small_csv(tmp_path, "fig_panama_fig1")
+    run_analytic_figure(tmp_path, "fig_panama_fig1")
     fig1 = load_script(ANALYSIS / "fig_panama_fig1.py")
     models = fig1.header_models()
     assert [m["name"] for m in models] == ["vgg16", "alexnet", "resnet152", "resnet50", "inceptionv3"]
@@ -167,11 +172,7 @@ def test_fig14_small(tmp_path):
     """Fig. 14 and Table 1 from the dataplane model (inasim-p4): latency
     rises with the packet size and by the same step (one adder level) per
     doubling of the ports; a wider bus and the ASIC are faster."""
-    r = run_script(ANALYSIS / "fig_panama_fig14.py", tmp_path)
-    assert r.returncode == 0, r.stderr + r.stdout
-    assert (tmp_path / "fig_panama_fig14.png").read_bytes()[:8] == PNG_MAGIC
-    assert_paper_claims(tmp_path, "fig_panama_fig14")
-    assert_committed_small_csv(tmp_path, "fig_panama_fig14")
+    run_analytic_figure(tmp_path, "fig_panama_fig14")
     rows = read_csv(tmp_path / "fig_panama_fig14.csv")
     series = {}
     for row in rows:
