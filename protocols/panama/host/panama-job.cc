@@ -71,7 +71,7 @@ void PanamaWorker::Setup(PanamaJob* owner, uint32_t rank, InaNetDevice& nic) {
   wc.reset_ecn_count_per_window = spec_->reset_ecn_count_per_window;
   wc.increase_in_marked_windows = spec_->increase_in_marked_windows;
   wc.cut_once_per_flight = spec_->cut_once_per_flight;
-  trees_.assign(spec_->trees, Tree{congestion::PanamaWindow(wc), 0, 0, 0, 0, 0, false, {}});
+  trees_.assign(spec_->trees, Tree(congestion::PanamaWindow(wc)));
   tracing_ = spec_->window_trace && rank == 0;
 }
 
@@ -567,32 +567,38 @@ PanamaJob::QuorumWalk PanamaJob::QuorumHolds(uint32_t tree, uint32_t v, const st
   return w;
 }
 
+bool PanamaJob::Explains(uint64_t g, const uint8_t* values, uint32_t count, const std::vector<uint8_t>& in,
+                         std::vector<uint32_t>& want) {
+  // The quorum at every switch of the tree, then the first value (cheap), then
+  // every value bit for bit in the adder order over `in`.
+  const uint32_t t = static_cast<uint32_t>(g % trees_.size());
+  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
+  const TensorData& data = data_[g / packets_per_iteration_];
+  if (!QuorumHolds(t, trees_[t].root, in).ok || ReduceAt(data, t, trees_[t].root, first, &in) != p4::LoadBe32(values))
+    return false;
+  want = TreeOrderSum(g, count, &in);
+  for (uint32_t i = 0; i < count; ++i)
+    if (p4::LoadBe32(values + 4 * i) != want[i]) return false;
+  return true;
+}
+
 bool PanamaJob::ResolveContributors(uint64_t g, const uint8_t* values, uint32_t count, std::vector<uint32_t>& want) {
   // The result header names no contributors. Workers that had not sent g when
   // its result came are out; among the senders, search the smallest sets left
   // out (k = 0, 1, ...) that keep the quorum at every switch of the tree and
   // whose adder-order sum is the result, bit for bit. With per-rank weighted
   // data two different sets give different sums.
-  const uint32_t t = static_cast<uint32_t>(g % trees_.size());
-  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
-  const TensorData& data = data_[g / packets_per_iteration_];
   const auto sit = senders_.find(g);
   if (sit == senders_.end()) return false;
   std::vector<uint32_t> senders;
   for (uint32_t r = 0; r < sit->second.size(); ++r)
     if (sit->second[r]) senders.push_back(r);
-  const uint32_t head = p4::LoadBe32(values);
   // First the set the accelerators' records name: checked like any other (the
   // quorum rule at every switch, the adder-order sum bit for bit), so a wrong
   // record or a wrong sum cannot pass; it spares the search below, which a
   // job of tens of workers leaving several out would exhaust.
-  if (const std::vector<uint8_t> hint = HintedContributors(g);
-      !hint.empty() && QuorumHolds(t, trees_[t].root, hint).ok && ReduceAt(data, t, trees_[t].root, first, &hint) == head) {
-    want = TreeOrderSum(g, count, &hint);
-    bool all = true;
-    for (uint32_t i = 0; i < count && all; ++i) all = p4::LoadBe32(values + 4 * i) == want[i];
-    if (all) return true;
-  }
+  if (const std::vector<uint8_t> hint = HintedContributors(g); !hint.empty() && Explains(g, values, count, hint, want))
+    return true;
   uint64_t candidates = 0;
   for (uint32_t k = 0; k <= senders.size(); ++k) {
     std::vector<uint32_t> pick(k);  // indices into senders, increasing
@@ -601,12 +607,7 @@ bool PanamaJob::ResolveContributors(uint64_t g, const uint8_t* values, uint32_t 
       if (++candidates > kMaxQuorumCandidates) return false;
       std::vector<uint8_t> in = sit->second;
       for (uint32_t i : pick) in[senders[i]] = 0;
-      if (QuorumHolds(t, trees_[t].root, in).ok && ReduceAt(data, t, trees_[t].root, first, &in) == head) {
-        want = TreeOrderSum(g, count, &in);
-        bool all = true;
-        for (uint32_t i = 0; i < count && all; ++i) all = p4::LoadBe32(values + 4 * i) == want[i];
-        if (all) return true;
-      }
+      if (Explains(g, values, count, in, want)) return true;
       // Next k-combination of senders.
       int i = static_cast<int>(k) - 1;
       while (i >= 0 && pick[i] == senders.size() - k + i) --i;

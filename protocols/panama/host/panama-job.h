@@ -96,6 +96,7 @@ class PanamaWorker : public ns3::Application {
 
  private:
   struct Tree {
+    explicit Tree(const congestion::PanamaWindow& w) : window(w) {}
     congestion::PanamaWindow window;
     uint64_t next = 0;          ///< next packet index of this tree to send (global over iterations)
     uint64_t end = 0;           ///< one past this iteration's last
@@ -245,6 +246,11 @@ class PanamaJob {
                     const std::vector<uint8_t>* in);
   QuorumWalk QuorumHolds(uint32_t tree, uint32_t v, const std::vector<uint8_t>& in) const;
   bool ResolveContributors(uint64_t g, const uint8_t* values, uint32_t count, std::vector<uint32_t>& want);
+  /// Whether packet g's result `values` is the sum over the workers in `in`:
+  /// the quorum holds at every switch and the adder-order sum (into `want`)
+  /// matches bit for bit.
+  bool Explains(uint64_t g, const uint8_t* values, uint32_t count, const std::vector<uint8_t>& in,
+                std::vector<uint32_t>& want);
   struct Expected;
   /// Packet g's expected values (cached until every worker checked it); none
   /// when no allowed set of contributors explains the result.
