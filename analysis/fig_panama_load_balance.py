@@ -8,13 +8,17 @@ One 8-worker job on the two-tier network of the paper's Fig. 3
 workers and 4 other hosts per leaf) aggregates 4 MiB of fp32 gradients per
 iteration while m of the other hosts run 4 MiB DCTCP long flows among
 themselves at 90 % load (m in {0, 2, 4, 6, 8}, racks alternating; --small:
-fig9-load-balance-small.json, 1 MiB, m in {0, 4, 8}). Configurations, as in
+fig9-load-balance-small.json, 1 MiB, m in {0, 4, 8}). The fabric sprays
+end-host packets over the spines (the scenario's switch.forwarding; why:
+scenarios/panama/README.md, Fig. 9). Configurations, as in
 the paper: PANAMA (4 trees, one per spine), PANAMA-Agg1..4 (one tree, through
 spine 0..3) and the ring allreduce. The y axis is the aggregation time (mean
 duration of an iteration's allreduce, the paper's "aggregation latency").
 
 Panels b-d: the 4-tree runs per tree (rank 0's window trace): the fraction
 of its results ECN-marked, its mean window, its median round trip.
+Panel e: panel a with ECMP (one path per flow) instead of spraying, each
+point the mean of 3 seeds (--small: 2), the other reading.
 
 Writes OUT/fig_panama_load_balance.png and .csv (columns long_flow_nodes,
 config, aggregation_time_s), OUT/fig_panama_load_balance_trees.csv (per
@@ -34,8 +38,10 @@ import figscript  # noqa: E402
 from figscript import ROOT, num  # noqa: E402
 
 CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig9-load-balance.json", "nodes": [0, 2, 4, 6, 8]},
-    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig9-load-balance-small.json", "nodes": [0, 4, 8]},
+    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig9-load-balance.json", "nodes": [0, 2, 4, 6, 8],
+             "ecmp_seeds": 3},
+    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig9-load-balance-small.json", "nodes": [0, 4, 8],
+              "ecmp_seeds": 2},
 }
 STEM = "fig_panama_load_balance"
 # The hosts that may run long flows, racks alternating (leaf 0: 4..7, leaf 1: 12..15).
@@ -94,6 +100,35 @@ def tree_panels(plot, trees, nodes):
     return out
 
 
+def ecmp_times(fig, pts, labels):
+    """The other reading of where the long flows go: ECMP (one path per flow,
+    the fabric's default) instead of the scenario's spraying, every point
+    over `ecmp_seeds` seeds (a handful of 4 MB flows hashed onto 4 spines
+    lands differently with each seed). Returns {(m, label): mean time}."""
+    runs = {}
+    ecmp = [{**p, "switch.forwarding": "ecmp"} for p in pts]
+    for row in fig.sweep(f"{fig.base['name']}-ecmp", points=ecmp, repetitions=fig.cfg["ecmp_seeds"]):
+        m, label = labels[int(row["point"])]
+        fig.check(row, f"ECMP m={m} {label}")
+        runs.setdefault((m, label), []).append(num(row.get("workload.mean_duration_s")))
+    return {key: sum(v) / len(v) for key, v in runs.items()}
+
+
+def time_panel(plot, title, times, nodes, cols=None):
+    """Aggregation time (ms) of every configuration against m; `cols`, when
+    given, collects the tidy table (long_flow_nodes, config, time in s)."""
+    panel = plot.Figure(title, "nodes generating long flows", "aggregation time", "hosts", "ms",
+                        legend_loc="upper left")
+    for label, _ in configurations():
+        panel.line(nodes, [times[(m, label)] * 1e3 for m in nodes], label)
+        print(f"{title[:24]:24s} {label:18s} " + "  ".join(f"m={m}: {times[(m, label)] * 1e3:7.3f} ms" for m in nodes))
+        for m in nodes if cols is not None else ():
+            cols["long_flow_nodes"].append(m)
+            cols["config"].append(label)
+            cols["aggregation_time_s"].append(times[(m, label)])
+    return panel.xticks(nodes)
+
+
 def draw(fig):
     base, plot = fig.base, fig.plot
     pts, labels = points(fig.cfg["nodes"])
@@ -106,19 +141,12 @@ def draw(fig):
             tree_rows(m, row["cache_dir"], trees)
     nodes = fig.cfg["nodes"]
     cols = {"long_flow_nodes": [], "config": [], "aggregation_time_s": []}
-    panel = plot.Figure("aggregation time vs long-flow load", "nodes generating long flows", "aggregation time",
-                        "hosts", "ms", legend_loc="upper left")
-    for label, _ in configurations():
-        ys = [times[(m, label)] * 1e3 for m in nodes]
-        for m in nodes:
-            cols["long_flow_nodes"].append(m)
-            cols["config"].append(label)
-            cols["aggregation_time_s"].append(times[(m, label)])
-        panel.line(nodes, ys, label)
-        print(f"{label:18s} " + "  ".join(f"m={m}: {times[(m, label)] * 1e3:7.3f} ms" for m in nodes))
-    panel.xticks(nodes)
+    panel = time_panel(plot, "aggregation time vs long-flow load", times, nodes, cols)
+    seeds = fig.cfg["ecmp_seeds"]
+    panel_e = time_panel(plot, f"ECMP instead of spraying (mean of {seeds} seeds)",
+                         ecmp_times(fig, pts, labels), nodes)
     # The plot's CSV holds the series; the tidy tables go beside it too.
-    return fig.save([panel] + tree_panels(plot, trees, nodes), title=(
+    return fig.save([panel] + tree_panels(plot, trees, nodes) + [panel_e], title=(
         f"PANAMA load balancing: {len(base['workload']['hosts'])} workers, "
         f"{int(base['workload']['bytes']) / 2**20:g} MiB fp32, {base['links']['host_rate_gbps']:g} Gb/s"),
         tables={"points": cols, "trees": trees})

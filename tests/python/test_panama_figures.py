@@ -32,16 +32,23 @@ def test_load_balance_small(tmp_path):
     # moves 2(n-1)/n of the tensor through each host link instead of 1x.
     for c in configs[:-1]:
         assert t[(c, 0)] < t[("Ring-AllReduce", 0)]
-    # Each run is what its label says (results.json of every cached run).
-    seen = {}
-    for res in (tmp_path / "sweeps").rglob("results.json"):
-        w = json.loads(res.read_text())["workload"]
-        assert w["correct"] is True
-        if w["protocol"] == "panama":
-            seen.setdefault(tuple(w["panama"]["tree_roots"]), 0)
-            seen[tuple(w["panama"]["tree_roots"])] += 1
-    assert seen == {("spine0", "spine1", "spine2", "spine3"): 3, ("spine0",): 3, ("spine1",): 3,
-                    ("spine2",): 3, ("spine3",): 3}
+    # With the long flows sprayed over the spines (the scenario's reading),
+    # 4 trees are untouched by them and every single tree is slowed.
+    for c in configs[1:5]:
+        assert t[("PANAMA (4 trees)", 8)] < t[(c, 8)] < t[("Ring-AllReduce", 8)], (c, t)
+    # Each run is what its label says (results.json of every cached run): the
+    # sprayed sweep once per point, the ECMP sweep (panel e) twice (2 seeds).
+    for sweep, forwarding, runs in (("panama-fig9-small", "spray", 3), ("panama-fig9-small-ecmp", "ecmp", 6)):
+        seen = {}
+        for res in (tmp_path / "sweeps" / sweep).rglob("results.json"):
+            doc = json.loads(res.read_text())
+            assert doc["scenario"]["switch"]["forwarding"] == forwarding, res
+            w = doc["workload"]
+            assert w["correct"] is True
+            roots = tuple(w["panama"]["tree_roots"]) if w["protocol"] == "panama" else ("ring",)
+            seen[roots] = seen.get(roots, 0) + 1
+        assert seen == {("spine0", "spine1", "spine2", "spine3"): runs, ("spine0",): runs, ("spine1",): runs,
+                        ("spine2",): runs, ("spine3",): runs, ("ring",): runs}, (sweep, seen)
 
 
 def test_fairness_small(tmp_path):
