@@ -36,8 +36,9 @@ FOLDER = ROOT / "scenarios" / "compare"
 SCENARIOS = {False: ["clos-1024-congestion", "clos-1024-websearch"],
              True: ["clos-64-congestion-small", "clos-64-websearch-small"]}
 #: Compared next to the registry's protocols: PANAMA without its Fig. 5
-#: congestion control (every tree keeps workload.panama.fixed_window packets
-#: in flight: the paper's SwitchML*, Fig. 10b), to tell what the control costs.
+#: congestion control (each worker keeps workload.panama.fixed_pool packets in
+#: flight over its trees: the paper's SwitchML*, Fig. 10b), to tell what the
+#: control costs.
 VARIANTS = ["panama_fixed_window=panama:workload.panama.congestion_control=false"]
 #: The README's columns: (summary metric, header).
 COLUMNS = (("time_s", "time (µs)"), ("goodput_gbps", "goodput (Gb/s)"), ("bg_fct_p50_s", "bg FCT p50 (µs)"),

@@ -14,8 +14,8 @@ as printed (grows only in windows without a mark, the default: it is also
 what DCTCP does in ns-3 and Linux, whose window does not grow in the CWR
 window a mark starts, ns-3.37 tcp-socket-base.cc:2108-2118; §4.2.2 says the
 mechanism "matches that of DCTCP"; the paper's Fig. 10a, and the rule Fig. 8
-runs), (c) a fixed window of 64 packets per tree (no congestion control,
-the paper's Fig. 10b), (d) Fig. 5 with DCTCP's CWR (`cut:
+runs), (c) a fixed window (no congestion control, the paper's Fig. 10b:
+SwitchML's pool of 128 packets at 10 Gb/s, workload.panama.fixed_pool), (d) Fig. 5 with DCTCP's CWR (`cut:
 "once_per_flight"`: after a cut, the results of packets already in flight
 neither cut again nor grow; an option, run to measure how much of (b)'s gap
 Fig. 5's second cut per congestion episode makes).

@@ -131,7 +131,8 @@ void PanamaWorker::Pump(uint32_t t) {
 }
 
 uint32_t PanamaWorker::Allowed(const Tree& tr) const {
-  return spec_->congestion_control ? tr.window.Allowed() : spec_->fixed_window;
+  return spec_->congestion_control ? tr.window.Allowed()
+                                   : spec_->FixedWindow(static_cast<uint32_t>(&tr - trees_.data()));
 }
 
 void PanamaWorker::SendOn(Tree& tr) {

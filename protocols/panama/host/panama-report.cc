@@ -135,7 +135,7 @@ std::string PanamaJob::Summary(const Scenario& s, const CollectiveTable::JobTota
       fmt::format("panama allreduce of {} (float32) over {} workers, {} tree(s), {} values/packet, {}: ",
                   HumanBytes(elements_ * 4), num_workers(), trees_.size(), spec_.elements_per_packet,
                   spec_.congestion_control ? "Fig. 5 congestion control"
-                                           : fmt::format("fixed window {}", spec_.fixed_window));
+                                           : fmt::format("fixed pool of {} over the trees", spec_.fixed_pool));
   if (t.completed)
     summary += fmt::format("{} per collective, {:.2f} Gb/s goodput (x{} iterations)\n", HumanTime(t.mean_duration_s()),
                            t.goodput_gbps(), t.completed);

@@ -206,8 +206,11 @@ const ClusterSection& Cluster() {
 PanamaSection& DeclareWindow(PanamaSection& p) {
   return p
       .Bool("congestion_control", &PanamaSpec::congestion_control, true,
-            "Fig. 5. `false`: every tree keeps `fixed_window` packets in flight (SwitchML*, Fig. 10b).")
-      .U32("fixed_window", &PanamaSpec::fixed_window, 64, 1, 65535, "packets", "Window per tree without congestion control.")
+            "Fig. 5. `false`: a fixed window, `fixed_pool` packets in flight over the trees (SwitchML*, Fig. 10b).")
+      .U32("fixed_pool", &PanamaSpec::fixed_pool, 128, 1, 1u << 20, "packets",
+           "Without congestion control (SwitchML*: SwitchML with PANAMA's trees, §7): packets a worker keeps in "
+           "flight over all its trees, SwitchML's slot pool (switchml-nsdi21 App. C: 128 at 10 Gb/s, 512 at "
+           "100 Gb/s), spread evenly (128 over 4 trees: 32 each). At least `trees`.")
       .Num("quorum", &PanamaSpec::quorum, 1, 1e-3, 1, "fraction",
            "PANAMA-0.88 / 0.94 (§7, partial synchronisation; the paper's, not the FPGA's): each accelerator sums a "
            "vector as soon as the ports whose head is the expected VID carry at least `quorum` of the job's workers "
@@ -299,6 +302,8 @@ PanamaSection& DeclareJobs(PanamaSection& p) {
                                  s.workload.iterations;
         if (packets / ps.trees >= (1ull << 31))
           p.Fail("trees", fmt::format("{} packets over {} trees overflow the 32-bit vector id", packets, ps.trees));
+        if (!ps.congestion_control && ps.fixed_pool < ps.trees)
+          p.Fail("fixed_pool", fmt::format("{} packets cannot give each of the {} trees one", ps.fixed_pool, ps.trees));
       });
 }
 

@@ -51,7 +51,12 @@ struct PanamaSpec {
   /// §7 PANAMA-0.88 / 0.94: an accelerator sums a vector once this fraction
   /// of the job's workers below it sent theirs (1: every worker, the FPGA).
   double quorum = 1.0;
-  uint32_t fixed_window = 64;                  ///< packets in flight per tree without congestion control
+  /// Without congestion control (SwitchML*): packets a worker keeps in flight
+  /// over all its trees, SwitchML's slot pool (switchml-nsdi21 App. C: "we
+  /// use 128 and 512 as the pool size for 10 and 100 Gbps"), spread evenly.
+  uint32_t fixed_pool = 128;
+  /// fixed_pool's share of tree t (the first fixed_pool mod trees get one more).
+  uint32_t FixedWindow(uint32_t t) const { return fixed_pool / trees + (t < fixed_pool % trees ? 1 : 0); }
   double initial_cwnd = 2, initial_ssthresh = 64, initial_alpha = 1;  ///< Fig. 5 initialisation
   double g = 1.0 / 16;                         ///< Fig. 5's weight (DCTCP's default)
   bool reset_ecn_count_per_window = true;      ///< false: Fig. 5 read literally (see panama_window.h)

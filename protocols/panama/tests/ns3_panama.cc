@@ -444,14 +444,44 @@ TEST_F(PanamaScenario, RoundRobinInOrderHoldsEveryTreeBehindAFullWindow) {
   EXPECT_EQ(inasim::testing::CsvRows(inasim::testing::Table(in_order, "panama_windows.csv")).size(), 1024u);
 }
 
+TEST_F(PanamaScenario, FixedPoolSpreadsSwitchMLsSlotsOverTheTrees) {
+  // SwitchML* (no congestion control): `fixed_pool` packets in flight per
+  // worker over all its trees, the first fixed_pool mod trees one more: 10
+  // over 4 trees is 3, 3, 2, 2. Per tree, so each tree fills its own share;
+  // a result row shows the tree's packets in flight after that result, so
+  // the fullest row is its share less one.
+  json doc = TwoLeaves(4, 1 << 18);
+  doc["workload"]["panama"]["window_trace"] = true;
+  doc["workload"]["panama"]["congestion_control"] = false;
+  doc["workload"]["panama"]["round_robin"] = "per_tree";
+  doc["workload"]["panama"]["fixed_pool"] = 10;
+  const RunResult r = RunQuietly(doc);
+  ASSERT_TRUE(r.correct) << r.summary;
+  std::vector<uint64_t> most(4, 0);
+  for (const auto& row : inasim::testing::CsvRows(inasim::testing::Table(r, "panama_windows.csv")))
+    most.at(std::stoul(row.at(3))) = std::max<uint64_t>(most.at(std::stoul(row.at(3))), std::stoull(row.at(9)) + 1);
+  EXPECT_EQ(most, (std::vector<uint64_t>{3, 3, 2, 2}));
+  EXPECT_NE(r.summary.find("fixed pool of 10 over the trees"), std::string::npos) << r.summary;
+  // Fewer packets than trees would leave a tree with none: refused.
+  doc["workload"]["panama"]["fixed_pool"] = 3;
+  try {
+    RunQuietly(doc);
+    ADD_FAILURE() << "a pool of 3 over 4 trees accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("workload.panama.fixed_pool"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(PanamaScenario, PfcKeepsAnOverloadedFabricLossless) {
   // Small switch buffers, line-rate congestion into the workers' racks, and
-  // no congestion control (a fixed window of 64 per tree, SwitchML*-like).
+  // no congestion control (SwitchML*-like; 64 packets per tree, twice
+  // SwitchML's 10 Gb/s pool, so that the workers overload their racks).
   json doc = TwoLeaves(6, 1 << 20);
   doc["background"] = json::parse(R"({"congestion":{"hosts":"others","message_bytes":1048576}})");
   doc["switch"]["buffer_bytes"] = 65536;
   doc["switch"]["pfc"] = json::parse(R"({"enabled":true,"xoff_bytes":16384,"xon_bytes":8192})");
   doc["workload"]["panama"]["congestion_control"] = false;
+  doc["workload"]["panama"]["fixed_pool"] = 256;
   doc["workload"]["panama"]["timeout_us"] = 2000;
   doc["stop"]["max_sim_time_ms"] = 20;
   const RunResult pfc = RunQuietly(doc);
