@@ -69,9 +69,10 @@ def test_fairness_small(tmp_path):
     agg = {k: float(v["aggregation_gbps"]) for k, v in rows.items()}
     tcp = {k: float(v["dctcp_gbps"]) for k, v in rows.items()}
     for k, row in rows.items():
-        # A steady state of at least 20 ms was measured, and the two together
-        # fill the one 10 Gb/s port (frame bytes, ACKs not counted).
-        assert float(row["to_s"]) - float(row["from_s"]) > 0.020, row
+        # A steady state of at least 20 ms was measured (10 ms for the fixed
+        # pool, whose job takes the port and ends sooner), and the two
+        # together fill the one 10 Gb/s port (frame bytes, ACKs not counted).
+        assert float(row["to_s"]) - float(row["from_s"]) > (0.010 if k == fixed else 0.020), row
         assert 9.0 < agg[k] + tcp[k] < 10.0, row
     assert float(rows[dctcp_rule]["max_deviation_from_fair"]) <= 0.10, rows[dctcp_rule]
     assert float(rows[dctcp_rule]["jain_index"]) > 0.99
