@@ -7,6 +7,8 @@ that every configuration ran what it says: 4 trees, one tree per spine, ring).
 
 import json
 
+import pytest
+
 from helpers import (PNG_MAGIC, assert_committed_small_csv, assert_paper_claims, SOURCE_DIR, import_inasim, load_script,
                      read_csv, run_script)
 
@@ -126,6 +128,40 @@ def test_shared_cluster_fig8_small(tmp_path):
     assert kinds[("ring", 1.0)] == 2
     assert kinds[("panama", 0.88)] == 2 and kinds[("panama", 0.94)] == 2
     assert kinds[("panama", 1.0)] == 6  # PANAMA, SwitchML*, the jobs alone (Ideal)
+
+
+def test_fig8_two_scales_small(tmp_path):
+    """Fig. 8's two-scale check reduced: the 80 % point at s = 0.0001 and
+    0.0002, every run exact and on the rule (each run's echoed scenario
+    scales exactly what it has: the jobs' sizes and arrival window, the
+    flows' sizes and stop; the jobs-alone run has no flows, the flows-alone
+    runs no jobs), and every claim's ratio at both scales."""
+    r = run_script(ANALYSIS / "fig_panama_fig8_scales.py", tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (tmp_path / "fig_panama_fig8_scales.png").read_bytes()[:8] == PNG_MAGIC
+    assert_committed_small_csv(tmp_path, "fig_panama_fig8_scales")
+    ratios = read_csv(tmp_path / "fig_panama_fig8_scales_ratios.csv")
+    assert len(ratios) == 9
+    for row in ratios:
+        a, b = float(row["s_0.0001"]), float(row["s_0.0002"])
+        assert a > 0 and b > 0
+        assert abs(float(row["change_pct"]) - 100 * (b / a - 1)) < 1e-9
+    seen = {0.0001: 0, 0.0002: 0}
+    for res in (tmp_path / "sweeps").rglob("results.json"):
+        doc = json.loads(res.read_text())
+        assert doc["correct"] is True
+        sc = doc["scenario"]
+        flows = (sc.get("background") or {}).get("flows")
+        cluster = sc["workload"].get("panama", {}).get("cluster") if sc["workload"]["type"] != "none" else None
+        assert flows or cluster
+        s = flows["size_scale"] if flows else cluster["scale"]
+        if flows:
+            assert flows["stop_us"] == pytest.approx(1e7 * s)
+        if cluster:
+            assert cluster["scale"] == s and cluster["window_us"] == pytest.approx(1e7 * s)
+            assert cluster["load"] == 0.8
+        seen[s] += 1
+    assert seen == {0.0001: 8, 0.0002: 8}
 
 
 def paper(claim_id):
