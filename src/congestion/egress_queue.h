@@ -22,6 +22,10 @@ struct PortConfig {
   bool pfc_enabled = false;
   uint64_t pfc_xoff_bytes = 256 << 10;  ///< per ingress port: send PAUSE above this
   uint64_t pfc_xon_bytes = 128 << 10;   ///< per ingress port: send RESUME below this
+  /// Host NICs only: the kernel stack and every kernel-bypass endpoint get a
+  /// transmit queue of their own, served round robin a frame at a time (as a
+  /// multi-queue NIC arbitrates its send queues); false: one FIFO for all.
+  bool tx_queue_per_endpoint = false;
 };
 
 /// What Enqueue decided, counted by reason like ns-3's QueueDisc::Stats.

@@ -31,6 +31,7 @@ void HostEndpoint::Open(InaNetDevice& nic, uint16_t port, Handler handler) {
     throw std::runtime_error("host endpoint: UDP port " + std::to_string(port) + " is taken on this host");
   nic_ = &nic;
   port_ = port;
+  tx_queue_ = nic.OpenTxQueue(port);
   handler_ = std::move(handler);
 }
 
@@ -73,7 +74,8 @@ bool HostEndpoint::SendTo(uint32_t dst_ip, uint16_t dst_port, const uint8_t* pay
   }
   p4::FrameView view;  // hosts never mark, so only the size matters here
   view.frame_bytes = bytes;
-  return nic_->EnqueueFrame(MakeFrame(f, bytes), view, InaNetDevice::kNoPort, nic_->SourceAt(p4::kIpProtoUdp, port_));
+  return nic_->EnqueueFrame(MakeFrame(f, bytes), view, InaNetDevice::kNoPort, nic_->SourceAt(p4::kIpProtoUdp, port_),
+                            nullptr, tx_queue_);
 }
 
 // A frame whose bytes after its first 64 are all zero (background traffic:

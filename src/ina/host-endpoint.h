@@ -70,6 +70,7 @@ class HostEndpoint {
 
   InaNetDevice* nic_ = nullptr;
   uint16_t port_ = 0;
+  uint16_t tx_queue_ = 0;  ///< its transmit queue on the NIC (InaNetDevice::OpenTxQueue)
   uint8_t ttl_ = 64;
   Handler handler_;
   std::vector<uint8_t> tx_;  ///< the frame being built, reused

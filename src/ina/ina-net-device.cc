@@ -13,6 +13,7 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cstring>
 #include <iomanip>
 
@@ -218,7 +219,7 @@ bool InaNetDevice::SendFrom(Ptr<Packet> packet, const Address&, const Address& d
 }
 
 bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, uint16_t ingress,
-                                SourceBacklog* source, SharedIngressCharge* shared) {
+                                SourceBacklog* source, SharedIngressCharge* shared, uint16_t tx_queue) {
   const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
   const uint32_t bytes = view.frame_bytes;
   if (!channel_->IsUp(now)) {
@@ -227,7 +228,7 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
     return false;
   }
   // Fast path: wire idle and nobody waiting: straight onto the wire.
-  if (queue_.empty() && !paused_ && !tx_event_pending_ && busy_until_ps_ <= now) {
+  if (Idle() && !paused_ && !tx_event_pending_ && busy_until_ps_ <= now) {
     if (shared) {  // a copy that never waits holds nothing of the ingress's buffer
       Transmit(frame, kNoPort, bytes, now);
       return true;
@@ -242,7 +243,8 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
   w.ingress = ingress;
   w.source = source;
   w.shared = shared;
-  switch (queue_.Enqueue(std::move(w), bytes, ect)) {
+  congestion::EgressQueue<Waiting>& q = TxQueue(tx_queue);
+  switch (q.Enqueue(std::move(w), bytes, ect)) {
     case congestion::EnqueueVerdict::kDroppedBufferFull:
       drop_trace_(frame);
       return false;
@@ -257,7 +259,12 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
     source->queued += bytes;
     if (source->queued >= source->limit) source->armed = true;
   }
-  Compact(queue_.back(), bytes);
+  if (tx_queue != 0) {
+    ++extra_frames_;
+    extra_bytes_ += bytes;
+  }
+  if (!extra_queues_.empty()) max_total_bytes_ = std::max(max_total_bytes_, queued_bytes());
+  Compact(q.back(), bytes);
   if (shared) {
     switch_->ChargeShared(shared);
   } else if (switch_ && ingress != kNoPort) {
@@ -268,12 +275,17 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
 }
 
 void InaNetDevice::TryTransmit(uint64_t now) {
-  if (tx_event_pending_ || paused_ || queue_.empty()) return;
+  if (tx_event_pending_ || paused_ || Idle()) return;
   if (busy_until_ps_ > now) {
     ScheduleTxDone(busy_until_ps_ - now);
     return;
   }
-  auto [w, bytes] = queue_.Dequeue();
+  const uint16_t from = extra_frames_ == 0 ? 0 : NextTxQueue();
+  auto [w, bytes] = TxQueue(from).Dequeue();
+  if (from != 0) {
+    --extra_frames_;
+    extra_bytes_ -= bytes;
+  }
   if (w.source) {
     // The socket's frame left the queue: wake it (as its own event: its sends
     // must not re-enter this transmit) once it is back under its threshold.
@@ -289,6 +301,41 @@ void InaNetDevice::TryTransmit(uint64_t now) {
     w.ingress = kNoPort;  // released above
   }
   Transmit(w.frame ? std::move(w.frame) : Rebuild(w), w.ingress, bytes, now);
+}
+
+uint16_t InaNetDevice::NextTxQueue() {
+  const auto n = static_cast<uint16_t>(extra_queues_.size() + 1);
+  for (uint16_t k = 0; k < n; ++k) {
+    const auto i = static_cast<uint16_t>((rr_next_ + k) % n);
+    if (!TxQueue(i).empty()) {
+      rr_next_ = static_cast<uint16_t>((i + 1) % n);
+      return i;
+    }
+  }
+  return 0;  // unreachable while extra_frames_ > 0
+}
+
+uint16_t InaNetDevice::OpenTxQueue(uint16_t port) {
+  if (switch_ || !queue_.config().tx_queue_per_endpoint) return 0;
+  for (const auto& [p, i] : tx_queue_of_port_)
+    if (p == port) return i;
+  if (extra_queues_.size() + 1 >= kNoPort) throw std::runtime_error("too many transmit queues on one host NIC");
+  extra_queues_.emplace_back(queue_.config());
+  const auto i = static_cast<uint16_t>(extra_queues_.size());
+  tx_queue_of_port_.emplace_back(port, i);
+  return i;
+}
+
+congestion::QueueCounters InaNetDevice::queue_counters() const {
+  if (extra_queues_.empty()) return queue_.counters();
+  congestion::QueueCounters sum = queue_.counters();
+  for (const auto& q : extra_queues_) {
+    sum.enqueued += q.counters().enqueued;
+    sum.dropped_buffer += q.counters().dropped_buffer;
+    sum.marked += q.counters().marked;
+  }
+  sum.max_bytes = std::max(max_total_bytes_, queue_.counters().max_bytes);  // (queue 0 alone before the others)
+  return sum;
 }
 
 void InaNetDevice::Compact(Waiting& w, uint32_t bytes) {
@@ -366,7 +413,7 @@ void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes,
       Simulator::Schedule(delay, &InaNetDevice::ReceiveFrame, peer_, frame);
     }
   }
-  if (!queue_.empty()) ScheduleTxDone(ser);
+  if (!Idle()) ScheduleTxDone(ser);
 }
 
 void InaNetDevice::TransmitComplete() {

@@ -161,8 +161,14 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   /// `source`: the host socket whose queued bytes this frame counts towards
   /// (congestion::HostTxBacklog; null: none).
   /// `shared` (switch multicast with PFC): the copies' one ingress charge.
+  /// `tx_queue`: the host transmit queue it waits in (OpenTxQueue; 0: the
+  /// ns-3 stack's, and every switch frame's).
   bool EnqueueFrame(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress,
-                    SourceBacklog* source = nullptr, SharedIngressCharge* shared = nullptr);
+                    SourceBacklog* source = nullptr, SharedIngressCharge* shared = nullptr, uint16_t tx_queue = 0);
+  /// The transmit queue of the kernel-bypass endpoint on UDP `port`: a queue
+  /// of its own on a host NIC with `host.nic_tx_queues: "per_endpoint"`
+  /// (the same one each time the port asks), else 0, the one FIFO.
+  uint16_t OpenTxQueue(uint16_t port);
 
   // ---- per-socket backlogs (host NICs): TCP Small Queues, UDP send buffers ----
   const uint32_t* TrackSourcePort(uint8_t ip_protocol, uint16_t port, uint32_t limit_bytes,
@@ -190,15 +196,16 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   void SendPfc(bool pause);
 
   // ---- observation ----
-  uint64_t queued_bytes() const { return queue_.bytes(); }
-  uint32_t queued_packets() const { return queue_.packets(); }
+  uint64_t queued_bytes() const { return queue_.bytes() + extra_bytes_; }
+  uint32_t queued_packets() const { return queue_.packets() + extra_frames_; }
   uint64_t buffer_bytes() const { return queue_.config().buffer_bytes; }
   uint64_t rate_bps() const { return rate_bps_; }
   const PortCounters& counters() const { return counters_; }
   /// Rolling hash of every frame this device started transmitting (time,
   /// length, leading bytes; frame-fingerprint.h), in its own order.
   uint64_t fingerprint() const { return fingerprint_; }
-  const congestion::QueueCounters& queue_counters() const { return queue_.counters(); }
+  /// Every transmit queue's counters together (max_bytes: of all of them at once).
+  congestion::QueueCounters queue_counters() const;
   bool link_up() const;
   uint16_t port() const { return port_; }
   InaNetDevice* peer() const { return peer_; }
@@ -268,6 +275,11 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
     void Notify() override { device->TransmitComplete(); }
   };
   void TryTransmit(uint64_t now);
+  /// Nothing waits in any transmit queue.
+  bool Idle() const { return queue_.empty() && extra_frames_ == 0; }
+  congestion::EgressQueue<Waiting>& TxQueue(uint16_t i) { return i == 0 ? queue_ : extra_queues_[i - 1]; }
+  /// The next non-empty transmit queue in round-robin order (extra_frames_ > 0).
+  uint16_t NextTxQueue();
   void Transmit(ns3::Ptr<ns3::Packet> frame, uint16_t ingress, uint32_t bytes, uint64_t now);
   void ScheduleTxDone(uint64_t delay_ps);
   void TransmitComplete();
@@ -279,7 +291,8 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   // Hot fields first.
   InaNetDevice* peer_ = nullptr;
   InaSwitchNode* switch_ = nullptr;
-  congestion::EgressQueue<Waiting> queue_;
+  congestion::EgressQueue<Waiting> queue_;  ///< transmit queue 0: switch ports, a host's ns-3 stack
+  uint32_t extra_frames_ = 0;               ///< frames waiting in extra_queues_
   uint64_t busy_until_ps_ = 0;
   uint64_t ps_per_byte_num_ = 80;     // serialisation = bytes * 8e12 / rate
   uint64_t rate_bps_ = 100'000'000'000ULL;
@@ -297,6 +310,12 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   uint64_t fingerprint_ = 0;
   ArrivalPool* pool_ = nullptr;
   ns3::Ptr<TxDone> tx_done_;
+  // Host NICs with a transmit queue per kernel-bypass endpoint (OpenTxQueue).
+  std::vector<congestion::EgressQueue<Waiting>> extra_queues_;  ///< queue i is extra_queues_[i - 1]
+  std::vector<std::pair<uint16_t, uint16_t>> tx_queue_of_port_;  ///< (UDP port, queue)
+  uint64_t extra_bytes_ = 0;
+  uint64_t max_total_bytes_ = 0;  ///< the most waiting in all queues at once
+  uint16_t rr_next_ = 0;          ///< round robin: the queue to look at first
 
   ns3::Ptr<InaChannel> channel_;
   ns3::Ptr<ns3::Node> node_;

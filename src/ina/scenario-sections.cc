@@ -290,7 +290,16 @@ const CoreSection<congestion::PortConfig>& Host() {
                "Drop-tail limit of each host NIC's transmit queue. It stands for the host's socket buffers too: UDP "
                "senders (aggregation, congestion traffic) have no other backpressure. Background TCP flows keep only "
                "`background.flows.tcp.small_queue_bytes` each in it.")
-          .DocDefault("`16777216` (16 MiB)");
+          .DocDefault("`16777216` (16 MiB)")
+          .Enum("nic_tx_queues", &congestion::PortConfig::tx_queue_per_endpoint, "shared",
+                {{"per_endpoint", true}, {"shared", false}},
+                "`per_endpoint`: the host's ns-3 stack (TCP, its UDP sockets) and each kernel-bypass endpoint (an "
+                "aggregation worker: DPDK, RDMA, FPGA) have a transmit queue of their own, each up to "
+                "`nic_buffer_bytes`, and the NIC serves them round robin, a frame at a time, as a multi-queue NIC "
+                "arbitrates its send queues (Intel 82575EB SDM rev. 2.1 p. 161: \"Round robin arbitration is "
+                "performed among the LP queues\"): a short TCP flow does not wait behind a worker's window, but the "
+                "stack gets one turn in (endpoints + 1) while they all have frames waiting. `shared` (the default): "
+                "one FIFO for every frame of the host (the simulated papers do not say which their hosts had).");
   return section;
 }
 

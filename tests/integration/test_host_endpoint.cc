@@ -150,4 +150,53 @@ TEST_F(HostEndpointTest, AClosedPortGoesBackToTheStackAndATakenPortIsRefused) {
   EXPECT_EQ(sink.payloads.size(), 1u);
 }
 
+/// The order host 0's NIC put 8 frames on the wire, each named by its sender
+/// (A, B: two endpoints; S: the ns-3 stack's UDP socket) and its number:
+/// A sends 4, B 2 and the socket 2, all at once.
+std::string WireOrder(const std::vector<SentFrame>& frames) {
+  std::string order;
+  for (const SentFrame& f : frames) {
+    const uint8_t* udp = f.bytes.data() + 14 + 20;
+    const uint16_t port = static_cast<uint16_t>(udp[0] << 8 | udp[1]);
+    order += port == 4000 ? 'A' : port == 4001 ? 'B' : 'S';
+    order += static_cast<char>('0' + udp[8]);
+    order += ' ';
+  }
+  return order;
+}
+
+TEST_F(HostEndpointTest, EachEndpointAndTheStackHaveATransmitQueueServedRoundRobin) {
+  for (const bool per_endpoint : {true, false}) {
+    FabricConfig c;
+    c.host_port.tx_queue_per_endpoint = per_endpoint;
+    Build(topo::BuildSingleRack(2, Link(100, 1 * kUs)), c);
+    std::vector<SentFrame>& frames = Capture(0);
+    HostEndpoint a, b;
+    a.Open(fabric_->device(0, 0), 4000, [](const uint8_t*, uint32_t, const DatagramInfo&) {});
+    b.Open(fabric_->device(0, 0), 4001, [](const uint8_t*, uint32_t, const DatagramInfo&) {});
+    auto socket = ns3::Socket::CreateSocket(fabric_->ip_host(0), ns3::UdpSocketFactory::GetTypeId());
+    socket->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), 4002));
+    ns3::Simulator::Schedule(ns3::PicoSeconds(3 * kUs), [&] {
+      uint8_t n[1000] = {};
+      for (uint8_t i = 1; i <= 4; ++i) a.SendTo(HostIpv4(1), 5000, &(n[0] = i), sizeof n);
+      for (uint8_t i = 1; i <= 2; ++i) b.SendTo(HostIpv4(1), 5000, &(n[0] = i), sizeof n);
+      for (uint8_t i = 1; i <= 2; ++i)
+        socket->SendTo(ns3::Create<ns3::Packet>(&(n[0] = i), sizeof n), 0,
+                       ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(1)), 5000));
+    });
+    RunFor(20 * kUs);
+    socket->Close();
+    // A1 finds the wire idle; then the stack's queue (0), A's, B's in turn,
+    // each queue a frame at a time; shared: one FIFO in the order sent.
+    EXPECT_EQ(WireOrder(frames), per_endpoint ? "A1 S1 A2 B1 S2 A3 B2 A4 " : "A1 A2 A3 A4 B1 B2 S1 S2 ")
+        << (per_endpoint ? "per_endpoint" : "shared");
+    // The NIC's counters add its queues up: 7 frames waited, at most all 7 at once.
+    const auto q = fabric_->device(0, 0).queue_counters();
+    EXPECT_EQ(q.enqueued, 7u);
+    EXPECT_EQ(q.max_bytes, 7u * (1000 + 8 + 20 + 14));
+    captured_.clear();
+    ns3::Simulator::Destroy();
+  }
+}
+
 }  // namespace
