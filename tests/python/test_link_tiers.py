@@ -1,0 +1,35 @@
+"""analysis/link_tiers.py: a run's links.csv grouped by fabric tier, with
+exact sums and shares, and a clear exit 2 on a directory without links.csv.
+
+    PYTHONPATH=python:build/python /usr/bin/python3 -m pytest -q tests/python/test_link_tiers.py
+"""
+
+import subprocess
+
+from helpers import PYTHON, SOURCE_DIR, load_script
+
+SCRIPT = SOURCE_DIR / "analysis" / "link_tiers.py"
+HEADER = ("link,a,b,direction,rate_gbps,tx_frames,tx_bytes,wire_bytes,utilization,drops_buffer,drops_loss,"
+          "drops_link_down,ecn_marks,pause_sent,paused_s,max_queue_bytes\n")
+
+
+def test_tiers_sum_each_tier_and_share_the_marks(tmp_path):
+    rows = ["0,h0,edge0,a->b,10,1,1,1,0.50,0,0,0,0,0,0,700000",
+            "0,edge0,h0,b->a,10,1,1,1,0.25,0,0,0,30,1,0,100000",
+            "1,h1,edge0,a->b,10,1,1,1,0.30,0,0,0,0,0,0,300000",
+            "1,edge0,h1,b->a,10,1,1,1,0.35,0,0,0,50,0,0,200000",
+            "2,edge0,agg1,a->b,10,1,1,1,0.10,0,0,0,20,2,0,50000"]
+    (tmp_path / "links.csv").write_text(HEADER + "\n".join(rows) + "\n")
+    t = load_script(SCRIPT).tiers(tmp_path).set_index("tier")
+    assert sorted(t.index) == ["edge -> agg", "edge -> h", "h -> edge"]
+    assert t.loc["edge -> h", "directions"] == 2
+    assert t.loc["edge -> h", "ecn_marks"] == 80 and t.loc["edge -> h", "marks_share"] == 0.8
+    assert t.loc["edge -> agg", "marks_share"] == 0.2 and t.loc["edge -> agg", "pauses"] == 2
+    assert t.loc["h -> edge", "utilization"] == 0.4
+    assert t.loc["h -> edge", "max_queue_kb"] == 700.0
+
+
+def test_a_directory_without_links_csv_exits_2(tmp_path):
+    r = subprocess.run([PYTHON, str(SCRIPT), str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "no links.csv" in r.stderr
