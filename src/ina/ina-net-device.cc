@@ -13,9 +13,9 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <cstring>
 #include <iomanip>
+#include <stdexcept>
 
 namespace inasim {
 
