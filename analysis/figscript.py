@@ -124,10 +124,12 @@ class FigureRun:
 
     def sweep(self, name: Optional[str] = None, *, points: Optional[List[Dict[str, Any]]] = None,
               grid: Optional[Dict[str, list]] = None, scenario: Optional[Path] = None,
-              sets: Optional[Sequence[str]] = None, repetitions: Optional[int] = None) -> List[Dict[str, Any]]:
+              sets: Optional[Sequence[str]] = None, repetitions: Optional[int] = None,
+              seed: Optional[int] = None) -> List[Dict[str, Any]]:
         """Runs `points` (or a `grid`) of `scenario` (default: the
         configuration's) as one sweep cached under OUT/sweeps/<name> (default:
-        the base scenario's name). Returns its rows in sweep order (points
+        the base scenario's name), `repetitions` times each at seeds `seed`
+        (default the scenario's), seed + 1, ... Returns its rows in sweep order (points
         outer, then repetitions), each with "cache_dir" when it has a "key"
         (the run's directory: results.json, the CSVs). Exit 2 on bad input,
         1 when a run raised."""
@@ -136,7 +138,8 @@ class FigureRun:
         name = name or self.base["name"]
         sweep: Dict[str, Any] = {"name": name, "description": f"analysis/{self.stem}.py{' --small' if self.small else ''}",
                                  "scenario": str(scenario or self.cfg["scenario"])}
-        for key, value in (("set", sets), ("grid", grid), ("points", points), ("repetitions", repetitions)):
+        for key, value in (("set", sets), ("grid", grid), ("points", points), ("repetitions", repetitions),
+                           ("seed", seed)):
             if value is not None:
                 sweep[key] = value
         sweep_out = self.sweep_dir(name)

@@ -10,8 +10,15 @@ figure script's CSV, and the verdict.
         print(c["id"], v.verdict, v.paper, v.ours, v.ratio)
 
 The verdicts: "within 15 %" (the tolerance, 15 % unless a claim says other),
-"trend right", "off", "reversed", "holds", "violated", "not run",
-"out of scope". Only the claims file holds a paper's numbers.
+"trend right", "off", "reversed", "seeds split" (an ordering whose items
+were run at several seeds, some of which give the paper's order and some
+not), "holds", "violated", "not run", "out of scope". Only the claims file
+holds a paper's numbers.
+
+A figure point run at several seeds carries them in the CSV column
+"<column>_seeds" ("y_seeds" for y): its values at each seed, in seed order,
+separated by spaces, in the unit of the column; the column itself is their
+mean.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ __all__ = ["SCHEMA", "KINDS", "VERDICTS", "ClaimsError", "ClaimsBook", "FigureTa
 SCHEMA = "inasim-paper-claims/1"
 KINDS = ("value", "ratio", "series", "ordering", "bound")
 DEFAULT_TOLERANCE = 0.15
-VERDICTS = ("within", "trend right", "off", "reversed", "holds", "violated", "not run", "out of scope")
+VERDICTS = ("within", "trend right", "off", "reversed", "seeds split", "holds", "violated", "not run", "out of scope")
 _ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -300,7 +307,7 @@ def _check_small(c: Dict[str, Any], where: str, figures: Dict[str, Any]) -> None
     if survives:
         v = _need(small, "verdict", str, w)
         if v not in VERDICTS and not v.startswith("within"):
-            raise ClaimsError(f"{w}.verdict: must be one of within, {', '.join(VERDICTS[1:6])}; got \"{v}\"")
+            raise ClaimsError(f"{w}.verdict: must be one of within, {', '.join(VERDICTS[1:7])}; got \"{v}\"")
     if small.get("ours") is not None:
         _check_ours(c["kind"], small["ours"], f"{w}.ours", figures, c["paper"], subset=True)
 
@@ -360,6 +367,20 @@ class FigureTables:
             return None
         hits = [y for x, y in got if _same_x(x, pt["x"])]
         return hits[0] if len(hits) == 1 else None
+
+    def seeds(self, pt: Dict[str, Any]) -> Optional[List[float]]:
+        """Our value at the point at each seed it was run at (the column
+        "<column>_seeds"), or None when it was run at one seed (or is a
+        quotient of two points)."""
+        rows = self.rows(pt["figure"]) if "numerator" not in pt else None
+        if not rows:
+            return None
+        col, scale = pt.get("column", "y") + "_seeds", pt.get("scale", 1)
+        hits = [r.get(col) or "" for r in rows
+                if r["panel"] == pt["panel"] and r["series"] == pt["series"] and _same_x(r["x"], pt["x"])]
+        if len(hits) != 1 or not hits[0].strip():
+            return None
+        return [float(v) * scale for v in hits[0].split()]
 
 
 # ----------------------------------------------------------------- verdicts
@@ -492,9 +513,31 @@ def _eval_ordering(p, ours, tables, tol, text, show_x: bool = False) -> Verdict:
         if v is None:
             return _missing(text, f"\"{label}\": " + _where_missing(tables, ours["items"][label]))
         vals[label] = v
-    mine = sorted(vals, key=lambda k: vals[k], reverse=p["better"] == "higher")
+    mine = _ranked(vals, p["better"])
     ours_text = ", ".join(f"{_item_label(k, ours['items'][k]) if show_x else k}: {_fmt(vals[k])}" for k in mine)
-    return Verdict("trend right" if mine == order else "reversed", text, ours_text, None)
+    per_seed = _seed_orders(order, ours["items"], tables, p["better"])
+    if per_seed is None:
+        return Verdict("trend right" if mine == order else "reversed", text, ours_text, None)
+    agree = sum(o == order for o in per_seed)
+    note = f"the paper's order at {agree} of {len(per_seed)} seeds"
+    ours_text += f" (means of {len(per_seed)} seeds)"
+    if agree == len(per_seed):
+        return Verdict("trend right", text, ours_text, None, note)
+    return Verdict("reversed" if agree == 0 else "seeds split", text, ours_text, None, note)
+
+
+def _ranked(vals: Dict[str, float], better: str) -> List[str]:
+    return sorted(vals, key=lambda k: vals[k], reverse=better == "higher")
+
+
+def _seed_orders(order: List[str], items: Dict[str, Any], tables: "FigureTables",
+                 better: str) -> Optional[List[List[str]]]:
+    """Our order at each seed, when every item was run at the same number
+    (>= 2) of seeds; else None (the means decide alone)."""
+    seeds = [tables.seeds(items[label]) for label in order]
+    if any(s is None for s in seeds) or len({len(s) for s in seeds}) != 1 or len(seeds[0]) < 2:
+        return None
+    return [_ranked({label: s[i] for label, s in zip(order, seeds)}, better) for i in range(len(seeds[0]))]
 
 
 def _item_label(label: str, pt: Dict[str, Any]) -> str:

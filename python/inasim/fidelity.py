@@ -45,7 +45,7 @@ from inasim._outdir import out_dir_problem, write_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 COLUMNS = ("paper", "claim", "where", "kind", "scaled", "paper_value", "ours", "ratio", "verdict", "note")
-TALLY_ORDER = ("within", "trend right", "holds", "off", "reversed", "violated", "not run", "out of scope")
+TALLY_ORDER = ("within", "trend right", "holds", "off", "reversed", "seeds split", "violated", "not run", "out of scope")
 
 
 def tally_key(verdict: str) -> str:

@@ -97,6 +97,15 @@ def _log_base(v: Union[bool, int, float]) -> Optional[float]:
     raise ValueError(f"log scale: expected False, True or a base > 1, got {v!r}")
 
 
+def _draw_seed_ranges(ax, s: "_Series") -> None:
+    """A vertical bar over each point run at several seeds: the seeds'
+    range (the per-point column "y_seeds", inasim.claims)."""
+    for x, cell in zip(s.x, s.columns.get("y_seeds", ())):
+        vals = [float(v) for v in str(cell).split()]
+        if len(vals) > 1:
+            ax.plot([x, x], [min(vals), max(vals)], color=s.color, linewidth=1.0, zorder=3)
+
+
 def _floats(values: Iterable[Any], what: str) -> List[float]:
     out = []
     for v in values:
@@ -246,6 +255,7 @@ class Figure:
             label = "_nolegend_" if text is False or text == "" else str(text)
             if s.kind == "sim":
                 ax.plot(s.x, s.y, color=s.color, marker=s.marker, linestyle=s.linestyle, label=label, zorder=3)
+                _draw_seed_ranges(ax, s)
             elif s.kind == "bound":
                 ax.plot(s.x, s.y, color=s.color, linestyle="--", linewidth=1.2, label=label, zorder=2)
             else:

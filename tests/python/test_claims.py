@@ -207,3 +207,39 @@ def test_cli_bad_protocol_exit_2_writes_nothing(tmp_path):
     assert r.returncode == 2
     assert 'no claims file for "nosuch"' in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+#: Points run at 3 seeds: "y" is their mean, "y_seeds" the values in seed order.
+SEEDS_CSV = """panel,series,kind,x,y,x_label,y_label,source,y_seeds
+a,D,sim,80,10.0,w,g,,9 10 11
+a,E,sim,80,12.0,w,g,,8 13 15
+a,F,sim,80,20.0,w,g,,19 20 21
+a,G,sim,80,11.0,w,g,,
+a,H,sim,80,30.0,w,g,,30 30
+"""
+
+
+@pytest.mark.parametrize("cid, order, verdict, ours, note", [
+    # D beats E on the means and at seeds 2 and 3, not at seed 1 (8 < 9): split
+    ("split", ["D", "E"], "seeds split", "D: 10, E: 12 (means of 3 seeds)", "the paper's order at 2 of 3 seeds"),
+    ("all", ["D", "F"], "trend right", "D: 10, F: 20 (means of 3 seeds)", "the paper's order at 3 of 3 seeds"),
+    ("none", ["F", "D"], "reversed", "D: 10, F: 20 (means of 3 seeds)", "the paper's order at 0 of 3 seeds"),
+    # G has one seed, H two: the means decide, as without seeds
+    ("one-seed", ["G", "D"], "reversed", "D: 10, G: 11", ""),
+    ("unequal", ["D", "H"], "trend right", "D: 10, H: 30", ""),
+])
+def test_an_ordering_run_at_several_seeds_is_judged_seed_by_seed(tree, cid, order, verdict, ours, note):
+    (tree / "out" / "figx.csv").write_text(SEEDS_CSV)
+    c = claim(cid, "ordering", {"order": order, "better": "lower", "metric": "g"},
+              {"items": {k: pt(k, 80) for k in order}})
+    book = cl.load(write_book(tree, book_doc([c])), repo=tree)
+    v = cl.evaluate(book.claims[0], cl.FigureTables(tree / "out"))
+    assert (v.verdict, v.ours, v.note) == (verdict, ours, note)
+
+
+def test_seeds_are_read_in_the_points_scale(tree):
+    (tree / "out" / "figx.csv").write_text(SEEDS_CSV)
+    tables = cl.FigureTables(tree / "out")
+    assert tables.seeds(pt("E", 80, scale=1e-3)) == pytest.approx([8e-3, 13e-3, 15e-3])
+    assert tables.seeds(pt("G", 80)) is None
+    assert tables.seeds({"numerator": pt("D", 80), "denominator": pt("E", 80)}) is None
