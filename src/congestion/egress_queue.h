@@ -22,6 +22,12 @@ struct PortConfig {
   bool pfc_enabled = false;
   uint64_t pfc_xoff_bytes = 256 << 10;  ///< per ingress port: send PAUSE above this
   uint64_t pfc_xon_bytes = 128 << 10;   ///< per ingress port: send RESUME below this
+  /// Credit-based link-level flow control (SST merlin's): the upstream
+  /// transmitter of every switch ingress holds `credit_bytes` of credit, sends
+  /// a frame only with its bytes in credit, and gets them back once the frame
+  /// (and all the switch made of it) has left the switch.
+  bool credit_enabled = false;
+  uint64_t credit_bytes = 32 << 10;
   /// Host NICs only: the kernel stack and every kernel-bypass endpoint get a
   /// transmit queue of their own, served round robin a frame at a time (as a
   /// multi-queue NIC arbitrates its send queues); false: one FIFO for all.
@@ -71,6 +77,8 @@ class EgressQueue {
 
   /// Item at the head (valid while !empty()).
   Item& front() { return ring_[head_].item; }
+  /// The head item's byte count (valid while !empty()).
+  uint32_t front_bytes() const { return ring_[head_].bytes; }
   /// The item the last successful Enqueue stored.
   Item& back() { return ring_[(head_ + size_ - 1) & (ring_.size() - 1)].item; }
 

@@ -32,8 +32,10 @@ Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
   for (uint32_t s = 0; s < topo.num_switches(); ++s) {
     auto sw = CreateObject<InaSwitchNode>();
     // An RngStream costs ~0.5 M instructions to position: only spraying needs one.
+    ForwardingConfig forwarding = config.forwarding;
+    forwarding.credit_enabled = config.switch_port.credit_enabled;  // the ports' setting, for the switch's holds
     sw->Configure(topo.switch_vertex(s), topo.node(topo.switch_vertex(s)).tier, routing_.get(), nh,
-                  config.forwarding,
+                  forwarding,
                   config.forwarding.policy == congestion::ForwardingPolicy::kSpray
                       ? StreamRng(kSprayStreamBase + s)
                       : nullptr);
@@ -68,6 +70,12 @@ Fabric::Fabric(const topo::Topology& topo, const FabricConfig& config)
     // arrival time as a separate "processing" event, one event fewer per hop.
     if (!topo.is_host(l.b)) devices_[l.a][l.port_a]->SetExtraDelay(config.forwarding_latency_ps);
     if (!topo.is_host(l.a)) devices_[l.b][l.port_b]->SetExtraDelay(config.forwarding_latency_ps);
+    // Credit-based flow control: whatever sends into a switch port holds
+    // that port's credit (hosts take what the switch sends at once).
+    if (config.switch_port.credit_enabled) {
+      if (!topo.is_host(l.b)) devices_[l.a][l.port_a]->SetCredit(config.switch_port.credit_bytes);
+      if (!topo.is_host(l.a)) devices_[l.b][l.port_b]->SetCredit(config.switch_port.credit_bytes);
+    }
     channels_.push_back(ch);
   }
   for (uint32_t s = 0; s < topo.num_switches(); ++s) {

@@ -228,7 +228,8 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
     return false;
   }
   // Fast path: wire idle and nobody waiting: straight onto the wire.
-  if (Idle() && !paused_ && !tx_event_pending_ && busy_until_ps_ <= now) {
+  if (Idle() && !paused_ && !tx_event_pending_ && busy_until_ps_ <= now &&
+      (credit_limit_ == 0 || credits_ >= bytes)) {
     if (shared) {  // a copy that never waits holds nothing of the ingress's buffer
       Transmit(frame, kNoPort, bytes, now);
       return true;
@@ -280,6 +281,10 @@ void InaNetDevice::TryTransmit(uint64_t now) {
     ScheduleTxDone(busy_until_ps_ - now);
     return;
   }
+  if (credit_limit_ != 0) {  // the frame NextTxQueue would pick must be in credit
+    const uint16_t peek = extra_frames_ == 0 ? 0 : PeekTxQueue();
+    if (!InCredit(TxQueue(peek).front_bytes(), now)) return;
+  }
   const uint16_t from = extra_frames_ == 0 ? 0 : NextTxQueue();
   auto [w, bytes] = TxQueue(from).Dequeue();
   if (from != 0) {
@@ -303,16 +308,19 @@ void InaNetDevice::TryTransmit(uint64_t now) {
   Transmit(w.frame ? std::move(w.frame) : Rebuild(w), w.ingress, bytes, now);
 }
 
-uint16_t InaNetDevice::NextTxQueue() {
+uint16_t InaNetDevice::PeekTxQueue() {
   const auto n = static_cast<uint16_t>(extra_queues_.size() + 1);
   for (uint16_t k = 0; k < n; ++k) {
     const auto i = static_cast<uint16_t>((rr_next_ + k) % n);
-    if (!TxQueue(i).empty()) {
-      rr_next_ = static_cast<uint16_t>((i + 1) % n);
-      return i;
-    }
+    if (!TxQueue(i).empty()) return i;
   }
   return 0;  // unreachable while extra_frames_ > 0
+}
+
+uint16_t InaNetDevice::NextTxQueue() {
+  const uint16_t i = PeekTxQueue();
+  rr_next_ = static_cast<uint16_t>((i + 1) % (extra_queues_.size() + 1));
+  return i;
 }
 
 uint16_t InaNetDevice::OpenTxQueue(uint16_t port) {
@@ -387,6 +395,7 @@ Ptr<Packet> InaNetDevice::Rebuild(const Waiting& w) {
 void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes, uint64_t now) {
   if (switch_ && ingress != kNoPort) switch_->OnDequeue(ingress, bytes);
   const uint64_t ser = SerializationPs(bytes);
+  if (credit_limit_ != 0) credits_ -= bytes;
   busy_until_ps_ = now + ser;
   counters_.tx_packets++;
   counters_.tx_bytes += bytes;
@@ -402,6 +411,12 @@ void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes,
   if ((loss_rate_ > 0.0 && loss_rng_->GetValue() < loss_rate_) || (loss_filter_ && loss_filter_(*frame))) {
     ++counters_.drops_loss;
     drop_trace_(frame);
+    // A lost frame never reaches the switch that would give its credit
+    // back: it comes back when the switch would have returned it had the
+    // frame only passed through (link-level credit resynchronisation).
+    if (credit_limit_ != 0)
+      Simulator::Schedule(PicoSeconds(ser + 2 * channel_->delay_ps() + extra_delay_ps_), &InaNetDevice::AddCredit,
+                          this, bytes);
   } else {
     const Time delay = PicoSeconds(ser + channel_->delay_ps() + extra_delay_ps_);
     if (pool_) {
@@ -491,6 +506,18 @@ bool InaNetDevice::DeliverToEndpoint(const Packet& frame) {
   frame.CopyData(f, p4::kEthernetBytes + ip_bytes);  // Ethernet padding, if any, is left out
   endpoint->Deliver(f, p4::kEthernetBytes + ip_bytes);
   return true;
+}
+
+void InaNetDevice::ReturnCredit(uint32_t bytes) {
+  // merlin sends credits back as their own event, taking no bandwidth
+  // (portControl.cc:136-139): after the link delay alone.
+  Simulator::Schedule(PicoSeconds(channel_->delay_ps()), &InaNetDevice::AddCredit, peer_, bytes);
+}
+
+void InaNetDevice::AddCredit(uint32_t bytes) {
+  credits_ += bytes;
+  if (credits_ > credit_limit_) throw std::logic_error("credit-based flow control: more credit came back than was spent");
+  if (credit_stalled_) TryTransmit(static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()));
 }
 
 void InaNetDevice::SetPaused(bool paused) {

@@ -97,7 +97,8 @@ struct PortCounters {
   uint64_t drops_link_down = 0;
   uint64_t pause_sent = 0;      ///< PFC PAUSE frames this device sent to its peer
   uint64_t pause_received = 0;
-  uint64_t paused_ps = 0;       ///< time this transmitter spent paused
+  uint64_t paused_ps = 0;       ///< time this transmitter spent paused (PFC), or out of credit with a frame waiting
+  uint64_t credit_stalls = 0;   ///< times its head frame had to wait for credit (switch.credit)
   uint64_t busy_ps = 0;         ///< time the wire was busy (utilisation numerator)
 };
 
@@ -190,6 +191,16 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   void DeliverLocal(const ns3::Packet& frame) { DeliverToEndpoint(frame); }
   const ns3::Mac48Address& mac() const { return mac_; }
 
+  /// Credit-based flow control (`switch.credit`): this transmitter starts a
+  /// frame only when its bytes are in credit; its peer (a switch port) grants
+  /// `bytes` at the start and gives them back as frames leave it.
+  void SetCredit(uint64_t bytes) { credit_limit_ = credits_ = bytes; }
+  /// The credit this transmitter holds now (its limit when nothing is out).
+  uint64_t credits() const { return credits_; }
+  uint64_t credit_limit() const { return credit_limit_; }
+  /// Credit-based flow control, receiving side: `bytes` of what came in on
+  /// this port left the switch; they reach the peer after the link delay.
+  void ReturnCredit(uint32_t bytes);
   /// PFC: the peer asked this transmitter to pause (true) or resume (false).
   void SetPaused(bool paused);
   /// PFC: tell the peer to pause/resume (arrives after the link delay).
@@ -275,11 +286,33 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
     void Notify() override { device->TransmitComplete(); }
   };
   void TryTransmit(uint64_t now);
+  /// Credit-based flow control: `bytes` of credit came back.
+  void AddCredit(uint32_t bytes);
+  /// Whether a frame of `bytes` may start now as far as credit goes; if not,
+  /// the transmitter stalls until AddCredit (counted in paused_ps).
+  bool InCredit(uint32_t bytes, uint64_t now) {
+    if (credit_limit_ == 0) return true;
+    if (credits_ >= bytes) {
+      if (credit_stalled_) {
+        credit_stalled_ = false;
+        counters_.paused_ps += now - paused_since_ps_;
+      }
+      return true;
+    }
+    if (!credit_stalled_) {
+      credit_stalled_ = true;
+      paused_since_ps_ = now;
+      ++counters_.credit_stalls;
+    }
+    return false;
+  }
   /// Nothing waits in any transmit queue.
   bool Idle() const { return queue_.empty() && extra_frames_ == 0; }
   congestion::EgressQueue<Waiting>& TxQueue(uint16_t i) { return i == 0 ? queue_ : extra_queues_[i - 1]; }
   /// The next non-empty transmit queue in round-robin order (extra_frames_ > 0).
   uint16_t NextTxQueue();
+  /// The queue NextTxQueue would take, without moving the round robin on.
+  uint16_t PeekTxQueue();
   void Transmit(ns3::Ptr<ns3::Packet> frame, uint16_t ingress, uint32_t bytes, uint64_t now);
   void ScheduleTxDone(uint64_t delay_ps);
   void TransmitComplete();
@@ -301,7 +334,10 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   uint16_t port_ = 0;
   bool tx_event_pending_ = false;
   bool paused_ = false;
+  bool credit_stalled_ = false;
   bool pfc_paused_peer_ = false;
+  uint64_t credit_limit_ = 0;  ///< 0: no credit-based flow control on this link direction
+  uint64_t credits_ = 0;
   uint64_t paused_since_ps_ = 0;
   double loss_rate_ = 0.0;
   std::function<bool(const ns3::Packet&)> loss_filter_;

@@ -38,6 +38,7 @@ void InaSwitchNode::Configure(uint32_t vertex, uint16_t tier, const topo::Routin
   num_hosts_ = num_hosts;
   cfg_ = config;
   pfc_ = config.pfc_enabled;
+  credit_ = config.credit_enabled;
   salt_ = congestion::Mix64(config.hash_seed ^ (uint64_t{vertex} * 0x9e3779b97f4a7c15ULL));
   tier_ = tier;
   spray_rng_ = spray_rng;
@@ -57,6 +58,20 @@ void InaSwitchNode::SetDataplane(std::unique_ptr<p4::Dataplane> dataplane) {
 }
 
 void InaSwitchNode::ReceiveFromPort(uint16_t port, Ptr<Packet> frame) {
+  if (!credit_) {
+    Process(port, frame);
+    return;
+  }
+  // Credit-based flow control: the frame holds its ingress's credit while it
+  // is processed and while anything made of it waits (DropCharge gives it back).
+  current_hold_ = NewCharge(port, frame->GetSize());
+  SharedIngressCharge* hold = current_hold_;
+  Process(port, frame);
+  current_hold_ = nullptr;
+  DropCharge(hold);
+}
+
+void InaSwitchNode::Process(uint16_t port, Ptr<Packet> frame) {
   ++counters_.rx_frames;
   uint8_t head[p4::kParseBytes];
   const uint32_t size = frame->GetSize();
@@ -71,10 +86,11 @@ void InaSwitchNode::ReceiveFromPort(uint16_t port, Ptr<Packet> frame) {
     current_ingress_ = InaNetDevice::kNoPort;
     return;
   }
-  Forward(frame, view, port);
+  Forward(frame, view, port, current_hold_);
 }
 
-void InaSwitchNode::Forward(Ptr<Packet> frame, const p4::FrameView& view, uint16_t ingress) {
+void InaSwitchNode::Forward(Ptr<Packet> frame, const p4::FrameView& view, uint16_t ingress,
+                            SharedIngressCharge* hold) {
   if (!view.ipv4) {
     ++counters_.dropped_not_ipv4;
     return;
@@ -91,7 +107,7 @@ void InaSwitchNode::Forward(Ptr<Packet> frame, const p4::FrameView& view, uint16
   }
   const uint16_t out = hops.size() == 1 ? hops[0] : ChoosePort(hops, view, host);
   ++counters_.forwarded;
-  ports_[out]->EnqueueFrame(frame, view, ingress);
+  ports_[out]->EnqueueFrame(frame, view, ingress, nullptr, hold);
 }
 
 uint16_t InaSwitchNode::ChoosePort(inasim::Span<const uint16_t> hops, const p4::FrameView& view, uint32_t host) {
@@ -133,7 +149,7 @@ uint16_t InaSwitchNode::ChoosePort(inasim::Span<const uint16_t> hops, const p4::
   return hops[pick];
 }
 
-void InaSwitchNode::SendOut(uint16_t port, Ptr<Packet> frame, uint16_t ingress) {
+void InaSwitchNode::SendOut(uint16_t port, Ptr<Packet> frame, uint16_t ingress, SharedIngressCharge* hold) {
   if (port >= ports_.size()) {
     ++counters_.dropped_no_route;
     return;
@@ -141,28 +157,30 @@ void InaSwitchNode::SendOut(uint16_t port, Ptr<Packet> frame, uint16_t ingress) 
   uint8_t head[p4::kParseBytes];
   const uint32_t size = frame->GetSize();
   const uint32_t n = frame->CopyData(head, std::min<uint32_t>(size, sizeof head));
-  ports_[port]->EnqueueFrame(frame, p4::ParseFrame(head, n, size), ingress);
+  ports_[port]->EnqueueFrame(frame, p4::ParseFrame(head, n, size), ingress, nullptr, hold);
 }
 
-void InaSwitchNode::SendOutLater(uint16_t port, Ptr<Packet> frame, uint16_t ingress) {
-  SendOut(port, frame, ingress);
+void InaSwitchNode::SendOutLater(uint16_t port, Ptr<Packet> frame, uint16_t ingress, SharedIngressCharge* hold) {
+  SendOut(port, frame, ingress, hold);
+  LetGo(hold);
 }
 
-void InaSwitchNode::ForwardLater(Ptr<Packet> frame, uint16_t ingress) {
+void InaSwitchNode::ForwardLater(Ptr<Packet> frame, uint16_t ingress, SharedIngressCharge* hold) {
   uint8_t head[p4::kParseBytes];
   const uint32_t size = frame->GetSize();
   const uint32_t n = frame->CopyData(head, std::min<uint32_t>(size, sizeof head));
-  Forward(frame, p4::ParseFrame(head, n, size), ingress);
+  Forward(frame, p4::ParseFrame(head, n, size), ingress, hold);
+  LetGo(hold);
 }
 
 void InaSwitchNode::Emit(inasim::Span<const uint8_t> bytes, uint16_t port, p4::Picoseconds latency) {
   ++counters_.dataplane_out;
   Ptr<Packet> frame = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
   if (latency == 0) {
-    SendOut(port, frame, current_ingress_);
+    SendOut(port, frame, current_ingress_, current_hold_);
   } else {
     Simulator::Schedule(PicoSeconds(latency), &InaSwitchNode::SendOutLater, this, port, frame,
-                        current_ingress_);
+                        current_ingress_, TakeHold());
   }
 }
 
@@ -175,7 +193,7 @@ void InaSwitchNode::EmitMulticast(inasim::Span<const uint8_t> bytes, inasim::Spa
   // Every copy has these bytes: parse them once for the whole group.
   const p4::FrameView view = p4::ParseFrame(bytes.data(), std::min<size_t>(size, p4::kParseBytes), size);
   if (latency == 0) {
-    SendCopies(frame, view, ports, current_ingress_);
+    SendCopies(frame, view, ports, current_ingress_, current_hold_);
     return;
   }
   // One event for the whole group, not one per port: the copies were
@@ -191,33 +209,34 @@ void InaSwitchNode::EmitMulticast(inasim::Span<const uint8_t> bytes, inasim::Spa
   b->view = view;
   b->ports.assign(ports.begin(), ports.end());
   b->ingress = current_ingress_;
+  b->hold = TakeHold();
   Simulator::Schedule(PicoSeconds(latency), &InaSwitchNode::SendMulticastLater, this, b);
 }
 
 void InaSwitchNode::SendMulticastLater(MulticastBatch* b) {
   Ptr<Packet> frame = std::move(b->frame);
   b->frame = nullptr;
-  SendCopies(frame, b->view, b->ports, b->ingress);
+  SendCopies(frame, b->view, b->ports, b->ingress, b->hold);
+  LetGo(b->hold);
+  b->hold = nullptr;
   free_batches_.push_back(b);
 }
 
 void InaSwitchNode::SendCopies(Ptr<Packet> frame, const p4::FrameView& view, inasim::Span<const uint16_t> ports,
-                               uint16_t ingress) {
+                               uint16_t ingress, SharedIngressCharge* hold) {
   // Each port gets a Packet::Copy (its own object sharing the bytes
   // copy-on-write, so a CE mark on one copy does not touch the others); the
   // original, never sent before, goes to the last port.
   const size_t n = ports.size();
   // With PFC the copies waiting in egress queues charge their ingress once
   // between them (SharedIngressCharge); without PFC nothing reads the charge.
+  // With credit-based flow control the received frame's hold is that charge.
   SharedIngressCharge* shared = nullptr;
-  if (pfc_ && n > 1 && ingress != InaNetDevice::kNoPort) {
-    if (free_charges_.empty()) {
-      charges_.push_back(std::make_unique<SharedIngressCharge>());
-      free_charges_.push_back(charges_.back().get());
-    }
-    shared = free_charges_.back();
-    free_charges_.pop_back();
-    *shared = SharedIngressCharge{ingress, view.frame_bytes, 0, 1};  // our reference while enqueueing
+  if (credit_) {
+    shared = hold;
+    if (shared) ++shared->refs;  // our reference while enqueueing
+  } else if (pfc_ && n > 1 && ingress != InaNetDevice::kNoPort) {
+    shared = NewCharge(ingress, view.frame_bytes);  // our reference while enqueueing
   }
   for (size_t i = 0; i < n; ++i) {
     if (ports[i] >= ports_.size()) {
@@ -233,10 +252,10 @@ void InaSwitchNode::EmitRouted(inasim::Span<const uint8_t> bytes, p4::Picosecond
   ++counters_.dataplane_out;
   Ptr<Packet> frame = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
   if (latency == 0) {
-    ForwardLater(frame, current_ingress_);
+    ForwardLater(frame, current_ingress_, TakeHold());
   } else {
     Simulator::Schedule(PicoSeconds(latency), &InaSwitchNode::ForwardLater, this, frame,
-                        current_ingress_);
+                        current_ingress_, TakeHold());
   }
 }
 

@@ -36,6 +36,10 @@ struct ForwardingConfig {
   bool pfc_enabled = false;
   uint64_t pfc_xoff_bytes = 0;
   uint64_t pfc_xon_bytes = 0;
+  /// Credit-based flow control (`switch.credit`): each received frame holds
+  /// its ingress's credit until it and what was made of it have left. The
+  /// fabric sets it from its switch ports' PortConfig::credit_enabled.
+  bool credit_enabled = false;
 };
 
 class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerService {
@@ -75,6 +79,17 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
     if (--c->waiting == 0) OnDequeue(c->ingress, c->bytes);
     DropCharge(c);
   }
+  /// A charge on `ingress` for a frame of `bytes`, one reference held.
+  SharedIngressCharge* NewCharge(uint16_t ingress, uint32_t bytes) {
+    if (free_charges_.empty()) {
+      charges_.push_back(std::make_unique<SharedIngressCharge>());
+      free_charges_.push_back(charges_.back().get());
+    }
+    SharedIngressCharge* c = free_charges_.back();
+    free_charges_.pop_back();
+    *c = SharedIngressCharge{ingress, bytes, 0, 1};
+    return c;
+  }
 
   uint32_t vertex() const { return vertex_; }
   uint32_t num_ports() const { return static_cast<uint32_t>(ports_.size()); }
@@ -85,21 +100,34 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   void DoDispose() override;
 
  private:
-  void Forward(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress);
+  void Process(uint16_t port, ns3::Ptr<ns3::Packet> frame);
+  /// `hold` (credit-based flow control): the received frame's charge that
+  /// what is enqueued here keeps until it leaves; null: none.
+  void Forward(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress,
+               SharedIngressCharge* hold = nullptr);
   uint16_t ChoosePort(inasim::Span<const uint16_t> hops, const p4::FrameView& view, uint32_t host);
-  void SendOut(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
-  void SendOutLater(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
+  void SendOut(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress, SharedIngressCharge* hold);
+  void SendOutLater(uint16_t port, ns3::Ptr<ns3::Packet> frame, uint16_t ingress, SharedIngressCharge* hold);
+  /// The hold a frame emitted now takes with it (a reference), or null.
+  SharedIngressCharge* TakeHold() {
+    if (current_hold_) ++current_hold_->refs;
+    return current_hold_;
+  }
+  void LetGo(SharedIngressCharge* hold) {
+    if (hold) DropCharge(hold);
+  }
   /// The copies of one multicast, sent after the pipeline latency.
   struct MulticastBatch {
     ns3::Ptr<ns3::Packet> frame;
     p4::FrameView view;  ///< parsed once for every copy
     std::vector<uint16_t> ports;
     uint16_t ingress = 0;
+    SharedIngressCharge* hold = nullptr;
   };
   void SendMulticastLater(MulticastBatch* batch);
   void SendCopies(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, inasim::Span<const uint16_t> ports,
-                  uint16_t ingress);
-  void ForwardLater(ns3::Ptr<ns3::Packet> frame, uint16_t ingress);
+                  uint16_t ingress, SharedIngressCharge* hold);
+  void ForwardLater(ns3::Ptr<ns3::Packet> frame, uint16_t ingress, SharedIngressCharge* hold);
   void FireTimer(uint64_t cookie);
 
   // p4::Emitter
@@ -115,7 +143,9 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   std::vector<std::unique_ptr<MulticastBatch>> batches_;  ///< owned, in flight or free
   std::vector<MulticastBatch*> free_batches_;
   void DropCharge(SharedIngressCharge* c) {
-    if (--c->refs == 0) free_charges_.push_back(c);
+    if (--c->refs != 0) return;
+    if (credit_) ports_[c->ingress]->ReturnCredit(c->bytes);  // the frame has left the switch
+    free_charges_.push_back(c);
   }
   std::vector<std::unique_ptr<SharedIngressCharge>> charges_;  ///< owned, in use or free
   std::vector<SharedIngressCharge*> free_charges_;
@@ -126,6 +156,8 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   uint16_t tier_ = 1;
   ForwardingConfig cfg_;
   bool pfc_ = false;
+  bool credit_ = false;
+  SharedIngressCharge* current_hold_ = nullptr;  ///< credit: the frame being processed's
   ns3::Ptr<ns3::UniformRandomVariable> spray_rng_;
   std::unique_ptr<p4::Dataplane> dataplane_;
   uint16_t current_ingress_ = InaNetDevice::kNoPort;

@@ -255,6 +255,30 @@ const CoreSection<congestion::PortConfig>& Pfc() {
   return section;
 }
 
+const CoreSection<congestion::PortConfig>& Credit() {
+  using congestion::PortConfig;
+  static const auto section =
+      CoreSection<PortConfig>("switch.credit", "Credit-based link-level flow control on every switch ingress")
+          .Bool("enabled", &PortConfig::credit_enabled, false,
+                "Credit-based flow control, as SST merlin's routers (canary-fgcs24 §5.2 simulates on SST): the "
+                "transmitter towards every switch port (a host NIC or another switch) holds `bytes` of credit, "
+                "starts a frame only when its bytes are in credit and spends them (`sstsimulator/sst-elements@"
+                "f782290d064f82afaaf39ae08605b5435ff0f034:src/sst/elements/merlin/interfaces/portControl.cc:1247`); "
+                "the switch gives them back, one link delay later, when the frame leaves its ingress's share of the "
+                "buffer (portControl.cc:133-140): when it, and every frame the dataplane made of it while processing "
+                "it (a multicast's copies: the last one), has left by an egress wire, or at once when the dataplane "
+                "consumed it. Our switches are output-queued over a shared buffer, so the credit is each ingress's "
+                "reserved share of it, where merlin's router holds a frame in an input buffer while its output "
+                "buffer is full. Lossless without thresholds; exclusive with `switch.pfc`.")
+          .U64("bytes", &PortConfig::credit_bytes, 32 << 10, 1500, kMaxBuffer, "bytes",
+               "Credit per switch ingress port: the input buffer the upstream transmitter may fill. SST requires "
+               "it (`input_buf_size`, no default); 32 kB is the value most of sst-elements' merlin test "
+               "configurations use. Lossless when `buffer_bytes` >= ports x `bytes` (the most one egress queue "
+               "can then hold).")
+          .DocDefault("`32768` (32 KiB)");
+  return section;
+}
+
 const CoreSection<SwitchSpec>& Switch() {
   using congestion::ForwardingPolicy;
   static const auto section =
@@ -279,7 +303,12 @@ const CoreSection<SwitchSpec>& Switch() {
           .U64("hash_seed", &SwitchSpec::hash_seed, 0, 0, UINT64_MAX, "", "Salt of the ECMP hash.")
           .TimePs("forwarding_latency_ns", &SwitchSpec::forwarding_latency_ps, 0, 0, 1e6, TimeUnit::kNs,
                   "Added to every hop that ends at a switch (pipeline latency).")
-          .Object("pfc", &SwitchSpec::port, Pfc(), "See [switch.pfc](#switchpfc).");
+          .Object("pfc", &SwitchSpec::port, Pfc(), "See [switch.pfc](#switchpfc).")
+          .Object("credit", &SwitchSpec::port, Credit(), "See [switch.credit](#switchcredit).")
+          .Check([](const SwitchSpec& sw, Reader& r) {
+            if (sw.port.credit_enabled && sw.port.pfc_enabled)
+              r.Fail("credit", "credit-based flow control and switch.pfc cannot both be enabled: choose one");
+          });
   return section;
 }
 

@@ -58,12 +58,15 @@ class UdpSink {
   std::vector<uint64_t> times_ps;
   std::vector<uint8_t> tos;
   std::vector<std::vector<uint8_t>> payloads;
+  std::vector<uint32_t> from_ipv4;  ///< each datagram's source address
 
  private:
   void OnRecv(ns3::Ptr<ns3::Socket> s) {
     ns3::Ptr<ns3::Packet> p;
-    while ((p = s->Recv())) {
+    ns3::Address from;
+    while ((p = s->RecvFrom(from))) {
       times_ps.push_back(static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds()));
+      from_ipv4.push_back(ns3::InetSocketAddress::ConvertFrom(from).GetIpv4().Get());
       ns3::SocketIpTosTag tag;
       tos.push_back(p->PeekPacketTag(tag) ? tag.GetTos() : 0);
       std::vector<uint8_t> b(p->GetSize());

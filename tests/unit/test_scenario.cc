@@ -613,6 +613,17 @@ TEST(BadInput, PfcXonAboveXoff) {
   EXPECT_EQ(s.sw.port.pfc_xon_bytes, 1000u);
 }
 
+TEST(BadInput, CreditAndPfcTogether) {
+  EXPECT_THAT(ErrorOf({"switch.pfc.enabled=true", "switch.credit.enabled=true"}),
+              AllOf(AtPath("switch.credit"), HasSubstr("cannot both be enabled")));
+  EXPECT_THAT(ErrorOf({"switch.credit={\"enabled\":true,\"bytes\":1000}"}),
+              AtPath("switch.credit.bytes"));  // below one 1500-byte frame
+  const Scenario s = ParseScenario(With({"switch.credit={\"enabled\":true,\"bytes\":4096}"}));
+  EXPECT_TRUE(s.sw.port.credit_enabled);
+  EXPECT_EQ(s.sw.port.credit_bytes, 4096u);
+  EXPECT_FALSE(ParseScenario(With({})).sw.port.credit_enabled);
+}
+
 TEST(BadInput, FaultLinkIndexOutOfRange) {
   // Single rack of 8: links 0..7.
   EXPECT_THAT(ErrorOf({"faults.links=[{\"link\":8}]"}),
