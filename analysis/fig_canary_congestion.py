@@ -99,7 +99,7 @@ def draw(fig):
     runs = {labels[r["point"]]: r for r in run_points(fig, pts)}
     table = []
     for variant, _, _ in VARIANTS:
-        row: Dict[str, object] = {"protocol": variant}
+        row: Dict[str, object] = {"variant": variant}
         for proto in PROTOCOLS:
             r, idle = runs.get((variant, proto)), runs[("no congestion", proto)]
             row[f"{proto}_goodput"] = r["goodput_gbps"] if r else math.nan
@@ -121,7 +121,7 @@ def draw(fig):
                   ("stragglers_per_block", "Canary: stragglers per block", "packets"),
                   ("peak_descriptors", "Canary: peak descriptors, busiest switch", "descriptors")]
                + [(k, f"Canary: held by flow control, {name}", "% of the run") for k, name in HELD])
-    return fig.bar_table(table, metrics, title=(
+    return fig.bar_table(table, metrics, group="variant", title=(
         f"Canary under congestion: {fig.cfg['hosts']} hosts of {fig.base['name']}, each suspect changed alone"))
 
 
