@@ -28,18 +28,10 @@ Panels: (a) 99th-percentile FCT of short flows (< 40 MB, scaled with the
 flow sizes), (b) mean throughput of long flows, (c) mean job completion time
 (arrival to the end of the last iteration, waiting for hosts included).
 
-The claims' load (80 %) runs at 3 seeds (a second sweep, <name>-seeds,
-from the scenario's seed + 1); its points are the seeds' mean, drawn with
-their range, and the CSV's y_seeds column holds each seed's value, so that
-the dashboard judges the claims' orderings seed by seed (inasim.claims).
-The configurations at one seed share their random draws (job arrivals,
-sizes, placements, background flows), so each seed is a paired comparison.
-
 Writes OUT/fig_panama_fig8.png and .csv (panel a's rows also carry the
 short flows' mean FCT, column short_mean_fct_s), OUT/fig_panama_fig8_points.csv
-(columns load, config, seeds, short_p99_fct_s, long_throughput_gbps,
-mean_jct_s, jobs, partial_aggregations: means over the seeds) and keeps
-every run under OUT/sweeps/<name>/ and <name>-seeds/. Every aggregation result
+(columns load, config, short_p99_fct_s, long_throughput_gbps, mean_jct_s,
+jobs, partial_aggregations) and keeps every run under OUT/sweeps/<name>/. Every aggregation result
 is checked bit for bit by the simulator; a run that is not correct fails
 the script. Exit status: 0 ok; 1 a run failed or a result was not exact;
 2 bad input.
@@ -55,9 +47,8 @@ import figscript  # noqa: E402
 from figscript import ROOT, num  # noqa: E402
 
 CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-rule.json", "loads": [0.2, 0.4, 0.6, 0.8],
-             "seeds": 3},
-    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-small.json", "loads": [0.4, 0.8], "seeds": 3},
+    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-rule.json", "loads": [0.2, 0.4, 0.6, 0.8]},
+    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-small.json", "loads": [0.4, 0.8]},
 }
 STEM = "fig_panama_fig8"
 LABELS = ["Ideal", "Ring-AllReduce", "SwitchML*", "PANAMA", "PANAMA-0.88", "PANAMA-0.94"]
@@ -87,68 +78,31 @@ def points(loads):
     return pts, labels
 
 
-def run_rows(fig, pts, labels, name=None, seed=None, repetitions=None):
-    """{(load, run name): [row per seed]} of one sweep; a failure for every
-    run that is not correct."""
-    runs = {}
-    for row in fig.sweep(name, points=pts, seed=seed, repetitions=repetitions):
-        load, run = labels[int(row["point"])]
-        if row.get("correct") is not True:  # the runs without a workload have no workload.correct
-            fig.fail(f"load {load} {run}, seed {row.get('seed')}: not correct (correct={row.get('correct')}, "
-                     f"stopped_by={row.get('sim.stopped_by')})")
-        runs.setdefault((load, run), []).append(row)
-    return runs
-
-
-def seeded_runs(fig, loads):
-    """{(load, run name): [row per seed]}: every load at the scenario's seed,
-    and the claims' load (the last) at `seeds` seeds in all (a second sweep,
-    <name>-seeds, from seed + 1)."""
-    pts, labels = points(loads)
-    runs = run_rows(fig, pts, labels)
-    extra = fig.cfg["seeds"] - 1
-    if extra > 0:
-        pts, labels = points(loads[-1:])
-        more = run_rows(fig, pts, labels, f"{fig.base['name']}-seeds", fig.base["seed"] + 1, extra)
-        for k, rows in more.items():
-            runs[k] += rows
-    return runs
-
-
-def config_metrics(runs, key, label):
-    """{p99, long, jct, jobs, partial, short_mean} of one configuration from
-    runs[(key, run name)]; Ideal from the runs of each traffic class alone."""
-    ideal = label == "Ideal"
-    short, long_, agg = (runs[(key, run if ideal else label)] for run in ("short_alone", "long_alone", "agg_alone"))
-    return {"p99": num(short.get("background.flows.fct.short.fct_s.p99")),
-            "long": num(long_.get("background.flows.fct.long_flow_throughput_gbps.mean")),
-            "jct": num(agg.get("workload.panama.cluster.mean_jct_s")),
-            "jobs": num(agg.get("workload.panama.cluster.finished_jobs")),
-            "partial": num(agg.get("workload.panama.cluster.partial_aggregations")),
-            "short_mean": num(short.get("background.flows.fct.short.fct_s.mean"))}
-
-
-def seed_metrics(runs, load, label):
-    """config_metrics at each seed the load ran at: a list, seed order."""
-    n = len(runs[(load, "PANAMA")])
-    return [config_metrics({(load, run): rows[i] for (ld, run), rows in runs.items() if ld == load}, load, label)
-            for i in range(n)]
-
-
-def mean_of(per_seed):
-    return {k: sum(m[k] for m in per_seed) / len(per_seed) for k in per_seed[0]}
-
-
-def seeds_text(per_seed, key, unit):
-    """The CSV's "<column>_seeds" cell (inasim.claims): one value per seed, or "" for one seed."""
-    return " ".join(f"{m[key] * unit:.9g}" for m in per_seed) if len(per_seed) > 1 else ""
-
-
 def draw(fig):
     base, plot, loads = fig.base, fig.plot, fig.cfg["loads"]
-    runs = seeded_runs(fig, loads)
-    cols = {"load": [], "config": [], "seeds": [], "short_p99_fct_s": [], "long_throughput_gbps": [],
-            "mean_jct_s": [], "jobs": [], "partial_aggregations": []}
+    pts, labels = points(loads)
+    runs = {}
+    for row in fig.sweep(points=pts):
+        load, name = labels[int(row["point"])]
+        if row.get("correct") is not True:  # the runs without a workload have no workload.correct
+            fig.fail(f"load {load} {name}: not correct (correct={row.get('correct')}, "
+                     f"stopped_by={row.get('sim.stopped_by')})")
+        runs[(load, name)] = row
+
+    def metrics(load, label):
+        ideal = label == "Ideal"
+        short = runs[(load, "short_alone" if ideal else label)]
+        long_ = runs[(load, "long_alone" if ideal else label)]
+        agg = runs[(load, "agg_alone" if ideal else label)]
+        return (num(short.get("background.flows.fct.short.fct_s.p99")),
+                num(long_.get("background.flows.fct.long_flow_throughput_gbps.mean")),
+                num(agg.get("workload.panama.cluster.mean_jct_s")),
+                num(agg.get("workload.panama.cluster.finished_jobs")),
+                num(agg.get("workload.panama.cluster.partial_aggregations")),
+                num(short.get("background.flows.fct.short.fct_s.mean")))
+
+    cols = {"load": [], "config": [], "short_p99_fct_s": [], "long_throughput_gbps": [], "mean_jct_s": [],
+            "jobs": [], "partial_aggregations": []}
     xs = [round(100 * x) for x in loads]
     split_mb = 40 * float(base["background"]["flows"].get("size_scale", 1))  # the 40 MB split, scaled
     panels = [plot.Figure(f"short flows (< {split_mb:g} MB)", "aggregation load", "99th-percentile FCT", "%", "ms",
@@ -158,26 +112,26 @@ def draw(fig):
               plot.Figure("training jobs", "aggregation load", "mean job completion time", "%", "ms",
                           legend_loc="upper left")]
     for label in LABELS:
-        per_seed = [seed_metrics(runs, load, label) for load in loads]
-        series = [mean_of(s) for s in per_seed]
-        for load, m, s in zip(loads, series, per_seed):
-            for col, value in (("load", load), ("config", label), ("seeds", len(s)), ("short_p99_fct_s", m["p99"]),
-                               ("long_throughput_gbps", m["long"]), ("mean_jct_s", m["jct"]), ("jobs", m["jobs"]),
-                               ("partial_aggregations", m["partial"])):
-                cols[col].append(value)
-        for panel, key, unit, extra in ((panels[0], "p99", 1e3, {"short_mean_fct_s": [m["short_mean"] for m in series]}),
-                                        (panels[1], "long", 1, {}), (panels[2], "jct", 1e3, {})):
-            panel.line(xs, [m[key] * unit for m in series], label,
-                       columns={**extra, "y_seeds": [seeds_text(s, key, unit) for s in per_seed]})
-        print(f"{label:15s} " + "  ".join(f"{round(100 * l)}%: p99 {m['p99'] * 1e3:8.3f} ms, long {m['long']:6.2f} Gb/s, "
-                                         f"JCT {m['jct'] * 1e3:8.3f} ms" for l, m in zip(loads, series)))
+        series = [metrics(load, label) for load in loads]
+        for load, (fct, thr, jct, jobs, partial, _) in zip(loads, series):
+            cols["load"].append(load)
+            cols["config"].append(label)
+            cols["short_p99_fct_s"].append(fct)
+            cols["long_throughput_gbps"].append(thr)
+            cols["mean_jct_s"].append(jct)
+            cols["jobs"].append(jobs)
+            cols["partial_aggregations"].append(partial)
+        panels[0].line(xs, [m[0] * 1e3 for m in series], label, columns={"short_mean_fct_s": [m[5] for m in series]})
+        panels[1].line(xs, [m[1] for m in series], label)
+        panels[2].line(xs, [m[2] * 1e3 for m in series], label)
+        print(f"{label:15s} " + "  ".join(f"{round(100 * l)}%: p99 {m[0] * 1e3:8.3f} ms, long {m[1]:6.2f} Gb/s, "
+                                         f"JCT {m[2] * 1e3:8.3f} ms" for l, m in zip(loads, series)))
     for f in panels:
         f.xticks(xs)
     return fig.save(panels, title=(
         f"PANAMA shared cluster: {base['name']}, {base['links']['host_rate_gbps']:g} Gb/s, "
         f"background {base['background']['flows']['size_distribution']} at "
-        f"{100 * base['background']['flows']['load']:g} %; {fig.cfg['seeds']} seeds at "
-        f"{round(100 * loads[-1])} % (their mean and range)"), tables={"points": cols})
+        f"{100 * base['background']['flows']['load']:g} %"), tables={"points": cols})
 
 
 main = figscript.entry(STEM, __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)", CONFIGS, draw)

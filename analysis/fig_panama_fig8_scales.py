@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
 from figscript import ROOT, num  # noqa: E402
-from fig_panama_fig8 import LABELS, RUNS, config_metrics  # noqa: E402
+from fig_panama_fig8 import LABELS, RUNS  # noqa: E402
 
 CONFIGS = {
     "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-rule.json", "scales": [0.0025, 0.005],
@@ -75,6 +75,16 @@ def points(scales, load):
             pts.append(pt)
             labels.append((s, name))
     return pts, labels
+
+
+def config_metrics(runs, s, label):
+    """{p99, long, jct} of one configuration at scale s; Ideal from the runs
+    of each traffic class alone, as Fig. 8."""
+    ideal = label == "Ideal"
+    return {"p99": num(runs[(s, "short_alone" if ideal else label)].get("background.flows.fct.short.fct_s.p99")),
+            "long": num(runs[(s, "long_alone" if ideal else label)].get(
+                "background.flows.fct.long_flow_throughput_gbps.mean")),
+            "jct": num(runs[(s, "agg_alone" if ideal else label)].get("workload.panama.cluster.mean_jct_s"))}
 
 
 def draw(fig):

@@ -109,25 +109,14 @@ def test_shared_cluster_fig8_small(tmp_path):
     # flows' share (SwitchML*'s p99 FCT well above PANAMA's); PANAMA is the
     # closest to Ideal (below the ring too); Ideal is the lowest.
     p99 = {c: float(m[(c, 0.8)]["short_p99_fct_s"]) for c in configs}
-    assert p99["SwitchML*"] > p99["PANAMA"]
+    assert p99["SwitchML*"] > 1.5 * p99["PANAMA"]
     assert p99["PANAMA"] < p99["Ring-AllReduce"]
     assert p99["Ideal"] == min(p99.values())
     # Fig. 8c: SwitchML* ignores congestion and finishes its jobs sooner than PANAMA.
     jct = {c: float(m[(c, 0.8)]["mean_jct_s"]) for c in configs}
     assert jct["SwitchML*"] < jct["PANAMA"]
-    # 80 % ran at seeds 1-3 (40 % at seed 1): each plotted y there is the
-    # mean of its y_seeds, and the rows say how many seeds they average.
-    assert {(float(row["load"]), row["seeds"]) for row in rows} == {(0.4, "1"), (0.8, "3")}
-    for row in read_csv(tmp_path / "fig_panama_fig8.csv"):
-        if row["kind"] == "sim":
-            seeds = [float(v) for v in row["y_seeds"].split()]
-            assert len(seeds) == (3 if float(row["x"]) == 80 else 0), row
-            if seeds:
-                assert float(row["y"]) == pytest.approx(sum(seeds) / 3, rel=1e-6), row
-    # Every run exact; ring runs are rings, quorum runs carry their quorum;
-    # at one seed and load every configuration got the same jobs (arrival,
-    # workers, model): the seeds are paired comparisons.
-    kinds, draws = {}, {}
+    # Every run exact; ring runs are rings, quorum runs carry their quorum.
+    kinds = {}
     for res in (tmp_path / "sweeps").rglob("results.json"):
         doc = json.loads(res.read_text())
         assert doc["correct"] is True
@@ -136,13 +125,9 @@ def test_shared_cluster_fig8_small(tmp_path):
             kinds.setdefault((w["cluster"]["allreduce"], w["cluster"]["quorum"]), 0)
             kinds[(w["cluster"]["allreduce"], w["cluster"]["quorum"])] += 1
             assert w["cluster"]["finished_jobs"] == len(w["cluster"]["jobs"])
-            draws.setdefault((doc["scenario"]["seed"], w["cluster"]["load"]), set()).add(
-                json.dumps([(j["arrival_s"], j["workers"], j["model"]) for j in w["cluster"]["jobs"]]))
-    assert kinds[("ring", 1.0)] == 4
-    assert kinds[("panama", 0.88)] == 4 and kinds[("panama", 0.94)] == 4
-    assert kinds[("panama", 1.0)] == 12  # PANAMA, SwitchML*, the jobs alone (Ideal)
-    assert sorted(draws) == [(1, 0.4), (1, 0.8), (2, 0.8), (3, 0.8)]
-    assert all(len(d) == 1 for d in draws.values()), draws
+    assert kinds[("ring", 1.0)] == 2
+    assert kinds[("panama", 0.88)] == 2 and kinds[("panama", 0.94)] == 2
+    assert kinds[("panama", 1.0)] == 6  # PANAMA, SwitchML*, the jobs alone (Ideal)
 
 
 def test_fig8_two_scales_small(tmp_path):
