@@ -260,7 +260,7 @@ const CoreSection<congestion::PortConfig>& Credit() {
   static const auto section =
       CoreSection<PortConfig>("switch.credit", "Credit-based link-level flow control on every switch ingress")
           .Bool("enabled", &PortConfig::credit_enabled, false,
-                "Credit-based flow control, as SST merlin's routers (canary-fgcs24 §5.2 simulates on SST): the "
+                "Credit-based flow control, as the routers of SST's merlin network model do it: the "
                 "transmitter towards every switch port (a host NIC or another switch) holds `bytes` of credit, "
                 "starts a frame only when its bytes are in credit and spends them (`sstsimulator/sst-elements@"
                 "f782290d064f82afaaf39ae08605b5435ff0f034:src/sst/elements/merlin/interfaces/portControl.cc:1247`); "

@@ -76,7 +76,7 @@ def test_generated_blocks_hold_the_claims_and_the_figure_numbers(tree):
     assert "| v-within | Fig. 1 | 21 g | 20 | 0.952 | within 15 % |  | does not survive reduction |" in text
     # The panel's numbers, x down and series across.
     assert "| w | A | B | C |" in text and "| 8 | 20 | 30 | 25 |" in text and "| 16 | 40 |  |  |" in text
-    assert "| full size | 21 | 6 | 3 | 1 | 3 | 3 | 2 | 2 | 1 |" in text
+    assert "| full size | 21 | 6 | 3 | 1 | 3 | 3 | 0 | 2 | 2 | 1 |" in text  # 0: seeds split
     assert rt.problems([book], [book], tree) == []
 
 
