@@ -117,20 +117,29 @@ TEST_F(EcnTest, NotEctIsNeverMarked) {
   EXPECT_EQ(ce, 0u);
 }
 
-class PfcTest : public NetTest {
+/// A 3:1 incast: hosts 0-2 each send 100 datagrams of 1,000 B to host 3
+/// through a 64 KiB egress, under the flow control `c` asks for.
+class IncastTest : public NetTest {
  protected:
-  void Run(bool pfc) {
-    FabricConfig c;
+  void RunIncast(FabricConfig c) {
     c.switch_port.buffer_bytes = 64 * 1024;
-    c.forwarding.pfc_enabled = pfc;
-    c.forwarding.pfc_xoff_bytes = 8000;
-    c.forwarding.pfc_xon_bytes = 4000;
     Build(topo::BuildSingleRack(4, Link(100, 100'000)), c);
     sink_ = &Sink(3, 7000);
     for (uint32_t h = 0; h < 3; ++h) Sender(h).SendAt(0, 3, 7000, 1000, 100);
     RunFor(10'000 * kUs);
   }
   UdpSink* sink_ = nullptr;
+};
+
+class PfcTest : public IncastTest {
+ protected:
+  void Run(bool pfc) {
+    FabricConfig c;
+    c.forwarding.pfc_enabled = pfc;
+    c.forwarding.pfc_xoff_bytes = 8000;
+    c.forwarding.pfc_xon_bytes = 4000;
+    RunIncast(c);
+  }
 };
 
 TEST_F(PfcTest, WithoutPfcAnIncastOverflowsTheBuffer) {
@@ -156,16 +165,7 @@ TEST_F(PfcTest, PfcMakesTheFabricLossless) {
   EXPECT_LE(q.max_bytes, 64u * 1024);
 }
 
-class CreditTest : public NetTest {
- protected:
-  void Build3To1(uint64_t credit_bytes) {
-    FabricConfig c;
-    c.switch_port.buffer_bytes = 64 * 1024;
-    c.switch_port.credit_enabled = true;
-    c.switch_port.credit_bytes = credit_bytes;
-    Build(topo::BuildSingleRack(4, Link(100, 100'000)), c);
-  }
-};
+using CreditTest = IncastTest;
 
 TEST_F(CreditTest, OneFrameOfCreditPacesTheSenderAtTheCreditRoundTrip) {
   // Worked example: 1,042 B of credit is one frame. Frame k leaves host 0 at
@@ -189,10 +189,11 @@ TEST_F(CreditTest, OneFrameOfCreditPacesTheSenderAtTheCreditRoundTrip) {
 }
 
 TEST_F(CreditTest, CreditMakesAnIncastLosslessAndBoundsEachIngress) {
-  Build3To1(8000);
-  UdpSink& sink = Sink(3, 7000);
-  for (uint32_t h = 0; h < 3; ++h) Sender(h).SendAt(0, 3, 7000, 1000, 100);
-  RunFor(10'000 * kUs);
+  FabricConfig c;
+  c.switch_port.credit_enabled = true;
+  c.switch_port.credit_bytes = 8000;
+  RunIncast(c);
+  const UdpSink& sink = *sink_;
   const auto& q = fabric_->switch_node(0).port(3)->queue_counters();
   EXPECT_EQ(q.dropped_buffer, 0u);
   EXPECT_EQ(sink.times_ps.size(), 300u);
