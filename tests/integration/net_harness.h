@@ -154,4 +154,14 @@ inline topo::LinkSpec Link(double gbps, uint64_t delay_ps) {
   return topo::LinkSpec{static_cast<uint64_t>(gbps * 1e9), delay_ps};
 }
 
+/// A fabric with PFC on (`pfc`) at XOFF 8,000 B and XON 4,000 B: the
+/// thresholds the small PFC tests use (a handful of 1,042 B frames).
+inline FabricConfig SmallPfc(bool pfc = true) {
+  FabricConfig c;
+  c.forwarding.pfc_enabled = pfc;
+  c.forwarding.pfc_xoff_bytes = 8000;
+  c.forwarding.pfc_xon_bytes = 4000;
+  return c;
+}
+
 }  // namespace inasim::testing

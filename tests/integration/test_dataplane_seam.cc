@@ -201,11 +201,7 @@ class ToyBroadcaster : public p4::Dataplane {
 class MulticastPfcTest : public NetTest {
  protected:
   uint64_t PausesFor(uint32_t n) {
-    FabricConfig c;
-    c.forwarding.pfc_enabled = true;
-    c.forwarding.pfc_xoff_bytes = 8000;
-    c.forwarding.pfc_xon_bytes = 4000;
-    Build(topo::BuildSingleRack(4, Link(100, 500'000)), c);
+    Build(topo::BuildSingleRack(4, Link(100, 500'000)), SmallPfc());
     fabric_->switch_node(0).SetDataplane(std::make_unique<ToyBroadcaster>(4));
     for (uint16_t p = 1; p < 4; ++p) fabric_->switch_node(0).port(p)->SetRate(10'000'000'000ULL);
     std::vector<UdpSink*> sinks;

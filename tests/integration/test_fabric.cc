@@ -133,13 +133,7 @@ class IncastTest : public NetTest {
 
 class PfcTest : public IncastTest {
  protected:
-  void Run(bool pfc) {
-    FabricConfig c;
-    c.forwarding.pfc_enabled = pfc;
-    c.forwarding.pfc_xoff_bytes = 8000;
-    c.forwarding.pfc_xon_bytes = 4000;
-    RunIncast(c);
-  }
+  void Run(bool pfc) { RunIncast(SmallPfc(pfc)); }
 };
 
 TEST_F(PfcTest, WithoutPfcAnIncastOverflowsTheBuffer) {
