@@ -1,7 +1,7 @@
 """`inasim compare`: one scenario, every protocol, side by side, on the same
 network, with the same background flows (same seed) and the same faults.
 
-    inasim compare SCENARIO.json [--protocols all|ring,switchml,...] [--repetitions N]
+    inasim compare SCENARIO.json [--protocols all|ring,switchml,...] [--repetitions N] [--jobs N]
         [--network shared|native] [--variant NAME=PROTOCOL:PATH=VALUE[;...]]...
         [--set PATH=VALUE]... [--seed N] [--out DIR]
         [--format md|html] [--progress auto|on|off] [--resume] [--quiet] [--list-protocols]
@@ -54,12 +54,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import inasim
 from inasim import compare_report as report
 from inasim import fairness
 from inasim._outdir import make_out_dir, out_dir_problem, write_atomic
+from inasim._parallel_runs import Task, run_parallel, run_task
 
 __all__ = ["PROTOCOLS", "COLUMNS", "CompareError", "UnknownProtocolError", "register", "parse_protocols",
            "protocol_scenario", "protocol_meta", "row_from_results", "command_line", "compare", "main"]
@@ -349,7 +350,7 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
             seed: Optional[int] = None, base_dir: Union[str, os.PathLike, None] = None,
             repetitions: int = 1, network: str = "shared", progress=False,
             log: Optional[Callable[[str], None]] = None, warn: Optional[Callable[[str], None]] = None,
-            resume: bool = False, variants: Iterable[str] = ()):
+            resume: bool = False, variants: Iterable[str] = (), jobs: int = 1):
     """Runs `scenario` once per protocol and repetition and writes the report;
     returns compare.csv as a pandas DataFrame (one row per run, COLUMNS).
 
@@ -360,6 +361,10 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
     each fairness finding (the CLI prints both on stderr). resume: reuse a
     run of OUT whose scenario (seed included) and simulator (version and
     build) are this run's, as OUT/runs.json records them after every run.
+    jobs: runs at once, each in a spawned process (1: one after the other,
+    in this process). The results do not depend on it; with jobs > 1 a
+    callable `progress` gets each run's ticks with "run" (its log tag) added,
+    True draws one line for all running runs, "tqdm" a bar over the runs.
 
     Raises CompareError / UnknownProtocolError / inasim.ScenarioError for bad
     input, before anything runs. DataFrame.attrs: "out", "report", "summary"
@@ -378,6 +383,8 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
         raise CompareError(f'network: must be one of {", ".join(NETWORK_MODES)}, got "{network}"')
     if isinstance(repetitions, bool) or not isinstance(repetitions, int) or not 1 <= repetitions <= 1000:
         raise CompareError(f"repetitions: must be an integer 1 .. 1000, got {repetitions!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 1024:
+        raise CompareError(f"jobs: must be an integer 1 .. 1024, got {jobs!r}")
     sets = [sets] if isinstance(sets, str) else list(sets)
     doc, label, base_dir = _load(scenario, base_dir)
     for s in sets:
@@ -394,7 +401,7 @@ def compare(scenario: Union[str, os.PathLike, Mapping], protocols: Union[str, It
             warn(f.line())
 
     base_seed = first["seed"] if seed is None else seed
-    rows, results, runs = _run_all(plan, repetitions, base_seed, base_dir, out_dir, progress, log, resume)
+    rows, results, runs = _run_all(plan, repetitions, base_seed, base_dir, out_dir, progress, log, resume, jobs)
     hosts = fairness.shared_links(first, base_dir)["hosts"]["workload"]
     post = fairness.post_run(runs, hosts)
     for f in post:
@@ -439,38 +446,74 @@ def _reusable(out_dir: Path, d: str, identity: Mapping, index: Mapping):
             links.read_text() if links.is_file() else None)
 
 
-def _run_one(plan: _Plan, p: str, seed: int, base_dir, out_dir: Path, d: str, progress):
-    r = inasim.run(plan.docs[p], seed=seed, base_dir=base_dir, progress=progress)
-    r.write(out_dir / d)
-    return r.json, r.csv.get("links.csv")
+class _Planned(NamedTuple):
+    """One run of the comparison, in report order."""
+    i: int
+    protocol: str
+    rep: int
+    seed: int
+    dir: str
+    identity: Dict[str, str]
+
+
+def _planned_runs(plan: _Plan, repetitions: int, base_seed: int) -> List[_Planned]:
+    return [_Planned(rep * len(plan.names) + k + 1, p, rep, base_seed + rep, _run_dir(p, rep, repetitions),
+                     _identity(plan.resolved[p], base_seed + rep))
+            for rep in range(repetitions) for k, p in enumerate(plan.names)]
 
 
 def _run_all(plan: _Plan, repetitions: int, base_seed: int, base_dir, out_dir: Path, progress, log,
-             resume: bool = False):
-    rows, results, runs = [], {}, []
-    total = repetitions * len(plan.names)
+             resume: bool = False, jobs: int = 1):
+    """Runs (or, with resume, reuses) every planned run, `jobs` at a time;
+    returns rows, results and runs in report order whatever the finishing order."""
+    planned = _planned_runs(plan, repetitions, base_seed)
+    total = len(planned)
     index_path = out_dir / RUNS_INDEX
     index = json.loads(index_path.read_text()) if resume and index_path.is_file() else {}
-    for rep in range(repetitions):
-        for p in plan.names:
-            i, seed, d = len(rows) + 1, base_seed + rep, _run_dir(p, rep, repetitions)
-            tag = f"[{i}/{total}] {p}" + (f" (repetition {rep}, seed {seed})" if repetitions > 1 else "")
-            identity = _identity(plan.resolved[p], seed)
-            done = _reusable(out_dir, d, identity, index) if resume else None
+    outcome: Dict[str, Tuple[dict, Optional[str]]] = {}
+
+    def tag(r: _Planned) -> str:
+        return f"[{r.i}/{total}] {r.protocol}" + (f" (repetition {r.rep}, seed {r.seed})" if repetitions > 1 else "")
+
+    def finished(r: _Planned, doc: dict, links: Optional[str], reused: bool) -> None:
+        outcome[r.dir] = (doc, links)
+        index[r.dir] = r.identity
+        write_atomic(index_path, json.dumps(index, indent=2, sort_keys=True) + "\n")
+        if log and not reused:
+            row = report.row_from_results(r.protocol, doc, plan.metas[r.protocol], r.rep)
+            log(f"{tag(r)}: time {report.cell_value('time_s', row['time_s'])} s, goodput "
+                f"{report.cell_value('goodput_gbps', row['goodput_gbps'])} Gb/s, "
+                f"{'correct' if row['correct'] else 'NOT CORRECT'}" + ("" if row["finished"] else ", NOT FINISHED"))
+
+    todo = []
+    for r in planned:
+        done = _reusable(out_dir, r.dir, r.identity, index) if resume else None
+        if done is not None:
             if log:
-                log(f"{tag} ..." if done is None else f"{tag}: reused from {out_dir / d} (--resume)")
-            doc, links = done if done is not None else _run_one(plan, p, seed, base_dir, out_dir, d, progress)
-            index[d] = identity
-            write_atomic(index_path, json.dumps(index, indent=2, sort_keys=True) + "\n")
-            results[d] = doc
-            row = report.row_from_results(p, doc, plan.metas[p], rep)
-            rows.append(row)
-            runs.append((p, rep, doc, links))
-            if log and done is None:
-                log(f"[{i}/{total}] {p}: time {report.cell_value('time_s', row['time_s'])} s, goodput "
-                    f"{report.cell_value('goodput_gbps', row['goodput_gbps'])} Gb/s, "
-                    f"{'correct' if row['correct'] else 'NOT CORRECT'}"
-                    + ("" if row["finished"] else ", NOT FINISHED"))
+                log(f"{tag(r)}: reused from {out_dir / r.dir} (--resume)")
+            finished(r, *done, reused=True)
+        else:
+            todo.append(r)
+    tasks = {r.dir: Task(tag(r), plan.docs[r.protocol], r.seed, None if base_dir is None else str(base_dir),
+                         str(out_dir / r.dir)) for r in todo}
+    if jobs > 1 and len(todo) > 1:
+        by_name = {tasks[r.dir].name: r for r in todo}
+        if log:
+            log(f"{len(todo)} runs, {min(jobs, len(todo))} at a time (--jobs {jobs})")
+        run_parallel(list(tasks.values()), jobs, progress, str(out_dir),
+                     lambda t, result: finished(by_name[t.name], *result, reused=False))
+    else:
+        for r in todo:
+            if log:
+                log(f"{tag(r)} ...")
+            finished(r, *run_task(tasks[r.dir], progress), reused=False)
+
+    rows, results, runs = [], {}, []
+    for r in planned:
+        doc, links = outcome[r.dir]
+        results[r.dir] = doc
+        rows.append(report.row_from_results(r.protocol, doc, plan.metas[r.protocol], r.rep))
+        runs.append((r.protocol, r.rep, doc, links))
     return rows, results, runs
 
 
@@ -560,6 +603,9 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"\"all\" (default) or comma-separated protocols (known: {', '.join(PROTOCOLS)})")
     ap.add_argument("--repetitions", type=int, default=1, metavar="N",
                     help="runs per protocol, seeds S..S+N-1 (default 1); N >= 2 gives 95 %% confidence intervals")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                    help="runs at once, each in its own process (default: the machine's cores); "
+                         "the results do not depend on it")
     ap.add_argument("--network", choices=NETWORK_MODES, default="shared",
                     help="shared (default): every protocol gets the network settings any compared protocol "
                          "requires; native: each protocol only its own (the report warns)")
@@ -601,7 +647,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         df = compare(args.scenario, args.protocols, sets=args.sets, out=args.out, fmt=args.fmt, seed=args.seed,
                      repetitions=args.repetitions, network=args.network, progress=progress, log=log, warn=err,
-                     resume=args.resume, variants=args.variants)
+                     resume=args.resume, variants=args.variants, jobs=args.jobs)
     except (CompareError, inasim.ScenarioError) as e:
         err(str(e))
         return 2

@@ -394,3 +394,32 @@ def test_variant_is_one_more_protocol_and_in_the_command(tmp_path):
         with pytest.raises(cmp.CompareError, match=words):
             cmp.compare(DEFAULT, "ring", out=tmp_path / "bad", variants=[bad])
     assert not (tmp_path / "bad").exists()
+
+
+def _without_wall_clock(results: dict) -> dict:
+    """results.json without what measures the machine rather than the simulation."""
+    return {k: v for k, v in results.items() if k not in ("perf", "performance")}
+
+
+def test_jobs_run_in_parallel_with_results_identical_to_one_at_a_time(tmp_path):
+    one = cmp.compare(DEFAULT, "ring,switchml", sets=SMALL, out=tmp_path / "one", repetitions=2, jobs=1)
+    ticks, lines = [], []
+    two = cmp.compare(DEFAULT, "ring,switchml", sets=SMALL, out=tmp_path / "two", repetitions=2, jobs=2,
+                      progress=ticks.append, log=lines.append)
+    assert (tmp_path / "one" / "compare.csv").read_text() == (tmp_path / "two" / "compare.csv").read_text()
+    assert list(two["protocol"]) == ["ring", "switchml", "ring", "switchml"]  # report order, not finishing order
+    for d in ("ring-rep0", "ring-rep1", "switchml-rep0", "switchml-rep1"):
+        a, b = (json.loads((tmp_path / o / d / "results.json").read_text()) for o in ("one", "two"))
+        assert _without_wall_clock(a) == _without_wall_clock(b), d
+        assert (tmp_path / "one" / d / "links.csv").read_text() == (tmp_path / "two" / d / "links.csv").read_text()
+    assert one.attrs["results"].keys() == two.attrs["results"].keys()
+    assert "4 runs, 2 at a time (--jobs 2)" in lines
+    assert sum(": time " in l for l in lines) == 4
+    # Every worker's ticks reached the parent's callable, named by run.
+    assert {t["run"] for t in ticks} == {"[1/4] ring (repetition 0, seed 1)", "[2/4] switchml (repetition 0, seed 1)",
+                                         "[3/4] ring (repetition 1, seed 2)", "[4/4] switchml (repetition 1, seed 2)"}
+    assert all(0.0 <= t["fraction"] <= 1.0 and "sim_time_s" in t for t in ticks)
+    for bad in (0, 2.0, True):
+        with pytest.raises(cmp.CompareError, match="jobs: must be an integer 1 .. 1024"):
+            cmp.compare(DEFAULT, "ring", out=tmp_path / "bad", jobs=bad)
+    assert not (tmp_path / "bad").exists()
