@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -51,14 +52,15 @@ def results_dir(name: str, small: bool) -> Path:
     return FOLDER / "results" / ("small" if small else "") / name
 
 
-def run(name: str, small: bool, repetitions: int, out: Path, record: bool, resume: bool = False) -> bool:
+def run(name: str, small: bool, repetitions: int, out: Path, record: bool, resume: bool = False,
+        jobs: int = 1) -> bool:
     """Runs one comparison; True when every run was correct and finished."""
     from inasim.compare import compare
     from inasim._outdir import write_atomic
 
     scenario = (FOLDER / f"{name}.json").relative_to(ROOT)
     df = compare(str(scenario), "all", repetitions=repetitions, out=out / name, progress=_every_minute(),
-                 resume=resume, variants=VARIANTS,
+                 resume=resume, variants=VARIANTS, jobs=jobs,
                  log=lambda s: print(s, file=sys.stderr, flush=True),
                  warn=lambda s: print(f"{name}: {s}", file=sys.stderr, flush=True))
     if record:
@@ -81,7 +83,7 @@ def _every_minute():
     def tick(p: dict) -> None:
         if time.monotonic() - last[0] >= 60:
             last[0] = time.monotonic()
-            print(f"  sim {p['sim_time_s'] * 1e3:.3f} ms, {100 * p['fraction']:.1f} %, "
+            print(f"  {p.get('run', '')} sim {p['sim_time_s'] * 1e3:.3f} ms, {100 * p['fraction']:.1f} %, "
                   f"{p['events'] / 1e6:.1f} M events, "
                   f"{p['elapsed_s']:.0f} s, ETA {p['eta_s']:.0f} s", file=sys.stderr, flush=True)
 
@@ -169,6 +171,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--only", choices=SCENARIOS[False] + SCENARIOS[True], help="one scenario")
     ap.add_argument("--record", action="store_true", help="copy the results to scenarios/compare/results/")
     ap.add_argument("--resume", action="store_true", help="reuse identical finished runs in --out (compare --resume)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="runs at once (compare --jobs; default: the machine's cores)")
     ap.add_argument("--readme", action="store_true", help="rewrite the README tables (no run when alone)")
     ap.add_argument("--check", action="store_true", help="exit 1 unless the README tables are up to date")
     args = ap.parse_args(argv)
@@ -183,7 +187,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     status = 0
     if args.record or not args.readme:
         for name in [args.only] if args.only else SCENARIOS[args.small]:
-            if not run(name, name.endswith("-small"), args.repetitions, Path(args.out), args.record, args.resume):
+            if not run(name, name.endswith("-small"), args.repetitions, Path(args.out), args.record, args.resume,
+                       args.jobs):
                 status = 1
     if args.readme:
         from inasim._outdir import write_atomic
