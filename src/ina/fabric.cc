@@ -127,12 +127,23 @@ void Fabric::SetLinkLoss(uint32_t link, double rate) {
 void Fabric::SetLinkDown(uint32_t link, uint64_t at_ps, uint64_t reconverge_ps) {
   channels_[link]->SetDownAt(at_ps);
   if (reconverge_ps != UINT64_MAX)
-    Simulator::Schedule(PicoSeconds(at_ps + reconverge_ps), &Fabric::Reconverge, this, link);
+    Simulator::Schedule(PicoSeconds(at_ps + reconverge_ps), &Fabric::Reconverge, this, std::vector<uint32_t>{link});
 }
 
-void Fabric::Reconverge(uint32_t link) {
+void Fabric::SetSwitchDown(uint32_t sw, uint64_t at_ps, uint64_t reconverge_ps) {
+  if (sw >= topo_.num_vertices() || topo_.is_host(sw)) throw std::invalid_argument("SetSwitchDown: not a switch vertex");
+  std::vector<uint32_t> links;
+  for (const topo::Port& p : topo_.ports(sw)) {
+    channels_[p.link]->SetDownAt(at_ps);
+    links.push_back(p.link);
+  }
+  if (reconverge_ps != UINT64_MAX)
+    Simulator::Schedule(PicoSeconds(at_ps + reconverge_ps), &Fabric::Reconverge, this, std::move(links));
+}
+
+void Fabric::Reconverge(std::vector<uint32_t> links) {
   failed_links_.resize(topo_.links().size(), 0);
-  failed_links_[link] = 1;
+  for (uint32_t link : links) failed_links_[link] = 1;
   old_routing_.push_back(std::move(routing_));
   routing_ = std::make_unique<topo::RoutingTable>(topo_, &failed_links_);
   for (auto& sw : switches_) sw->SetRouting(routing_.get());

@@ -58,6 +58,10 @@ class Fabric {
   /// reconverges, switches only avoid it locally (another equal-cost port);
   /// `reconverge_ps` later every switch gets tables computed without it.
   void SetLinkDown(uint32_t link, uint64_t at_ps, uint64_t reconverge_ps = UINT64_MAX);
+  /// Switch vertex `sw` fails at `at_ps`: every link of it goes down at once
+  /// (a dead switch forwards nothing and its soft state is gone), and the
+  /// tables are recomputed once without them `reconverge_ps` later.
+  void SetSwitchDown(uint32_t sw, uint64_t at_ps, uint64_t reconverge_ps = UINT64_MAX);
   /// From `at_ps` on, every frame host h sends arrives `extra_ps` later (a straggler).
   void SetHostDelay(uint32_t host, uint64_t extra_ps, uint64_t at_ps);
 
@@ -74,7 +78,7 @@ class Fabric {
   std::vector<uint8_t> failed_links_;
   std::vector<std::unique_ptr<topo::RoutingTable>> old_routing_;  // tables in use stay alive
 
-  void Reconverge(uint32_t link);
+  void Reconverge(std::vector<uint32_t> links);
 };
 
 /// Stream numbers: every random component draws from its own ns-3 RngStream.

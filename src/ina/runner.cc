@@ -81,6 +81,7 @@ std::unique_ptr<Fabric> MakeFabric(const Scenario& s, const topo::Topology& topo
     if (f.loss_rate >= 0) fabric->SetLinkLoss(f.link, f.loss_rate);
     if (f.down_at_ps) fabric->SetLinkDown(f.link, *f.down_at_ps, s.faults.reconverge_ps);
   }
+  for (const SwitchFault& f : s.faults.switches) fabric->SetSwitchDown(f.vertex, f.down_at_ps, s.faults.reconverge_ps);
   for (const HostFault& h : s.faults.hosts) fabric->SetHostDelay(h.host, h.delay_ps, h.at_ps);
   return fabric;
 }

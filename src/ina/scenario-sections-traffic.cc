@@ -336,6 +336,37 @@ const CoreSection<LinkFault>& LinkFaultEntry() {
   return section;
 }
 
+/// "switch": a switch's name, e.g. "spine1".
+void ParseSwitchName(Reader& sr, SwitchFault& sf, const ScenarioInput& in) {
+  const topo::Topology& t = *in.topology;
+  const json* name = sr.Raw("switch");
+  if (!name) sr.Fail("switch", "required: the failing switch's name, e.g. \"spine1\"");
+  if (!name->is_string()) sr.Fail("switch", "must be a switch's name, e.g. \"spine1\"");
+  const std::string n = name->get<std::string>();
+  for (uint32_t v = 0; v < t.num_vertices(); ++v) {
+    if (t.node(v).name != n) continue;
+    if (t.is_host(v)) sr.Fail("switch", fmt::format("\"{}\" is a host, not a switch (a slow host is faults.hosts)", n));
+    sf.vertex = v;
+    sr.out()["switch"] = n;
+    return;
+  }
+  sr.Fail("switch", fmt::format("no switch named \"{}\"", n));
+}
+
+const CoreSection<SwitchFault>& SwitchFaultEntry() {
+  static const auto section =
+      CoreSection<SwitchFault>("faults.switches[i]", "One failing switch")
+          .Custom("switch", {"string", "", "**required**", "a switch's name", "The switch, e.g. `\"spine1\"`."},
+                  [] { return json{{"type", "string"}, {"description", "The failing switch's name."}}; },
+                  ParseSwitchName)
+          .Required("when the switch fails, in us")
+          .TimePs("down_at_us", &SwitchFault::down_at_ps, 0, 0, 1e10, TimeUnit::kUs,
+                  "The switch fails at this time: every link of it goes down at once, so whatever it holds "
+                  "(queued frames, a dataplane's soft state) is lost. Switches avoid its links locally until "
+                  "`faults.reconverge_us` later, when every switch's tables are recomputed without them.");
+  return section;
+}
+
 const CoreSection<HostFault>& HostFaultEntry() {
   static const auto section =
       CoreSection<HostFault>("faults.hosts[i]", "One slow host")
@@ -381,7 +412,7 @@ const CoreSection<BackgroundSpec>& BackgroundSection() {
 
 const CoreSection<FaultSpec>& FaultsSection() {
   static const auto section =
-      CoreSection<FaultSpec>("faults", "Loss, link failures and slow hosts")
+      CoreSection<FaultSpec>("faults", "Loss, link and switch failures, slow hosts")
           .Num("loss_rate", &FaultSpec::loss_rate, 0, 0, 1, "probability",
                "Every link, both directions: probability that a frame is lost.")
           .TimePs("reconverge_us", &FaultSpec::reconverge_ps, 1000, 0, 1e10, TimeUnit::kUs, "How long after a link goes down (`down_at_us`) every switch gets routing tables recomputed without "
@@ -393,6 +424,14 @@ const CoreSection<FaultSpec>& FaultsSection() {
                                    "{\"link\" or \"between\", \"loss_rate\", \"down_at_us\"}", LinkFaultEntry(), in);
                   })
           .Nests({&LinkFaultEntry()})
+          .Custom("switches", {"array of objects", "", "`[]`", "see [below](#faultsswitchesi)",
+                               "Failing switches (all their links down at once)."},
+                  [] { return json{{"type", "array"}, {"items", SwitchFaultEntry().JsonSchema()}}; },
+                  [](Reader& f, FaultSpec& fs, const ScenarioInput& in) {
+                    ParseFaultList(f, fs.switches, "switches", "{\"switch\", \"down_at_us\"}", SwitchFaultEntry(),
+                                   in);
+                  })
+          .Nests({&SwitchFaultEntry()})
           .Custom("hosts", {"array of objects", "", "`[]`", "see [below](#faultshostsi)",
                             "Slow hosts (stragglers): from `at_us` on, every frame the host sends arrives `delay_us` "
                             "later than its link alone would deliver it (a slow host stack or NIC; frames keep their "

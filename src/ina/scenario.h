@@ -155,10 +155,17 @@ struct HostFault {
   uint64_t at_ps = 0;
 };
 
+/// A switch that fails (`faults.switches[i]`): all its links go down at `down_at_ps`.
+struct SwitchFault {
+  uint32_t vertex = 0;  ///< the switch's topology vertex
+  uint64_t down_at_ps = 0;
+};
+
 struct FaultSpec {
   double loss_rate = 0;           // every link, both directions
   uint64_t reconverge_ps = 1'000'000'000;  // routing recomputed this long after a link fails
   std::vector<LinkFault> links;
+  std::vector<SwitchFault> switches;
   std::vector<HostFault> hosts;
 };
 

@@ -647,6 +647,25 @@ TEST(BadInput, FaultBetweenUnknownNode) {
               AllOf(AtPath("faults.links[0].between"), HasSubstr("must be two node names")));
 }
 
+TEST(BadInput, FaultSwitchNamesASwitchAndATime) {
+  // Single rack of 8: one switch, "tor".
+  const Scenario s = ParseScenario(With({R"(faults.switches=[{"switch":"tor","down_at_us":5}])"}));
+  ASSERT_EQ(s.faults.switches.size(), 1u);
+  EXPECT_EQ(s.faults.switches[0].vertex, 8u);  // hosts are vertices 0..7
+  EXPECT_EQ(s.faults.switches[0].down_at_ps, 5'000'000u);
+  EXPECT_THAT(ErrorOf({R"(faults.switches=[{"switch":"h3","down_at_us":5}])"}),
+              AllOf(AtPath("faults.switches[0].switch"), HasSubstr(R"("h3" is a host, not a switch)")));
+  EXPECT_THAT(ErrorOf({R"(faults.switches=[{"switch":"spine9","down_at_us":5}])"}),
+              AllOf(AtPath("faults.switches[0].switch"), HasSubstr(R"(no switch named "spine9")")));
+  EXPECT_THAT(ErrorOf({R"(faults.switches=[{"down_at_us":5}])"}),
+              AllOf(AtPath("faults.switches[0].switch"), HasSubstr("required")));
+  EXPECT_THAT(ErrorOf({R"(faults.switches=[{"switch":"tor"}])"}), AtPath("faults.switches[0].down_at_us"));
+  EXPECT_THAT(ErrorOf({R"(faults.switches=[{"switch":7,"down_at_us":5}])"}),
+              AllOf(AtPath("faults.switches[0].switch"), HasSubstr("must be a switch's name")));
+  EXPECT_THAT(ErrorOf({R"(faults.switches={"switch":"tor"})"}),
+              AllOf(AtPath("faults.switches"), HasSubstr("must be an array")));
+}
+
 TEST(BadInput, FaultLinkAndBetweenMustAgree) {
   // results.json echoes both; they are accepted together only when they agree.
   EXPECT_EQ(ParseScenario(With({"faults.links=[{\"link\":0,\"between\":[\"h0\",\"tor\"]}]"})).faults.links[0].link, 0u);
