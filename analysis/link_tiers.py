@@ -1,20 +1,29 @@
 #!/usr/bin/python3
 """Where a run's queues and ECN marks are, by tier of the fabric.
 
-    /usr/bin/python3 analysis/link_tiers.py RUN_DIR [RUN_DIR ...] [--csv OUT.csv]
+    /usr/bin/python3 analysis/link_tiers.py RUN_DIR [RUN_DIR ...] [--window-us T] [--csv OUT.csv]
 
 Reads each run's links.csv (one row per link direction, written by every
 `inasim run`) and groups the directions by tier: the names of the two ends
 without their numbers (h -> edge is the hosts' NICs, edge -> h the hosts'
 downlinks, edge -> agg, agg -> core, ... in a fat tree; h -> leaf, leaf ->
 spine in a leaf-spine). Per tier: the directions, their mean utilisation,
-the ECN marks and their share of the run's, the PFC pauses sent, and the
-largest queue any direction of the tier held and the 90th percentile of the
-directions' largest queues (KB).
+the share of them that were idle (utilisation under 10 %, the first bin of
+Canary's Fig. 7b / 10b), the ECN marks and their share of the run's, the PFC
+pauses sent, and the largest queue any direction of the tier held and the
+90th percentile of the directions' largest queues (KB).
+
+--window-us T: the utilisation over the first T us instead of the whole
+run, read from samples.csv's rows at time T (run with
+outputs.sample_interval_us = T, so that the first sample covers [0, T]);
+marks, pauses and queues stay the whole run's. Two
+runs of different lengths compared over the same window: a longer run gives
+a random traffic pattern more time to touch every link.
 
 Prints a table per run; --csv writes every run's rows (column `run`).
 Exit status: 0 ok; 2 bad input (a directory without links.csv, or a
-links.csv without the columns above).
+links.csv without the columns above; with --window-us, no samples.csv or no
+sample at T).
 """
 
 from __future__ import annotations
@@ -23,8 +32,10 @@ import argparse
 import re
 import sys
 from pathlib import Path
+from typing import Optional
 
 COLUMNS = ("a", "b", "utilization", "ecn_marks", "pause_sent", "max_queue_bytes")
+IDLE = 0.1  # utilisation under this is idle (Fig. 7b's first bin)
 
 
 def tier_of(a: str, b: str) -> str:
@@ -32,7 +43,23 @@ def tier_of(a: str, b: str) -> str:
     return f"{re.sub(r'[0-9_]+$', '', a)} -> {re.sub(r'[0-9_]+$', '', b)}"
 
 
-def tiers(run: Path):
+def window_utilization(run: Path, links, window_us: float):
+    """Each links.csv row's utilisation over [0, window_us], from samples.csv."""
+    import pandas as pd
+
+    path = run / "samples.csv"
+    if not path.is_file():
+        raise ValueError(f"{run}: no samples.csv (run with outputs.sample_interval_us = {window_us:g})")
+    samples = pd.read_csv(path)
+    at = samples[(samples.time_s - window_us * 1e-6).abs() < 1e-12]
+    if at.empty:
+        raise ValueError(f"{path}: no sample at {window_us:g} us (its times: "
+                         f"{', '.join(f'{t * 1e6:g}' for t in sorted(set(samples.time_s))[:4])}, ... us)")
+    util = {(int(l), int(d)): u for l, d, u in zip(at.link, at.direction, at.utilization)}
+    return [util[(int(l), 0 if d == "a->b" else 1)] for l, d in zip(links.link, links.direction)]
+
+
+def tiers(run: Path, window_us: Optional[float] = None):
     import pandas as pd
 
     path = run / "links.csv"
@@ -42,28 +69,36 @@ def tiers(run: Path):
     missing = [c for c in COLUMNS if c not in links.columns]
     if missing:
         raise ValueError(f"{path}: missing columns {', '.join(missing)}")
+    if window_us is not None:
+        links["utilization"] = window_utilization(run, links, window_us)
     links["tier"] = [tier_of(a, b) for a, b in zip(links.a, links.b)]
+    links["idle"] = links.utilization < IDLE
     out = links.groupby("tier").agg(directions=("utilization", "size"), utilization=("utilization", "mean"),
+                                    idle=("idle", "sum"), idle_share=("idle", "mean"),
                                     ecn_marks=("ecn_marks", "sum"), pauses=("pause_sent", "sum"),
                                     max_queue_kb=("max_queue_bytes", lambda q: q.max() / 1e3),
                                     p90_max_queue_kb=("max_queue_bytes", lambda q: q.quantile(0.9) / 1e3))
     total = out.ecn_marks.sum()
-    out.insert(3, "marks_share", out.ecn_marks / total if total else 0.0)
+    out.insert(int(out.columns.get_loc("ecn_marks")) + 1, "marks_share", out.ecn_marks / total if total else 0.0)
     return out.reset_index()
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", type=Path, help="run directories (each with links.csv)")
+    ap.add_argument("--window-us", type=float, help="utilisation over [0, T] from samples.csv (see above)")
     ap.add_argument("--csv", type=Path, help="write every run's rows here")
     args = ap.parse_args(argv)
     try:
-        tables = [(run, tiers(run)) for run in args.runs]
+        tables = [(run, tiers(run, args.window_us)) for run in args.runs]
     except ValueError as e:
         print(f"link_tiers: {e}", file=sys.stderr)
         return 2
     for run, t in tables:
-        print(f"{run}:\n{t.round(3).to_string(index=False)}\n")
+        idle, n = int(t.idle.sum()), int(t.directions.sum())
+        print(f"{run}: {idle} of {n} link directions idle ({100 * idle / n:.1f} %)"
+              + (f" over [0, {args.window_us:g} us]" if args.window_us is not None else "")
+              + f"\n{t.round(3).to_string(index=False)}\n")
     if args.csv:
         import pandas as pd
 

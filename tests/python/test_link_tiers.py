@@ -27,6 +27,34 @@ def test_tiers_sum_each_tier_and_share_the_marks(tmp_path):
     assert t.loc["edge -> agg", "marks_share"] == 0.2 and t.loc["edge -> agg", "pauses"] == 2
     assert t.loc["h -> edge", "utilization"] == 0.4
     assert t.loc["h -> edge", "max_queue_kb"] == 700.0
+    # Idle: under 10 % utilisation (0.10 is not).
+    assert t.loc["edge -> agg", "idle"] == 0 and t.loc["h -> edge", "idle"] == 0
+    assert list(t.columns[:5]) == ["directions", "utilization", "idle", "idle_share", "ecn_marks"]
+
+
+def test_window_reads_the_utilisation_of_the_first_sample(tmp_path):
+    rows = ["0,h0,edge0,a->b,10,1,1,1,0.50,0,0,0,0,0,0,0",
+            "0,edge0,h0,b->a,10,1,1,1,0.25,0,0,0,0,0,0,0",
+            "1,edge0,agg1,a->b,10,1,1,1,0.30,0,0,0,0,0,0,0",
+            "1,agg1,edge0,b->a,10,1,1,1,0.30,0,0,0,0,0,0,0"]
+    (tmp_path / "links.csv").write_text(HEADER + "\n".join(rows) + "\n")
+    samples = ["time_s,link,direction,queue_bytes,queue_packets,tx_bytes,utilization",
+               "0.000000000,0,0,0,0,0,0", "0.000000000,0,1,0,0,0,0", "0.000000000,1,0,0,0,0,0",
+               "0.000000000,1,1,0,0,0,0",
+               "0.000002000,0,0,0,0,9,0.75", "0.000002000,0,1,0,0,9,0.05", "0.000002000,1,0,0,0,9,0.01",
+               "0.000002000,1,1,0,0,9,0.5"]
+    (tmp_path / "samples.csv").write_text("\n".join(samples) + "\n")
+    script = load_script(SCRIPT)
+    whole = script.tiers(tmp_path).set_index("tier")
+    assert whole["idle"].sum() == 0
+    t = script.tiers(tmp_path, window_us=2).set_index("tier")
+    assert t.loc["h -> edge", "utilization"] == 0.75 and t.loc["edge -> h", "idle"] == 1
+    assert t.loc["edge -> agg", "idle"] == 1 and t.loc["agg -> edge", "idle"] == 0
+    assert t.loc["edge -> agg", "idle_share"] == 1.0
+    r = subprocess.run([PYTHON, str(SCRIPT), str(tmp_path), "--window-us", "3"], capture_output=True, text=True)
+    assert r.returncode == 2 and "no sample at 3 us" in r.stderr
+    r = subprocess.run([PYTHON, str(SCRIPT), str(tmp_path), "--window-us", "2"], capture_output=True, text=True)
+    assert r.returncode == 0 and "2 of 4 link directions idle (50.0 %) over [0, 2 us]" in r.stdout
 
 
 def test_a_directory_without_links_csv_exits_2(tmp_path):
