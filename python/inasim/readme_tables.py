@@ -53,6 +53,8 @@ def render(stem: str, src: Sources) -> str:
     """The generated body of block `stem` (without its markers)."""
     if stem == "tally":
         return _tally_block(src)
+    if stem == "cost":
+        return _cost_block(src)
     if stem not in src.book.figures:
         raise ReadmeError(f"fidelity:begin {stem}: not a figure of {src.book.path.name}")
     buf = io.StringIO()
@@ -123,6 +125,33 @@ def _tally_block(src: Sources) -> str:
         t = next(iter(fidelity.tallies(rows).values()), {"claims": 0})
         buf.write(f"| {label} | {t['claims']} | " + " | ".join(str(t.get(k, 0)) for k in fidelity.TALLY_ORDER) + " |\n")
     buf.write("\n")
+    return buf.getvalue()
+
+
+def _cost_block(src: Sources) -> str:
+    """What the committed full-size results cost: per figure, its recorded
+    runs, seeds and summed simulation wall time (provenance sim_wall_s: each
+    run's results.json perf.wall_s, one core each), and that time per seed."""
+    buf = io.StringIO()
+    buf.write(GENERATED + "\n\n")
+    buf.write("| figure | command | runs | seeds | simulation wall (s) | per seed (s) |\n")
+    buf.write("|---|---|---:|---:|---:|---:|\n")
+    total = 0.0
+    for stem in src.book.figures:
+        prov = rs.read_provenance(src.full.path(stem))
+        if prov is None or prov["runs"] == 0:
+            why = ("not recorded" if prov is None else "no simulation (analytic)"
+                   if src.book.figures[stem].get("analytic") else "no runs recorded")
+            buf.write(f"| {stem} | {why} |  |  |  |  |\n")
+            continue
+        wall, seeds = float(prov.get("sim_wall_s", 0.0)), len(prov.get("seeds") or [])
+        total += wall
+        buf.write(f"| {stem} | `{md_cell(prov['command'])}` | {prov['runs']} | {seeds} | {wall:,.0f} | "
+                  f"{wall / max(1, seeds):,.0f} |\n")
+    buf.write(f"| all | | | | {total:,.0f} ({total / 3600:.1f} h) | |\n\n")
+    buf.write("Wall time of the recording machines, one core per run: `--jobs N` divides it by up to N, "
+              "and a figure recorded at fewer seeds than the paper's placements costs its \"per seed\" "
+              "time for each seed added.\n")
     return buf.getvalue()
 
 

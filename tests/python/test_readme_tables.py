@@ -30,6 +30,11 @@ typed by hand
 
 <!-- fidelity:begin tally -->
 <!-- fidelity:end tally -->
+
+## Cost
+
+<!-- fidelity:begin cost -->
+<!-- fidelity:end cost -->
 """
 
 
@@ -77,7 +82,22 @@ def test_generated_blocks_hold_the_claims_and_the_figure_numbers(tree):
     # The panel's numbers, x down and series across.
     assert "| w | A | B | C |" in text and "| 8 | 20 | 30 | 25 |" in text and "| 16 | 40 |  |  |" in text
     assert "| full size | 21 | 6 | 3 | 1 | 3 | 3 | 0 | 2 | 2 | 1 |" in text  # 0: seeds split
+    assert "| figx | no runs recorded |" in text and "| all | | | | 0 (0.0 h) | |" in text
     assert rt.problems([book], [book], tree) == []
+
+
+def test_cost_block_sums_the_recorded_wall_time_per_figure_and_seed(tree):
+    book = toy(tree)
+    prov_path = rs.store_dir(book, False) / "figx.provenance.json"
+    prov = json.loads(prov_path.read_text())
+    prov.update(runs=6, seeds=[1, 2, 3], sim_wall_s=5400.0)
+    prov_path.write_text(json.dumps(prov))
+    (now, want), = rt.regenerate([book], [book]).values()
+    cost = want[want.index("<!-- fidelity:begin cost -->"):]
+    assert f"| figx | `{prov['command']}` | 6 | 3 | 5,400 | 1,800 |" in cost
+    assert "| all | | | | 5,400 (1.5 h) | |" in cost
+    # The committed README still says 0 runs: --check names the block.
+    assert any("cost differ from the data" in p for p in rt.problems([book], [book], tree))
 
 
 def test_hand_edit_is_reported_and_readme_regenerates_it(tree):
