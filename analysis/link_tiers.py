@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Where a run's queues and ECN marks are, by tier of the fabric.
 
-    /usr/bin/python3 analysis/link_tiers.py RUN_DIR [RUN_DIR ...] [--window-us T] [--csv OUT.csv]
+    /usr/bin/python3 analysis/link_tiers.py RUN_DIR [RUN_DIR ...] [--window-us T] [--held N] [--csv OUT.csv]
 
 Reads each run's links.csv (one row per link direction, written by every
 `inasim run`) and groups the directions by tier: the names of the two ends
@@ -19,6 +19,13 @@ outputs.sample_interval_us = T, so that the first sample covers [0, T]);
 marks, pauses and queues stay the whole run's. Two
 runs of different lengths compared over the same window: a longer run gives
 a random traffic pattern more time to touch every link.
+
+--held N: also lists the N link directions that flow control (PFC pauses,
+or waiting for credit) held longest, as a share of the run (links.csv
+paused_s over results.json's sim.end_time_s), with their mean frame size,
+which tells a workload's frames from background ones (Canary and static-tree
+frames are 1,085 B, the congestion's 1,514 B). A synchronous allreduce runs
+at the pace of its most-held member.
 
 Prints a table per run; --csv writes every run's rows (column `run`).
 Exit status: 0 ok; 2 bad input (a directory without links.csv, or a
@@ -59,6 +66,25 @@ def window_utilization(run: Path, links, window_us: float):
     return [util[(int(l), 0 if d == "a->b" else 1)] for l, d in zip(links.link, links.direction)]
 
 
+def held(run: Path, n: int):
+    """The n link directions held longest by flow control (share of the run)."""
+    import json
+
+    import pandas as pd
+
+    path = run / "results.json"
+    if not path.is_file():
+        raise ValueError(f"{run}: no results.json (--held needs the run's length, sim.end_time_s)")
+    end = json.loads(path.read_text()).get("sim", {}).get("end_time_s")
+    if not end:
+        raise ValueError(f"{path}: no sim.end_time_s")
+    links = pd.read_csv(run / "links.csv")
+    out = pd.DataFrame({"a": links.a, "b": links.b, "tier": [tier_of(a, b) for a, b in zip(links.a, links.b)],
+                        "held_share": links.paused_s / end, "utilization": links.utilization,
+                        "mean_frame_bytes": (links.tx_bytes / links.tx_frames.where(links.tx_frames > 0)).round(0)})
+    return out.sort_values(["held_share", "a", "b"], ascending=[False, True, True]).head(n).reset_index(drop=True)
+
+
 def tiers(run: Path, window_us: Optional[float] = None):
     import pandas as pd
 
@@ -87,11 +113,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", type=Path, help="run directories (each with links.csv)")
     ap.add_argument("--window-us", type=float, help="utilisation over [0, T] from samples.csv (see above)")
+    ap.add_argument("--held", type=int, metavar="N", help="also list the N directions flow control held longest")
     ap.add_argument("--csv", type=Path, help="write every run's rows here")
     args = ap.parse_args(argv)
     try:
         tables = [(run, tiers(run, args.window_us)) for run in args.runs]
-    except ValueError as e:
+        helds = {run: held(run, args.held) for run in args.runs} if args.held else {}
+    except (OSError, ValueError) as e:  # a missing file, column or sample
         print(f"link_tiers: {e}", file=sys.stderr)
         return 2
     for run, t in tables:
@@ -99,6 +127,8 @@ def main(argv=None) -> int:
         print(f"{run}: {idle} of {n} link directions idle ({100 * idle / n:.1f} %)"
               + (f" over [0, {args.window_us:g} us]" if args.window_us is not None else "")
               + f"\n{t.round(3).to_string(index=False)}\n")
+        if run in helds:
+            print(f"held longest by flow control:\n{helds[run].round(3).to_string(index=False)}\n")
     if args.csv:
         import pandas as pd
 

@@ -61,3 +61,17 @@ def test_a_directory_without_links_csv_exits_2(tmp_path):
     r = subprocess.run([PYTHON, str(SCRIPT), str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2
     assert "no links.csv" in r.stderr
+
+
+def test_held_lists_the_directions_flow_control_held_longest(tmp_path):
+    rows = ["0,h0,edge0,a->b,10,4,4340,1,0.2,0,0,0,0,0,0.8,0",
+            "0,edge0,h0,b->a,10,1,1514,1,0.1,0,0,0,0,3,0.0,0",
+            "1,h1,edge0,a->b,10,2,3028,1,0.5,0,0,0,0,0,0.5,0",
+            "1,edge0,h1,b->a,10,0,0,0,0.0,0,0,0,0,0,0.0,0"]
+    (tmp_path / "links.csv").write_text(HEADER + "\n".join(rows) + "\n")
+    r = subprocess.run([PYTHON, str(SCRIPT), str(tmp_path), "--held", "2"], capture_output=True, text=True)
+    assert r.returncode == 2 and "no results.json" in r.stderr
+    (tmp_path / "results.json").write_text('{"sim": {"end_time_s": 2.0}}')
+    h = load_script(SCRIPT).held(tmp_path, 2)
+    assert list(h.a) == ["h0", "h1"] and list(h.held_share) == [0.4, 0.25]  # paused_s / the run's 2 s
+    assert list(h.mean_frame_bytes) == [1085.0, 1514.0]
