@@ -1,4 +1,4 @@
-"""Canary figure scripts end to end: analysis/fig_canary_{fig2,fig7,fig8,fig9,fig10,fig11,congestion}.py --small
+"""Canary figure scripts end to end: analysis/fig_canary_{fig2,fig7,fig8,fig9,fig10,fig11,congestion,recovery}.py --small
 (exit status, PNG, tidy CSV with every expected point, every run exact and
 lossless, the relations that hold robustly at the reduced size) and exit 1
 when a run is not correct.
@@ -16,7 +16,7 @@ from helpers import (SOURCE_DIR, small_run_tests, import_inasim, load_script, re
 inasim = import_inasim()
 
 ANALYSIS = SOURCE_DIR / "analysis"
-SCRIPTS = ("fig2", "fig7", "fig8", "fig9", "fig10", "fig11", "congestion")
+SCRIPTS = ("fig2", "fig7", "fig8", "fig9", "fig10", "fig11", "congestion", "recovery")
 #: 8 leaves x 16 spines x 16 hosts: 128 host links + 128 fabric links, two directions each.
 LINK_DIRECTIONS = 2 * (128 + 8 * 16)
 
@@ -228,6 +228,18 @@ def test_fig10(runs):
         assert len(h) == 10 and all(int(r["jobs"]) == 16 for r in h)
         assert sum(int(r["links"]) for r in h) == LINK_DIRECTIONS
     assert p.stdout.count("mean link utilisation at 16 jobs") == 3
+
+
+def test_recovery(runs):
+    """A spine dies mid-allreduce: both runs exact (above); only the failure
+    run loses frames and re-issues blocks, a small share of them, and it
+    ends before a timer plus a whole idle allreduce (no restart)."""
+    out, _ = runs["recovery"]
+    bars = {(r["panel"], r["series"]): float(r["y"]) for r in sim_rows(out, "recovery")}
+    assert bars[("e", "no failure")] == 0 and bars[("c", "no failure")] == 0
+    assert bars[("e", "switch failure")] > 0 and 0 < bars[("c", "switch failure")] < 10
+    assert bars[("a", "switch failure")] > bars[("a", "no failure")]
+    assert bars[("f", "no failure")] < bars[("f", "switch failure")] < 1
 
 
 def test_exit_1_when_a_run_is_not_correct(runs, monkeypatch, capsys):
