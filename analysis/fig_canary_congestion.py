@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Canary under congestion: where the goodput goes, at Fig. 8's 5 % point, for the paper's setup and each suspect changed alone.
+"""Canary under congestion: where the goodput goes, at Fig. 8's 5 % point, for the paper's setup and each suspect changed alone (and two combined).
 
     /usr/bin/python3 analysis/fig_canary_congestion.py [--small] [--out DIR] [--jobs N] [--resume]
 
@@ -17,6 +17,7 @@ under these variants, each one change from the first:
                     (background.congestion.peers), the other reading of §5.2
   timeout 3 us      Canary's switch timeout 3 us instead of 1 (Fig. 11's
                     range; Canary only)
+  permutation + 3 us  the two that help Canary, together (Canary only)
   no congestion     the congesting hosts idle: the loss's reference
 
 Panels, one row per variant: each protocol's goodput and its loss against
@@ -59,6 +60,8 @@ VARIANTS = [
      ("canary", "st1", "st4")),
     ("permutation", {"background.congestion.peers": "permutation"}, ("canary", "st1", "st4")),
     ("timeout 3 us", {"workload.canary.timeout_us": 3}, ("canary",)),
+    ("permutation + 3 us", {"background.congestion.peers": "permutation", "workload.canary.timeout_us": 3},
+     ("canary",)),
     ("no congestion", None, ("canary", "st1", "st4")),
 ]
 ALLREDUCE_FRAME_MAX = 1300  # B: Canary and static-tree frames are 1,109 B, the congestion's 1,514 B
@@ -111,7 +114,7 @@ def draw(fig):
         row["peak_descriptors"] = own["peak_descriptors"]["max_per_switch"]
         row.update({k: 100 * v for k, v in held_fractions(Path(c["dir"]), c["duration_s"]).items()})
         table.append(row)
-        print(f"{variant:15s} " + "  ".join(f"{PROTOCOLS[p]} {row[p + '_goodput']:6.2f} Gb/s "
+        print(f"{variant:18s} " + "  ".join(f"{PROTOCOLS[p]} {row[p + '_goodput']:6.2f} Gb/s "
                                             f"({row[p + '_loss']:5.1f} %)" for p in PROTOCOLS)
               + f"  leader pkts/block {row['packets_per_block']:.2f}, stragglers/block "
               f"{row['stragglers_per_block']:.2f}, held: " + ", ".join(f"{row[k]:.1f} %" for k, _ in HELD))
@@ -122,7 +125,7 @@ def draw(fig):
                   ("peak_descriptors", "Canary: peak descriptors, busiest switch", "descriptors")]
                + [(k, f"Canary: held by flow control, {name}", "% of the run") for k, name in HELD])
     return fig.bar_table(table, metrics, group="variant", title=(
-        f"Canary under congestion: {fig.cfg['hosts']} hosts of {fig.base['name']}, each suspect changed alone"))
+        f"Canary under congestion: {fig.cfg['hosts']} hosts of {fig.base['name']}, each suspect changed alone, two together"))
 
 
 main = figscript.entry(STEM, __doc__, "the reduced network, 13 of 128 hosts (about a minute)", CONFIGS, draw)

@@ -90,7 +90,7 @@ def test_congestion_decomposition(runs):
     out, _ = runs["congestion"]
     rows = sim_rows(out, "congestion")
     cell = {(r["x"], r["series"]): float(r["y"]) for r in rows if r["y"]}  # "": not run (timeout: Canary only)
-    variants = ["paper setup", "credit 32 KiB", "permutation", "timeout 3 us", "no congestion"]
+    variants = ["paper setup", "credit 32 KiB", "permutation", "timeout 3 us", "permutation + 3 us", "no congestion"]
     assert list(dict.fromkeys(r["series"] for r in rows)) == variants
     for proto in ("canary", "st1", "st4"):
         idle = cell[(f"{proto}_goodput", "no congestion")]
@@ -98,7 +98,7 @@ def test_congestion_decomposition(runs):
         for v in ("paper setup", "credit 32 KiB", "permutation"):
             assert cell[(f"{proto}_loss", v)] == pytest.approx(100 * (1 - cell[(f"{proto}_goodput", v)] / idle))
     assert cell[("packets_per_block", "no congestion")] >= 1
-    assert ("st1_goodput", "timeout 3 us") not in cell
+    assert ("st1_goodput", "timeout 3 us") not in cell and ("st1_goodput", "permutation + 3 us") not in cell
     seen = {}
     for res in (out / "sweeps").rglob("results.json"):
         doc = json.loads(res.read_text())
@@ -111,7 +111,7 @@ def test_congestion_decomposition(runs):
                 doc["workload"]["protocol"])
         seen[kind] = seen.get(kind, 0) + 1
     assert seen[("credit", "canary")] == 1 and seen[("credit", "static_tree")] == 2
-    assert seen[("permutation", "canary")] == 1 and seen[("idle", "static_tree")] == 2
+    assert seen[("permutation", "canary")] == 2 and seen[("idle", "static_tree")] == 2  # alone, and with 3 us
     assert seen[("uniform", "canary")] == 2  # the paper's setup and the 3 us timeout
 
 
