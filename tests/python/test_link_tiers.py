@@ -13,6 +13,15 @@ HEADER = ("link,a,b,direction,rate_gbps,tx_frames,tx_bytes,wire_bytes,utilizatio
           "drops_link_down,ecn_marks,pause_sent,paused_s,max_queue_bytes\n")
 
 
+def write_links(run, rows):
+    """links.csv from (link, a, b, direction, utilization[, tx_frames, tx_bytes, paused_s]) tuples."""
+    lines = []
+    for link, a, b, d, util, *rest in rows:
+        frames, nbytes, paused = rest or (1, 1, 0)
+        lines.append(f"{link},{a},{b},{d},10,{frames},{nbytes},1,{util},0,0,0,0,0,{paused},0")
+    (run / "links.csv").write_text(HEADER + "\n".join(lines) + "\n")
+
+
 def test_tiers_sum_each_tier_and_share_the_marks(tmp_path):
     rows = ["0,h0,edge0,a->b,10,1,1,1,0.50,0,0,0,0,0,0,700000",
             "0,edge0,h0,b->a,10,1,1,1,0.25,0,0,0,30,1,0,100000",
@@ -33,11 +42,9 @@ def test_tiers_sum_each_tier_and_share_the_marks(tmp_path):
 
 
 def test_window_reads_the_utilisation_of_the_first_sample(tmp_path):
-    rows = ["0,h0,edge0,a->b,10,1,1,1,0.50,0,0,0,0,0,0,0",
-            "0,edge0,h0,b->a,10,1,1,1,0.25,0,0,0,0,0,0,0",
-            "1,edge0,agg1,a->b,10,1,1,1,0.30,0,0,0,0,0,0,0",
-            "1,agg1,edge0,b->a,10,1,1,1,0.30,0,0,0,0,0,0,0"]
-    (tmp_path / "links.csv").write_text(HEADER + "\n".join(rows) + "\n")
+    # link, a, b, direction, utilisation (the other columns do not matter here)
+    write_links(tmp_path, [(0, "h0", "edge0", "a->b", 0.50), (0, "edge0", "h0", "b->a", 0.25),
+                           (1, "edge0", "agg1", "a->b", 0.30), (1, "agg1", "edge0", "b->a", 0.30)])
     samples = ["time_s,link,direction,queue_bytes,queue_packets,tx_bytes,utilization",
                "0.000000000,0,0,0,0,0,0", "0.000000000,0,1,0,0,0,0", "0.000000000,1,0,0,0,0,0",
                "0.000000000,1,1,0,0,0,0",
@@ -64,11 +71,9 @@ def test_a_directory_without_links_csv_exits_2(tmp_path):
 
 
 def test_held_lists_the_directions_flow_control_held_longest(tmp_path):
-    rows = ["0,h0,edge0,a->b,10,4,4340,1,0.2,0,0,0,0,0,0.8,0",
-            "0,edge0,h0,b->a,10,1,1514,1,0.1,0,0,0,0,3,0.0,0",
-            "1,h1,edge0,a->b,10,2,3028,1,0.5,0,0,0,0,0,0.5,0",
-            "1,edge0,h1,b->a,10,0,0,0,0.0,0,0,0,0,0,0.0,0"]
-    (tmp_path / "links.csv").write_text(HEADER + "\n".join(rows) + "\n")
+    # link, a, b, direction, utilisation, tx_frames, tx_bytes, paused_s
+    write_links(tmp_path, [(0, "h0", "edge0", "a->b", 0.2, 4, 4340, 0.8), (0, "edge0", "h0", "b->a", 0.1, 1, 1514, 0.0),
+                           (1, "h1", "edge0", "a->b", 0.5, 2, 3028, 0.5), (1, "edge0", "h1", "b->a", 0.0, 0, 0, 0.0)])
     r = subprocess.run([PYTHON, str(SCRIPT), str(tmp_path), "--held", "2"], capture_output=True, text=True)
     assert r.returncode == 2 and "no results.json" in r.stderr
     (tmp_path / "results.json").write_text('{"sim": {"end_time_s": 2.0}}')
