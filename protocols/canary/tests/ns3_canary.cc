@@ -334,10 +334,11 @@ TEST_F(CanaryScenario, ASpineFailingMidAllreduceCostsOnlyTheBlocksItHeld) {
   const uint64_t blocks = c["blocks_per_iteration"].get<uint64_t>();
   EXPECT_EQ(idle.json["workload"]["canary"]["leaders"]["failures"].get<uint64_t>(), 0u);
   EXPECT_EQ(idle.json["network"]["drops_link_down"].get<uint64_t>(), 0u);
-  // Only blocks that lost a frame with the switch are reduced again, and they
-  // are a small fraction of the allreduce.
+  // The failure destroyed frames and some blocks are reduced again, a small
+  // fraction of the allreduce. (Not "one re-issue per lost frame": a block
+  // whose partial sum sat in the dead switch's descriptors loses no frame.)
+  EXPECT_GT(lost, 0u);
   EXPECT_GT(reissued, 0u);
-  EXPECT_LE(reissued, lost);
   EXPECT_LT(reissued * 10, blocks) << reissued << " of " << blocks << " blocks re-issued";
   // Restarting from scratch would end no earlier than a timeout plus a whole
   // idle allreduce after the start; re-issuing the lost blocks ends sooner.
