@@ -125,18 +125,18 @@ void Fabric::SetLinkLoss(uint32_t link, double rate) {
 }
 
 void Fabric::SetLinkDown(uint32_t link, uint64_t at_ps, uint64_t reconverge_ps) {
-  channels_[link]->SetDownAt(at_ps);
-  if (reconverge_ps != UINT64_MAX)
-    Simulator::Schedule(PicoSeconds(at_ps + reconverge_ps), &Fabric::Reconverge, this, std::vector<uint32_t>{link});
+  SetLinksDown({link}, at_ps, reconverge_ps);
 }
 
 void Fabric::SetSwitchDown(uint32_t sw, uint64_t at_ps, uint64_t reconverge_ps) {
   if (sw >= topo_.num_vertices() || topo_.is_host(sw)) throw std::invalid_argument("SetSwitchDown: not a switch vertex");
   std::vector<uint32_t> links;
-  for (const topo::Port& p : topo_.ports(sw)) {
-    channels_[p.link]->SetDownAt(at_ps);
-    links.push_back(p.link);
-  }
+  for (const topo::Port& p : topo_.ports(sw)) links.push_back(p.link);
+  SetLinksDown(std::move(links), at_ps, reconverge_ps);
+}
+
+void Fabric::SetLinksDown(std::vector<uint32_t> links, uint64_t at_ps, uint64_t reconverge_ps) {
+  for (uint32_t link : links) channels_[link]->SetDownAt(at_ps);
   if (reconverge_ps != UINT64_MAX)
     Simulator::Schedule(PicoSeconds(at_ps + reconverge_ps), &Fabric::Reconverge, this, std::move(links));
 }

@@ -78,6 +78,8 @@ class Fabric {
   std::vector<uint8_t> failed_links_;
   std::vector<std::unique_ptr<topo::RoutingTable>> old_routing_;  // tables in use stay alive
 
+  /// The links fail together; the tables are recomputed once without them.
+  void SetLinksDown(std::vector<uint32_t> links, uint64_t at_ps, uint64_t reconverge_ps);
   void Reconverge(std::vector<uint32_t> links);
 };
 

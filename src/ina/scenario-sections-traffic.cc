@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 namespace inasim {
 
@@ -273,6 +274,13 @@ void ParseLinkIndex(Reader& lr, LinkFault& lf, const ScenarioInput& in) {
                                 t.links().size() - 1));
 }
 
+/// The vertex of the node called `name` ("h3", "leaf0", "spine1"), if any.
+std::optional<uint32_t> VertexNamed(const topo::Topology& t, const std::string& name) {
+  for (uint32_t v = 0; v < t.num_vertices(); ++v)
+    if (t.node(v).name == name) return v;
+  return std::nullopt;
+}
+
 /// "between": two node names sharing a link (and "link", if given too, agreeing).
 void ParseLinkBetween(Reader& lr, LinkFault& lf, const ScenarioInput& in) {
   if (!lr.Has("between")) return;
@@ -281,8 +289,7 @@ void ParseLinkBetween(Reader& lr, LinkFault& lf, const ScenarioInput& in) {
   if (!b->is_array() || b->size() != 2 || !(*b)[0].is_string() || !(*b)[1].is_string())
     lr.Fail("between", "must be two node names, e.g. [\"leaf0\", \"spine1\"]");
   auto find = [&](const std::string& name) -> uint32_t {
-    for (uint32_t v = 0; v < t.num_vertices(); ++v)
-      if (t.node(v).name == name) return v;
+    if (const auto v = VertexNamed(t, name)) return *v;
     lr.Fail("between", fmt::format("no node named \"{}\"", name));
   };
   const uint32_t a = find((*b)[0]), c = find((*b)[1]);
@@ -343,14 +350,11 @@ void ParseSwitchName(Reader& sr, SwitchFault& sf, const ScenarioInput& in) {
   if (!name) sr.Fail("switch", "required: the failing switch's name, e.g. \"spine1\"");
   if (!name->is_string()) sr.Fail("switch", "must be a switch's name, e.g. \"spine1\"");
   const std::string n = name->get<std::string>();
-  for (uint32_t v = 0; v < t.num_vertices(); ++v) {
-    if (t.node(v).name != n) continue;
-    if (t.is_host(v)) sr.Fail("switch", fmt::format("\"{}\" is a host, not a switch (a slow host is faults.hosts)", n));
-    sf.vertex = v;
-    sr.out()["switch"] = n;
-    return;
-  }
-  sr.Fail("switch", fmt::format("no switch named \"{}\"", n));
+  const auto v = VertexNamed(t, n);
+  if (!v) sr.Fail("switch", fmt::format("no switch named \"{}\"", n));
+  if (t.is_host(*v)) sr.Fail("switch", fmt::format("\"{}\" is a host, not a switch (a slow host is faults.hosts)", n));
+  sf.vertex = *v;
+  sr.out()["switch"] = n;
 }
 
 const CoreSection<SwitchFault>& SwitchFaultEntry() {
