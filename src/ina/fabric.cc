@@ -7,6 +7,8 @@
 #include "ns3/ipv4.h"
 #include "ns3/simulator.h"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 
 namespace inasim {
@@ -147,6 +149,24 @@ void Fabric::Reconverge(std::vector<uint32_t> links) {
   old_routing_.push_back(std::move(routing_));
   routing_ = std::make_unique<topo::RoutingTable>(topo_, &failed_links_);
   for (auto& sw : switches_) sw->SetRouting(routing_.get());
+}
+
+uint64_t Fabric::IdleOneWayPs(uint32_t src, uint32_t dst, uint32_t frame_bytes, uint64_t per_switch_ps) const {
+  uint64_t ps = 0;
+  uint32_t v = src;
+  uint16_t port = 0;  // a host's only port
+  for (uint32_t hop = 0; hop <= topo_.num_vertices(); ++hop) {
+    const InaNetDevice& dev = device(v, port);
+    const topo::Port& p = topo_.ports(v).at(port);
+    ps += dev.SerializationPs(frame_bytes) + channels_[p.link]->delay_ps() + dev.extra_delay_ps();
+    v = p.peer;
+    if (v == dst) return ps;
+    const auto hops = routing_->NextHops(v, dst);
+    if (topo_.is_host(v) || hops.empty()) break;
+    ps += per_switch_ps;
+    port = hops[0];
+  }
+  throw std::logic_error(fmt::format("IdleOneWayPs: no route from host {} to host {}", src, dst));
 }
 
 void Fabric::SetHostDelay(uint32_t host, uint64_t extra_ps, uint64_t at_ps) {

@@ -211,6 +211,8 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   uint32_t queued_packets() const { return queue_.packets() + extra_frames_; }
   uint64_t buffer_bytes() const { return queue_.config().buffer_bytes; }
   uint64_t rate_bps() const { return rate_bps_; }
+  /// Wire time of a `frame_bytes` frame (its overhead added), rounded up to whole ps.
+  uint64_t SerializationPs(uint32_t frame_bytes) const;
   const PortCounters& counters() const { return counters_; }
   /// Rolling hash of every frame this device started transmitting (time,
   /// length, leading bytes; frame-fingerprint.h), in its own order.
@@ -319,7 +321,6 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   void ReceiveFrame(ns3::Ptr<ns3::Packet> frame);
   /// Hands the frame to the endpoint bound to its UDP port, if one is.
   bool DeliverToEndpoint(const ns3::Packet& frame);
-  uint64_t SerializationPs(uint32_t frame_bytes) const;
 
   // Hot fields first.
   InaNetDevice* peer_ = nullptr;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -48,7 +49,13 @@ ns3::TypeId CanaryHost::GetTypeId() {
   static ns3::TypeId tid = ns3::TypeId("inasim::CanaryHost")
                                .SetParent<ns3::Application>()
                                .SetGroupName("Inasim")
-                               .AddConstructor<CanaryHost>();
+                               .AddConstructor<CanaryHost>()
+                               .AddTraceSource("Reissue",
+                                               "A failure message re-issued a block this host had sent; args: global "
+                                               "block, ps since that attempt was sent (canary-fgcs24 §6: at most "
+                                               "3 RTT with a 2 RTT timer)",
+                                               ns3::MakeTraceSourceAccessor(&CanaryHost::reissue_trace_),
+                                               "inasim::CanaryHost::ReissueTracedCallback");
   return tid;
 }
 
@@ -59,6 +66,10 @@ void CanaryHost::Setup(CanaryJob* job, uint32_t rank) {
   k_ = job->k();
   const uint64_t total = job->total_blocks();
   attempt_.assign(total, 0);
+  if (job->mode() == InaTreeMode::kCanary) {
+    sent_at_ps_.assign(total, 0);
+    requests_.assign(total, 0);
+  }
   state_.assign(total, kNotIssued);
   timers_.Reset(job->mode() == InaTreeMode::kCanary ? total : 0);
   if (job->mode() == InaTreeMode::kCanary) {
@@ -414,6 +425,15 @@ void CanaryHost::HandleControl(const uint8_t* b, uint32_t len) {
       attempt_[g] = attempt;
       ++c_.reissues;
       if (state_[g] == kIssued && !(nic_queued_ && queued_[g])) {
+        const uint64_t delay = NowPs() - sent_at_ps_[g];
+        ++c_.reissues_timed;
+        c_.reissue_delay_sum_ps += delay;
+        c_.reissue_delay_max_ps = std::max(c_.reissue_delay_max_ps, delay);
+        if (requests_[g] <= 1) {
+          ++c_.reissues_first_request;
+          c_.reissue_first_request_delay_max_ps = std::max(c_.reissue_first_request_delay_max_ps, delay);
+        }
+        reissue_trace_(g, delay);
         SendBlock(g);
         ArmTimer(g);
       }
@@ -475,7 +495,9 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
 }
 
 void CanaryHost::ArmTimer(uint64_t g) {
-  timers_.Start(g, NowPs() + job_->canary().retransmit_timeout_ps);
+  sent_at_ps_[g] = NowPs();
+  requests_[g] = 0;
+  timers_.Start(g, NowPs() + job_->retransmit_timeout_ps());
   timers_.Arm(NowPs(), this, &CanaryHost::OnTimerEvent);
 }
 
@@ -492,9 +514,10 @@ void CanaryHost::OnTimerEvent() {
       SendBlock(g);  // host-based reduction: resend the data itself
     } else {
       ++c_.retransmit_requests;
+      requests_[g] = static_cast<uint8_t>(std::min(255, requests_[g] + 1));
       SendControl(job_->LeaderOf(g), kRetransmitRequest, g, attempt_[g], nullptr);
     }
-    timers_.Start(g, now + job_->canary().retransmit_timeout_ps);
+    timers_.Start(g, now + job_->retransmit_timeout_ps());
   }
   timers_.Arm(now, this, &CanaryHost::OnTimerEvent);
 }
@@ -564,8 +587,15 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
     rec.Reset(n);
     records_.push_back(std::move(rec));
   }
-  if (mode == InaTreeMode::kCanary) InstallCanary();
-  else InstallStaticTrees();
+  if (mode == InaTreeMode::kCanary) {
+    InstallCanary();
+    leader_rtt_ps_ = LeaderRttPs();
+    const double rtts = spec.spec<CanarySpec>().retransmit_timeout_rtts;
+    retransmit_timeout_ps_ = rtts > 0 ? static_cast<uint64_t>(std::llround(rtts * static_cast<double>(leader_rtt_ps_)))
+                                      : spec.spec<CanarySpec>().retransmit_timeout_ps;
+  } else {
+    InstallStaticTrees();
+  }
   for (uint32_t r = 0; r < n; ++r) {
     auto a = ns3::CreateObject<CanaryHost>();
     fabric.host(hosts[r])->AddApplication(a);
@@ -575,6 +605,26 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
 }
 
 CanaryJob::~CanaryJob() = default;
+
+uint64_t CanaryJob::LeaderRttPs() const {
+  // Every rank leads some blocks (the leader order names each once), so the
+  // longest round trip is over every pair. The timer guards a block's round
+  // trip (§3.3: set "right before transmitting", deleted "when the reduced
+  // data arrives"), so the RTT is the data path's: a reduce packet to the
+  // leader and a result back, one pipeline pass per switch, no aggregation
+  // wait (the switch timeouts are the protocol's, not the network's). The
+  // request and failure themselves are header-only control messages that no
+  // switch program claims: each takes less than half of it.
+  const uint32_t frame = static_cast<uint32_t>(p4::kEthernetBytes + p4::kIpv4MinBytes + p4::kUdpBytes +
+                                               cn::kCanaryHBytes + 4 * k_);
+  const uint64_t pass = (*canary_).pass_latency_ps;
+  uint64_t worst = 0;
+  for (uint32_t a = 0; a < hosts_.size(); ++a)
+    for (uint32_t b = a + 1; b < hosts_.size(); ++b)
+      worst = std::max(worst, fabric_->IdleOneWayPs(hosts_[a], hosts_[b], frame, pass) +
+                                  fabric_->IdleOneWayPs(hosts_[b], hosts_[a], frame, pass));
+  return worst;
+}
 
 uint32_t CanaryJob::BlockId(uint64_t g, uint32_t attempt) const {
   const uint64_t seq = uint64_t{attempt} * total_blocks() + g;

@@ -48,6 +48,7 @@
 #include "ns3/application.h"
 #include "ns3/event-id.h"
 #include "ns3/packet.h"
+#include "ns3/traced-callback.h"
 
 #include <cstdint>
 #include <deque>
@@ -73,6 +74,14 @@ struct CanaryHostCounters {
   uint64_t nic_held = 0;              ///< blocks that waited in the host for room in the NIC queue
   uint64_t retransmit_requests = 0;   ///< §3.3 timer expired: request sent to the leader
   uint64_t reissues = 0;              ///< §3.3 failure received: block sent again with a new id
+  uint64_t reissues_timed = 0;        ///< ... of a block this host had sent (its delay is measured)
+  uint64_t reissue_delay_sum_ps = 0;  ///< §6 "Retransmission delays": failed attempt sent -> re-issued
+  uint64_t reissue_delay_max_ps = 0;  ///< ... the longest (summing takes the max)
+  /// ... of those, re-issued before this host's timer fired twice: §6's case,
+  /// where one request reaches the leader and its failure comes back (a lost
+  /// request or failure costs another timer period).
+  uint64_t reissues_first_request = 0;
+  uint64_t reissue_first_request_delay_max_ps = 0;
   uint64_t fallback_sends = 0;        ///< host-based reduction: data sent to the leader
   uint64_t results_received = 0;      ///< final blocks accepted (broadcast, restoration or unicast)
   uint64_t unicast_results = 0;       ///< ... of which unicast by the leader
@@ -94,6 +103,8 @@ struct CanaryHostCounters {
 class CanaryHost : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
+  /// Trace "Reissue": (global block, ps since the failed attempt was sent).
+  using ReissueTracedCallback = void (*)(uint64_t block, uint64_t delay_ps);
   CanaryHost() = default;
   void Setup(CanaryJob* job, uint32_t rank);
   void BeginIteration(uint32_t iteration);
@@ -156,6 +167,10 @@ class CanaryHost : public ns3::Application {
   const uint32_t* nic_queued_ = nullptr;  ///< live bytes of our data socket's frames in the NIC queue
   std::vector<LeadBlock> lead_;  ///< blocks g with g mod n == my leader slot, at g / n
   LazyTimerHeap<uint64_t> timers_;  ///< §3.3 retransmission timers, per global block (Canary mode)
+  std::vector<uint64_t> sent_at_ps_;  ///< per global block: when its current attempt was sent (timer armed)
+  std::vector<uint8_t> requests_;     ///< per global block: requests this attempt (saturates at 255)
+  /// A failure re-issued block g (its attempt sent at sent_at_ps_[g], a delay of `ps` ago).
+  ns3::TracedCallback<uint64_t, uint64_t> reissue_trace_;
   CanaryHostCounters c_;
   std::vector<uint8_t> tx_;
   std::vector<uint32_t> scratch_;
@@ -221,6 +236,13 @@ class CanaryJob {
   uint32_t TreeOf(uint64_t g) const { return tree_offset_ + static_cast<uint32_t>(g % num_trees_); }
   uint32_t TorIpv4(uint32_t rank) const { return tor_ip_[rank]; }
   const CanarySpec& canary() const { return (*canary_); }
+  /// The hosts' per-block timer: retransmit_timeout_rtts x leader_rtt_ps() if
+  /// that is set, else retransmit_timeout_us.
+  uint64_t retransmit_timeout_ps() const { return retransmit_timeout_ps_; }
+  /// The longest idle round trip of a block between a host and a leader (a
+  /// reduce packet out, a result back; LeaderRttPs): canary-fgcs24 §6's RTT
+  /// (Canary mode; 0 for static trees).
+  uint64_t leader_rtt_ps() const { return leader_rtt_ps_; }
   const StaticTreeSpec& static_tree() const { return spec_.spec<StaticTreeSpec>(); }
   const SendNoiseSpec& send_noise() const { return spec_.spec<SendNoiseSpec>(); }
   uint64_t seed() const { return seed_; }
@@ -285,6 +307,8 @@ class CanaryJob {
   std::vector<std::string> tree_roots_;
   uint32_t hosts_done_ = 0;
   uint64_t seed_ = 0;
+  uint64_t leader_rtt_ps_ = 0, retransmit_timeout_ps_ = 0;
+  uint64_t LeaderRttPs() const;
 };
 
 }  // namespace inasim

@@ -32,6 +32,11 @@ CanaryHostCounters& CanaryHostCounters::operator+=(const CanaryHostCounters& c) 
   nic_held += c.nic_held;
   retransmit_requests += c.retransmit_requests;
   reissues += c.reissues;
+  reissues_timed += c.reissues_timed;
+  reissue_delay_sum_ps += c.reissue_delay_sum_ps;
+  reissue_delay_max_ps = std::max(reissue_delay_max_ps, c.reissue_delay_max_ps);
+  reissues_first_request += c.reissues_first_request;
+  reissue_first_request_delay_max_ps = std::max(reissue_first_request_delay_max_ps, c.reissue_first_request_delay_max_ps);
   fallback_sends += c.fallback_sends;
   results_received += c.results_received;
   unicast_results += c.unicast_results;
@@ -156,8 +161,17 @@ json CanaryJob::Details(const Scenario& s, const CanaryHostCounters& h, uint64_t
   // §5.2.4: with "per_job" each job's blocks index only its own share.
   w["table_partition"] = c.partition_per_job ? "per_job" : "shared";
   w["table_share"] = table_share();
+  // canary-fgcs24 §6 "Retransmission delays": a lost packet's block is
+  // re-issued at most 3 RTT after it was sent, with a 2 RTT timer.
+  w["leader_rtt_s"] = PsToS(leader_rtt_ps_);
+  w["retransmit_timeout_s"] = PsToS(retransmit_timeout_ps_);
   w["hosts"].update({{"retransmit_requests", h.retransmit_requests},
                      {"reissues", h.reissues},
+                     {"reissues_timed", h.reissues_timed},
+                     {"reissue_delay_mean_s", h.reissues_timed ? PsToS(h.reissue_delay_sum_ps) / h.reissues_timed : 0.0},
+                     {"reissue_delay_max_s", PsToS(h.reissue_delay_max_ps)},
+                     {"reissues_first_request", h.reissues_first_request},
+                     {"reissue_first_request_delay_max_s", PsToS(h.reissue_first_request_delay_max_ps)},
                      {"fallback_sends", h.fallback_sends},
                      {"unicast_results", h.unicast_results}});
   w["leaders"] = {{"packets_received", h.leader_packets},

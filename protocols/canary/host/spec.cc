@@ -92,6 +92,11 @@ const CanarySection& Canary() {
         .TimePs("retransmit_timeout_us", &CanarySpec::retransmit_timeout_ps, 500, 0.001, 1e9, spec::TimeUnit::kUs,
                 "Per-block host timer (§3.3): on expiry a retransmission request goes to the leader, and again every "
                 "period.")
+        .Num("retransmit_timeout_rtts", &CanarySpec::retransmit_timeout_rtts, 0, 0, 1e6, "round trips",
+             "If above 0, the per-block timer in round trips instead of `retransmit_timeout_us`: this many times the "
+             "longest idle round trip of a block between a host and a leader (a reduce packet out and a result "
+             "back, one pipeline pass per switch, no aggregation wait; results: `leader_rtt_s`). §6 "
+             "\"Retransmission delays\" assumes 2, and bounds a lost packet's re-issue by 3 round trips.")
         .U32("max_failures", &CanarySpec::max_failures, 3, 0, 100, "",
              "Failure broadcasts (re-issues under a new id) before a block falls back to host-based reduction "
              "(§3.3). All attempts of all blocks must fit the 24-bit id sequence: blocks x iterations x "

@@ -15,16 +15,17 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 
 namespace {
 
-/// CanaryHost's attempt_, state_, queued_, lead_ and its timers' generation per block.
+/// CanaryHost's attempt_, state_, queued_, sent_at_ps_, requests_, lead_ and its timers' generation per block.
 double StateBytes(const Scenario& s, size_t hosts) {
-  return CanaryJobSet::Blocks<CanarySpec>(s) * (7.0 * static_cast<double>(hosts) + 80.0);
+  return CanaryJobSet::Blocks<CanarySpec>(s) * (16.0 * static_cast<double>(hosts) + 80.0);
 }
 
 void AddWarnings(const Scenario& s, const topo::Topology& t, std::vector<NamedTimer>& timers,
                  std::vector<std::string>& warnings) {
   const CanarySpec& c = s.workload.spec<CanarySpec>();
   timers.push_back({"workload.canary.timeout_us", c.timeout_ps, 1e6, "us"});
-  timers.push_back({"workload.canary.retransmit_timeout_us", c.retransmit_timeout_ps, 1e6, "us"});
+  if (c.retransmit_timeout_rtts <= 0)  // in round trips: a few us, known once the job is built
+    timers.push_back({"workload.canary.retransmit_timeout_us", c.retransmit_timeout_ps, 1e6, "us"});
   if (c.timeout_mode != CanaryTimeoutMode::kClockScan) return;
   const double limit_ps = static_cast<double>(s.max_sim_time_ps);
   const double clocks = limit_ps / static_cast<double>(c.clock_period_ps) * t.num_switches();

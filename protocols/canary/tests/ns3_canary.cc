@@ -191,6 +191,95 @@ TEST_F(CanaryOnNs3, LossInTheReducePhaseIsReissued) {
   EXPECT_EQ(c.overcounts, 0u);
 }
 
+// canary-fgcs24 §6 "Retransmission delays": with a timer of 2 RTT, a block
+// whose packet is lost in the reduce phase is re-issued at most 3 RTT after
+// it was sent: the timer fires 2 RTT after the send, the request reaches the
+// leader RTT/2 later, its failure message comes back in another RTT/2.
+// The same loss as above, with the timer in round trips.
+struct CanaryFrameLog {
+  struct Frame {
+    uint32_t host;
+    uint64_t at_ps;
+    uint32_t canary_id;     ///< UINT32_MAX: not a Canary frame
+    uint8_t control_type;   ///< a control message's type (byte 0 of the UDP payload), else 0
+  };
+  std::vector<Frame> frames;
+  static void OnTx(CanaryFrameLog* log, uint32_t host, ns3::Ptr<const ns3::Packet> p, uint64_t) {
+    uint8_t flags = 0, udp[kCanaryAt + 1] = {};
+    p->CopyData(udp, sizeof udp);
+    const bool control = p->GetSize() > kCanaryAt && p4::LoadBe16(udp + 36) == 45502;
+    log->frames.push_back({host, static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds()),
+                           FrameCanaryId(*p, &flags), control ? udp[kCanaryAt] : uint8_t{0}});
+  }
+  /// When `host` first started a frame with Canary id `id` (or control type `type`).
+  uint64_t First(uint32_t host, uint32_t id, uint8_t type = 0) const {
+    for (const Frame& f : frames)
+      if (f.host == host && (type ? f.control_type == type : f.canary_id == id)) return f.at_ps;
+    return UINT64_MAX;
+  }
+};
+
+TEST_F(CanaryOnNs3, ALostPacketsBlockIsReissuedWithinThreeRoundTrips) {
+  Build(topo::BuildLeafSpine(2, 2, 3, Link(100, 500'000), Link(100, 500'000)));
+  DropFirstCanary(fabric_->device(1, 0), (1u << 24) | 4, false);  // block 4: leader host 2
+  WorkloadSpec w = Spec(4 * 64 * 12);
+  w.spec<CanarySpec>().retransmit_timeout_rtts = 2;
+  auto j = Job({0, 1, 2, 3, 4, 5}, w);
+  // The RTT by hand, a block's between racks: its reduce packet (Ethernet 14
+  // + IPv4 20 + UDP 8 + Canary 19 + 64 x 4) out and its result back, each
+  // over 4 links of 500 ns and through 3 pipeline passes of 520 ns. A request
+  // or failure (42 + 16 bytes, a port no switch program claims: no pass)
+  // takes `cross` between racks, `near` within one.
+  const uint64_t data_wire = fabric_->device(0, 0).SerializationPs(42 + 19 + 256);
+  const uint64_t rtt = 2 * (4 * (data_wire + 500'000) + 3 * 520'000);
+  const uint64_t wire = fabric_->device(0, 0).SerializationPs(58);
+  const uint64_t cross = 4 * (wire + 500'000), near = 2 * (wire + 500'000);
+  EXPECT_EQ(j->leader_rtt_ps(), rtt);
+  EXPECT_EQ(j->retransmit_timeout_ps(), 2 * rtt);
+  CanaryFrameLog log;
+  std::vector<std::pair<uint32_t, uint64_t>> reissued;  // (rank, delay)
+  for (uint32_t h = 0; h < 6; ++h) {
+    fabric_->device(h, 0).TraceConnectWithoutContext("TxStart", ns3::MakeBoundCallback(&CanaryFrameLog::OnTx, &log, h));
+    j->host(h).TraceConnectWithoutContext(
+        "Reissue", ns3::MakeCallback(+[](std::vector<std::pair<uint32_t, uint64_t>>* out, uint32_t rank, uint64_t g,
+                                          uint64_t delay) {
+                                       EXPECT_EQ(g, 4u);
+                                       out->emplace_back(rank, delay);
+                                     }).Bind(&reissued, h));
+  }
+  RunFor(2000 * kUs);
+  ExpectExact(*j);
+  const uint32_t first_id = (1u << 24) | 4, reissue_id = (1u << 24) | (12 + 4);  // attempt 1: id + 12 blocks
+  // Every host hands its 11 blocks to the NIC at 0 (window 32, 8 KiB of NIC
+  // queue), which arms their timers: each request leaves at exactly 2 RTT.
+  // The leader's first failure leaves as the first request arrives (from its
+  // rack: host 0's or 1's).
+  for (uint32_t h : {0u, 1u, 3u, 4u, 5u}) {
+    EXPECT_LT(log.First(h, first_id), 2 * rtt) << "host " << h;
+    EXPECT_EQ(log.First(h, 0, 1), 2 * rtt) << "host " << h;
+  }
+  const uint64_t failure = log.First(2, 0, 2);
+  EXPECT_EQ(failure, 2 * rtt + near);
+  // Every other host re-issues block 4 once, as its failure message arrives
+  // (the leader sends them back to back in rank order): 2 RTT for the timer,
+  // then the request's way and its own failure's, each under RTT/2.
+  ASSERT_EQ(reissued.size(), 5u);
+  uint32_t before = 0;  // failures the leader sent to lower ranks first
+  for (auto [h, delay] : reissued) {
+    EXPECT_EQ(log.First(h, reissue_id), delay) << "host " << h;  // handed to the NIC at 0, re-sent at once
+    EXPECT_EQ(delay, failure + before++ * wire + (h < 3 ? near : cross)) << "host " << h;
+    EXPECT_LE(delay, 3 * rtt) << "host " << h;
+  }
+  const CanaryHostCounters c = j->HostTotals();
+  EXPECT_EQ(c.failures, 1u);
+  EXPECT_EQ(c.reissues, 5u);
+  EXPECT_EQ(c.reissues_timed, 5u);
+  EXPECT_EQ(c.reissue_delay_max_ps, reissued.back().second);  // host 5: behind 4 failures, from the other rack
+  EXPECT_EQ(c.reissues_first_request, 5u);  // one request each (hosts 0, 1, 3, 4, 5 asked at 2 RTT)
+  EXPECT_EQ(c.reissue_first_request_delay_max_ps, c.reissue_delay_max_ps);
+  EXPECT_EQ(c.reissue_delay_max_ps, 2 * rtt + near + 4 * wire + cross);
+}
+
 // canary-fgcs24 §3.3, broadcast phase: the leader holds the final block and
 // resends it to the host that asks.
 TEST_F(CanaryOnNs3, LossInTheBroadcastPhaseIsResentByTheLeader) {
