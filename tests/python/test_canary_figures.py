@@ -1,4 +1,4 @@
-"""Canary figure scripts end to end: analysis/fig_canary_{fig2,fig7,fig8,fig9,fig10,fig11,congestion,recovery,retransmit}.py --small
+"""Canary figure scripts end to end: analysis/fig_canary_{fig2,fig7,fig8,fig9,fig10,fig11,congestion,recovery,retransmit,fig6}.py --small
 (exit status, PNG, tidy CSV with every expected point, every run exact and
 lossless, the relations that hold robustly at the reduced size) and exit 1
 when a run is not correct.
@@ -18,7 +18,7 @@ from helpers import (SOURCE_DIR, small_run_tests, import_inasim, load_script, re
 inasim = import_inasim()
 
 ANALYSIS = SOURCE_DIR / "analysis"
-SCRIPTS = ("fig2", "fig7", "fig8", "fig9", "fig10", "fig11", "congestion", "recovery", "retransmit")
+SCRIPTS = ("fig2", "fig7", "fig8", "fig9", "fig10", "fig11", "congestion", "recovery", "retransmit", "fig6")
 #: 8 leaves x 16 spines x 16 hosts: 128 host links + 128 fabric links, two directions each.
 LINK_DIRECTIONS = 2 * (128 + 8 * 16)
 
@@ -265,6 +265,16 @@ def test_retransmit(runs):
     senders = [r["a"] if r["direction"] == "a->b" else r["b"] for r in read_csv(busy_run / "links.csv")
                if int(r["drops_buffer"])]
     assert senders and all(s.startswith("h") for s in senders)
+
+
+def test_fig6(runs):
+    """Fig. 6's setup runs at line rate: the goodput is the framing limit of
+    our UDP/IPv4 packets (19 + 8 + 20 + 14 + 24 = 85 B per 128 B of payload),
+    less than 1 % short of it (the first packet's and the last result's way)."""
+    out, _ = runs["fig6"]
+    bars = {r["panel"]: float(r["y"]) for r in sim_rows(out, "fig6")}
+    assert bars["d"] == 85 and bars["b"] == pytest.approx(100 * 128 / (128 + 85), rel=1e-12)
+    assert 0.99 < bars["c"] < 1 and bars["a"] == pytest.approx(bars["b"] * bars["c"], rel=1e-12)
 
 
 def test_exit_1_when_a_run_is_not_correct(runs, monkeypatch, capsys):
