@@ -28,7 +28,7 @@ struct CanarySpec {
   uint32_t window_blocks = 1024;               ///< outstanding blocks per host (above the BDP with timeouts)
   uint32_t nic_queue_bytes = 8192;             ///< host's reduce packets queued in its NIC at most (0: no limit)
   uint64_t retransmit_timeout_ps = 500'000'000;  ///< host per-block timer (§3.3)
-  double retransmit_timeout_rtts = 0;          ///< > 0: the timer in host-leader round trips (§6), instead
+  double retransmit_timeout_rtts = 0;          ///< > 0: the timer in host-leader round trips (§6), not the above
   uint32_t max_failures = 3;                   ///< re-issues before host-based reduction (§3.3)
   uint32_t application_id = 1;                 ///< high 8 bits of every block id (§3.4)
   /// Tests only (not a scenario key): leaders in this rank order instead of
