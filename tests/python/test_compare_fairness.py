@@ -276,7 +276,10 @@ def test_full_size_congestion_comparison_agrees_with_canary_fig8():
     """The committed 1,024-host congestion comparison runs Canary's Fig. 8
     setting at 50 % (512 hosts, 4 MiB, 1 MiB congestion messages, seed 1);
     compare only adds PANAMA's ECN, which no UDP packet reacts to. Its Canary,
-    static tree and ring times must be the figure script's, to the last bit."""
+    static tree and ring runs are the figure script's seed-1 runs: with the
+    figure at one placement, the times agree to the last bit; with five
+    (seeds 1-5, a mean), seed 1's goodput is one of the five, so within the
+    figure's min..max (the CSV keeps no per-seed column yet)."""
     results = SOURCE_DIR / "scenarios" / "compare" / "results" / "clos-1024-congestion" / "compare.csv"
     if not results.is_file():
         pytest.skip("the full-size congestion comparison is not recorded")
@@ -287,4 +290,10 @@ def test_full_size_congestion_comparison_agrees_with_canary_fig8():
     fig8 = fig8.drop_duplicates("series").set_index("protocol")
     assert sorted(fig8.index) == ["canary", "ring", "st1"]
     for ours, theirs in (("canary", "canary"), ("static_tree", "st1"), ("ring", "ring")):
-        assert runs.loc[ours, "time_s"] == fig8.loc[theirs, "time_s"], ours
+        row = fig8.loc[theirs]
+        if row["runs"] == 1:
+            assert runs.loc[ours, "time_s"] == row["time_s"], ours
+        else:
+            assert row["goodput_min_gbps"] <= runs.loc[ours, "goodput_gbps"] <= row["goodput_max_gbps"], ours
+            assert runs.loc[ours, "goodput_gbps"] == pytest.approx(4194304 * 8 / runs.loc[ours, "time_s"] / 1e9,
+                                                                   rel=1e-12)
