@@ -37,6 +37,7 @@ void P4SGDConfig::Validate() const {
     if (slots == 0 || slots > kPaperSlots || (slots & (slots - 1)) != 0)
       Fail("slots must be a power of two in 1..65536");
     if (node_size != kNodeSize) Fail("node_size is a public-p4 setting");
+    if (seq_sup != kSeqSup) Fail("seq_sup is a public-p4 setting");
   } else {
     if (num_workers > kMaxWorkers) Fail("num_workers must be <= 32");
     if (node_size == 0) Fail("node_size must be > 0");
@@ -120,8 +121,8 @@ ConfigKeys& DeclareJob(ConfigKeys& k) {
   k.Enum("mode", &P4SGDConfig::mode, "paper", {{"paper", Mode::kPaper}, {"public-p4", Mode::kPublicP4}},
          "`paper`: Algorithms 2/3 (the simulator's); `public-p4`: the public P4 program (replay only).")
       .Check([](const P4SGDConfig& c, spec::Reader& r) {
-        if (c.mode == Mode::kPaper && (r.Has("node_size") || r.Has("dev_ports")))
-          r.Fail("mode", "node_size and dev_ports are public-p4 settings");
+        if (c.mode == Mode::kPaper && (r.Has("node_size") || r.Has("dev_ports") || r.Has("seq_sup")))
+          r.Fail("mode", "node_size, dev_ports and seq_sup are public-p4 settings");
       })
       .U32("num_workers", &P4SGDConfig::num_workers, 0, 0, 1u << 20, "workers",
            "The job's workers (0: as many as `workers` lists).");
@@ -143,7 +144,12 @@ const ConfigKeys& Keys() {
     ConfigKeys k("", "inasim-p4 replay p4sgd --config");
     DeclareJob(k);
     keys::Slots(k, &P4SGDConfig::slots);  // shared with workload.p4sgd (keys.h)
-    k.U32("node_size", &P4SGDConfig::node_size, kNodeSize, 1, 1u << 20, "", "public-p4: the program's NODE_SIZE.");
+    k.U32("node_size", &P4SGDConfig::node_size, kNodeSize, 1, 1u << 20, "", "public-p4: the program's NODE_SIZE.")
+        .Bool("seq_sup", &P4SGDConfig::seq_sup, kSeqSup,
+              "public-p4: the program's `#define SEQ_SUP` (false: every seq_no is accepted).")
+        .Bool("claim_all_traffic", &P4SGDConfig::claim_all_traffic, true,
+              "encap `raw`: every frame is a load header, as the P4 parses; false: only frames whose bytes "
+              "12..13 are not an EtherType (< 0x0600), the rest routed.");
     HandKey<P4SGDConfig>(k, "dev_ports", {"array of integers", "", "the front-panel ports", "0 .. 511 each, or `\"identity\"`",
                                           "public-p4: the Tofino device port of each simulator port."},
                          {{"anyOf", {kPortsSchema, {{"const", "identity"}}}}}, ReadDevPorts);

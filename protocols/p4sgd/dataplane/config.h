@@ -57,9 +57,20 @@ struct P4SGDConfig {
   uint32_t slots = kPaperSlots;
   /// public-p4 only: NODE_SIZE, as if recompiled (p4fpga.p4:19 has 1).
   uint32_t node_size = kNodeSize;
+  /// public-p4 only: `#define SEQ_SUP` (p4fpga.p4:4 has it); false compiles
+  /// the sequence check out (:463-475): every seq_no is stored and accepted.
+  bool seq_sup = kSeqSup;
+  /// encap raw: every frame is a load header, as the P4 parser reads every
+  /// frame (p4fpga.p4:185-196 start -> meta_init -> parse_load, no EtherType
+  /// test). false (our option, to share a fabric with Ethernet II traffic):
+  /// only frames whose bytes 12..13 are below 0x0600 (not an EtherType); the
+  /// rest are routed untouched.
+  bool claim_all_traffic = true;
   /// public-p4 only: simulator port i is Tofino device port dev_ports[i]; the
-  /// P4's bitmap_mapping, seq_reg, send() and send(192) act on device ports.
-  /// Default: kFrontPanelDevPorts (the 32 table ports, then 192).
+  /// P4's bitmap_mapping, seq_reg, send() and send(192) act on device ports,
+  /// and a packet's registers are those of its ingress port's pipe
+  /// (PipeOfDevPort). Default: kFrontPanelDevPorts (the 32 table ports, then
+  /// 192): simulator ports 0-15 on pipe 0, 16-32 on pipe 1.
   std::vector<uint16_t> dev_ports;
   /// Pipeline time per pass, picoseconds (the paper gives none for the switch;
   /// SwitchML's 520 ns, as the other models).
@@ -80,7 +91,8 @@ struct P4SGDConfig {
   /// {"mode":"paper"|"public-p4","num_workers":4,
   ///  "workers":[{"id":0,"port":0,"mac":"02:00:00:00:00:01","ip":"10.0.0.1"},...],
   ///  "multicast_ports":[0,1,2,3],"slots":65536,"node_size":1,
-  ///  "dev_ports":[0,4,...]|"identity","pass_latency_ns":520,
+  ///  "dev_ports":[0,4,...]|"identity","seq_sup":true,"claim_all_traffic":true,
+  ///  "pass_latency_ns":520,
   ///  "encap":"raw"|"udp","udp_port":20050,"switch_mac":"..","switch_ip":".."}
   /// Every key is optional except that paper mode needs num_workers or
   /// workers; num_workers defaults to the number of workers, workers to ids

@@ -16,7 +16,7 @@ TmDecision Ingress::apply(payload_t& hdr, uint16_t ingress_port, Locals& l, Path
     path = Path::kNoBitmap;
     return tm;
   }
-  if (!seq_check(seq_reg.At(ingress_port), hdr.seq_no)) {
+  if (!seq_check(seq_reg.At(ingress_port), hdr.seq_no, seq_sup_)) {
     path = Path::kSeqRejected;
     return tm;
   }

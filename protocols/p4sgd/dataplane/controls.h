@@ -55,7 +55,7 @@ class Ingress {
     uint32_t n_node = 0;       // p4fpga.p4:284 bit<COUNTER_WIDTH> n_node
   };
 
-  explicit Ingress(uint32_t node_size = kNodeSize) : node_size_(node_size) {}
+  explicit Ingress(uint32_t node_size = kNodeSize, bool seq_sup = kSeqSup) : node_size_(node_size), seq_sup_(seq_sup) {}
 
   // --- register actions -------------------------------------------------------
 
@@ -92,10 +92,11 @@ class Ingress {
     register_data = register_data & ~bitmap;
     return temp;
   }
-  // RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4:460 seq_check (SEQ_SUP defined, :4):
-  // accept when seq_no > register (unsigned) or seq_no == 0, and store seq_no.
-  static bool seq_check(uint32_t& register_data, uint32_t seq_no) {
-    if (!kSeqSup || seq_no > register_data || seq_no == 0) {
+  // RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4:460-476 seq_check. With SEQ_SUP defined
+  // (:4, the default): accept when seq_no > register (unsigned) or seq_no == 0,
+  // and store seq_no. Without it (:463-475 compiled out): always store, accept.
+  static bool seq_check(uint32_t& register_data, uint32_t seq_no, bool seq_sup = kSeqSup) {
+    if (!seq_sup || seq_no > register_data || seq_no == 0) {
       register_data = seq_no;
       return true;
     }
@@ -180,9 +181,11 @@ class Ingress {
   Register<uint32_t> seq_reg{kSeqRegSize};
 
   uint32_t node_size() const { return node_size_; }
+  bool seq_sup() const { return seq_sup_; }
 
  private:
   uint32_t node_size_;  // p4fpga.p4:19 NODE_SIZE
+  bool seq_sup_;        // p4fpga.p4:4 #define SEQ_SUP
 };
 
 // ============================================================================

@@ -28,7 +28,7 @@ payload_t ParsePayload(const uint8_t* b) {
 
 P4SGDDataplane::P4SGDDataplane(P4SGDConfig config)
     : config_((config.Finalize(), std::move(config))),
-      ingress_(config_.node_size),
+      pipes_(kPipes, Ingress(config_.node_size, config_.seq_sup)),
       paper_(config_.num_workers == 0 ? 1 : config_.num_workers, config_.mode == Mode::kPaper ? config_.slots : 1) {
   sim_port_of_dev_.assign(512, -1);
   for (size_t i = 0; i < config_.dev_ports.size(); ++i)
@@ -43,7 +43,7 @@ P4SGDDataplane::P4SGDDataplane(P4SGDConfig config)
 bool P4SGDDataplane::Claims(const FrameView& f) const {
   if (config_.encap == Encap::kUdp)
     return f.ipv4 && f.l4 && f.protocol == kIpProtoUdp && f.dst_port == config_.udp_port;
-  return f.ether_type < kFirstEtherType;
+  return config_.claim_all_traffic || f.ether_type < kFirstEtherType;
 }
 
 void P4SGDDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds /*now*/,
@@ -61,8 +61,9 @@ void P4SGDDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_t> 
     tos_ = static_cast<uint8_t>(f.dscp << 2 | f.ecn);
     const size_t off = std::min<size_t>(f.l4_payload_offset, frame.size());
     frame = frame.subspan(off, frame.size() - off);
-  } else if (frame.size() >= kEthernetBytes && LoadBe16(frame.data() + 12) >= kFirstEtherType) {
-    // Not ours (see Claims): the switch's own forwarding, untouched.
+  } else if (!config_.claim_all_traffic && frame.size() >= kEthernetBytes &&
+             LoadBe16(frame.data() + 12) >= kFirstEtherType) {
+    // Not ours (claim_all_traffic false, see Claims): the switch's own forwarding, untouched.
     ++stats_.not_p4sgd;
     out.EmitRouted(frame, config_.pass_latency_ps);
     return;
@@ -139,7 +140,7 @@ void P4SGDDataplane::ProcessPublic(uint16_t ingress_port, inasim::Span<const uin
   payload_t hdr = ParsePayload(frame.data());
   Ingress::Locals locals;
   Ingress::Path path = Ingress::Path::kNoBitmap;
-  const TmDecision tm = ingress_.apply(hdr, dev_port, locals, path);
+  const TmDecision tm = pipes_[PipeOfDevPort(dev_port)].apply(hdr, dev_port, locals, path);
   switch (path) {
     case Ingress::Path::kNoBitmap: ++stats_.no_bitmap_dropped; break;
     case Ingress::Path::kSeqRejected: ++stats_.seq_dropped; break;
@@ -213,14 +214,17 @@ void P4SGDDataplane::ProcessPaper(uint16_t ingress_port, inasim::Span<const uint
   }
 }
 
-uint32_t P4SGDDataplane::Counter(uint32_t s, uint32_t index) const {
-  return (s == 0 ? ingress_.counter_reg_0 : ingress_.counter_reg_1).Peek(index);
+uint32_t P4SGDDataplane::Counter(uint32_t s, uint32_t index, uint32_t pipe) const {
+  const Ingress& ig = pipes_.at(pipe);
+  return (s == 0 ? ig.counter_reg_0 : ig.counter_reg_1).Peek(index);
 }
-uint32_t P4SGDDataplane::NodeMap(uint32_t s, uint32_t index) const {
-  return (s == 0 ? ingress_.node_map_reg_0 : ingress_.node_map_reg_1).Peek(index);
+uint32_t P4SGDDataplane::NodeMap(uint32_t s, uint32_t index, uint32_t pipe) const {
+  const Ingress& ig = pipes_.at(pipe);
+  return (s == 0 ? ig.node_map_reg_0 : ig.node_map_reg_1).Peek(index);
 }
-std::vector<int32_t> P4SGDDataplane::Values(uint32_t s, uint32_t index) const {
-  const ValueRow row = (s == 0 ? ingress_.value_reg_0 : ingress_.value_reg_1).Peek(index);
+std::vector<int32_t> P4SGDDataplane::Values(uint32_t s, uint32_t index, uint32_t pipe) const {
+  const Ingress& ig = pipes_.at(pipe);
+  const ValueRow row = (s == 0 ? ig.value_reg_0 : ig.value_reg_1).Peek(index);
   return std::vector<int32_t>(row.begin(), row.end());
 }
 std::vector<int32_t> P4SGDDataplane::Aggregate(uint32_t index) const {
@@ -240,6 +244,8 @@ std::string P4SGDDataplane::DumpState() const {
                  {"slots", config_.slots},
                  {"node_size", config_.node_size},
                  {"pass_latency_ps", config_.pass_latency_ps},
+                 {"seq_sup", config_.seq_sup},
+                 {"claim_all_traffic", config_.claim_all_traffic},
                  {"encap", config_.encap == Encap::kUdp ? "udp" : "raw"},
                  {"udp_port", config_.udp_port}};
   j["stats"] = DumpedCounters(stats_, Stats::kCounters, paper ? Stats::kPaper : Stats::kPublicP4);
@@ -256,24 +262,35 @@ std::string P4SGDDataplane::DumpState() const {
     }
     j["slots"] = slots;
   } else {
-    json slots = json::array();
-    for (uint32_t i = 0; i < kIndexSize; ++i) {
-      if (!ingress_.node_map_reg_0.Touched(i) && !ingress_.node_map_reg_1.Touched(i)) continue;
-      slots.push_back({{"index", i},
-                       {"counter_reg_0", Counter(0, i)},
-                       {"counter_reg_1", Counter(1, i)},
-                       {"node_map_reg_0", NodeMap(0, i)},
-                       {"node_map_reg_1", NodeMap(1, i)},
-                       {"value_reg_0", Values(0, i)},
-                       {"value_reg_1", Values(1, i)}});
-    }
-    j["slots"] = slots;
-    json seq = json::array();
-    for (uint32_t p = 0; p < kSeqRegSize; ++p)
-      if (ingress_.seq_reg.Touched(p)) seq.push_back({{"port", p}, {"seq", ingress_.seq_reg.Peek(p)}});
-    j["seq_reg"] = seq;
+    DumpPublicState(j);
   }
   return j.dump();
+}
+
+void P4SGDDataplane::DumpPublicState(nlohmann::json& j) const {
+  using nlohmann::json;
+  // Every pipe's touched cells, pipe by pipe (most runs touch one pipe).
+  json slots = json::array();
+  json seq = json::array();
+  for (uint32_t pipe = 0; pipe < kPipes; ++pipe) {
+    const Ingress& ig = pipes_[pipe];
+    for (uint32_t i = 0; i < kIndexSize; ++i) {
+      if (!ig.node_map_reg_0.Touched(i) && !ig.node_map_reg_1.Touched(i)) continue;
+      slots.push_back({{"pipe", pipe},
+                       {"index", i},
+                       {"counter_reg_0", Counter(0, i, pipe)},
+                       {"counter_reg_1", Counter(1, i, pipe)},
+                       {"node_map_reg_0", NodeMap(0, i, pipe)},
+                       {"node_map_reg_1", NodeMap(1, i, pipe)},
+                       {"value_reg_0", Values(0, i, pipe)},
+                       {"value_reg_1", Values(1, i, pipe)}});
+    }
+    // "port" is the cell: the device port's low 8 bits (a 256-cell register).
+    for (uint32_t p = 0; p < kSeqRegSize; ++p)
+      if (ig.seq_reg.Touched(p)) seq.push_back({{"pipe", pipe}, {"port", p}, {"seq", ig.seq_reg.Peek(p)}});
+  }
+  j["slots"] = slots;
+  j["seq_reg"] = seq;
 }
 
 }  // namespace inasim::p4::p4sgd

@@ -9,6 +9,8 @@
 #include "protocols/p4sgd/dataplane/controls.h"
 #include "protocols/p4sgd/dataplane/types.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -75,10 +77,10 @@ class P4SGDDataplane : public Dataplane {
   explicit P4SGDDataplane(P4SGDConfig config);
 
   std::string Name() const override { return "p4sgd"; }
-  /// encap raw: a headerless P4SGD frame: bytes 12..13 are not an Ethernet II
-  /// EtherType (< 0x0600; the FPGA sends zero there). Frames shorter than 14
-  /// bytes are claimed too (and dropped as malformed). IPv4, ARP, IPv6 ... are not.
-  /// encap udp: IPv4/UDP to config().udp_port.
+  /// encap raw: every frame, as the P4 parser reads every frame as a load
+  /// header; with claim_all_traffic false, only frames whose bytes 12..13 are
+  /// not an Ethernet II EtherType (< 0x0600; the FPGA sends zero there) and
+  /// frames shorter than 14 bytes. encap udp: IPv4/UDP to config().udp_port.
   bool Claims(const FrameView& frame) const override;
   void Process(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds now,
                Emitter& out) override;
@@ -92,11 +94,12 @@ class P4SGDDataplane : public Dataplane {
   Picoseconds PassLatency() const { return config_.pass_latency_ps; }
 
   // --- register reads for tests (no side effects) ------------------------------
-  // public-p4: slot s (0/1) at index i.
-  uint32_t Counter(uint32_t s, uint32_t index) const;
-  uint32_t NodeMap(uint32_t s, uint32_t index) const;
-  std::vector<int32_t> Values(uint32_t s, uint32_t index) const;
-  uint32_t Seq(uint16_t dev_port) const { return ingress_.seq_reg.Peek(dev_port); }
+  // public-p4: slot s (0/1) at index i, in pipe `pipe`'s registers.
+  uint32_t Counter(uint32_t s, uint32_t index, uint32_t pipe = 0) const;
+  uint32_t NodeMap(uint32_t s, uint32_t index, uint32_t pipe = 0) const;
+  std::vector<int32_t> Values(uint32_t s, uint32_t index, uint32_t pipe = 0) const;
+  /// seq_reg of the device port's pipe, at the port.
+  uint32_t Seq(uint16_t dev_port) const { return pipes_[PipeOfDevPort(dev_port)].seq_reg.Peek(dev_port); }
   // paper: slot i.
   uint32_t AggCount(uint32_t index) const { return paper_.agg_cnt.Peek(index); }
   uint32_t AckCount(uint32_t index) const { return paper_.ack_cnt.Peek(index); }
@@ -117,8 +120,12 @@ class P4SGDDataplane : public Dataplane {
   /// encap udp: Ethernet/IPv4/UDP from the switch to `w` in front of out_, in wire_.
   void Wrap(const P4SGDWorker& w);
 
+  void DumpPublicState(nlohmann::json& j) const;
+
   P4SGDConfig config_;
-  Ingress ingress_;
+  /// public-p4: control Ingress once per Tofino pipe (p4fpga.p4:714-723, kPipes);
+  /// a packet runs in its ingress device port's pipe.
+  std::vector<Ingress> pipes_;
   PaperSwitch paper_;
   std::vector<int16_t> sim_port_of_dev_;  ///< device port -> simulator port, -1 none
   Stats stats_;

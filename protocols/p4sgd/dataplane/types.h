@@ -23,8 +23,17 @@ inline constexpr uint32_t kNodeSize = 1;
 inline constexpr uint32_t kIndexSize = 65536;
 // RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4:456 `Register<bit<SEQ_WIDTH>, PortId_t>(256) seq_reg`.
 inline constexpr uint32_t kSeqRegSize = 256;
-// RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4:4 `#define SEQ_SUP`: the sequence check is compiled in.
+// RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4:4 `#define SEQ_SUP`: the sequence check is
+// compiled in (P4SGDConfig::seq_sup false builds the program without it).
 inline constexpr bool kSeqSup = true;
+// RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4:714-723 `Pipeline(...) pipe; Switch(pipe) main`:
+// the one pipeline is loaded into every pipe of the Tofino, so each pipe has
+// its own copy of every register. A Tofino has at most four pipes.
+inline constexpr uint32_t kPipes = 4;
+/// The pipe of a 9-bit Tofino device port: bits 8..7 (ports 0-127 pipe 0,
+/// 128-255 pipe 1, ...), the numbering p4lang/p4app-switchML@b5c74a0:
+/// dev_root/p4/parsers.p4:54-56 matches on (`0x080 &&& 0x180`: "all pipe 1 ports").
+inline constexpr uint32_t PipeOfDevPort(uint16_t dev_port) { return (dev_port >> 7) & (kPipes - 1); }
 // RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4:513 `multicast(1)`: the PRE group id is hard-coded.
 inline constexpr uint16_t kMulticastGroup = 1;
 // RC4ML/P4FPGA@6dfbdf2:p4/p4fpga.p4:522 `send(192)`: a not-yet-fulfilled

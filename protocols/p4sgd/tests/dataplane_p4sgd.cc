@@ -361,8 +361,9 @@ TEST(P4SGDPaper, FpgaFrameIsAnAggregationWhenTheBitmapIsSet) {
 TEST(P4SGDPublic, NodeSizeOneMulticastsEveryFirstContributionWithTheRunningSum) {
   // p4fpga.p4:19 NODE_SIZE 1: n_node % 1 == 0 always, so each worker's first
   // packet is "fulfilled" and multicast to group 1 carrying the running sum.
-  // Only the last worker's copy holds the full aggregate.
-  for (uint32_t n = 2; n <= 32; ++n) {
+  // Only the last worker's copy holds the full aggregate. Up to 16 workers,
+  // all on pipe 0's device ports 0..60 (the cross-pipe case is its own test).
+  for (uint32_t n = 2; n <= 16; ++n) {
     SCOPED_TRACE("workers " + std::to_string(n));
     Switch sw(PublicConfig(n));
     std::array<int32_t, 8> sum{};
@@ -379,7 +380,7 @@ TEST(P4SGDPublic, NodeSizeOneMulticastsEveryFirstContributionWithTheRunningSum) 
       ExpectMulticast(o, Frame(want), Range(uint16_t(n)));
     }
     EXPECT_EQ(sw.dp.Counter(0, 77), n);
-    EXPECT_EQ(sw.dp.NodeMap(0, 77), n == 32 ? ~0u : (1u << n) - 1);
+    EXPECT_EQ(sw.dp.NodeMap(0, 77), (1u << n) - 1);
     EXPECT_EQ(sw.dp.Values(0, 77), Vec(sum));
     EXPECT_EQ(sw.dp.stats().fulfilled, n);
   }
@@ -567,9 +568,11 @@ TEST(P4SGDParse, TruncatedFramesAreDroppedAndCounted) {
   }
 }
 
-TEST(P4SGDParse, EthernetFramesAreNotClaimedAndRoutedUntouched) {
+TEST(P4SGDParse, EthernetFramesAreNotClaimedAndRoutedUntouchedWhenAsked) {
   for (auto mode : {sg::Mode::kPaper, sg::Mode::kPublicP4}) {
-    Switch sw(mode == sg::Mode::kPaper ? PaperConfig(2) : PublicConfig(2));
+    sg::P4SGDConfig c = mode == sg::Mode::kPaper ? PaperConfig(2) : PublicConfig(2);
+    c.claim_all_traffic = false;  // our option: share the fabric with Ethernet II traffic
+    Switch sw(c);
     // IPv4/UDP, ARP and a 0x0600 EtherType: all Ethernet II frames.
     for (uint16_t et : {uint16_t(0x0800), uint16_t(0x0806), uint16_t(0x0600), uint16_t(0x86dd)}) {
       Bytes b(64, 0);
@@ -589,6 +592,119 @@ TEST(P4SGDParse, EthernetFramesAreNotClaimedAndRoutedUntouched) {
     b[13] = 0xff;
     sw.Send(0, b);
     EXPECT_TRUE(sw.claimed);
+  }
+}
+
+TEST(P4SGDParse, EveryFrameIsALoadHeaderAsTheP4ParserReadsIt) {
+  // p4fpga.p4:185-196: start -> meta_init -> parse_load, no EtherType test; an
+  // Ethernet II / IPv4 frame is parsed as a load header like any other.
+  // Bytes 0..11 (the MACs) are __pad0, slot, index, seq_no and bitmap.
+  Switch sw(PublicConfig(2));
+  Bytes a(64, 0);
+  const uint8_t macs[12] = {0x02, 0x00, 0x00, 0x07, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x04};
+  std::copy(std::begin(macs), std::end(macs), a.begin());
+  a[12] = 0x08;  // EtherType IPv4: to the P4, map_state's top byte
+  a[14] = 0x45;
+  for (int i = 0; i < 8; ++i) Put32(&a[32 + 4 * i], uint32_t(3 * i + 1));
+  // index = bytes 2..3 = 7, seq_no = bytes 4..7 = 0x00000200, bitmap = bytes
+  // 8..11 = 4 (non-zero: the table misses, the header's bitmap is used).
+  // First contribution: multicast (NODE_SIZE 1) with values + 0.
+  auto o = sw.Send(0, a);
+  EXPECT_TRUE(sw.claimed);
+  ExpectMulticast(o, a, Range(2));
+  EXPECT_EQ(sw.dp.Counter(0, 7), 1u);
+  EXPECT_EQ(sw.dp.NodeMap(0, 7), 4u);
+  EXPECT_EQ(sw.dp.Seq(0), 0x200u);
+  // An ARP-typed frame from the other port, bitmap 8, same index: the running
+  // sum of both frames' bytes 32..63 comes back in it.
+  Bytes b = a;
+  b[11] = 0x08;
+  b[12] = 0x08;
+  b[13] = 0x06;
+  for (int i = 0; i < 8; ++i) Put32(&b[32 + 4 * i], uint32_t(100 * i));
+  Bytes want = b;
+  for (int i = 0; i < 8; ++i) Put32(&want[32 + 4 * i], uint32_t(3 * i + 1 + 100 * i));
+  ExpectMulticast(sw.Send(1, b), want, Range(2));
+  EXPECT_EQ(sw.dp.stats().not_p4sgd, 0u);
+  EXPECT_EQ(sw.dp.stats().fulfilled, 2u);
+}
+
+TEST(P4SGDPipes, EachPipeHasItsOwnRegisters) {
+  // p4fpga.p4:714-723 `Switch(pipe) main`: every pipe runs its own copy of
+  // Ingress and its registers. Default port map: simulator port 0 is device
+  // port 0 (pipe 0), simulator port 16 is device port 128 (pipe 1).
+  Switch sw(PublicConfig(32));
+  Hdr h;
+  h.index = 5;
+  h.value = Vals(10);
+  ExpectMulticast(sw.Send(0, Frame(h)), Frame(h), Range(32));
+  // Worker 16 (bit 16 from device port 128), same index and slot: pipe 1's
+  // registers are still zero, so its copy carries its own values, not the sum.
+  Hdr g = h;
+  g.value = Vals(1000);
+  ExpectMulticast(sw.Send(16, Frame(g)), Frame(g), Range(32));
+  EXPECT_EQ(sw.dp.Counter(0, 5, 0), 1u);
+  EXPECT_EQ(sw.dp.Counter(0, 5, 1), 1u);
+  EXPECT_EQ(sw.dp.NodeMap(0, 5, 0), 1u << 0);
+  EXPECT_EQ(sw.dp.NodeMap(0, 5, 1), 1u << 16);
+  EXPECT_EQ(sw.dp.Values(0, 5, 0), Vec(Vals(10)));
+  EXPECT_EQ(sw.dp.Values(0, 5, 1), Vec(Vals(1000)));
+  // Worker 1, pipe 0: the sum of pipe 0's contributions only.
+  Hdr k = h;
+  k.value = Vals(7);
+  Hdr want = k;
+  want.value = Sum(Vals(10), Vals(7));
+  ExpectMulticast(sw.Send(1, Frame(k)), Frame(want), Range(32));
+  const auto j = State(sw.dp);
+  ASSERT_EQ(j["slots"].size(), 2u);
+  EXPECT_EQ(j["slots"][0]["pipe"], 0);
+  EXPECT_EQ(j["slots"][1]["pipe"], 1);
+  EXPECT_EQ(j["slots"][1]["counter_reg_0"], 1);
+}
+
+TEST(P4SGDPipes, SequenceRegistersArePerPipe) {
+  // seq_reg (p4fpga.p4:456) has 256 cells indexed by the 9-bit port: device
+  // ports 0 and 256 share cell 0 but sit on pipes 0 and 2, each its own copy.
+  sg::P4SGDConfig c = PublicConfig(2);
+  c.dev_ports = {0, 256};
+  Switch sw(c);
+  Hdr h;
+  h.bitmap = 1;
+  h.index = 1;
+  h.seq_no = 5;
+  h.value = Vals(1);
+  EXPECT_EQ(sw.Send(0, Frame(h)).size(), 1u);
+  h.bitmap = 2;
+  h.seq_no = 3;  // below pipe 0's 5, but pipe 2's cell is 0: accepted
+  EXPECT_EQ(sw.Send(1, Frame(h)).size(), 1u);
+  EXPECT_EQ(sw.dp.Seq(0), 5u);
+  EXPECT_EQ(sw.dp.Seq(256), 3u);
+  EXPECT_EQ(sw.dp.stats().seq_dropped, 0u);
+}
+
+TEST(P4SGDPublic, WithoutSeqSupEverySequenceNumberIsAccepted) {
+  // p4fpga.p4:463-475 compiled out: the action stores seq_no, result true.
+  for (bool seq_sup : {true, false}) {
+    SCOPED_TRACE(seq_sup ? "SEQ_SUP" : "no SEQ_SUP");
+    sg::P4SGDConfig c = PublicConfig(2);
+    c.seq_sup = seq_sup;
+    Switch sw(c);
+    Hdr h;
+    h.index = 2;
+    h.seq_no = 9;
+    h.value = Vals(1);
+    EXPECT_EQ(sw.Send(0, Frame(h)).size(), 1u);
+    h.seq_no = 4;  // lower: rejected with SEQ_SUP; stored and echoed without
+    const auto o = sw.Send(0, Frame(h));
+    if (seq_sup) {
+      EXPECT_TRUE(o.empty());
+      EXPECT_EQ(sw.dp.Seq(0), 9u);
+      EXPECT_EQ(sw.dp.stats().seq_dropped, 1u);
+    } else {
+      ExpectUnicast(o, Frame(h), 0);  // a duplicate of bit 0: echoed
+      EXPECT_EQ(sw.dp.Seq(0), 4u);
+      EXPECT_EQ(sw.dp.stats().echoed, 1u);
+    }
   }
 }
 
