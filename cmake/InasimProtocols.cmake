@@ -141,8 +141,17 @@ macro(_inasim_add_protocol _file)
     endif()
     string(APPEND _mc_decls "namespace ${_name} {\ndescribe::ModelDescription Describe();\n"
                             "std::optional<RegisterActionBinding> BindRegisterAction(const std::string& name);\n"
-                            "std::optional<TableBinding> BindTable(const std::string& name);\n}\n")
-    string(APPEND _mc_rows "    {\"${_name}\", &${_name}::Describe, &${_name}::BindRegisterAction, &${_name}::BindTable},\n")
+                            "std::optional<TableBinding> BindTable(const std::string& name);\n"
+                            "std::optional<PipelineBinding> BindPipeline();\n}\n")
+    # The committed manifest, built in (inasim-p4 check needs no source tree).
+    set(_manifest ${_dir}/dataplane/upstream-manifest.json)
+    if(NOT EXISTS ${_manifest})
+      message(FATAL_ERROR "${_file}: \"model_check\": true needs ${_manifest} (inasim-p4 manifest writes it)")
+    endif()
+    file(READ ${_manifest} _manifest_text)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_manifest})
+    string(APPEND _mc_rows "    {\"${_name}\", &${_name}::Describe, &${_name}::BindRegisterAction, &${_name}::BindTable,\n"
+                           "     &${_name}::BindPipeline, R\"INASIMMANIFEST(${_manifest_text})INASIMMANIFEST\"},\n")
   endif()
   if(NOT _dataplane STREQUAL "")
     list(APPEND _dp_names ${_name})

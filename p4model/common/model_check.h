@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,55 @@ struct RegisterActionBinding {
 using TableResult = std::pair<std::string, std::vector<uint64_t>>;
 using TableBinding = std::function<TableResult(const uint64_t* keys)>;
 
+/// One packet out of a whole pipeline, at the device-port level: what the
+/// traffic manager was told (a unicast port, a multicast group, both, or
+/// nothing: dropped) and the frame as deparsed.
+struct PipelineResult {
+  bool dropped = true;
+  bool unicast = false;
+  uint16_t port = 0;   ///< device port
+  uint16_t group = 0;  ///< multicast group id; 0 none
+  std::vector<uint8_t> frame;
+};
+/// A fresh model for whole-pipeline runs: `run` feeds one frame arriving on a
+/// device port (state persists between calls); `cell` reads the model's copy
+/// of upstream register "Control.register" in `pipe` at `index` (one value per
+/// element field), nullopt when the model keeps no such register.
+struct PipelineModel {
+  std::function<PipelineResult(const std::vector<uint8_t>& frame, uint16_t dev_port)> run;
+  std::function<std::optional<std::vector<uint64_t>>(const std::string& reg, uint32_t pipe, uint32_t index)> cell;
+};
+
+/// The model side of whole-pipeline differential runs: the upstream blocks it
+/// mirrors, a fresh model (every register zero) per run, and the device ports
+/// and frame shape the driver uses.
+struct PipelineBinding {
+  std::string parser, control, deparser;  ///< upstream names, e.g. "IngressParser", "Ingress", "IngressDeparser"
+  std::string egress_parser, egress_control, egress_deparser;  ///< empty: no egress
+  /// The packet replication engine's groups (id -> ports), as the model is configured.
+  std::map<uint16_t, std::vector<uint16_t>> groups;
+  /// The program as is, then as if recompiled (a #define given another body,
+  /// or none: nullopt), each with the model configured to match, so that
+  /// paths a default constant leaves unreachable are compared too.
+  struct Variant {
+    std::string name;
+    std::map<std::string, std::optional<std::string>> defines;
+    std::function<PipelineModel()> make;
+  };
+  std::vector<Variant> variants;
+  std::vector<uint16_t> ports;     ///< device ports frames arrive on (any pipe)
+  size_t frame_bytes = 64;         ///< the typical frame; the driver also sends shorter and longer ones
+  /// Byte offsets and widths the driver draws from small sets so that packets
+  /// meet in the same register cells (e.g. an index), and fields it sets to
+  /// edge values; the rest of each frame is random.
+  struct Field {
+    size_t offset;
+    int bytes;
+    std::vector<uint64_t> values;
+  };
+  std::vector<Field> fields;
+};
+
 struct ModelCheckedProgram {
   std::string_view name;  ///< inasim-p4 check PROGRAM (the protocol's name)
   describe::ModelDescription (*describe)();
@@ -39,6 +89,11 @@ struct ModelCheckedProgram {
   std::optional<RegisterActionBinding> (*bind_register_action)(const std::string& name);
   /// The model lookup of upstream table "Control.table"; nullopt: none.
   std::optional<TableBinding> (*bind_table)(const std::string& name);
+  /// Whole-pipeline runs; nullopt: the model has none (the pipeline is outside
+  /// the evaluator's subset).
+  std::optional<PipelineBinding> (*bind_pipeline)();
+  /// protocols/<name>/dataplane/upstream-manifest.json as it was at build time.
+  std::string_view manifest;
 };
 
 /// Every model-checked program, in protocol-folder order (generated).

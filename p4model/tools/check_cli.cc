@@ -20,13 +20,14 @@ using nlohmann::json;
 struct Options {
   std::string program, p4_src, manifest, out;
   bool verbose = false;
+  bool drift = true;  ///< --no-drift: compare the model with the source, not the manifest with the source
   uint64_t inputs = 1'000'000;
   uint64_t seed = 1;
 };
 
 /// PROGRAM: every registered program with "model_check" (p4model/common/model_check.h).
 std::string CheckUsage() {
-  return "usage: inasim-p4 check PROGRAM [--p4-src DIR] [--manifest FILE] [--inputs N] [--seed S] [--verbose]\n"
+  return "usage: inasim-p4 check PROGRAM [--p4-src DIR] [--manifest FILE] [--inputs N] [--seed S] [--no-drift] [--verbose]\n"
          "       inasim-p4 manifest PROGRAM --p4-src DIR [--out FILE]\n"
          "PROGRAM: " + ModelCheckedNames(" | ") + "; DIR: the upstream checkout (see p4model/tools/README.md)\n";
 }
@@ -43,6 +44,7 @@ bool ParseCount(const std::string& v, uint64_t& out) {
   return true;
 }
 
+/// Where `manifest` writes by default (the committed file in the source tree).
 std::string DefaultManifest(const std::string& program) {
   return std::string(INASIM_SOURCE_DIR) + "/protocols/" + program + "/dataplane/upstream-manifest.json";
 }
@@ -78,12 +80,13 @@ bool ParseOptions(const std::vector<std::string>& args, Options& o, std::string&
       }
     } else if (a == "--verbose") {
       o.verbose = true;
+    } else if (a == "--no-drift") {
+      o.drift = false;
     } else {
       err = "unknown option " + a;
       return false;
     }
   }
-  if (o.manifest.empty()) o.manifest = DefaultManifest(o.program);
   return true;
 }
 
@@ -109,7 +112,7 @@ int ManifestCommand(const std::vector<std::string>& args) {
     const describe::ModelDescription model = ModelFor(o.program);
     p4src::Program prog;
     const json m = Extract(model, o.p4_src, prog);
-    const std::string out = o.out.empty() ? o.manifest : o.out;
+    const std::string out = !o.out.empty() ? o.out : !o.manifest.empty() ? o.manifest : DefaultManifest(o.program);
     std::ofstream f(out);
     if (!f) {
       std::cerr << "inasim-p4: cannot write " << out << "\n";
@@ -134,7 +137,11 @@ int CheckCommand(const std::vector<std::string>& args) {
     const describe::ModelDescription model = ModelFor(o.program);
     json manifest;
     try {
-      manifest = json::parse(util::ReadBoundedFile(o.manifest, util::kMaxJsonFileBytes, "manifest"));
+      // The built-in copy unless --manifest names a file: a build checks
+      // wherever it is moved to.
+      manifest = o.manifest.empty()
+                     ? json::parse(ModelChecked(o.program).manifest)
+                     : json::parse(util::ReadBoundedFile(o.manifest, util::kMaxJsonFileBytes, "manifest"));
     } catch (const util::FileReadError& e) {
       std::cerr << "inasim-p4: " << e.what() << "\n";
       return 2;
@@ -143,16 +150,22 @@ int CheckCommand(const std::vector<std::string>& args) {
       return 2;
     }
     CheckReport report;
-    CompareModel(model, manifest, report);
     DiffSummary diff;
-    if (!o.p4_src.empty()) {
+    if (o.p4_src.empty()) {
+      CompareModel(model, manifest, report);
+    } else {
       p4src::Program prog;
       const json fresh = Extract(model, o.p4_src, prog);
-      CompareDrift(manifest, fresh, report);
-      diff = RunDifferential(o.program, prog, fresh, o.inputs, o.seed, report);
+      // Drift flags any change of the source against the committed manifest.
+      // Without it (--no-drift, as the mutation score runs: p4model/tools/mutants/)
+      // the model is compared with the source itself.
+      CompareModel(model, o.drift ? manifest : fresh, report);
+      if (o.drift) CompareDrift(manifest, fresh, report);
+      diff = RunDifferential(o.program, prog, fresh, o.inputs, o.seed, report, o.p4_src);
     }
     std::cout << "inasim-p4 check " << o.program << " (" << model.upstream << ")\n";
-    std::cout << "  manifest: " << o.manifest << (o.p4_src.empty() ? "" : "\n  upstream source: " + o.p4_src) << "\n";
+    std::cout << "  manifest: " << (o.manifest.empty() ? "built in (" + DefaultManifest(o.program) + " at build time)" : o.manifest)
+              << (o.p4_src.empty() ? "" : "\n  upstream source: " + o.p4_src) << "\n";
     report.Print(std::cout, o.verbose);
     const int mismatches = report.Count(CheckRow::Status::kMismatch);
     std::cout << o.program << ": " << report.rows.size() - report.Count(CheckRow::Status::kNotModeled) << " checks, "
@@ -160,7 +173,8 @@ int CheckCommand(const std::vector<std::string>& args) {
               << " upstream items not modeled";
     if (!o.p4_src.empty())
       std::cout << "; differential: " << diff.register_actions << " register actions, " << diff.tables << " tables, "
-                << diff.inputs << " inputs, " << diff.failures << " failures";
+                << diff.inputs << " inputs, " << diff.pipelines << " pipelines, " << diff.pipeline_packets
+                << " frames, " << diff.failures << " failures";
     else
       std::cout << "; differential runs skipped (no --p4-src)";
     std::cout << "\n";

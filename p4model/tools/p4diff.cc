@@ -2,6 +2,7 @@
 
 #include "p4model/common/model_check.h"
 #include "p4model/tools/p4eval.h"
+#include "p4model/tools/p4pipe.h"
 
 #include <algorithm>
 #include <chrono>
@@ -234,10 +235,127 @@ void DiffTable(const std::string& item, const json& table, const json& entries, 
   }
 }
 
+std::string HexBytes(const std::vector<uint8_t>& b) {
+  std::ostringstream o;
+  o << std::hex;
+  for (uint8_t x : b) o << (x < 16 ? "0" : "") << int(x);
+  return o.str();
+}
+
+/// A frame of the binding's shape: mostly `frame_bytes`, sometimes shorter or
+/// longer; random bytes, the binding's fields mostly drawn from their sets.
+std::vector<uint8_t> RandomFrame(const p4::PipelineBinding& b, std::mt19937_64& rng) {
+  const uint64_t shape = rng() % 10;
+  const size_t n = shape == 0 ? rng() % b.frame_bytes : shape == 1 ? b.frame_bytes + 1 + rng() % 32 : b.frame_bytes;
+  std::vector<uint8_t> f(n);
+  for (uint8_t& x : f) x = static_cast<uint8_t>(rng());
+  for (const auto& field : b.fields) {
+    if (rng() % 4 == 0 || field.offset + static_cast<size_t>(field.bytes) > n) continue;
+    const uint64_t v = field.values[rng() % field.values.size()];
+    for (int i = 0; i < field.bytes; ++i) f[field.offset + i] = static_cast<uint8_t>(v >> (8 * (field.bytes - 1 - i)));
+  }
+  return f;
+}
+
+std::string Fate(const p4::PipelineResult& r) {
+  if (r.dropped) return "drop";
+  std::string s = r.unicast ? "port " + std::to_string(r.port) : "";
+  if (r.group != 0) s += std::string(s.empty() ? "" : " + ") + "group " + std::to_string(r.group);
+  return (s.empty() ? "routed" : s) + ", " + HexBytes(r.frame);
+}
+
+/// The copies leaving the switch, by port: upstream's after egress, the
+/// model's from its emits (a group's copies carry the same frame).
+using Copies = std::vector<std::pair<uint16_t, std::vector<uint8_t>>>;
+Copies UpstreamCopies(const PipelineOutcome& up) {
+  Copies out;
+  for (const auto& c : up.copies)
+    if (!c.dropped) out.emplace_back(c.port, c.frame);
+  return out;
+}
+Copies ModelCopies(const p4::PipelineResult& mo, const p4::PipelineBinding& b) {
+  Copies out;
+  if (mo.dropped) return out;
+  if (mo.unicast) out.emplace_back(mo.port, mo.frame);
+  if (mo.group != 0)
+    if (auto g = b.groups.find(mo.group); g != b.groups.end())
+      for (uint16_t p : g->second) out.emplace_back(p, mo.frame);
+  if (!mo.unicast && mo.group == 0) out.emplace_back(0xffff, mo.frame);  // routed: the P4 has no such path
+  return out;
+}
+
+/// The first register cell this frame touched upstream whose model copy
+/// differs (or that the model does not keep); "" when all agree.
+std::string CellDifference(const PipelineEval& up, const p4::PipelineModel& model, uint32_t pipe) {
+  for (const auto& c : up.TouchedCells()) {
+    const auto mine = model.cell(c.reg, pipe, c.index);
+    if (!mine) return c.reg + " is not kept by the model";
+    if (*mine != c.values) {
+      std::ostringstream o;
+      o << c.reg << "[" << c.index << "] in pipe " << pipe << ": upstream " << Hex(c.values.empty() ? 0 : c.values[0])
+        << ", model " << Hex(mine->empty() ? 0 : (*mine)[0]);
+      return o.str();
+    }
+  }
+  return "";
+}
+
+/// Upstream pipeline (one PipelineEval per pipe, TNA's Switch(pipe)) against
+/// the model, run by run; a run stops at its first differing frame or cell.
+void DiffPipeline(const p4src::Program& prog, const p4::PipelineBinding& b, const p4::PipelineBinding::Variant& variant,
+                  uint64_t packets, std::mt19937_64& rng, DiffSummary& sum, CheckReport& report) {
+  constexpr uint64_t kPerRun = 48;
+  constexpr uint32_t kPipes = 4;
+  const PipelineBlocks blocks{b.parser, b.control, b.deparser, b.egress_parser, b.egress_control, b.egress_deparser};
+  const std::string item = "pipeline " + b.parser + " -> " + b.control + " -> " + b.deparser +
+                           (b.egress_parser.empty() ? "" : " -> " + b.egress_control) + " (" + variant.name + ")";
+  uint64_t sent = 0, frames = 0, runs = 0, bad_runs = 0;  // sent: the budget used; frames: compared
+  std::map<std::string, uint64_t> fates;
+  std::string first;
+  while (sent < packets) {
+    ++runs;
+    std::vector<std::unique_ptr<PipelineEval>> pipes(kPipes);
+    const p4::PipelineModel model = variant.make();
+    for (uint64_t k = 0; k < kPerRun && sent < packets; ++k, ++sent) {
+      const std::vector<uint8_t> frame = RandomFrame(b, rng);
+      const uint16_t port = b.ports[rng() % b.ports.size()];
+      const uint32_t pipe_id = (port >> 7) & (kPipes - 1);
+      auto& pipe = pipes[pipe_id];
+      if (!pipe) pipe = std::make_unique<PipelineEval>(prog, blocks, b.groups);
+      const PipelineOutcome up = pipe->Run(frame, port);
+      const p4::PipelineResult mo = model.run(frame, port);
+      ++frames;
+      ++fates[up.dropped ? "drop (" + up.why + ")" : up.unicast ? (up.port == port ? "to its port" : "to port " + std::to_string(up.port)) : "group " + std::to_string(up.group)];
+      const bool same_out = UpstreamCopies(up) == ModelCopies(mo, b);
+      const std::string cells = same_out ? CellDifference(*pipe, model, pipe_id) : "";
+      if (same_out && cells.empty()) continue;
+      ++bad_runs;
+      if (first.empty())
+        first = "first at frame " + std::to_string(k) + " of a run, port " + std::to_string(port) + ", in " + HexBytes(frame) +
+                (same_out ? ": same output, but " + cells
+                          : ": upstream " + up.Describe() + (up.copies.empty() ? "" : " " + HexBytes(up.copies[0].frame)) +
+                                "; model " + Fate(mo));
+      sent += kPerRun - k - 1;  // the states have diverged: next run
+      break;
+    }
+  }
+  std::ostringstream d;
+  d << frames << " frames in " << runs << " runs of " << kPerRun << ", " << bad_runs << " runs differ; upstream fates:";
+  for (const auto& [fate, n] : fates) d << " " << fate << " " << n << ";";
+  sum.pipeline_packets += frames;
+  ++sum.pipelines;
+  if (bad_runs > 0) {
+    ++sum.failures;
+    report.Add("differential", item, Status::kMismatch, d.str() + " " + first);
+  } else {
+    report.Add("differential", item, Status::kMatch, d.str());
+  }
+}
+
 }  // namespace
 
 DiffSummary RunDifferential(const std::string& program, const p4src::Program& prog, const json& manifest, uint64_t inputs,
-                            uint64_t seed, CheckReport& report) {
+                            uint64_t seed, CheckReport& report, const std::string& source_root) {
   DiffSummary sum;
   std::mt19937_64 rng(seed);
   const p4::ModelCheckedProgram& checked = ModelChecked(program);
@@ -279,6 +397,20 @@ DiffSummary RunDifferential(const std::string& program, const p4src::Program& pr
       continue;
     }
     DiffTable(item, table, *entries, *bind, inputs, rng, sum, report);
+  }
+  if (const auto pipeline = checked.bind_pipeline ? checked.bind_pipeline() : std::nullopt) {
+    for (const auto& variant : pipeline->variants) {
+      try {
+        // The variant is the program read again with its #defines overridden.
+        const p4src::Program variant_prog =
+            variant.defines.empty() ? prog : p4src::ReadProgram(source_root, model.main_file, variant.defines);
+        DiffPipeline(variant_prog, *pipeline, variant, std::max<uint64_t>(1000, inputs / 20), rng, sum, report);
+      } catch (const p4src::ReadError& e) {
+        report.Add("differential", "pipeline " + pipeline->control + " (" + variant.name + ")", Status::kMismatch,
+                   std::string("cannot evaluate: ") + e.what());
+        ++sum.failures;
+      }
+    }
   }
   return sum;
 }

@@ -23,6 +23,65 @@ const std::map<std::string, p4src::TypeRef>& TnaIntrinsicFields() {
 
 }  // namespace
 
+uint64_t Widen(P4Val a) { return a.s ? static_cast<uint64_t>(SignExtend(a.v, a.w)) : a.v; }
+
+P4Val ApplyCast(P4Val a, int width, bool is_signed) { return {Widen(a) & Mask(width), width, is_signed}; }
+
+P4Val ApplyUnary(const std::string& op, P4Val a) {
+  const int w = a.w < 0 ? 64 : a.w;
+  if (op == "!") return {a.v == 0 ? 1u : 0u, 1, false};
+  if (op == "~") return {~a.v & Mask(w), a.w, a.s};
+  return {(uint64_t{0} - a.v) & Mask(w), a.w, a.s};  // unary minus
+}
+
+P4Val ApplyBinary(const std::string& op, P4Val a, P4Val b) {
+  // An untyped literal takes the other operand's type.
+  if (a.w < 0 && b.w >= 0) a = {a.v & Mask(b.w), b.w, b.s};
+  if (b.w < 0 && a.w >= 0 && op != "<<" && op != ">>") b = {b.v & Mask(a.w), a.w, a.s};
+  const int w = a.w < 0 ? 64 : a.w;
+  const bool s = a.w < 0 ? true : a.s;
+  const int64_t sa = SignExtend(a.v, w), sb = SignExtend(b.v, w);
+  auto less = [&] { return s ? sa < sb : a.v < b.v; };
+  if (op == "max") return less() ? b : a;
+  if (op == "min") return less() ? a : b;
+  auto typed = [&](uint64_t v) { return P4Val{v & Mask(w), a.w, a.s}; };
+  if (op == "+") return typed(a.v + b.v);
+  if (op == "-") return typed(a.v - b.v);
+  if (op == "*") return typed(a.v * b.v);
+  if (op == "&") return typed(a.v & b.v);
+  if (op == "|") return typed(a.v | b.v);
+  if (op == "^") return typed(a.v ^ b.v);
+  if (op == "/") return typed(b.v == 0 ? 0 : a.v / b.v);
+  if (op == "%") return typed(b.v == 0 ? 0 : a.v % b.v);
+  if (op == "<<") return typed(b.v >= 64 ? 0 : a.v << b.v);
+  if (op == ">>") {
+    if (s) return typed(static_cast<uint64_t>(sa >> (b.v >= 63 ? 63 : b.v)));
+    return typed(b.v >= 64 ? 0 : (a.v & Mask(w)) >> b.v);
+  }
+  if (op == "==") return {a.v == b.v ? 1u : 0u, 1, false};
+  if (op == "!=") return {a.v != b.v ? 1u : 0u, 1, false};
+  if (op == "<") return {less() ? 1u : 0u, 1, false};
+  if (op == ">") return {(s ? sa > sb : a.v > b.v) ? 1u : 0u, 1, false};
+  if (op == "<=") return {(s ? sa <= sb : a.v <= b.v) ? 1u : 0u, 1, false};
+  if (op == ">=") return {(s ? sa >= sb : a.v >= b.v) ? 1u : 0u, 1, false};
+  if (op == "|+|" || op == "|-|") {
+    // Saturating: clamp to the type's range instead of wrapping.
+    if (s) {
+      const int64_t hi = static_cast<int64_t>(Mask(w - 1)), lo = -hi - 1;
+      int64_t r = op == "|+|" ? sa + sb : sa - sb;  // w <= 32 in the subset: no int64 overflow
+      r = r > hi ? hi : r < lo ? lo : r;
+      return typed(static_cast<uint64_t>(r));
+    }
+    if (op == "|+|") {
+      const uint64_t r = a.v + b.v;
+      return typed((r > Mask(w) || r < a.v) ? Mask(w) : r);
+    }
+    return typed(a.v < b.v ? 0 : a.v - b.v);
+  }
+  if (op == "++") return {(a.v << b.w) | b.v, a.w + b.w, false};
+  throw p4src::ReadError("operator " + op + " is outside the subset");
+}
+
 std::optional<p4src::TypeRef> PathType(const p4src::Program& prog, const p4src::Control& c, const std::string& path) {
   std::vector<std::string> parts;
   std::stringstream ss(path);
@@ -146,6 +205,8 @@ int RegisterActionEval::Compile(const p4src::ExprPtr& e) {
       if (n.width <= 0) throw p4src::ReadError(where + ": empty slice");
       n.a = Compile(e->args[0]);
       break;
+    case p4src::Expr::Kind::kList:
+      throw p4src::ReadError(where + ": a list expression is outside the subset");
     case p4src::Expr::Kind::kTernary:
       n.op = Node::Op::kTernary;
       n.a = Compile(e->args[0]);
@@ -167,6 +228,11 @@ std::vector<RegisterActionEval::Step> RegisterActionEval::CompileBody(const std:
         out.insert(out.end(), inner.begin(), inner.end());
         continue;
       }
+      case p4src::Stmt::Kind::kCall:
+      case p4src::Stmt::Kind::kExit:
+      case p4src::Stmt::Kind::kReturn:
+        throw p4src::ReadError(s->loc.str() + ": RegisterAction " + action_.name +
+                               ": calls, exit and return are outside the subset");
       case p4src::Stmt::Kind::kIf:
         st.kind = Step::Kind::kIf;
         st.cond = Compile(s->cond);
@@ -212,81 +278,32 @@ RegisterActionEval::Val RegisterActionEval::Eval(int node, const uint64_t* vals)
       const Slot& s = slots_[n.slot];
       return {vals[n.slot], s.width, s.is_signed};
     }
-    case Node::Op::kCast: {
-      const Val a = Eval(n.a, vals);
-      const uint64_t wide = a.s ? static_cast<uint64_t>(SignExtend(a.v, a.w)) : a.v;
-      return {wide & Mask(n.width), n.width, n.is_signed};
-    }
+    case Node::Op::kCast: return ApplyCast(Eval(n.a, vals), n.width, n.is_signed);
     case Node::Op::kSlice: {
       const Val a = Eval(n.a, vals);
       return {(a.v >> n.lo) & Mask(n.width), n.width, false};
     }
     case Node::Op::kTernary: return Eval(n.a, vals).v != 0 ? Eval(n.b, vals) : Eval(n.c, vals);
-    case Node::Op::kUnary: {
-      const Val a = Eval(n.a, vals);
-      const int w = a.w < 0 ? 64 : a.w;
-      if (n.name == "!") return {a.v == 0 ? 1u : 0u, 1, false};
-      if (n.name == "~") return {~a.v & Mask(w), a.w, a.s};
-      return {(uint64_t{0} - a.v) & Mask(w), a.w, a.s};  // unary minus
-    }
+    case Node::Op::kUnary: return ApplyUnary(n.name, Eval(n.a, vals));
     case Node::Op::kBinary:
     case Node::Op::kMax:
     case Node::Op::kMin: break;
   }
-  Val a = Eval(n.a, vals);
+  const Val a = Eval(n.a, vals);
   // && and || short-circuit.
   if (n.op == Node::Op::kBinary && (n.name == "&&" || n.name == "||")) {
     if (n.name == "&&" && a.v == 0) return {0, 1, false};
     if (n.name == "||" && a.v != 0) return {1, 1, false};
     return {Eval(n.b, vals).v != 0 ? 1u : 0u, 1, false};
   }
-  Val b = Eval(n.b, vals);
-  // An untyped literal takes the other operand's type.
-  if (a.w < 0 && b.w >= 0) a = {a.v & Mask(b.w), b.w, b.s};
-  if (b.w < 0 && a.w >= 0 && n.name != "<<" && n.name != ">>") b = {b.v & Mask(a.w), a.w, a.s};
-  const int w = a.w < 0 ? 64 : a.w;
-  const bool s = a.w < 0 ? true : a.s;
-  const int64_t sa = SignExtend(a.v, w), sb = SignExtend(b.v, w);
-  auto less = [&] { return s ? sa < sb : a.v < b.v; };
-  if (n.op == Node::Op::kMax) return less() ? b : a;
-  if (n.op == Node::Op::kMin) return less() ? a : b;
-  const std::string& op = n.name;
-  auto typed = [&](uint64_t v) { return Val{v & Mask(w), a.w, a.s}; };
-  if (op == "+") return typed(a.v + b.v);
-  if (op == "-") return typed(a.v - b.v);
-  if (op == "*") return typed(a.v * b.v);
-  if (op == "&") return typed(a.v & b.v);
-  if (op == "|") return typed(a.v | b.v);
-  if (op == "^") return typed(a.v ^ b.v);
-  if (op == "/") return typed(b.v == 0 ? 0 : a.v / b.v);
-  if (op == "%") return typed(b.v == 0 ? 0 : a.v % b.v);
-  if (op == "<<") return typed(b.v >= 64 ? 0 : a.v << b.v);
-  if (op == ">>") {
-    if (s) return typed(static_cast<uint64_t>(sa >> (b.v >= 63 ? 63 : b.v)));
-    return typed(b.v >= 64 ? 0 : (a.v & Mask(w)) >> b.v);
+  const Val b = Eval(n.b, vals);
+  if (n.op == Node::Op::kMax) return ApplyBinary("max", a, b);
+  if (n.op == Node::Op::kMin) return ApplyBinary("min", a, b);
+  try {
+    return ApplyBinary(n.name, a, b);
+  } catch (const p4src::ReadError& e) {
+    throw p4src::ReadError("RegisterAction " + action_.name + ": " + e.what());
   }
-  if (op == "==") return {a.v == b.v ? 1u : 0u, 1, false};
-  if (op == "!=") return {a.v != b.v ? 1u : 0u, 1, false};
-  if (op == "<") return {less() ? 1u : 0u, 1, false};
-  if (op == ">") return {(s ? sa > sb : a.v > b.v) ? 1u : 0u, 1, false};
-  if (op == "<=") return {(s ? sa <= sb : a.v <= b.v) ? 1u : 0u, 1, false};
-  if (op == ">=") return {(s ? sa >= sb : a.v >= b.v) ? 1u : 0u, 1, false};
-  if (op == "|+|" || op == "|-|") {
-    // Saturating: clamp to the type's range instead of wrapping.
-    if (s) {
-      const int64_t hi = static_cast<int64_t>(Mask(w - 1)), lo = -hi - 1;
-      int64_t r = op == "|+|" ? sa + sb : sa - sb;  // w <= 32 in the subset: no int64 overflow
-      r = r > hi ? hi : r < lo ? lo : r;
-      return typed(static_cast<uint64_t>(r));
-    }
-    if (op == "|+|") {
-      const uint64_t r = a.v + b.v;
-      return typed((r > Mask(w) || r < a.v) ? Mask(w) : r);
-    }
-    return typed(a.v < b.v ? 0 : a.v - b.v);
-  }
-  if (op == "++") return {(a.v << b.w) | b.v, a.w + b.w, false};
-  throw p4src::ReadError("RegisterAction " + action_.name + ": operator " + op + " is outside the subset");
 }
 
 void RegisterActionEval::Exec(const std::vector<Step>& steps, uint64_t* vals) const {
@@ -296,8 +313,7 @@ void RegisterActionEval::Exec(const std::vector<Step>& steps, uint64_t* vals) co
       continue;
     }
     const Slot& slot = slots_[st.slot];
-    const Val v = Eval(st.expr, vals);
-    const uint64_t wide = v.s ? static_cast<uint64_t>(SignExtend(v.v, v.w)) : v.v;
+    const uint64_t wide = Widen(Eval(st.expr, vals));
     if (st.slice_width < 0) {
       vals[st.slot] = wide & Mask(slot.width);
     } else {

@@ -12,6 +12,23 @@
 
 namespace inasim::p4tools {
 
+/// A P4 value: the bits masked to the width, signed ones as two's complement.
+struct P4Val {
+  uint64_t v = 0;
+  int w = -1;  ///< -1: an untyped integer literal
+  bool s = false;
+};
+/// P4 operators on values, with P4's widths, signedness and wraparound; an
+/// untyped literal takes the other operand's type. ApplyBinary covers every
+/// binary operator except && and || (they short-circuit: the caller's job) and
+/// "max"/"min" (TNA's); an operator outside the subset throws p4src::ReadError.
+P4Val ApplyUnary(const std::string& op, P4Val a);
+P4Val ApplyBinary(const std::string& op, P4Val a, P4Val b);
+P4Val ApplyCast(P4Val a, int width, bool is_signed);
+/// The value sign-extended (signed) or as is, for storing into a wider field.
+uint64_t Widen(P4Val a);
+inline uint64_t MaskOf(int w) { return w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1; }
+
 /// The type of a dotted path (`ig_md.switchml_md.worker_id`) inside a control:
 /// its first name is a control parameter or local, the rest are fields.
 std::optional<p4src::TypeRef> PathType(const p4src::Program& prog, const p4src::Control& c, const std::string& path);
@@ -39,11 +56,7 @@ class RegisterActionEval {
   uint64_t Run(uint64_t* cell, const uint64_t* inputs) const;
 
  private:
-  struct Val {
-    uint64_t v = 0;
-    int w = -1;  ///< -1: an untyped integer literal
-    bool s = false;
-  };
+  using Val = P4Val;
   struct Node {
     enum class Op { kLit, kSlot, kUnary, kBinary, kMax, kMin, kCast, kSlice, kTernary } op = Op::kLit;
     std::string name;  ///< operator

@@ -93,7 +93,8 @@ struct Macro {
 
 class Preprocessor {
  public:
-  explicit Preprocessor(std::string root) : root_(std::move(root)) {}
+  explicit Preprocessor(std::string root, DefineOverrides overrides = {})
+      : root_(std::move(root)), overrides_(std::move(overrides)) {}
 
   void File(const std::string& path, const Loc* from) {
     // An unguarded file that includes itself would recurse without end.
@@ -238,6 +239,12 @@ class Preprocessor {
       j = close + 1;
     }
     m.body = Lex(line.substr(j), loc.file, loc.line);
+    // A variant of the program (as if recompiled): the override's body, or
+    // no definition at all.
+    if (auto o = overrides_.find(name); o != overrides_.end() && !m.function_like) {
+      if (!o->second) return;
+      m.body = Lex(*o->second, loc.file, loc.line);
+    }
     macros_[name] = std::move(m);
   }
 
@@ -342,6 +349,7 @@ class Preprocessor {
   std::string root_;
   int depth_ = 0;
   std::map<std::string, Macro> macros_;
+  DefineOverrides overrides_;
   std::vector<Token> out_;
 };
 
@@ -572,6 +580,18 @@ class Parser {
   }
   ExprPtr Primary() {
     const Token& t = Peek();
+    if (Is("{")) {  // a list expression: `{a, b, ...}`
+      Expr e;
+      e.kind = Expr::Kind::kList;
+      e.loc = t.loc;
+      ++i_;
+      if (!Is("}")) {
+        do e.args.push_back(Expression());
+        while (Accept(","));
+      }
+      Expect("}");
+      return Make(e);
+    }
     if (Accept("(")) {
       ExprPtr e = Expression();
       Expect(")");
@@ -701,6 +721,8 @@ class Parser {
     if (Is("{")) {
       s.kind = Stmt::Kind::kBlock;
       s.then_body = Block();
+    } else if (Accept(";")) {
+      s.kind = Stmt::Kind::kBlock;  // the empty statement
     } else if (Accept("if")) {
       s.kind = Stmt::Kind::kIf;
       Expect("(");
@@ -708,6 +730,12 @@ class Parser {
       Expect(")");
       s.then_body = Is("{") ? Block() : std::vector<StmtPtr>{Statement()};
       if (Accept("else")) s.else_body = Is("{") ? Block() : std::vector<StmtPtr>{Statement()};
+    } else if (Accept("exit")) {
+      s.kind = Stmt::Kind::kExit;
+      Expect(";");
+    } else if (Accept("return")) {
+      s.kind = Stmt::Kind::kReturn;
+      Expect(";");
     } else if (AtDeclaration()) {
       s.kind = Stmt::Kind::kDecl;
       s.type = Type();
@@ -717,12 +745,32 @@ class Parser {
     } else {
       s.kind = Stmt::Kind::kAssign;
       s.lhs = Postfix(Primary());
+      if (s.lhs->kind == Expr::Kind::kCall && Accept(";")) {
+        s.kind = Stmt::Kind::kCall;
+        s.rhs = s.lhs;
+        s.lhs = nullptr;
+        return std::make_shared<const Stmt>(std::move(s));
+      }
       if (s.lhs->kind != Expr::Kind::kName && s.lhs->kind != Expr::Kind::kSlice) Fail("an assignment");
       Expect("=");
       s.rhs = Expression();
       Expect(";");
     }
     return std::make_shared<const Stmt>(std::move(s));
+  }
+
+  /// A `{...}` body as statements; a body outside the subset is skipped (false).
+  bool TryBlock(std::vector<StmtPtr>& out) {
+    const size_t start = i_;
+    try {
+      out = Block();
+      return true;
+    } catch (const ReadError&) {
+      i_ = start;
+      out.clear();
+      SkipGroup();
+      return false;
+    }
   }
 
   /// After `bit<...>` / `int<...>` / `bool` at the cursor: is it `type name ;` or `type name = ...`?
@@ -807,6 +855,9 @@ class Parser {
     } else if (Is("control")) {
       ++i_;
       ControlDecl(loc);
+    } else if (Is("parser") && Peek(1).kind == Token::Kind::kIdent) {
+      ++i_;
+      ParserDeclaration(loc);
     } else {
       // parser, package instantiation (Pipeline(...) pipe;), extern declarations, ...
       SkipStatement();
@@ -874,14 +925,14 @@ class Parser {
         a.loc = mloc;
         a.name = Ident();
         a.params = Params();
-        SkipGroup();  // body: not needed for the comparison
+        a.body_read = TryBlock(a.body);
         c.actions.push_back(a);
       } else if (Is("table")) {
         ++i_;
         c.tables.push_back(Table(mloc));
       } else if (Is("apply") && Is("{", 1)) {
         ++i_;
-        SkipGroup();
+        c.apply_read = TryBlock(c.apply);
       } else if (AtDeclaration() && Peek(1).kind == Token::Kind::kIdent ? (Is(";", 2) || Is("=", 2))
                                                                         : (AtDeclaration() && LocalAfterType())) {
         Field f;
@@ -895,6 +946,85 @@ class Parser {
       }
     }
     p_.controls.push_back(std::move(c));
+  }
+
+  void ParserDeclaration(const Loc& loc) {
+    ParserDecl pd;
+    pd.loc = loc;
+    pd.name = Ident();
+    if (Is("<")) SkipAngles();
+    pd.params = Params();
+    if (Accept(";")) return;  // a parser type declaration
+    Expect("{");
+    pd.read = true;
+    while (!Accept("}")) {
+      if (AtEnd()) Fail("'}' closing parser " + pd.name);
+      SkipAnnotations();
+      const Loc sloc = Peek().loc;
+      if (Accept("state")) {
+        ParserState st;
+        st.loc = sloc;
+        st.name = Ident();
+        const size_t start = i_;
+        try {
+          StateBody(st);
+          pd.states.push_back(std::move(st));
+        } catch (const ReadError&) {
+          i_ = start;
+          SkipGroup();
+          pd.read = false;
+        }
+      } else if (AtDeclaration() && LocalAfterType()) {
+        Field f;
+        f.loc = sloc;
+        f.type = Type();
+        f.name = Ident();
+        SkipStatement();
+        pd.locals.push_back(f);
+      } else {
+        SkipStatement();  // value_set, Checksum, ParserCounter, ...
+      }
+    }
+    p_.parsers.push_back(std::move(pd));
+  }
+
+  /// `{ statements transition ...; }`; no transition is `transition reject` (P4_16 §12.5).
+  void StateBody(ParserState& st) {
+    Expect("{");
+    while (!Is("transition") && !Is("}")) {
+      if (AtEnd()) Fail("'}' closing state " + st.name);
+      st.body.push_back(Statement());
+    }
+    st.next = "reject";
+    if (Accept("transition")) {
+      if (Accept("select")) {
+        st.next.clear();
+        Expect("(");
+        do st.select.push_back(Expression());
+        while (Accept(","));
+        Expect(")");
+        Expect("{");
+        while (!Accept("}")) {
+          ParserState::Case c;
+          c.loc = Peek().loc;
+          if (Accept("(")) {
+            do c.keys.push_back(KeySet());
+            while (Accept(","));
+            Expect(")");
+          } else {
+            c.keys.push_back(KeySet());
+          }
+          Expect(":");
+          c.next = Ident();
+          Expect(";");
+          st.cases.push_back(std::move(c));
+        }
+      } else {
+        st.next = Ident();
+        Expect(";");
+      }
+    }
+    Expect("}");
   }
 
   /// `name(args)` of an entry or default action; args are constants.
@@ -1020,8 +1150,8 @@ std::string TypeRef::str() const {
 }
 
 std::vector<Token> Preprocess(const std::string& root, const std::string& path,
-                              std::map<std::string, std::string>* defines) {
-  Preprocessor pp(root);
+                              std::map<std::string, std::string>* defines, const DefineOverrides& overrides) {
+  Preprocessor pp(root, overrides);
   pp.File(path, nullptr);
   if (defines) *defines = pp.ObjectMacros();
   return pp.Take();
@@ -1035,9 +1165,9 @@ std::vector<Token> PreprocessText(const std::string& text, const std::string& na
 
 Program Parse(const std::vector<Token>& tokens) { return Parser(tokens).Run(); }
 
-Program ReadProgram(const std::string& root, const std::string& path) {
+Program ReadProgram(const std::string& root, const std::string& path, const DefineOverrides& overrides) {
   std::map<std::string, std::string> defines;
-  Program p = Parse(Preprocess(root, path, &defines));
+  Program p = Parse(Preprocess(root, path, &defines, overrides));
   p.defines = std::move(defines);
   return p;
 }
@@ -1052,6 +1182,24 @@ const TableDecl* Control::FindTable(const std::string& n) const {
     if (t.name == n) return &t;
   return nullptr;
 }
+const ActionDecl* Control::FindAction(const std::string& n) const {
+  for (const auto& a : actions)
+    if (a.name == n) return &a;
+  return nullptr;
+}
+
+const ParserState* ParserDecl::FindState(const std::string& n) const {
+  for (const auto& st : states)
+    if (st.name == n) return &st;
+  return nullptr;
+}
+
+const ParserDecl* Program::FindParser(const std::string& n) const {
+  for (const auto& p : parsers)
+    if (p.name == n) return &p;
+  return nullptr;
+}
+
 const Control* Program::FindControl(const std::string& n) const {
   for (const auto& c : controls)
     if (c.name == n) return &c;

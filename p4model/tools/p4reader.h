@@ -4,8 +4,10 @@
 // with ## pasting, #ifdef/#ifndef/#else/#endif), then parses the declarations
 // the checker compares: typedefs, enums, consts, headers and structs, and per
 // control its Register / RegisterAction (bodies as expression trees), actions
-// and tables with their const entries. Everything else (parsers, apply blocks,
-// action bodies) is skipped by brace matching. No P4 compiler is involved.
+// and tables with their const entries. Parser states, action bodies and apply
+// blocks are read as statements when they stay in the subset the pipeline
+// evaluator runs (p4pipe.h); a body outside it is skipped by brace matching
+// and marked unread. No P4 compiler is involved.
 //
 // Errors throw p4src::ReadError naming file:line and what was expected.
 #pragma once
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,8 +42,12 @@ struct Token {
 /// Angle-bracket includes (the architecture's own headers) are skipped: the TNA externs are built in.
 /// `defines`, if given, receives the object-like macros defined at the end
 /// (name -> body tokens joined by spaces; "" for a flag such as `#define SEQ_SUP`).
+/// Object-like macros to define differently (a body) or not at all (nullopt)
+/// wherever the source #defines them: the program as if recompiled.
+using DefineOverrides = std::map<std::string, std::optional<std::string>>;
 std::vector<Token> Preprocess(const std::string& root, const std::string& path,
-                              std::map<std::string, std::string>* defines = nullptr);
+                              std::map<std::string, std::string>* defines = nullptr,
+                              const DefineOverrides& overrides = {});
 /// Same for in-memory text (the reader's self-test); includes are resolved in `root`.
 std::vector<Token> PreprocessText(const std::string& text, const std::string& name, const std::string& root = ".");
 
@@ -57,7 +64,8 @@ using ExprPtr = std::shared_ptr<const Expr>;
 /// An expression tree. Names keep their dotted path ("ig_md.worker_bitmap",
 /// "packet_type_t.CONSUME0"); the evaluator resolves them.
 struct Expr {
-  enum class Kind { kLiteral, kName, kUnary, kBinary, kCall, kCast, kSlice, kTernary } kind = Kind::kLiteral;
+  /// kList: `{a, b, ...}` (a Checksum's field list), the elements in args.
+  enum class Kind { kLiteral, kName, kUnary, kBinary, kCall, kCast, kSlice, kTernary, kList } kind = Kind::kLiteral;
   std::string op;                 ///< unary/binary operator, or the called function's name
   std::vector<ExprPtr> args;      ///< operands / call arguments
   std::string name;               ///< kName
@@ -72,7 +80,9 @@ struct Expr {
 struct Stmt;
 using StmtPtr = std::shared_ptr<const Stmt>;
 struct Stmt {
-  enum class Kind { kAssign, kDecl, kIf, kBlock } kind = Kind::kAssign;
+  /// kCall: a call statement (`send(192);`, `t.apply();`, `pkt.extract(h);`), the call in rhs.
+  /// kExit: `exit;`; kReturn: `return;`.
+  enum class Kind { kAssign, kDecl, kIf, kBlock, kCall, kExit, kReturn } kind = Kind::kAssign;
   ExprPtr lhs, rhs;       ///< kAssign (lhs a name or a slice of one); kDecl: rhs (may be null)
   TypeRef type;           ///< kDecl
   std::string name;       ///< kDecl
@@ -125,6 +135,8 @@ struct RegisterActionDecl {
 struct ActionDecl {
   std::string name;
   std::vector<Param> params;
+  std::vector<StmtPtr> body;
+  bool body_read = false;  ///< false: outside the statement subset, skipped
   Loc loc;
 };
 
@@ -161,9 +173,38 @@ struct Control {
   std::vector<RegisterActionDecl> register_actions;
   std::vector<ActionDecl> actions;
   std::vector<TableDecl> tables;
+  std::vector<StmtPtr> apply;  ///< the apply block
+  bool apply_read = false;     ///< false: outside the statement subset (or none), skipped
   Loc loc;
   const RegisterActionDecl* FindRegisterAction(const std::string& n) const;
   const TableDecl* FindTable(const std::string& n) const;
+  const ActionDecl* FindAction(const std::string& n) const;
+};
+
+/// One parser state: its statements, then its transition.
+struct ParserState {
+  std::string name;
+  std::vector<StmtPtr> body;
+  /// `transition next;` (select empty) or `transition select(select) { cases }`.
+  std::string next;
+  std::vector<ExprPtr> select;
+  struct Case {
+    std::vector<KeyMatch> keys;  ///< one per select expression (`default`/`_`: dont_care)
+    std::string next;
+    Loc loc;
+  };
+  std::vector<Case> cases;
+  Loc loc;
+};
+
+struct ParserDecl {
+  std::string name;
+  std::vector<Param> params;
+  std::vector<Field> locals;
+  std::vector<ParserState> states;
+  bool read = false;  ///< false: a state outside the subset; states may be incomplete
+  Loc loc;
+  const ParserState* FindState(const std::string& n) const;
 };
 
 struct Program {
@@ -173,7 +214,9 @@ struct Program {
   std::map<std::string, uint64_t> consts;       ///< compile-time integer constants
   std::map<std::string, std::string> defines;   ///< object-like #defines (ReadProgram fills it)
   std::vector<Control> controls;
+  std::vector<ParserDecl> parsers;
   const Control* FindControl(const std::string& n) const;
+  const ParserDecl* FindParser(const std::string& n) const;
 
   /// Width of a scalar type after typedefs and enums (bool 1); throws for a
   /// header/struct or an unknown name. TNA's PortId_t (9), MulticastGroupId_t (16) etc. are built in.
@@ -186,6 +229,6 @@ struct Program {
 /// Parses preprocessed tokens.
 Program Parse(const std::vector<Token>& tokens);
 /// Preprocess + Parse of a file under root.
-Program ReadProgram(const std::string& root, const std::string& path);
+Program ReadProgram(const std::string& root, const std::string& path, const DefineOverrides& overrides = {});
 
 }  // namespace inasim::p4tools::p4src

@@ -100,6 +100,8 @@ class P4SGDDataplane : public Dataplane {
   std::vector<int32_t> Values(uint32_t s, uint32_t index, uint32_t pipe = 0) const;
   /// seq_reg of the device port's pipe, at the port.
   uint32_t Seq(uint16_t dev_port) const { return pipes_[PipeOfDevPort(dev_port)].seq_reg.Peek(dev_port); }
+  /// seq_reg of `pipe` at `cell` (the port's low 8 bits).
+  uint32_t SeqCell(uint32_t pipe, uint32_t cell) const { return pipes_.at(pipe).seq_reg.Peek(cell); }
   // paper: slot i.
   uint32_t AggCount(uint32_t index) const { return paper_.agg_cnt.Peek(index); }
   uint32_t AckCount(uint32_t index) const { return paper_.ack_cnt.Peek(index); }

@@ -150,4 +150,10 @@ std::optional<TableBinding> BindTable(const std::string& name) {
   return std::nullopt;
 }
 
+// Whole-pipeline runs: not yet. SwitchML's parsers (pkt.lookahead, value
+// sets), its recirculation passes and its egress controls are outside the
+// pipeline evaluator's subset (p4model/tools/p4pipe.h); its paths are covered
+// by the conformance tests (protocols/switchml/tests).
+std::optional<PipelineBinding> BindPipeline() { return std::nullopt; }
+
 }  // namespace inasim::p4::switchml
