@@ -6,29 +6,45 @@
 
 #include <array>
 #include <cstdint>
-#include <cstdio>
+#include <cctype>
 #include <stdexcept>
 #include <string>
 
 namespace inasim::p4 {
 
+/// Six groups of one or two hex digits joined by ':' (nothing else: no sign,
+/// no blanks, no "0x"), as the schemas' pattern says.
 inline bool ParseMacText(const std::string& s, std::array<uint8_t, 6>& mac) {
-  unsigned b[6];
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6)
-    return false;
-  for (int i = 0; i < 6; ++i) mac[i] = static_cast<uint8_t>(b[i]);
-  return true;
+  size_t i = 0;
+  for (int b = 0; b < 6; ++b) {
+    if (b > 0 && (i >= s.size() || s[i++] != ':')) return false;
+    unsigned v = 0;
+    int digits = 0;
+    for (; i < s.size() && std::isxdigit(static_cast<unsigned char>(s[i])) && digits < 2; ++i, ++digits)
+      v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(s[i])) ? s[i] - '0'
+                                                                                      : std::tolower(s[i]) - 'a' + 10);
+    if (digits == 0) return false;
+    mac[b] = static_cast<uint8_t>(v);
+  }
+  return i == s.size();
 }
 
-/// Host-order result.
+/// Four groups of one to three decimal digits, each at most 255, joined by
+/// '.' (nothing else). Host-order result.
 inline bool ParseIpv4Text(const std::string& s, uint32_t& ip) {
-  unsigned a, b, c, d;
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) != 4 || a > 255 || b > 255 || c > 255 ||
-      d > 255)
-    return false;
-  ip = a << 24 | b << 16 | c << 8 | d;
+  size_t i = 0;
+  uint32_t out = 0;
+  for (int b = 0; b < 4; ++b) {
+    if (b > 0 && (i >= s.size() || s[i++] != '.')) return false;
+    unsigned v = 0;
+    int digits = 0;
+    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && digits < 3; ++i, ++digits)
+      v = v * 10 + static_cast<unsigned>(s[i] - '0');
+    if (digits == 0 || v > 255) return false;
+    out = out << 8 | v;
+  }
+  if (i != s.size()) return false;
+  ip = out;
   return true;
 }
 

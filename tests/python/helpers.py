@@ -15,6 +15,20 @@ PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.e
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+def inasim_p4():
+    """The inasim-p4 binary next to $INASIM_BIN (else build/); a module
+    that needs it is skipped when it is not built, and fails when
+    INASIM_BIN says where it should be."""
+    import pytest
+    bin_dir = Path(os.environ["INASIM_BIN"]).parent if os.environ.get("INASIM_BIN") else SOURCE_DIR / "build"
+    p4 = bin_dir / "inasim-p4"
+    if not os.access(p4, os.X_OK):
+        if os.environ.get("INASIM_BIN"):
+            raise RuntimeError(f"{p4} is not built")
+        pytest.skip(f"{p4} is not built", allow_module_level=True)
+    return p4
+
+
 def import_inasim():
     try:
         import inasim

@@ -2,21 +2,14 @@
 without ns-3 (here the SwitchML model: a 2-worker job in 256 B mode)."""
 
 import json
-import os
 import struct
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from helpers import SOURCE_DIR
+from helpers import inasim_p4
 
-BIN_DIR = Path(os.environ["INASIM_BIN"]).parent if os.environ.get("INASIM_BIN") else SOURCE_DIR / "build"
-P4 = BIN_DIR / "inasim-p4"
-if not os.access(P4, os.X_OK):
-    if os.environ.get("INASIM_BIN"):
-        raise RuntimeError(f"{P4} is not built")
-    pytest.skip(f"{P4} is not built", allow_module_level=True)
+P4 = inasim_p4()
 
 SWITCH_MAC, SWITCH_IP = "02:00:00:00:00:fe", "10.0.0.254"
 CONFIG = {
@@ -197,7 +190,7 @@ def test_static_tree_root_sums_its_children_and_multicasts_the_result(tmp_path):
 
 
 def test_every_registered_dataplane_is_a_replay_program():
-    reg = json.loads((BIN_DIR / "protocols.json").read_text())
+    reg = json.loads((P4.parent / "protocols.json").read_text())
     programs = {m["dataplane"] for m in reg if m["dataplane"]}
     assert programs == {"switchml", "canary", "p4sgd", "panama", "static_tree"}
     p = subprocess.run([str(P4), "--help"], capture_output=True, text=True)

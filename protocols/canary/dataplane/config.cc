@@ -79,7 +79,7 @@ std::vector<TablePartition> PartitionsFromJson(const json& parts) {
   for (size_t i = 0; i < parts.size(); ++i) {
     const json& e = parts[i];
     const std::string path = "partitions[" + std::to_string(i) + "]";
-    if (!e.is_object()) Fail("partitions: each entry must be an object");
+    if (!e.is_object()) Fail(path + ": must be an object");
     util::CheckKnownKeys(e, kPartitionKeys, path);
     if (!e.contains("application_id") || !e.contains("size"))
       Fail("partitions: each entry needs application_id and size");

@@ -89,14 +89,14 @@ std::vector<P4SGDWorker> WorkersFromJson(const nlohmann::json& list) {
   for (size_t i = 0; i < list.size(); ++i) {
     const nlohmann::json& w = list[i];
     const std::string path = "workers[" + std::to_string(i) + "]";
-    if (!w.is_object()) Fail("each worker must be an object");
+    if (!w.is_object()) Fail(path + ": must be an object");
     util::CheckKnownKeys(w, kWorkerKeys, path);
     if (!w.contains("port")) Fail("each worker needs a \"port\"");
     P4SGDWorker x;
     x.id = util::UnsignedField<uint16_t>(w, "id", path, next_id);
     x.port = util::UnsignedField<uint16_t>(w, "port", path, 0);
-    if (w.contains("mac")) x.mac = MacOrThrow(util::StringField(w, "mac", path), "p4sgd config");
-    if (w.contains("ip")) x.ip = Ipv4OrThrow(util::StringField(w, "ip", path), "p4sgd config");
+    if (w.contains("mac")) x.mac = MacOrThrow(util::StringField(w, "mac", path), "p4sgd config: " + path + ".mac");
+    if (w.contains("ip")) x.ip = Ipv4OrThrow(util::StringField(w, "ip", path), "p4sgd config: " + path + ".ip");
     next_id = static_cast<uint16_t>(x.id + 1);
     out.push_back(x);
   }
