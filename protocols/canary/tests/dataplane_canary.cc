@@ -4,6 +4,7 @@
 // encapsulation (protocols/canary/dataplane/README.md); the model's own serializer is never
 // used to build an expectation.
 #include "protocols/canary/dataplane/canary_dataplane.h"
+#include "protocols/canary/tests/canary_test_switch.h"
 #include "tests/common/recording_emitter.h"
 #include "tests/common/test_bytes.h"
 
@@ -19,6 +20,7 @@
 #include <vector>
 
 namespace cn = inasim::p4::canary;
+using namespace inasim::testing::canary;  // Switch, TimerQueue
 using namespace inasim::testing;  // Bytes, kNs, Put16/32, Get16/32, Checksum
 
 namespace {
@@ -37,44 +39,6 @@ uint32_t HostIp(int h) { return 0x0a000000u + uint32_t(h) + 1; }
 using Out = inasim::testing::Emitted;
 using Recorder = inasim::testing::RecordingEmitter;
 
-/// The switch's timers, fired in time order (ties: scheduling order) by Run().
-class TimerQueue : public inasim::p4::TimerService {
- public:
-  struct Timer {
-    Picoseconds at;
-    uint64_t cookie;
-  };
-  void ScheduleAt(Picoseconds at, uint64_t cookie) override {
-    pending.push_back({at, cookie});
-    scheduled.push_back({at, cookie});
-  }
-  std::vector<Timer> pending, scheduled;
-};
-
-/// A switch model plus its timers: Send() fires the timers due first, as the
-/// ns-3 switch and inasim-p4 replay do.
-struct Switch {
-  explicit Switch(cn::CanaryConfig c) : dp(std::move(c)) { dp.AttachTimers(&timers); }
-  void RunTimers(Picoseconds until) {
-    for (;;) {
-      auto it = std::min_element(timers.pending.begin(), timers.pending.end(),
-                                 [](const auto& a, const auto& b) { return a.at < b.at; });
-      if (it == timers.pending.end() || it->at > until) return;
-      const TimerQueue::Timer t = *it;
-      timers.pending.erase(it);
-      fired.push_back(t);
-      dp.OnTimer(t.cookie, t.at, rec);
-    }
-  }
-  void Send(uint16_t port, const Bytes& b, Picoseconds now) {
-    RunTimers(now);
-    dp.Process(port, inasim::Span<const uint8_t>(b.data(), b.size()), now, rec);
-  }
-  cn::CanaryDataplane dp;
-  TimerQueue timers;
-  Recorder rec;
-  std::vector<TimerQueue::Timer> fired;
-};
 
 // --- independent byte builders ----------------------------------------------
 
@@ -103,23 +67,7 @@ struct Pkt : cn::canary_h {
   std::vector<int32_t> data;
 };
 
-Bytes HostPacket(const Pkt& p) {
-  Bytes b = {0x02, 0x00, 0x00, 0x00, 0xff, 0x07};                                   // to the switch
-  for (uint8_t x : {uint8_t(0x02), uint8_t(0x00), uint8_t(0x0a), uint8_t(0x00), uint8_t(0x00), uint8_t(p.host + 1)})
-    b.push_back(x);  // from the host
-  Put16(b, 0x0800);
-  PutIpv4Udp(b, {HostIp(p.host), p.ip_dst, uint16_t(40000 + p.host), kUdpPort, 0xabcd, 0x1234, /*DF*/ 0x4000, 63},
-             19 + 4 * p.data.size());
-  Put32(b, p.destination);
-  Put32(b, p.id);
-  Put16(b, p.counter);
-  Put16(b, p.hosts);
-  Put32(b, p.children);
-  Put16(b, p.switch_address);
-  b.push_back(uint8_t((p.bypass ? 0x80 : 0) | (p.multicast ? 0x40 : 0) | (p.padding & 0x3f)));
-  for (int32_t v : p.data) Put32(b, uint32_t(v));
-  return b;
-}
+Bytes HostPacket(const Pkt& p) { return HostFrame(0x07, p.host, p.ip_dst, p, p.data); }
 
 /// The aggregate a switch originates (timeout or completion): Ethernet to
 /// 02:00:<leader>, from the switch; IPv4 no options, id 0, flags 0, TTL 64,
@@ -127,21 +75,7 @@ Bytes HostPacket(const Pkt& p) {
 /// descriptor's block and counter, children/switch address/flags 0.
 Bytes AggregatePacket(uint32_t leader, uint32_t id, uint16_t counter, uint16_t hosts,
                       const std::vector<uint32_t>& data) {
-  Bytes b;
-  Put16(b, 0x0200);
-  Put32(b, leader);
-  for (uint8_t x : kSwitchMac) b.push_back(x);
-  Put16(b, 0x0800);
-  PutIpv4Udp(b, {kSwitchIp, leader, kUdpPort, kUdpPort}, 19 + 4 * data.size());
-  Put32(b, leader);
-  Put32(b, id);
-  Put16(b, counter);
-  Put16(b, hosts);
-  Put32(b, 0);
-  Put16(b, 0);
-  b.push_back(0);
-  for (uint32_t v : data) Put32(b, v);
-  return b;
+  return AggregateFrame(kSwitchMac, kSwitchIp, leader, id, counter, hosts, data);
 }
 
 std::vector<int32_t> Values(int host, size_t k) {

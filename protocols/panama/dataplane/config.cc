@@ -34,7 +34,9 @@ void PanamaConfig::Validate() const {
   for (const PanamaJob& j : jobs) {
     const std::string name = "job " + std::to_string(j.jid);
     if (!jids.insert(j.jid).second) Fail(name + " appears twice");
-    if (j.ports_bitmap == 0) Fail(name + " has no ports");
+    // An empty bitmap is a job with no member port: fp_datapath.v's per-port
+    // FSM takes FORWARD_OUT_RESULT for every port with PORTS_BITMAP[i] == 0
+    // (:449-450), so each of its packets passes through (counted forwarded).
     if (j.ports_bitmap & ~all) Fail(name + " lists a port >= num_ports");
     if (j.num_trees == 0 || j.num_trees > 256) Fail(name + ": trees must be in 1..256 (TID is 8 bits)");
     if (!(j.quorum > 0 && j.quorum <= 1)) Fail(name + ": quorum must be in (0, 1]");
@@ -80,13 +82,16 @@ void LatencyModelFromJson(const nlohmann::json& l, PanamaLatency& lat) {
 }
 
 PanamaJob JobFromJson(const nlohmann::json& x, const std::string& path) {
-  if (!x.is_object()) Fail("each job must be an object");
+  if (!x.is_object()) Fail(path + ": must be an object");
   util::CheckKnownKeys(x, kJobKeys, path);
   if (!x.contains("jid") || !x.contains("ports")) Fail("each job needs \"jid\" and \"ports\"");
   PanamaJob job;
   job.jid = util::UnsignedField<uint16_t>(x, "jid", path, 0);
-  for (uint32_t p : UnsignedList<uint32_t>(x.at("ports"), path + ".ports", UINT32_MAX)) {
-    if (p >= kMaxPorts) Fail("job " + std::to_string(job.jid) + ": port " + std::to_string(p) + " >= 64");
+  const std::vector<uint32_t> ports = UnsignedList<uint32_t>(x.at("ports"), path + ".ports", UINT32_MAX);
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const uint32_t p = ports[i];
+    if (p >= kMaxPorts)
+      Fail(path + ".ports[" + std::to_string(i) + "]: port " + std::to_string(p) + " must be < " + std::to_string(kMaxPorts));
     job.ports_bitmap |= uint64_t{1} << p;
   }
   job.num_trees = util::UnsignedField<uint32_t>(x, "trees", path, job.num_trees);

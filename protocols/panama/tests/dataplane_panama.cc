@@ -870,6 +870,24 @@ TEST(PanamaParser, PacketFromANonMemberPortIsForwarded) {
   EXPECT_FALSE(a.dp.JobActive(7));
 }
 
+TEST(PanamaParser, AJobWithAnEmptyBitmapForwardsEveryPacket) {
+  // fp_datapath.v:449-450: a port with PORTS_BITMAP[i] == 0 forwards its
+  // packet out (FORWARD_OUT_RESULT); with no bit set, that is every port.
+  Accel a(Config({Job(7, {})}));
+  for (uint16_t port : {0, 1, 3}) {
+    Pkt p;
+    p.values = {F(1.0f + port)};
+    const Bytes f = Build(p);
+    const auto o = a.Send(port, f);
+    ASSERT_EQ(o.size(), 1u);
+    EXPECT_EQ(o[0].kind, Out::kRouted);
+    EXPECT_EQ(o[0].bytes, f);
+  }
+  EXPECT_EQ(a.dp.stats().forwarded, 3u);
+  EXPECT_EQ(a.dp.stats().buffered, 0u);
+  EXPECT_FALSE(a.dp.JobActive(7));
+}
+
 TEST(PanamaParser, UnknownJobAndBadPortAreDroppedAndCounted) {
   Accel a(Config({Job(7, {0, 1})}));
   Pkt p;
@@ -1069,12 +1087,13 @@ TEST(PanamaConfig, FromJsonAndErrors) {
   EXPECT_EQ(c.jobs[0].result, pn::ResultRoute::kEcho);
   EXPECT_EQ(c.jobs[1].result, pn::ResultRoute::kPorts);
   EXPECT_EQ(c.jobs[1].result_ports, (std::vector<uint16_t>{5, 6}));
+  // An empty ports list is a job with no member port (fp_datapath.v:449-450).
+  EXPECT_EQ(pn::PanamaConfig::FromJson(R"({"jobs":[{"jid":1,"ports":[]}]})").jobs[0].ports_bitmap, 0u);
   const pn::PanamaConfig d = pn::PanamaConfig::FromJson("{}");
   EXPECT_EQ(d.num_ports, 4u);
   EXPECT_EQ(d.PacketMemory(), 10485u);
   for (const char* bad : {"[]", "{\"nope\":1}", "{\"float_mode\":\"x\"}", "{\"num_ports\":0}", "{\"num_ports\":65}",
                           "{\"jobs\":[{\"jid\":1}]}", "{\"jobs\":[{\"jid\":1,\"ports\":[4]}]}",
-                          "{\"jobs\":[{\"jid\":1,\"ports\":[]}]}",
                           "{\"jobs\":[{\"jid\":1,\"ports\":[0]},{\"jid\":1,\"ports\":[1]}]}",
                           "{\"jobs\":[{\"jid\":1,\"ports\":[0],\"trees\":0}]}",
                           "{\"jobs\":[{\"jid\":1,\"ports\":[0],\"result\":\"up\"}]}",

@@ -26,10 +26,21 @@ void SwitchMLConfig::Validate() const {
       egress_drop_probability > 1) {
     fail("drop probabilities must be in [0, 1]");
   }
-  std::set<uint16_t> ids;
-  for (const auto& w : workers) {
+  std::set<uint16_t> ids, dev_ports;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const SwitchMLWorker& w = workers[i];
     if (w.worker_id >= kMaxNumWorkers) fail("worker id >= 32");
     if (!ids.insert(w.worker_id).second) fail("duplicate worker id");
+    const std::string at = "workers[" + std::to_string(i) + "].dev_port";
+    const uint16_t dev = DevPortOf(i);
+    // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:50-57: ports 64
+    // and 68 and every port of pipes 1-3 are parsed as recirculated passes.
+    if (dev >= 512) fail(at + ": " + std::to_string(dev) + " is not a 9-bit device port");
+    if (dev >= 128 || dev == kRecirculationPort64 || dev == kRecirculationPort68)
+      fail(at + ": " + std::to_string(dev) +
+           " is a recirculation port to upstream (parsers.p4:50-57: ports 64, 68 and pipes 1-3), where a "
+           "worker's frames are never aggregated; use a pipe-0 front-panel port (0-127 but 64 and 68)");
+    if (!dev_ports.insert(dev).second) fail(at + ": device port " + std::to_string(dev) + " appears twice");
   }
   if (transport == SwitchMLTransport::kRdma) ValidateRdma();
 }
@@ -60,7 +71,7 @@ namespace {
 using nlohmann::json;
 using ConfigKeys = spec::Section<SwitchMLConfig>;
 
-const std::set<std::string> kWorkerKeys = {"id", "port", "mac", "ip", "rkey", "qpns"};
+const std::set<std::string> kWorkerKeys = {"id", "port", "mac", "ip", "rkey", "qpns", "dev_port"};
 
 /// "qpns": [[qpn, initial_psn], ...] of an RDMA worker.
 std::vector<std::pair<uint32_t, uint32_t>> QpnsFromJson(const json& list, const std::string& path) {
@@ -86,9 +97,10 @@ SwitchMLWorker WorkerFromJson(const json& w, const std::string& path) {
   SwitchMLWorker sw;
   sw.worker_id = util::UnsignedField<uint16_t>(w, "id", path, 0, 0, kMaxNumWorkers - 1);
   sw.port = util::UnsignedField<uint16_t>(w, "port", path, 0);
-  sw.mac = MacOrThrow(util::StringField(w, "mac", path), "switchml config");
-  sw.ip = Ipv4OrThrow(util::StringField(w, "ip", path), "switchml config");
+  sw.mac = MacOrThrow(util::StringField(w, "mac", path), "switchml config: " + path + ".mac");
+  sw.ip = Ipv4OrThrow(util::StringField(w, "ip", path), "switchml config: " + path + ".ip");
   if (w.contains("rkey")) sw.rkey = util::UnsignedField<uint32_t>(w, "rkey", path, 0);
+  if (w.contains("dev_port")) sw.dev_port = util::UnsignedField<uint16_t>(w, "dev_port", path, 0, 0, 511);
   if (w.contains("qpns")) sw.qpns_and_psns = QpnsFromJson(w["qpns"], path + ".qpns");
   return sw;
 }

@@ -10,6 +10,9 @@
 
 namespace inasim::p4::switchml {
 
+/// SwitchMLWorker::dev_port not given: the worker's position in the list.
+inline constexpr uint16_t kDefaultDevPort = 0xffff;
+
 /// One worker (rank) of the job. Becomes one udp_receiver.receive_udp entry,
 /// one udp_sender.dst_addr entry and one PRE node (rid = worker_id, port).
 // p4lang/p4app-switchML@b5c74a04:dev_root/controller/switchml.py:506
@@ -24,6 +27,13 @@ struct SwitchMLWorker {
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/rdma_sender.py:100
   uint32_t rkey = 0;
   std::vector<std::pair<uint32_t, uint32_t>> qpns_and_psns;
+  /// The Tofino device port `port` stands for (what ports.yaml and
+  /// $PORT_HDL_INFO give the controller, switchml.py:261-317). kDefaultDevPort:
+  /// the worker's position in `workers` (0..31, pipe-0 front-panel ports).
+  /// Upstream parses frames from pipes 1-3 and from ports 64 and 68 as
+  /// recirculated passes (parsers.p4:50-57), so a worker there never
+  /// aggregates; Validate() refuses them.
+  uint16_t dev_port = kDefaultDevPort;
 };
 
 /// How a job's workers reach the switch: SwitchML's UDP header, or RDMA UC
@@ -80,6 +90,10 @@ struct SwitchMLConfig {
   uint32_t message_size = 0;
   /// Data bytes per packet: 256 or 1024.
   uint32_t PacketBytes() const { return elements_per_packet * 4; }
+  /// workers[i]'s device port: its dev_port, else i (kDefaultDevPort).
+  uint16_t DevPortOf(size_t i) const {
+    return workers[i].dev_port == kDefaultDevPort ? static_cast<uint16_t>(i) : workers[i].dev_port;
+  }
   /// RDMA: packets per message (message_size / packet size).
   uint32_t PacketsPerMessage() const { return message_size / PacketBytes(); }
 

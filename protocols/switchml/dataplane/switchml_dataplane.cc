@@ -611,6 +611,14 @@ SwitchMLDataplane::SwitchMLDataplane(SwitchMLConfig config)
   McGroup group{config_.multicast_group, {}};
   for (const auto& w : config_.workers) group.nodes.emplace_back(w.worker_id, w.port);
   pre_.push_back(std::move(group));
+  sim_port_of_dev_.fill(-1);
+  for (size_t i = 0; i < config_.workers.size(); ++i) {
+    const uint16_t sim = config_.workers[i].port;
+    const uint16_t dev = config_.DevPortOf(i);
+    if (sim >= dev_port_of_sim_.size()) dev_port_of_sim_.resize(sim + 1u, -1);
+    dev_port_of_sim_[sim] = static_cast<int16_t>(dev);
+    sim_port_of_dev_[dev] = sim;
+  }
 }
 
 bool SwitchMLDataplane::Claims(const FrameView& f) const {
@@ -625,7 +633,7 @@ bool SwitchMLDataplane::Claims(const FrameView& f) const {
           (f.dst_port == kUdpPortRocev2 && config_.transport == SwitchMLTransport::kRdma));
 }
 
-void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint16_t sim_port, uint32_t frame_bytes,
+void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint32_t frame_bytes,
                                 header_t& hdr, ingress_metadata_t& ig_md, IngressResult& r) {
   auto& md = ig_md.switchml_md;
   if (!pipes_[pipe_index]) pipes_[pipe_index] = std::make_unique<Pipe>();
@@ -642,7 +650,9 @@ void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint16_t s
     ingress_drop_sim_.apply(ig_md.port_metadata);
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:113
     egress_drop_sim_.apply(ig_md.port_metadata, md.simulate_egress_drop);
-    md.ingress_port = sim_port;
+    // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:116: the 9-bit
+    // device port (a retransmit goes back to it, mapped to its simulator port).
+    md.ingress_port = tofino_port;
   } else if (md.packet_type == PacketType::CONSUME1 || md.packet_type == PacketType::CONSUME2 ||
              md.packet_type == PacketType::CONSUME3) {
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:120
@@ -720,8 +730,8 @@ bool SwitchMLDataplane::Egress(const switchml_md_h& eg_md, const switchml_rdma_m
 INASIM_PACKET_STEP bool SwitchMLDataplane::IngressPasses(uint16_t ingress_port, inasim::Span<const uint8_t> frame,
                                                          ingress_metadata_t& ig_md,
                                                          NextStepSelector::Decision& decision, Emitter& out) {
-  // Worker ports are taken to be pipe-0 front-panel ports.
-  uint16_t tofino_port = ingress_port & 0x7f;
+  // A worker's device port (Validate keeps them on pipe 0, off 64 and 68).
+  uint16_t tofino_port = DevPort(ingress_port);
   for (uint32_t passes = 1;; ++passes) {
     last_passes_ = passes;
     if (passes > kMaxPasses) {
@@ -730,7 +740,7 @@ INASIM_PACKET_STEP bool SwitchMLDataplane::IngressPasses(uint16_t ingress_port, 
     }
     const int pipe = (tofino_port >> 7) & 0x3;
     IngressResult r;
-    Ingress(pipe, tofino_port, ingress_port, static_cast<uint32_t>(frame.size()), hdr_, ig_md, r);
+    Ingress(pipe, tofino_port, static_cast<uint32_t>(frame.size()), hdr_, ig_md, r);
     if (r.kind == IngressResult::Kind::kForward) {
       ++stats_.forwarded;
       out.EmitRouted(frame, passes * config_.pass_latency_ps);
@@ -788,7 +798,7 @@ INASIM_PACKET_STEP void SwitchMLDataplane::TrafficManager(const NextStepSelector
   }
   if (!Egress(ig_md.switchml_md, ig_md.switchml_rdma_md, frame, frame_bytes)) return;
   ++stats_.copies_sent;
-  out.Emit(inasim::Span<const uint8_t>(frame, frame_bytes), decision.port, latency);
+  out.Emit(inasim::Span<const uint8_t>(frame, frame_bytes), SimPort(decision.port), latency);
 }
 
 INASIM_PACKET_STEP void SwitchMLDataplane::Replicate(uint16_t mgid, switchml_md_h eg_md,

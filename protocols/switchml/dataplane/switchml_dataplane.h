@@ -238,7 +238,7 @@ class SwitchMLDataplane : public Dataplane {
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:96
   // `r` is an out parameter: an IngressResult returned by value was written
   // in two halves and read back as one word, which stalled store forwarding.
-  void Ingress(int pipe, uint16_t tofino_port, uint16_t sim_port, uint32_t frame_bytes, header_t& hdr,
+  void Ingress(int pipe, uint16_t tofino_port, uint32_t frame_bytes, header_t& hdr,
                ingress_metadata_t& ig_md, IngressResult& r);
   // The steps of Process() (inline: defined and inlined in switchml_dataplane.cc).
   /// The ingress pipeline, pass after pass (switchml.p4:96 each time), a
@@ -279,6 +279,20 @@ class SwitchMLDataplane : public Dataplane {
     std::vector<std::pair<uint16_t, uint16_t>> nodes;
   };
   std::vector<McGroup> pre_;
+  /// Worker simulator port -> its Tofino device port (SwitchMLConfig::DevPortOf),
+  /// -1 for other ports; and back, for the unicast of a retransmit.
+  std::vector<int16_t> dev_port_of_sim_;
+  std::array<int32_t, 512> sim_port_of_dev_{};
+  /// The device port a frame from simulator port `sim` enters on: a worker's
+  /// dev_port; any other port is taken as an ordinary pipe-0 port (sim & 0x7f).
+  uint16_t DevPort(uint16_t sim) const {
+    return sim < dev_port_of_sim_.size() && dev_port_of_sim_[sim] >= 0 ? static_cast<uint16_t>(dev_port_of_sim_[sim])
+                                                                       : static_cast<uint16_t>(sim & 0x7f);
+  }
+  /// The simulator port of device port `dev` (a worker's), else `dev` itself.
+  uint16_t SimPort(uint16_t dev) const {
+    return dev < sim_port_of_dev_.size() && sim_port_of_dev_[dev] >= 0 ? static_cast<uint16_t>(sim_port_of_dev_[dev]) : dev;
+  }
   Stats stats_;
   uint32_t last_passes_ = 0;
   // Per-packet scratch, reused: the payload after the parsed headers, the

@@ -36,6 +36,11 @@ inline constexpr uint16_t kUdpPortSwitchmlMask = 0xfff0;
 
 /// Number of pipes in the (4-pipe, folded) Tofino the 1024 B mode needs.
 inline constexpr int kNumPipes = 4;
+/// Pipe-0 ports the ingress parser takes for recirculated passes (with every
+/// port of pipes 1-3): a worker cannot sit there.
+// p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:50-57
+inline constexpr uint16_t kRecirculationPort64 = 64;
+inline constexpr uint16_t kRecirculationPort68 = 68;
 /// Number of Processor instances (value00..value31) per pipe.
 // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:63
 inline constexpr int kNumProcessors = 32;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -619,6 +620,73 @@ TEST(SwitchML, ConfigFromJson) {
   Send(dp, rec, p);
   ASSERT_EQ(rec.out.size(), 1u);
   EXPECT_EQ(rec.out[0].latency, 2 * 600'000u);
+}
+
+TEST(SwitchML, WorkerDevicePortsMustBeOrdinaryPipeZeroPorts) {
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:50-57: frames from
+  // ports 64 and 68 and from every port of pipes 1-3 are parsed as
+  // recirculated passes, so a worker there never aggregates: refused, naming
+  // the worker.
+  for (uint16_t bad : {uint16_t(64), uint16_t(68), uint16_t(128), uint16_t(200), uint16_t(320), uint16_t(511)}) {
+    sml::SwitchMLConfig c = MakeConfig(3);
+    c.workers[1].dev_port = bad;
+    try {
+      c.Validate();
+      ADD_FAILURE() << "dev_port " << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("workers[1].dev_port"), std::string::npos) << e.what();
+    }
+  }
+  sml::SwitchMLConfig twice = MakeConfig(3);
+  twice.workers[2].dev_port = 1;  // worker 1's default (its position)
+  EXPECT_THROW(twice.Validate(), std::invalid_argument);
+  sml::SwitchMLConfig fine = MakeConfig(3);
+  fine.workers[0].dev_port = 127;
+  fine.workers[1].dev_port = 60;
+  EXPECT_NO_THROW(fine.Validate());
+  EXPECT_EQ(fine.DevPortOf(2), 2);
+  const char* json = R"({"switch_mac":"02:00:00:00:00:fe","switch_ip":"10.0.0.254",
+      "workers":[{"id":0,"port":4,"mac":"02:00:00:00:00:01","ip":"10.0.0.1","dev_port":%d}]})";
+  char text[512];
+  std::snprintf(text, sizeof text, json, 4);
+  EXPECT_EQ(sml::SwitchMLConfig::FromJson(text).workers[0].dev_port, 4);
+  std::snprintf(text, sizeof text, json, 512);
+  EXPECT_THROW(sml::SwitchMLConfig::FromJson(text), std::invalid_argument);
+}
+
+TEST(SwitchML, SimulatorPortsAreNotDevicePorts) {
+  // Workers on simulator ports 64, 68 and 200 are device ports 0, 1, 2 (their
+  // positions): ordinary pipe-0 ports. The job aggregates in pipe 0, and a
+  // retransmission goes back to the worker's simulator port.
+  sml::SwitchMLConfig c = MakeConfig(3);
+  const uint16_t sim[3] = {64, 68, 200};
+  for (int i = 0; i < 3; ++i) c.workers[i].port = sim[i];
+  sml::SwitchMLDataplane dp(c);
+  Recorder rec;
+  std::vector<std::vector<int32_t>> vals;
+  for (int w = 0; w < 3; ++w) {
+    Packet p;
+    p.worker = w;
+    p.slot = 4;
+    p.values = Values(w, 64);
+    vals.push_back(p.values);
+    const Bytes b = WorkerPacket(p);
+    dp.Process(sim[w], inasim::Span<const uint8_t>(b.data(), b.size()), 0, rec);
+  }
+  ASSERT_EQ(rec.out.size(), 3u);
+  for (int w = 0; w < 3; ++w) EXPECT_EQ(rec.out[w].port, sim[w]);
+  EXPECT_EQ(dp.WorkerBitmap(0, 4).first, 0x7u);
+  rec.out.clear();
+  Packet again;
+  again.worker = 2;
+  again.slot = 4;
+  again.values = Values(2, 64);
+  const Bytes b = WorkerPacket(again);
+  dp.Process(200, inasim::Span<const uint8_t>(b.data(), b.size()), 0, rec);
+  ASSERT_EQ(rec.out.size(), 1u);
+  EXPECT_EQ(rec.out[0].kind, Out::kUnicast);
+  EXPECT_EQ(rec.out[0].port, 200);
+  EXPECT_EQ(rec.out[0].bytes, ResultPacket(2, again, Sum(vals), 0, 0));
 }
 
 TEST(SwitchML, Mode1024WorkerIdsAbove15HaveNoConsume1Entry) {
