@@ -112,6 +112,21 @@ std::vector<SwitchMLWorker> WorkersFromJson(const json& list) {
   return out;
 }
 
+std::vector<std::pair<mac_addr_t, uint16_t>> ForwardFromJson(const json& list) {
+  if (!list.is_array()) throw std::invalid_argument("forward: must be an array");
+  std::vector<std::pair<mac_addr_t, uint16_t>> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string path = "forward[" + std::to_string(i) + "]";
+    const json& e = list[i];
+    if (!e.is_object()) throw std::invalid_argument(path + ": must be an object {\"mac\", \"port\"}");
+    util::CheckKnownKeys(e, {"mac", "port"}, path);
+    if (!e.contains("mac") || !e.contains("port")) throw std::invalid_argument(path + ": needs \"mac\" and \"port\"");
+    out.emplace_back(MacOrThrow(util::StringField(e, "mac", path), "switchml config: " + path + ".mac"),
+                     util::UnsignedField<uint16_t>(e, "port", path, 0));
+  }
+  return out;
+}
+
 json WorkersSchema() {
   return {{"type", "array"},
           {"items", {{"type", "object"},
@@ -178,6 +193,26 @@ const ConfigKeys& Keys() {
              "RDMA: the session's partition key (rdma_receiver.py:146).")
         .U32("message_size", &SwitchMLConfig::message_size, 0, 0, 1u << 24, "bytes",
              "RDMA: bytes per message, a power-of-two number of packets (rdma_sender.py:138).");
+    k.Enum("forwarding", &SwitchMLConfig::forwarding, "routed",
+           {{"routed", SwitchMLForwarding::kRouted}, {"l2", SwitchMLForwarding::kL2}},
+           "Frames that are not SwitchML passes: `routed` by the simulator's table (ours, for fabrics) or `l2`: "
+           "upstream's ARP/ICMP responder and MAC forwarder (forwarder.p4, arp_icmp_responder.p4).");
+    HandKey<SwitchMLConfig>(k, "forward",
+                            {"array of objects", "", "each worker's MAC -> its port", "`{\"mac\", \"port\"}` each",
+                             "`l2`: the forward table's entries, destination MAC -> switch port."},
+                            {{"type", "array"}, {"items", {{"type", "object"}, {"required", {"mac", "port"}}}}},
+                            [](const json& v, SwitchMLConfig& c) { c.forward = ForwardFromJson(v); });
+    HandKey<SwitchMLConfig>(k, "flood_ports",
+                            {"array of integers", "", "the workers' ports", "0 .. 65535 each",
+                             "`l2`: the flood group's ports (the ingress port's copy excluded)."},
+                            {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}, {"maximum", 65535}}}},
+                            [](const json& v, SwitchMLConfig& c) {
+                              if (!v.is_array()) throw std::invalid_argument("flood_ports: must be an array");
+                              c.flood_ports.clear();
+                              for (size_t i = 0; i < v.size(); ++i)
+                                c.flood_ports.push_back(static_cast<uint16_t>(
+                                    util::CheckedUnsigned(v[i], "flood_ports[" + std::to_string(i) + "]", 0, 65535)));
+                            });
     keys::PassLatency(k, &SwitchMLConfig::pass_latency_ps);
     return k;
   }();

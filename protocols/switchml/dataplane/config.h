@@ -41,6 +41,17 @@ struct SwitchMLWorker {
 /// udp_sender).
 enum class SwitchMLTransport : uint8_t { kUdp, kRdma };
 
+/// What happens to frames that are not SwitchML passes (switchml.p4:184-190).
+enum class SwitchMLForwarding : uint8_t {
+  /// Our choice for fabrics: the simulator's own table routes them by IPv4
+  /// destination (the fabric's per-destination tables), untouched.
+  kRouted,
+  /// Upstream's: ARPandICMPResponder then Forwarder (forwarder.h): ARP and
+  /// ICMP echo to the switch answered, everything else switched by
+  /// destination MAC (`forward`), flooding the rest to `flood_ports`.
+  kL2,
+};
+
 struct SwitchMLConfig {
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/udp_sender.py:49
   mac_addr_t switch_mac{};
@@ -102,6 +113,17 @@ struct SwitchMLConfig {
   double ingress_drop_probability = 0.0;
   double egress_drop_probability = 0.0;
   uint64_t drop_seed = 1;  ///< seed of the model's Random<bit<16>> stand-in
+
+  /// Frames that are not SwitchML passes: routed by the simulator (default) or
+  /// upstream's L2 forwarder and ARP/ICMP responder.
+  SwitchMLForwarding forwarding = SwitchMLForwarding::kRouted;
+  /// kL2: forward's set_egress_port entries, MAC -> simulator port (the
+  /// controller's, one per ports.yaml MAC, switchml.py:311-325). Empty: each
+  /// worker's MAC -> its port.
+  std::vector<std::pair<mac_addr_t, uint16_t>> forward;
+  /// kL2: the flood group's ports (group 0x8000, every listed port,
+  /// switchml.py:327-337). Empty: the workers' ports.
+  std::vector<uint16_t> flood_ports;
 
   /// Pipeline time per ingress pass, picoseconds (paper: 520 ns).
   uint64_t pass_latency_ps = 520'000;

@@ -597,6 +597,26 @@ void EgressDropSimulator::apply(port_metadata_t& port_metadata, bool& simulate_e
 // SwitchMLDataplane
 // ---------------------------------------------------------------------------
 
+namespace {
+
+/// forward's entries: the config's, else each worker's MAC -> its port.
+std::vector<std::pair<mac_addr_t, uint16_t>> ForwardEntries(const SwitchMLConfig& c) {
+  if (!c.forward.empty()) return c.forward;
+  std::vector<std::pair<mac_addr_t, uint16_t>> out;
+  for (const auto& w : c.workers) out.emplace_back(w.mac, w.port);
+  return out;
+}
+
+/// The flood group's ports: the config's, else the workers'.
+std::vector<uint16_t> FloodPorts(const SwitchMLConfig& c) {
+  if (!c.flood_ports.empty()) return c.flood_ports;
+  std::vector<uint16_t> out;
+  for (const auto& w : c.workers) out.push_back(w.port);
+  return out;
+}
+
+}  // namespace
+
 SwitchMLDataplane::SwitchMLDataplane(SwitchMLConfig config)
     : config_((config.Validate(), std::move(config))),
       udp_receiver_(config_),
@@ -605,7 +625,10 @@ SwitchMLDataplane::SwitchMLDataplane(SwitchMLConfig config)
       rdma_sender_(config_),
       next_step_selector_(config_.folded_pipe, config_.harvest3_port),
       ingress_drop_sim_(config_.drop_seed),
-      egress_drop_sim_(config_.drop_seed ^ 0x9e3779b97f4a7c15ULL) {
+      egress_drop_sim_(config_.drop_seed ^ 0x9e3779b97f4a7c15ULL),
+      responder_(config_.switch_mac, config_.switch_ip),
+      forwarder_(ForwardEntries(config_)),
+      flood_ports_(FloodPorts(config_)) {
   worker_port_metadata_.ingress_drop_probability = DropValue(config_.ingress_drop_probability);
   worker_port_metadata_.egress_drop_probability = DropValue(config_.egress_drop_probability);
   McGroup group{config_.multicast_group, {}};
@@ -621,7 +644,51 @@ SwitchMLDataplane::SwitchMLDataplane(SwitchMLConfig config)
   }
 }
 
+void SwitchMLDataplane::ForwardRegular(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds latency,
+                                       Emitter& out) {
+  ++stats_.forwarded;
+  if (config_.forwarding == SwitchMLForwarding::kL2) {
+    ForwardL2(ingress_port, frame, latency, out);
+    return;
+  }
+  out.EmitRouted(frame, latency);
+}
+
+void SwitchMLDataplane::ForwardL2(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds latency,
+                                  Emitter& out) {
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:184-190: the
+  // responder, then the forwarder; bypass_egress, so the copies leave as the
+  // ingress deparser emits them (the bridged headers invalid).
+  l2_frame_.assign(frame.begin(), frame.end());
+  const RegularHeaders h = ParseRegular(l2_frame_.data(), l2_frame_.size());
+  if (h.truncated) {
+    ++stats_.malformed_dropped;
+    return;
+  }
+  L2Decision d;
+  const int reply = responder_.apply(l2_frame_.data(), h, ingress_port, d);
+  stats_.arp_replies += reply == 1;
+  stats_.icmp_replies += reply == 2;
+  forwarder_.apply(l2_frame_.data(), d);
+  const inasim::Span<const uint8_t> bytes(l2_frame_.data(), l2_frame_.size());
+  if (d.unicast) {
+    ++stats_.l2_unicast;
+    out.Emit(bytes, d.port, latency);
+  }
+  if (d.flood) {
+    // level1_exclusion_id = 0x8000 + ingress port: that port's node is pruned.
+    flood_copy_ports_.clear();
+    for (uint16_t p : flood_ports_)
+      if (p != ingress_port) flood_copy_ports_.push_back(p);
+    ++stats_.l2_flooded;
+    out.EmitMulticast(bytes, flood_copy_ports_, latency);
+  }
+}
+
 bool SwitchMLDataplane::Claims(const FrameView& f) const {
+  // forwarding "l2": the program parses every frame (its forwarder switches
+  // what is not SwitchML).
+  if (config_.forwarding == SwitchMLForwarding::kL2) return true;
   // parse_ipv4 (ihl 5, UDP) then parse_udp's SwitchML port range. A fragment
   // (frag_offset != 0) is claimed here and forwarded by Process().
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:135
@@ -742,8 +809,7 @@ INASIM_PACKET_STEP bool SwitchMLDataplane::IngressPasses(uint16_t ingress_port, 
     IngressResult r;
     Ingress(pipe, tofino_port, static_cast<uint32_t>(frame.size()), hdr_, ig_md, r);
     if (r.kind == IngressResult::Kind::kForward) {
-      ++stats_.forwarded;
-      out.EmitRouted(frame, passes * config_.pass_latency_ps);
+      ForwardRegular(ingress_port, frame, passes * config_.pass_latency_ps, out);
       return false;
     }
     if (r.kind == IngressResult::Kind::kDrop) {
@@ -838,8 +904,7 @@ void SwitchMLDataplane::Process(uint16_t ingress_port, inasim::Span<const uint8_
   if (parsed == ParseResult::kRegular) {
     // accept_regular: packet_type IGNORE -> forwarder.
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/parsers.p4:204
-    ++stats_.forwarded;
-    out.EmitRouted(frame, config_.pass_latency_ps);
+    ForwardRegular(ingress_port, frame, config_.pass_latency_ps, out);
     return;
   }
   ig_md.port_metadata = worker_port_metadata_;  // port_metadata_unpack (parsers.p4:48)

@@ -5,6 +5,7 @@
 #include "p4model/common/counters.h"
 #include "p4model/common/dataplane.h"
 #include "protocols/switchml/dataplane/config.h"
+#include "protocols/switchml/dataplane/forwarder.h"
 #include "protocols/switchml/dataplane/controls.h"
 #include "protocols/switchml/dataplane/next_step_selector.h"
 #include "protocols/switchml/dataplane/rdma.h"
@@ -175,6 +176,11 @@ class SwitchMLDataplane : public Dataplane {
     uint64_t sender_misses = 0;       ///< udp_sender.dst_addr / rdma_sender.create_roce_packet miss (copy dropped)
     uint64_t rdma_sequence_drops = 0; ///< RoCE middle/last packets dropped by rdma_receiver (PSN out of sequence)
     uint64_t recirculation_limit = 0; ///< more than kMaxPasses passes (cannot happen with the stock entries)
+    // forwarding "l2" (forwarder.h): what the responder and forwarder did
+    uint64_t arp_replies = 0;         ///< arp_icmp send_arp_reply
+    uint64_t icmp_replies = 0;        ///< arp_icmp send_icmp_echo_reply
+    uint64_t l2_unicast = 0;          ///< a unicast copy (send_back or set_egress_port)
+    uint64_t l2_flooded = 0;          ///< flood(0x8000): one EmitMulticast
     static constexpr StatCounter<Stats> kCounters[] = {
         {"processed", &Stats::processed},
         {"malformed_dropped", &Stats::malformed_dropped},
@@ -188,7 +194,11 @@ class SwitchMLDataplane : public Dataplane {
         {"copies_sent", &Stats::copies_sent},
         {"sender_misses", &Stats::sender_misses},
         {"rdma_sequence_drops", &Stats::rdma_sequence_drops},
-        {"recirculation_limit", &Stats::recirculation_limit}};
+        {"recirculation_limit", &Stats::recirculation_limit},
+        {"arp_replies", &Stats::arp_replies},
+        {"icmp_replies", &Stats::icmp_replies},
+        {"l2_unicast", &Stats::l2_unicast},
+        {"l2_flooded", &Stats::l2_flooded}};
   };
   static constexpr uint32_t kMaxPasses = 16;
 
@@ -279,6 +289,15 @@ class SwitchMLDataplane : public Dataplane {
     std::vector<std::pair<uint16_t, uint16_t>> nodes;
   };
   std::vector<McGroup> pre_;
+  // forwarding "l2": the regular-traffic path (forwarder.h) and its scratch.
+  ArpIcmpResponder responder_;
+  Forwarder forwarder_;
+  std::vector<uint16_t> flood_ports_;
+  std::vector<uint8_t> l2_frame_;
+  std::vector<uint16_t> flood_copy_ports_;
+  /// A frame that is not a SwitchML pass, forwarded as config_.forwarding says.
+  void ForwardRegular(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds latency, Emitter& out);
+  void ForwardL2(uint16_t ingress_port, inasim::Span<const uint8_t> frame, Picoseconds latency, Emitter& out);
   /// Worker simulator port -> its Tofino device port (SwitchMLConfig::DevPortOf),
   /// -1 for other ports; and back, for the unicast of a retransmit.
   std::vector<int16_t> dev_port_of_sim_;
