@@ -3,6 +3,7 @@
 
 #include "protocols/switchml/dataplane/controls.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -64,7 +65,8 @@ class NextStepSelector {
   static constexpr uint16_t kUpstreamHarvest3Port = 448;
   static constexpr uint16_t kPipe2Harvest3Port = 320;
 
-  /// Per pool-index counters of next_step (summed over pipes).
+  /// Per pool-index counters of next_step, one set per pipe (the pipe of the
+  /// pass's ingress port, as every Counter of the Pipeline exists per pipe).
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:37
   struct Counters {
     uint64_t broadcast = 0, retransmit = 0, recirculate = 0, drop = 0;
@@ -80,8 +82,9 @@ class NextStepSelector {
   }
 
   const std::vector<Entry>& entries() const { return entries_; }
-  /// Counters of the pool indices that counted anything, by pool index.
-  std::map<uint32_t, Counters> counters() const;
+  /// Counters of the pool indices that counted anything in `pipe`, by pool
+  /// index; pipe -1: summed over the pipes.
+  std::map<uint32_t, Counters> counters(int pipe = -1) const;
 
   // Table next_step; `tofino_ingress_port` is this pass's ingress (dev) port.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:150
@@ -103,9 +106,9 @@ class NextStepSelector {
   // order: key k's are candidates_[candidates_begin_[k] .. candidates_begin_[k + 1]).
   std::vector<Entry> candidates_;
   std::vector<uint16_t> candidates_begin_;
-  // [pool_index], allocated on first count. Every count increments one of the
-  // four, so the indices that counted anything are those with a nonzero one.
-  std::vector<Counters> counters_;
+  // [pipe][pool_index], allocated on first count. Every count increments one
+  // of the four, so the indices that counted anything are those with a nonzero one.
+  std::array<std::vector<Counters>, kNumPipes> counters_;
 };
 
 }  // namespace inasim::p4::switchml

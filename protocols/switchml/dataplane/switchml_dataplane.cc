@@ -945,6 +945,17 @@ nlohmann::json TouchedPairs(const R& reg) {
 
 namespace {
 /// The RoCE path's counters and per-queue-pair state, by QP_INDEX / worker.
+nlohmann::json NextStepCountersJson(const std::map<uint32_t, NextStepSelector::Counters>& counters) {
+  nlohmann::json ns = nlohmann::json::object();
+  for (const auto& [idx, c] : counters) {
+    ns[std::to_string(idx)] = {{"broadcast", c.broadcast},
+                               {"retransmit", c.retransmit},
+                               {"recirculate", c.recirculate},
+                               {"drop", c.drop}};
+  }
+  return ns;
+}
+
 nlohmann::json DumpRdma(const RDMAReceiver& rx, const RDMASender& tx) {
   using nlohmann::json;
   json j;
@@ -1012,14 +1023,12 @@ std::string SwitchMLDataplane::DumpState() const {
     pipes.push_back(jp);
   }
   j["pipes"] = pipes;
-  json ns = json::object();
-  for (const auto& [idx, c] : next_step_selector_.counters()) {
-    ns[std::to_string(idx)] = {{"broadcast", c.broadcast},
-                               {"retransmit", c.retransmit},
-                               {"recirculate", c.recirculate},
-                               {"drop", c.drop}};
-  }
-  j["next_step_counters"] = ns;
+  // Summed over the pipes (what one read on the all-pipes target gives, if
+  // BF-RT sums a counter's pipes), then each pipe's own.
+  j["next_step_counters"] = NextStepCountersJson(next_step_selector_.counters());
+  json by_pipe = json::array();
+  for (int p = 0; p < kNumPipes; ++p) by_pipe.push_back(NextStepCountersJson(next_step_selector_.counters(p)));
+  j["next_step_counters_by_pipe"] = by_pipe;
   json rc = json::object();
   for (size_t i = 0; i < udp_receiver_.entries().size(); ++i) {
     rc[std::to_string(udp_receiver_.entries()[i].worker_id)] = {

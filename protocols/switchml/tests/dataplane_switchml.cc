@@ -418,6 +418,17 @@ TEST(SwitchML, Mode1024UsesFourPipesAndElevenPasses) {
     EXPECT_EQ(dp.Value(pipe, 0, 12).first, uint32_t(p0.values[(2 * pipe) * 32]));
     EXPECT_EQ(dp.Value(pipe, 31, 12).second, uint32_t(p0.values[(2 * pipe + 1) * 32 + 31]));
   }
+  // next_step's counters exist per pipe too (next_step_selector.p4:37-40):
+  // recirculate_for_consume counts a consume (drop) and a recirculation in
+  // pipes 0, 1, 2; finish_consume a consume in pipe 3. The top level sums them.
+  const auto dump = nlohmann::json::parse(dp.DumpState());
+  for (int pipe = 0; pipe < 4; ++pipe) {
+    const auto& c = dump["next_step_counters_by_pipe"][pipe]["12"];
+    EXPECT_EQ(c["drop"], 1) << "pipe " << pipe;
+    EXPECT_EQ(c["recirculate"], pipe < 3 ? 1 : 0) << "pipe " << pipe;
+  }
+  EXPECT_EQ(dump["next_step_counters"]["12"]["drop"], 4);
+  EXPECT_EQ(dump["next_step_counters"]["12"]["recirculate"], 3);
   Send(dp, rec, p1);
   EXPECT_EQ(dp.last_passes(), 11u);  // CONSUME0..3 + HARVEST1..7
   const auto sum = Sum({p0.values, p1.values});
