@@ -13,6 +13,7 @@ packages=(
   python3-distributed                # sweeps on a Dask cluster (inasim sweep --scheduler)
   python3-scipy python3-tqdm         # confidence intervals (inasim.stats); progress bars in notebooks
   python3-jsonschema                 # tests: `inasim schema` validates every shipped scenario
+  tshark                             # tests: outputs.pcap decoded with tools/inasim.lua
 )
 missing=()
 for p in "${packages[@]}"; do

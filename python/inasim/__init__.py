@@ -209,6 +209,8 @@ class Result:
         self._raw = raw
         self.json: dict = json.loads(raw.json_text)
         self.csv: dict[str, str] = dict(zip(raw.csv_names, raw.csv_texts))
+        # Binary outputs by name under the results directory (outputs.pcap: "pcap/link-0-h0-s0.pcap").
+        self.files: dict[str, bytes] = dict(raw.files)
         self.correct: bool = raw.correct
         self.summary: str = raw.summary
         self._tables = None

@@ -42,11 +42,23 @@ bool IsResultsFileName(const std::string& name) {
          (name.size() > 4 && name.compare(name.size() - 4, 4, ".csv") == 0);
 }
 
+/// The captures' folder (outputs.pcap): nothing but regular *.pcap files.
+bool IsPcapFolder(const fs::path& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!fs::is_regular_file(it->symlink_status(ec)) || name.size() < 6 || name.compare(name.size() - 5, 5, ".pcap") != 0)
+      return false;
+  }
+  return !ec;
+}
+
 /// Empty if `dir` holds nothing but regular files a run writes; else the first other entry.
 std::string ForeignEntry(const fs::path& dir) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::file_status st = it->symlink_status(ec);
+    if (!ec && fs::is_directory(st) && it->path().filename() == "pcap" && IsPcapFolder(it->path())) continue;
     if (ec || !fs::is_regular_file(st) || !IsResultsFileName(it->path().filename().string()))
       return it->path().filename().string();
   }
@@ -175,6 +187,10 @@ void WriteResults(const RunResult& result, const std::string& dir) {
     WriteFile(tmp / kMarkerName, kMarkerText);  // first: a killed run's leftover is recognisably ours
     WriteFile(tmp / "results.json", result.json.dump(2) + "\n");
     for (size_t i = 0; i < result.csv_names.size(); ++i) WriteFile(tmp / result.csv_names[i], result.csv_texts[i]);
+    for (const auto& [name, bytes] : result.files) {
+      fs::create_directories((tmp / name).parent_path());
+      WriteFile(tmp / name, bytes);
+    }
     WriteFile(tmp / "summary.txt", result.summary);
     // Replace an older result only once the new one is complete.
     if (fs::exists(fs::symlink_status(target, ec))) {

@@ -1,4 +1,6 @@
 #include "ina/runner.h"
+
+#include "ina/pcap-capture.h"
 #include "ina/version.h"
 
 #include "congestion/flow_stats.h"
@@ -407,6 +409,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   workload = StartWorkload(s, *fabric, hosts, control);
   background = StartBackground(s, *fabric, hosts, control);
   LinkSampler sampler(s, topology, *fabric, control);
+  std::unique_ptr<PcapCapture> pcap;
+  if (s.outputs.pcap.enabled) pcap = std::make_unique<PcapCapture>(s.outputs.pcap, topology, *fabric);
 
   const bool show_progress = options.progress == ProgressMode::kOn ||
                              (options.progress == ProgressMode::kAuto && isatty(STDERR_FILENO));
@@ -441,6 +445,10 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   if (s.outputs.sample_interval_ps > 0) {
     out.csv_names.push_back("samples.csv");
     out.csv_texts.push_back(sampler.csv());
+  }
+  if (pcap) {
+    out.json["outputs"]["pcap"] = pcap->Report();
+    out.files = pcap->Files();
   }
 
   destroy_on_throw.armed = false;

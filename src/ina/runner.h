@@ -36,6 +36,9 @@ struct RunResult {
   nlohmann::json json;
   std::vector<std::string> csv_names;
   std::vector<std::string> csv_texts;
+  /// Binary files beside them (pcap/*.pcap): name under the results
+  /// directory, bytes.
+  std::vector<std::pair<std::string, std::string>> files;
   bool correct = true;  ///< every checked aggregate matched the exact sum
   std::string summary;  ///< a few human-readable lines
 };

@@ -343,13 +343,66 @@ const CoreSection<Scenario>& Stop() {
   return section;
 }
 
+/// outputs.pcap.links / .nodes: a list read by hand, each entry checked.
+template <class E>
+void ReadPcapList(Reader& r, const char* key, std::vector<E>& out) {
+  const json* v = r.Raw(key);
+  if (!v) return;
+  if (!v->is_array()) r.Fail(key, "must be an array, got " + v->dump());
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& e = (*v)[i];
+    if constexpr (std::is_same_v<E, std::string>) {
+      if (!e.is_string()) r.Fail(fmt::format("{}[{}]", key, i), "must be a node name (a string), got " + e.dump());
+      out.push_back(e.get<std::string>());
+    } else {
+      if (!e.is_number_unsigned() || e.get<uint64_t>() > UINT32_MAX)
+        r.Fail(fmt::format("{}[{}]", key, i), "must be a link number (links.csv's `link`), got " + e.dump());
+      out.push_back(static_cast<E>(e.get<uint64_t>()));
+    }
+  }
+  r.out()[key] = *v;
+}
+
+const CoreSection<PcapSpec>& Pcap() {
+  static const auto section = [] {
+    CoreSection<PcapSpec> p("outputs.pcap", "Wireshark captures of chosen links");
+    p.Step([](Reader&, PcapSpec& s, const ScenarioInput&) { s.enabled = true; })
+        .Custom("links",
+                {"array of integers", "", "(none)", "link numbers (links.csv's `link`)",
+                 "Links to capture: one file `pcap/link-<n>-<a>-<b>.pcap` each, both directions."},
+                [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
+                [](Reader& r, PcapSpec& s, const ScenarioInput&) { ReadPcapList(r, "links", s.links); })
+        .Custom("nodes",
+                {"array of strings", "", "(none)", "node names (links.csv's `a`, `b`)",
+                 "Nodes whose every link is captured (a host: its one link)."},
+                [] { return json{{"type", "array"}, {"items", {{"type", "string"}}}}; },
+                [](Reader& r, PcapSpec& s, const ScenarioInput&) { ReadPcapList(r, "nodes", s.nodes); })
+        .TimePs("from_us", &PcapSpec::from_ps, 0, 0, 1e10, TimeUnit::kUs,
+                "Capture frames that start on the wire at or after this time.")
+        .TimePs("until_us", &PcapSpec::until_ps, 1e10, 0, 1e10, TimeUnit::kUs, "... and before this time.")
+        .U64("max_bytes", &PcapSpec::max_bytes, 64ull << 20, 24, 1ull << 34, "bytes",
+             "Per file, headers included: frames past it are left out (counted in results.json).")
+        .U32("snaplen", &PcapSpec::snaplen, 65535, 64, 262144, "bytes", "Bytes kept of each frame.")
+        .Check([](const PcapSpec& s, Reader& r) {
+          if (s.links.empty() && s.nodes.empty()) r.Fail("links", "give `links` or `nodes` (what to capture)");
+          if (s.until_ps <= s.from_ps) r.Fail("until_us", "must be after from_us");
+        });
+    return p;
+  }();
+  return section;
+}
+
 const CoreSection<OutputSpec>& Outputs() {
   static const auto section =
       CoreSection<OutputSpec>("outputs", "What a run writes besides results.json")
           .Bool("links_csv", &OutputSpec::links_csv, true, "Write `links.csv`.")
           .TimePs("sample_interval_us", &OutputSpec::sample_interval_ps, 0, 0, 1e9, TimeUnit::kUs,
                   "If > 0, sample every link direction's queue, byte counter and utilisation over the last interval "
-                  "into `samples.csv`.");
+                  "into `samples.csv`.")
+          .ObjectIfGiven("pcap", &OutputSpec::pcap, Pcap(),
+                         "Wireshark-readable captures (libpcap, nanosecond timestamps) of chosen links, as "
+                         "`pcap/*.pcap`; `tools/inasim.lua` decodes the protocols' headers. See "
+                         "[outputs.pcap](#outputspcap).");
   return section;
 }
 

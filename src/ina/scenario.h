@@ -206,9 +206,21 @@ struct BackgroundSpec {
   CongestionSpec congestion;
 };
 
+/// outputs.pcap: Wireshark captures of chosen links (pcap-capture.h).
+struct PcapSpec {
+  bool enabled = false;              ///< the section was given
+  std::vector<uint32_t> links;       ///< link numbers, as links.csv's `link`
+  std::vector<std::string> nodes;    ///< node names: every link of each
+  uint64_t from_ps = 0;              ///< frames that start on the wire in [from, until)
+  uint64_t until_ps = UINT64_MAX;
+  uint64_t max_bytes = 64ull << 20;  ///< per file, headers included
+  uint32_t snaplen = 65535;          ///< bytes kept of each frame
+};
+
 struct OutputSpec {
   bool links_csv = true;
   uint64_t sample_interval_ps = 0;  // 0 = no queue/utilisation time series
+  PcapSpec pcap;
 };
 
 struct Scenario {

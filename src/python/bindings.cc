@@ -152,6 +152,12 @@ PYBIND11_MODULE(_inasim, m) {
       .def_property_readonly("json_text", [](const inasim::RunResult& r) { return r.json.dump(); })
       .def_readonly("csv_names", &inasim::RunResult::csv_names)
       .def_readonly("csv_texts", &inasim::RunResult::csv_texts)
+      .def_property_readonly("files",
+                             [](const inasim::RunResult& r) {
+                               py::dict d;
+                               for (const auto& [name, bytes] : r.files) d[py::str(name)] = py::bytes(bytes);
+                               return d;
+                             })
       .def_readonly("correct", &inasim::RunResult::correct)
       .def_readonly("summary", &inasim::RunResult::summary)
       .def("write", [](const inasim::RunResult& r, const std::string& dir) { inasim::WriteResults(r, dir); });
