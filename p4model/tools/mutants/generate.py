@@ -21,7 +21,7 @@ import sys
 # Lines are read outside comments and #include lines only.
 NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 RELATIONAL = re.compile(r"(==|!=|>=|<=)")
-LOGICAL = re.compile(r"(&&(?!&)|\|\|)")
+LOGICAL = re.compile(r"((?<!&)&&(?!&)|\|\|)")
 ARITHMETIC = re.compile(r"(?<=\s)([+%|&])(?=\s)")
 BOOLEAN = re.compile(r"\b(true|false)\b")
 SWAPS = [
