@@ -11,6 +11,9 @@ namespace {
 constexpr uint8_t kTcp = 6;
 }  // namespace
 
+// Registered at load time, so `inasim trace-sources` lists it before any run.
+NS_OBJECT_ENSURE_REGISTERED(TsqTcpSocket);
+
 TypeId TsqTcpSocket::GetTypeId() {
   static TypeId tid = TypeId("inasim::TsqTcpSocket")
                           .SetParent<TcpSocketBase>()

@@ -18,6 +18,9 @@
 
 #include <fmt/format.h>
 
+#include <ns3/application.h>
+#include <ns3/net-device.h>
+#include <ns3/node.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,6 +44,7 @@ constexpr const char* kUsage =
     "           [--out DIR]\n"
     "       inasim fidelity [--small] [--protocol P] [--results DIR] [--out DIR] [--run none|missing|all]\n"
     "       inasim protocols [--json]\n"
+    "       inasim trace-sources [--json]\n"
     "       inasim schema [--markdown]\n"
     "       inasim --version | --help | COMMAND --help\n"
     "Scenario keys, units and defaults: docs/SCENARIO.md\n";
@@ -113,6 +117,50 @@ int ProtocolsCommand(const std::vector<std::string>& args) {
   for (const inasim::Protocol& p : inasim::Protocols())
     std::printf("%-12s %-11s %s\n", std::string(p.name).c_str(), std::string(p.workload_type).c_str(),
                 std::string(p.summary).c_str());
+  return 0;
+}
+
+constexpr const char* kTraceSourcesUsage =
+    "usage: inasim trace-sources [--json]\n"
+    "Lists the ns-3 trace sources of INA-Sim's objects (devices, switches, protocol agents) with the\n"
+    "Config path that reaches every instance in a run, e.g. for Config::ConnectWithoutContext.\n";
+
+/// The Config path of every instance of `tid` in a run: devices hang off
+/// nodes' DeviceList, protocol agents off their ApplicationList, switches are
+/// nodes; anything else is reached through the object that holds it.
+std::string ConfigPathOf(ns3::TypeId tid, const std::string& source) {
+  const std::string typed = "$" + tid.GetName() + "/" + source;
+  if (tid.IsChildOf(ns3::NetDevice::GetTypeId())) return "/NodeList/*/DeviceList/*/" + typed;
+  if (tid.IsChildOf(ns3::Application::GetTypeId())) return "/NodeList/*/ApplicationList/*/" + typed;
+  if (tid.IsChildOf(ns3::Node::GetTypeId())) return "/NodeList/*/" + typed;
+  return "(no Config path: connect on the object)";
+}
+
+int TraceSourcesCommand(const std::vector<std::string>& args) {
+  if (args.size() > 2 || (args.size() == 2 && args[1] != "--json" && args[1] != "--help"))
+    throw std::invalid_argument(args.size() > 2 ? "trace-sources: too many arguments"
+                                                : fmt::format("trace-sources: unknown option \"{}\"", args[1]));
+  if (args.size() == 2 && args[1] == "--help") {
+    std::fputs(kTraceSourcesUsage, stdout);
+    return 0;
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (uint32_t i = 0; i < ns3::TypeId::GetRegisteredN(); ++i) {
+    const ns3::TypeId tid = ns3::TypeId::GetRegistered(i);
+    if (tid.GetName().rfind("inasim::", 0) != 0) continue;
+    for (std::size_t s = 0; s < tid.GetTraceSourceN(); ++s) {
+      const ns3::TypeId::TraceSourceInformation t = tid.GetTraceSource(s);
+      list.push_back({{"type", tid.GetName()}, {"source", t.name}, {"path", ConfigPathOf(tid, t.name)},
+                      {"callback", t.callback}, {"help", t.help}});
+    }
+  }
+  if (args.size() == 2) {
+    std::printf("%s\n", list.dump(2).c_str());
+    return 0;
+  }
+  for (const auto& t : list)
+    std::printf("%s\n    %s\n    %s\n", t["path"].get<std::string>().c_str(), t["help"].get<std::string>().c_str(),
+                t["callback"].get<std::string>().c_str());
   return 0;
 }
 
@@ -233,8 +281,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (args[0] == "sweep" || args[0] == "compare" || args[0] == "fidelity") return ExecPython(args);  // their --help is Python's
-    if (args[0] == "protocols" || args[0] == "schema") {
+    if (args[0] == "protocols" || args[0] == "schema" || args[0] == "trace-sources") {
       try {
+        if (args[0] == "trace-sources") return TraceSourcesCommand(args);
         return args[0] == "schema" ? SchemaCommand(args) : ProtocolsCommand(args);
       } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());

@@ -4,6 +4,8 @@
 
 #include "congestion/load_balancer.h"
 
+#include <ns3/config.h>
+
 #include <numeric>
 
 using namespace inasim;
@@ -42,6 +44,24 @@ TEST_F(FabricTest, OnePacketArrivesAtExactStoreAndForwardTime) {
   ASSERT_EQ(sink.times_ps.size(), 1u);
   // Two hops, each serialisation + propagation.
   EXPECT_EQ(sink.times_ps[0], 1 * kUs + 2 * (kSer1000 + 500'000));
+}
+
+TEST_F(FabricTest, TraceSourcesAreReachableThroughTheirConfigPaths) {
+  // The path `inasim trace-sources` prints for InaNetDevice: every device, of
+  // hosts and of switches, is in its node's DeviceList.
+  Fabric& f = Build(topo::BuildSingleRack(2, Link(100, 500'000)));
+  uint64_t starts = 0;
+  ns3::Config::ConnectWithoutContext(
+      "/NodeList/*/DeviceList/*/$inasim::InaNetDevice/TxStart",
+      ns3::MakeBoundCallback(+[](uint64_t* n, ns3::Ptr<const ns3::Packet>, uint64_t) { ++*n; }, &starts));
+  Sink(1, 7000);
+  Sender(0).SendAt(0, 1, 7000, 1000, 3);
+  RunFor(100 * kUs);
+  uint64_t sent = 0;
+  for (uint32_t l = 0; l < f.topology().links().size(); ++l)
+    for (int d = 0; d < 2; ++d) sent += f.link_tx(l, d).counters().tx_packets;
+  EXPECT_EQ(sent, 6u);  // the host's NIC and the switch's port to host 1, 3 frames each
+  EXPECT_EQ(starts, sent);
 }
 
 TEST_F(FabricTest, BackToBackFramesAreSpacedBySerialisation) {

@@ -45,6 +45,9 @@ enum BlockState : uint8_t { kNotIssued = 0, kIssued = 1, kDone = 2 };
 
 // ------------------------------------------------------------------ host ----
 
+// Registered at load time, so `inasim trace-sources` lists it before any run.
+NS_OBJECT_ENSURE_REGISTERED(CanaryHost);
+
 ns3::TypeId CanaryHost::GetTypeId() {
   static ns3::TypeId tid = ns3::TypeId("inasim::CanaryHost")
                                .SetParent<ns3::Application>()

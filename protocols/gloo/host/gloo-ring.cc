@@ -52,6 +52,9 @@ GlooPlan::GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes) :
 
 // ------------------------------------------------------------------ rank ----
 
+// Registered at load time, so `inasim trace-sources` lists it before any run.
+NS_OBJECT_ENSURE_REGISTERED(GlooRank);
+
 ns3::TypeId GlooRank::GetTypeId() {
   static ns3::TypeId tid =
       ns3::TypeId("inasim::GlooRank").SetParent<ns3::Application>().SetGroupName("Inasim").AddConstructor<GlooRank>();

@@ -70,6 +70,9 @@ std::pair<uint64_t, uint64_t> NcclPlan::Range(uint32_t r, uint32_t c, size_t m, 
 
 // ------------------------------------------------------------------ rank ----
 
+// Registered at load time, so `inasim trace-sources` lists it before any run.
+NS_OBJECT_ENSURE_REGISTERED(NcclRank);
+
 ns3::TypeId NcclRank::GetTypeId() {
   static ns3::TypeId tid =
       ns3::TypeId("inasim::NcclRank").SetParent<ns3::Application>().SetGroupName("Inasim").AddConstructor<NcclRank>();

@@ -46,6 +46,9 @@ struct LoopShape {
 };
 }  // namespace
 
+// Registered at load time, so `inasim trace-sources` lists it before any run.
+NS_OBJECT_ENSURE_REGISTERED(NcclTcpRank);
+
 ns3::TypeId NcclTcpRank::GetTypeId() {
   static ns3::TypeId tid = ns3::TypeId("inasim::NcclTcpRank")
                                .SetParent<ns3::Application>()

@@ -62,6 +62,9 @@ P4SGDStageTimes StageTimes(const P4SGDSpec& spec, uint32_t features) {
 
 // --- worker -------------------------------------------------------------------
 
+// Registered at load time, so `inasim trace-sources` lists it before any run.
+NS_OBJECT_ENSURE_REGISTERED(P4SGDWorker);
+
 ns3::TypeId P4SGDWorker::GetTypeId() {
   static ns3::TypeId tid =
       ns3::TypeId("inasim::P4SGDWorker")

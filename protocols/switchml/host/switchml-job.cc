@@ -49,6 +49,9 @@ float AsFloat(uint32_t bits) {
 
 // ---------------------------------------------------------------- worker ----
 
+// Registered at load time, so `inasim trace-sources` lists it before any run.
+NS_OBJECT_ENSURE_REGISTERED(SwitchMLWorker);
+
 ns3::TypeId SwitchMLWorker::GetTypeId() {
   static ns3::TypeId tid = ns3::TypeId("inasim::SwitchMLWorker")
                                .SetParent<ns3::Application>()

@@ -46,6 +46,9 @@ class SwitchMLParameterServer::Replies : public p4::Emitter {
   const std::vector<uint32_t>& worker_ips_;
 };
 
+// Registered at load time, so `inasim trace-sources` lists it before any run.
+NS_OBJECT_ENSURE_REGISTERED(SwitchMLParameterServer);
+
 ns3::TypeId SwitchMLParameterServer::GetTypeId() {
   static ns3::TypeId tid = ns3::TypeId("inasim::SwitchMLParameterServer")
                                .SetParent<ns3::Application>()
