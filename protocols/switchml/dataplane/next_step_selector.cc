@@ -157,10 +157,9 @@ NextStepSelector::Decision NextStepSelector::apply(header_t& hdr, ingress_metada
   }
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:189
   if (count_consume || count_drop || count_recirculate || count_broadcast || count_retransmit) {
-    std::vector<Counters>& pipe = counters_[(tofino_ingress_port >> 7) & (kNumPipes - 1)];
-    if (pipe.empty()) pipe.resize(kRegisterSize);
+    if (counters_.empty()) counters_.resize(kRegisterSize);
     const uint32_t idx = md.pool_index & (kRegisterSize - 1);
-    Counters& c = pipe[idx];
+    Counters& c = counters_[idx][(tofino_ingress_port >> 7) & (kNumPipes - 1)];
     if (count_consume || count_drop) ++c.drop;
     if (count_recirculate) ++c.recirculate;
     if (count_broadcast) ++c.broadcast;
@@ -197,10 +196,10 @@ void NextStepSelector::index_entries() {
 
 std::map<uint32_t, NextStepSelector::Counters> NextStepSelector::counters(int pipe) const {
   std::map<uint32_t, Counters> out;
-  for (int p = 0; p < kNumPipes; ++p) {
-    if (pipe >= 0 && p != pipe) continue;
-    for (uint32_t i = 0; i < counters_[p].size(); ++i) {
-      const Counters& c = counters_[p][i];
+  for (uint32_t i = 0; i < counters_.size(); ++i) {
+    for (int p = 0; p < kNumPipes; ++p) {
+      if (pipe >= 0 && p != pipe) continue;
+      const Counters& c = counters_[i][p];
       if (c.broadcast == 0 && c.retransmit == 0 && c.recirculate == 0 && c.drop == 0) continue;
       Counters& o = out[i];
       o.broadcast += c.broadcast;
