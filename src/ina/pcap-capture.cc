@@ -44,34 +44,34 @@ std::string GlobalHeader(uint32_t snaplen) {
   return std::string(h, kGlobalHeaderBytes);
 }
 
-/// The links `spec` names: `links` by index, every link of each of `nodes`.
-std::vector<uint32_t> SelectedLinks(const PcapSpec& spec, const topo::Topology& topology) {
+}  // namespace
+
+std::vector<uint32_t> SelectLinks(const std::vector<uint32_t>& links, const std::vector<std::string>& nodes,
+                                  const topo::Topology& topology, const std::string& links_key,
+                                  const std::string& nodes_key) {
   std::set<uint32_t> out;
-  for (size_t i = 0; i < spec.links.size(); ++i) {
-    if (spec.links[i] >= topology.links().size())
-      throw ScenarioError(fmt::format("outputs.pcap.links[{}]: no link {} (the topology has links 0..{}, as links.csv "
-                                      "numbers them)",
-                                      i, spec.links[i], topology.links().size() - 1));
-    out.insert(spec.links[i]);
+  for (size_t i = 0; i < links.size(); ++i) {
+    if (links[i] >= topology.links().size())
+      throw ScenarioError(fmt::format("{}[{}]: no link {} (the topology has links 0..{}, as links.csv numbers them)",
+                                      links_key, i, links[i], topology.links().size() - 1));
+    out.insert(links[i]);
   }
-  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
     bool found = false;
     for (uint32_t l = 0; l < topology.links().size(); ++l) {
       const topo::Link& link = topology.links()[l];
-      if (topology.node(link.a).name == spec.nodes[i] || topology.node(link.b).name == spec.nodes[i]) {
+      if (topology.node(link.a).name == nodes[i] || topology.node(link.b).name == nodes[i]) {
         out.insert(l);
         found = true;
       }
     }
-    if (!found) throw ScenarioError(fmt::format("outputs.pcap.nodes[{}]: no node named \"{}\" with a link", i, spec.nodes[i]));
+    if (!found) throw ScenarioError(fmt::format("{}[{}]: no node named \"{}\" with a link", nodes_key, i, nodes[i]));
   }
   return {out.begin(), out.end()};
 }
 
-}  // namespace
-
 PcapCapture::PcapCapture(const PcapSpec& spec, const topo::Topology& topology, Fabric& fabric) : spec_(spec) {
-  for (uint32_t l : SelectedLinks(spec, topology)) {
+  for (uint32_t l : SelectLinks(spec.links, spec.nodes, topology, "outputs.pcap.links", "outputs.pcap.nodes")) {
     const topo::Link& link = topology.links()[l];
     File f;
     f.name = fmt::format("pcap/link-{}-{}-{}.pcap", l, topology.node(link.a).name, topology.node(link.b).name);

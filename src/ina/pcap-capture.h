@@ -24,6 +24,15 @@ namespace topo {
 class Topology;
 }
 
+/// The links named by number (`links`, as links.csv numbers them) and by
+/// node (every link of each of `nodes`), in link order, without repeats.
+/// Throws ScenarioError naming `<key>.links[i]` / `<key>.nodes[i]` (`links_key`
+/// and `nodes_key` are the full key paths) for a link or node the topology
+/// does not have.
+std::vector<uint32_t> SelectLinks(const std::vector<uint32_t>& links, const std::vector<std::string>& nodes,
+                                  const topo::Topology& topology, const std::string& links_key,
+                                  const std::string& nodes_key);
+
 class PcapCapture {
  public:
   /// Hooks the TxStart trace of both directions of every selected link.

@@ -204,7 +204,14 @@ class LinkSampler {
   LinkSampler(const Scenario& s, const topo::Topology& topology, const Fabric& fabric, const RunControl& control)
       : s_(s), topology_(topology), fabric_(fabric), control_(control),
         busy_before_(2 * topology.links().size(), 0) {
-    if (s.outputs.sample_interval_ps > 0) Simulator::Schedule(PicoSeconds(0), &LinkSampler::Sample, this);
+    if (s.outputs.sample_interval_ps == 0) return;
+    if (s.outputs.sample_links.empty() && s.outputs.sample_nodes.empty()) {
+      for (uint32_t i = 0; i < topology.links().size(); ++i) links_.push_back(i);
+    } else {
+      links_ = SelectLinks(s.outputs.sample_links, s.outputs.sample_nodes, topology, "outputs.sample_links",
+                           "outputs.sample_nodes");
+    }
+    Simulator::Schedule(PicoSeconds(0), &LinkSampler::Sample, this);
   }
   const std::string& csv() const { return csv_; }
 
@@ -212,7 +219,7 @@ class LinkSampler {
   void Sample() {
     const uint64_t now_ps = NowPs();
     const double now = PsToS(now_ps);
-    for (uint32_t i = 0; i < topology_.links().size(); ++i)
+    for (uint32_t i : links_)
       for (int d = 0; d < 2; ++d) {
         const InaNetDevice& dev = fabric_.link_tx(i, d);
         // Busy time since the previous sample over the interval: the link's
@@ -234,6 +241,7 @@ class LinkSampler {
   const Fabric& fabric_;
   const RunControl& control_;
   std::vector<uint64_t> busy_before_;
+  std::vector<uint32_t> links_;  ///< the links sampled, in link order
   uint64_t sampled_ps_ = 0;
   std::string csv_ = "time_s,link,direction,queue_bytes,queue_packets,tx_bytes,utilization\n";
 };

@@ -343,9 +343,10 @@ const CoreSection<Scenario>& Stop() {
   return section;
 }
 
-/// outputs.pcap.links / .nodes: a list read by hand, each entry checked.
+/// A list of link numbers or node names (outputs.pcap.links / .nodes,
+/// outputs.sample_links / .sample_nodes) read by hand, each entry checked.
 template <class E>
-void ReadPcapList(Reader& r, const char* key, std::vector<E>& out) {
+void ReadIdList(Reader& r, const char* key, std::vector<E>& out) {
   const json* v = r.Raw(key);
   if (!v) return;
   if (!v->is_array()) r.Fail(key, "must be an array, got " + v->dump());
@@ -371,12 +372,12 @@ const CoreSection<PcapSpec>& Pcap() {
                 {"array of integers", "", "(none)", "link numbers (links.csv's `link`)",
                  "Links to capture: one file `pcap/link-<n>-<a>-<b>.pcap` each, both directions."},
                 [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
-                [](Reader& r, PcapSpec& s, const ScenarioInput&) { ReadPcapList(r, "links", s.links); })
+                [](Reader& r, PcapSpec& s, const ScenarioInput&) { ReadIdList(r, "links", s.links); })
         .Custom("nodes",
                 {"array of strings", "", "(none)", "node names (links.csv's `a`, `b`)",
                  "Nodes whose every link is captured (a host: its one link)."},
                 [] { return json{{"type", "array"}, {"items", {{"type", "string"}}}}; },
-                [](Reader& r, PcapSpec& s, const ScenarioInput&) { ReadPcapList(r, "nodes", s.nodes); })
+                [](Reader& r, PcapSpec& s, const ScenarioInput&) { ReadIdList(r, "nodes", s.nodes); })
         .TimePs("from_us", &PcapSpec::from_ps, 0, 0, 1e10, TimeUnit::kUs,
                 "Capture frames that start on the wire at or after this time.")
         .TimePs("until_us", &PcapSpec::until_ps, 1e10, 0, 1e10, TimeUnit::kUs, "... and before this time.")
@@ -399,6 +400,20 @@ const CoreSection<OutputSpec>& Outputs() {
           .TimePs("sample_interval_us", &OutputSpec::sample_interval_ps, 0, 0, 1e9, TimeUnit::kUs,
                   "If > 0, sample every link direction's queue, byte counter and utilisation over the last interval "
                   "into `samples.csv`.")
+          .Custom("sample_links",
+                  {"array of integers", "", "every link", "link numbers (links.csv's `link`)",
+                   "Links `samples.csv` samples (with `sample_nodes`: both sets)."},
+                  [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
+                  [](Reader& r, OutputSpec& o, const ScenarioInput&) { ReadIdList(r, "sample_links", o.sample_links); })
+          .Custom("sample_nodes",
+                  {"array of strings", "", "every link", "node names",
+                   "Nodes whose every link `samples.csv` samples."},
+                  [] { return json{{"type", "array"}, {"items", {{"type", "string"}}}}; },
+                  [](Reader& r, OutputSpec& o, const ScenarioInput&) { ReadIdList(r, "sample_nodes", o.sample_nodes); })
+          .Check([](const OutputSpec& o, Reader& r) {
+            if ((!o.sample_links.empty() || !o.sample_nodes.empty()) && o.sample_interval_ps == 0)
+              r.Fail(!o.sample_links.empty() ? "sample_links" : "sample_nodes", "needs sample_interval_us > 0");
+          })
           .ObjectIfGiven("pcap", &OutputSpec::pcap, Pcap(),
                          "Wireshark-readable captures (libpcap, nanosecond timestamps) of chosen links, as "
                          "`pcap/*.pcap`; `tools/inasim.lua` decodes the protocols' headers. See "

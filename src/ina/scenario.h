@@ -220,6 +220,9 @@ struct PcapSpec {
 struct OutputSpec {
   bool links_csv = true;
   uint64_t sample_interval_ps = 0;  // 0 = no queue/utilisation time series
+  /// samples.csv's links: by number and by node; both empty: every link.
+  std::vector<uint32_t> sample_links;
+  std::vector<std::string> sample_nodes;
   PcapSpec pcap;
 };
 

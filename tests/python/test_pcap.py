@@ -160,3 +160,26 @@ def test_python_callers_get_the_captures_as_bytes(tmp_path):
     assert p.returncode == 0, p.stderr
     assert (out / name).read_bytes() == data
     assert r.json["outputs"]["pcap"][0]["file"] == name
+
+
+def test_samples_of_chosen_links_are_exactly_those_rows_of_all_samples(tmp_path):
+    """outputs.sample_links / sample_nodes: samples.csv keeps the chosen links'
+    rows, the same as in a run sampling every link."""
+    scenario = SOURCE_DIR / "scenarios/background/fct-websearch-fat-tree-16.json"
+    base = [BIN, "run", str(scenario), "--set", "background.flows.stop_us=200", "--set", "outputs.sample_interval_us=500"]
+    full = subprocess.run(base + ["--out", str(tmp_path / "all")], capture_output=True, text=True, env=child_env())
+    assert full.returncode == 0, full.stderr
+    sel = subprocess.run(base + ["--set", "outputs.sample_links=[0,3]", "--set", 'outputs.sample_nodes=["h5"]',
+                                 "--out", str(tmp_path / "sel")], capture_output=True, text=True, env=child_env())
+    assert sel.returncode == 0, sel.stderr
+    links = (tmp_path / "all" / "links.csv").read_text().splitlines()[1:]
+    chosen = {"0", "3"} | {row.split(",")[0] for row in links if "h5" in row.split(",")[1:3]}
+    all_rows = (tmp_path / "all" / "samples.csv").read_text().splitlines()
+    want = [all_rows[0]] + [r for r in all_rows[1:] if r.split(",")[1] in chosen]
+    got = (tmp_path / "sel" / "samples.csv").read_text().splitlines()
+    assert len(chosen) == 3 and len(got) > 1 and got == want
+    for sets, field in ((["--set", "outputs.sample_interval_us=0", "--set", "outputs.sample_links=[0]"], "outputs.sample_links"),
+                        (["--set", "outputs.sample_nodes=[\"nope\"]"], "outputs.sample_nodes[0]")):
+        p = subprocess.run(base + sets + ["--out", str(tmp_path / "bad")], capture_output=True, text=True, env=child_env())
+        assert p.returncode == 2 and field in p.stderr, p.stderr
+        assert not (tmp_path / "bad").exists()
