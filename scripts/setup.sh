@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake git
   ns3 libns3-dev libgsl-dev          # ns-3.37; its CMake config needs the ns3 tools package and GSL to link
-  libboost-graph-dev libfmt-dev nlohmann-json3-dev libgtest-dev pybind11-dev
+  libboost-graph-dev libfmt-dev nlohmann-json3-dev libgtest-dev pybind11-dev zlib1g-dev
   python3 python3-dev python3-venv python3-numpy python3-pandas python3-matplotlib python3-pytest
   python3-distributed                # sweeps on a Dask cluster (inasim sweep --scheduler)
   python3-scipy python3-tqdm         # confidence intervals (inasim.stats); progress bars in notebooks

@@ -5,6 +5,7 @@
 #include "common/bounded_file.h"
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <signal.h>
 #include <unistd.h>
@@ -36,10 +37,33 @@ void WriteFile(const fs::path& p, const std::string& text) {
   if (!f) throw std::runtime_error(fmt::format("cannot write {}", p.string()));
 }
 
-/// The names a run writes: the marker, results.json, summary.txt, *.csv.
+bool EndsWith(const std::string& s, const char* tail) {
+  const size_t n = std::strlen(tail);
+  return s.size() > n && s.compare(s.size() - n, n, tail) == 0;
+}
+
+/// The names a run writes: the marker, results.json, summary.txt, *.csv (or *.csv.gz).
 bool IsResultsFileName(const std::string& name) {
-  return name == kMarkerName || name == "results.json" || name == "summary.txt" ||
-         (name.size() > 4 && name.compare(name.size() - 4, 4, ".csv") == 0);
+  return name == kMarkerName || name == "results.json" || name == "summary.txt" || EndsWith(name, ".csv") ||
+         EndsWith(name, ".csv.gz");
+}
+
+/// `text` as a gzip file (RFC 1952; zlib's header: no name, mtime 0, so the
+/// same text gives the same bytes).
+std::string Gzip(const std::string& text) {
+  z_stream zs{};
+  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("gzip: deflateInit2 failed");
+  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) throw std::runtime_error("gzip: deflate did not finish");
+  return out;
 }
 
 /// The captures' folder (outputs.pcap): nothing but regular *.pcap files.
@@ -186,7 +210,10 @@ void WriteResults(const RunResult& result, const std::string& dir) {
   try {
     WriteFile(tmp / kMarkerName, kMarkerText);  // first: a killed run's leftover is recognisably ours
     WriteFile(tmp / "results.json", result.json.dump(2) + "\n");
-    for (size_t i = 0; i < result.csv_names.size(); ++i) WriteFile(tmp / result.csv_names[i], result.csv_texts[i]);
+    for (size_t i = 0; i < result.csv_names.size(); ++i) {
+      if (result.gzip_csv) WriteFile(tmp / (result.csv_names[i] + ".gz"), Gzip(result.csv_texts[i]));
+      else WriteFile(tmp / result.csv_names[i], result.csv_texts[i]);
+    }
     for (const auto& [name, bytes] : result.files) {
       fs::create_directories((tmp / name).parent_path());
       WriteFile(tmp / name, bytes);

@@ -454,6 +454,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
     out.csv_names.push_back("samples.csv");
     out.csv_texts.push_back(sampler.csv());
   }
+  out.gzip_csv = s.outputs.gzip;
   if (pcap) {
     out.json["outputs"]["pcap"] = pcap->Report();
     out.files = pcap->Files();

@@ -39,6 +39,7 @@ struct RunResult {
   /// Binary files beside them (pcap/*.pcap): name under the results
   /// directory, bytes.
   std::vector<std::pair<std::string, std::string>> files;
+  bool gzip_csv = false;  ///< outputs.gzip: WriteResults writes <name>.csv.gz
   bool correct = true;  ///< every checked aggregate matched the exact sum
   std::string summary;  ///< a few human-readable lines
 };

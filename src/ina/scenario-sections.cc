@@ -414,6 +414,8 @@ const CoreSection<OutputSpec>& Outputs() {
             if ((!o.sample_links.empty() || !o.sample_nodes.empty()) && o.sample_interval_ps == 0)
               r.Fail(!o.sample_links.empty() ? "sample_links" : "sample_nodes", "needs sample_interval_us > 0");
           })
+          .Bool("gzip", &OutputSpec::gzip, false,
+                "Write the CSV tables gzip-compressed, as `<name>.csv.gz` (`samples.csv` can be large).")
           .ObjectIfGiven("pcap", &OutputSpec::pcap, Pcap(),
                          "Wireshark-readable captures (libpcap, nanosecond timestamps) of chosen links, as "
                          "`pcap/*.pcap`; `tools/inasim.lua` decodes the protocols' headers. See "

@@ -223,6 +223,7 @@ struct OutputSpec {
   /// samples.csv's links: by number and by node; both empty: every link.
   std::vector<uint32_t> sample_links;
   std::vector<std::string> sample_nodes;
+  bool gzip = false;  ///< the CSV tables as <name>.csv.gz
   PcapSpec pcap;
 };
 

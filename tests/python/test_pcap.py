@@ -183,3 +183,19 @@ def test_samples_of_chosen_links_are_exactly_those_rows_of_all_samples(tmp_path)
         p = subprocess.run(base + sets + ["--out", str(tmp_path / "bad")], capture_output=True, text=True, env=child_env())
         assert p.returncode == 2 and field in p.stderr, p.stderr
         assert not (tmp_path / "bad").exists()
+
+
+def test_gzip_writes_every_table_compressed_and_byte_identical_inside(tmp_path):
+    import gzip
+
+    scenario = SOURCE_DIR / "scenarios/default.json"
+    base = [BIN, "run", str(scenario), "--set", "workload.bytes=65536", "--quiet"]
+    for name, extra in (("plain", []), ("gz", ["--set", "outputs.gzip=true"]), ("gz2", ["--set", "outputs.gzip=true"])):
+        p = subprocess.run(base + extra + ["--out", str(tmp_path / name)], capture_output=True, text=True, env=child_env())
+        assert p.returncode == 0, p.stderr
+    plain = sorted(f.name for f in (tmp_path / "plain").glob("*.csv"))
+    assert plain and sorted(f.name for f in (tmp_path / "gz").glob("*.csv.gz")) == [n + ".gz" for n in plain]
+    assert not list((tmp_path / "gz").glob("*.csv"))
+    for n in plain:
+        assert gzip.decompress((tmp_path / "gz" / (n + ".gz")).read_bytes()) == (tmp_path / "plain" / n).read_bytes()
+        assert (tmp_path / "gz" / (n + ".gz")).read_bytes() == (tmp_path / "gz2" / (n + ".gz")).read_bytes()
