@@ -13,7 +13,6 @@ using p4src::PreprocessText;
 using Bytes = std::vector<uint8_t>;
 
 constexpr const char* kProgram = R"(
-#include <tna.p4>
 #define GROUP 7
 header h_t { bit<8> a; bit<8> b; bit<16> c; }
 struct hs_t { h_t h; }
