@@ -20,15 +20,14 @@ namespace {
 using nlohmann::json;
 using Status = CheckRow::Status;
 
-uint64_t Mask(int w) { return w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1; }
 
 /// Values every width gets tried with: 0, 1, 2, -1 (all ones), -2, INT_MIN, INT_MIN + 1, INT_MAX.
 std::vector<uint64_t> EdgeValues(int w) {
-  std::set<uint64_t> v = {0, 1 & Mask(w), 2 & Mask(w), Mask(w), (Mask(w) - 1) & Mask(w)};
+  std::set<uint64_t> v = {0, 1 & MaskOf(w), 2 & MaskOf(w), MaskOf(w), (MaskOf(w) - 1) & MaskOf(w)};
   if (w >= 1) {
     v.insert(uint64_t{1} << (w - 1));
-    v.insert(((uint64_t{1} << (w - 1)) + 1) & Mask(w));
-    v.insert(Mask(w - 1));
+    v.insert(((uint64_t{1} << (w - 1)) + 1) & MaskOf(w));
+    v.insert(MaskOf(w - 1));
   }
   return {v.begin(), v.end()};
 }
@@ -63,7 +62,7 @@ uint64_t Drive(const std::vector<int>& widths, const std::vector<std::vector<uin
     for (uint64_t x = 0; x < (uint64_t{1} << total_bits); ++x) {
       uint64_t rest = x;
       for (size_t i = 0; i < k; ++i) {
-        v[i] = rest & Mask(widths[i]);
+        v[i] = rest & MaskOf(widths[i]);
         rest >>= widths[i];
       }
       fn(v.data());
@@ -88,7 +87,7 @@ uint64_t Drive(const std::vector<int>& widths, const std::vector<std::vector<uin
     for (size_t i = 0; i < k; ++i) {
       const uint64_t r = rng();
       v[i] = (r & 3) == 0 && !interesting[i].empty() ? interesting[i][(r >> 2) % interesting[i].size()]
-                                                      : rng() & Mask(widths[i]);
+                                                      : rng() & MaskOf(widths[i]);
     }
     fn(v.data());
     ++count;
@@ -122,7 +121,7 @@ void DiffRegisterAction(const p4src::Program& prog, const p4src::Control& c, con
   for (const auto& s : eval.cell()) widths.push_back(s.width);
   for (const auto& s : eval.inputs()) widths.push_back(s.width);
   for (int w : widths) interesting.push_back(EdgeValues(w));
-  const uint64_t rmask = Mask(eval.result().width);
+  const uint64_t rmask = MaskOf(eval.result().width);
   uint64_t bad = 0;
   std::string first;
   const auto t0 = std::chrono::steady_clock::now();
@@ -133,7 +132,7 @@ void DiffRegisterAction(const p4src::Program& prog, const p4src::Control& c, con
     const uint64_t up_r = eval.Run(up_cell, v + ncell) & rmask;
     const uint64_t model_r = bind.run(model_cell, model_in) & rmask;
     bool same = up_r == model_r;
-    for (size_t i = 0; i < ncell; ++i) same = same && (up_cell[i] & Mask(eval.cell()[i].width)) == (model_cell[i] & Mask(eval.cell()[i].width));
+    for (size_t i = 0; i < ncell; ++i) same = same && (up_cell[i] & MaskOf(eval.cell()[i].width)) == (model_cell[i] & MaskOf(eval.cell()[i].width));
     if (same) return;
     if (bad++ == 0) {
       std::ostringstream o;
@@ -144,7 +143,7 @@ void DiffRegisterAction(const p4src::Program& prog, const p4src::Control& c, con
       o << " -> upstream result " << Hex(up_r) << " cell (";
       for (size_t i = 0; i < ncell; ++i) o << (i ? ", " : "") << Hex(up_cell[i]);
       o << "), model result " << Hex(model_r) << " cell (";
-      for (size_t i = 0; i < ncell; ++i) o << (i ? ", " : "") << Hex(model_cell[i] & Mask(eval.cell()[i].width));
+      for (size_t i = 0; i < ncell; ++i) o << (i ? ", " : "") << Hex(model_cell[i] & MaskOf(eval.cell()[i].width));
       o << ")";
       first = o.str();
     }
@@ -181,8 +180,8 @@ void DiffTable(const std::string& item, const json& table, const json& entries, 
       u.mask.push_back(e.at("keys").at(k).at(1).get<uint64_t>());
       // Values near each entry: the value itself, one bit off, and the don't-care bits set.
       near[k].insert(u.value[k]);
-      near[k].insert((u.value[k] ^ 1) & Mask(widths[k]));
-      near[k].insert((u.value[k] | ~u.mask[k]) & Mask(widths[k]));
+      near[k].insert((u.value[k] ^ 1) & MaskOf(widths[k]));
+      near[k].insert((u.value[k] | ~u.mask[k]) & MaskOf(widths[k]));
     }
     u.action = e.at("action").get<std::string>();
     u.args = e.at("args").get<std::vector<uint64_t>>();

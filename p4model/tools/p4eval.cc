@@ -6,11 +6,10 @@
 namespace inasim::p4tools {
 namespace {
 
-uint64_t Mask(int w) { return w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1; }
 int64_t SignExtend(uint64_t v, int w) {
   if (w <= 0 || w >= 64) return static_cast<int64_t>(v);
   const uint64_t m = uint64_t{1} << (w - 1);
-  return static_cast<int64_t>(((v & Mask(w)) ^ m) - m);
+  return static_cast<int64_t>(((v & MaskOf(w)) ^ m) - m);
 }
 
 // TNA intrinsic metadata fields the programs use (tna.p4 is not available).
@@ -25,26 +24,26 @@ const std::map<std::string, p4src::TypeRef>& TnaIntrinsicFields() {
 
 uint64_t Widen(P4Val a) { return a.s ? static_cast<uint64_t>(SignExtend(a.v, a.w)) : a.v; }
 
-P4Val ApplyCast(P4Val a, int width, bool is_signed) { return {Widen(a) & Mask(width), width, is_signed}; }
+P4Val ApplyCast(P4Val a, int width, bool is_signed) { return {Widen(a) & MaskOf(width), width, is_signed}; }
 
 P4Val ApplyUnary(const std::string& op, P4Val a) {
   const int w = a.w < 0 ? 64 : a.w;
   if (op == "!") return {a.v == 0 ? 1u : 0u, 1, false};
-  if (op == "~") return {~a.v & Mask(w), a.w, a.s};
-  return {(uint64_t{0} - a.v) & Mask(w), a.w, a.s};  // unary minus
+  if (op == "~") return {~a.v & MaskOf(w), a.w, a.s};
+  return {(uint64_t{0} - a.v) & MaskOf(w), a.w, a.s};  // unary minus
 }
 
 P4Val ApplyBinary(const std::string& op, P4Val a, P4Val b) {
   // An untyped literal takes the other operand's type.
-  if (a.w < 0 && b.w >= 0) a = {a.v & Mask(b.w), b.w, b.s};
-  if (b.w < 0 && a.w >= 0 && op != "<<" && op != ">>") b = {b.v & Mask(a.w), a.w, a.s};
+  if (a.w < 0 && b.w >= 0) a = {a.v & MaskOf(b.w), b.w, b.s};
+  if (b.w < 0 && a.w >= 0 && op != "<<" && op != ">>") b = {b.v & MaskOf(a.w), a.w, a.s};
   const int w = a.w < 0 ? 64 : a.w;
   const bool s = a.w < 0 ? true : a.s;
   const int64_t sa = SignExtend(a.v, w), sb = SignExtend(b.v, w);
   auto less = [&] { return s ? sa < sb : a.v < b.v; };
   if (op == "max") return less() ? b : a;
   if (op == "min") return less() ? a : b;
-  auto typed = [&](uint64_t v) { return P4Val{v & Mask(w), a.w, a.s}; };
+  auto typed = [&](uint64_t v) { return P4Val{v & MaskOf(w), a.w, a.s}; };
   if (op == "+") return typed(a.v + b.v);
   if (op == "-") return typed(a.v - b.v);
   if (op == "*") return typed(a.v * b.v);
@@ -56,7 +55,7 @@ P4Val ApplyBinary(const std::string& op, P4Val a, P4Val b) {
   if (op == "<<") return typed(b.v >= 64 ? 0 : a.v << b.v);
   if (op == ">>") {
     if (s) return typed(static_cast<uint64_t>(sa >> (b.v >= 63 ? 63 : b.v)));
-    return typed(b.v >= 64 ? 0 : (a.v & Mask(w)) >> b.v);
+    return typed(b.v >= 64 ? 0 : (a.v & MaskOf(w)) >> b.v);
   }
   if (op == "==") return {a.v == b.v ? 1u : 0u, 1, false};
   if (op == "!=") return {a.v != b.v ? 1u : 0u, 1, false};
@@ -67,14 +66,14 @@ P4Val ApplyBinary(const std::string& op, P4Val a, P4Val b) {
   if (op == "|+|" || op == "|-|") {
     // Saturating: clamp to the type's range instead of wrapping.
     if (s) {
-      const int64_t hi = static_cast<int64_t>(Mask(w - 1)), lo = -hi - 1;
+      const int64_t hi = static_cast<int64_t>(MaskOf(w - 1)), lo = -hi - 1;
       int64_t r = op == "|+|" ? sa + sb : sa - sb;  // w <= 32 in the subset: no int64 overflow
       r = r > hi ? hi : r < lo ? lo : r;
       return typed(static_cast<uint64_t>(r));
     }
     if (op == "|+|") {
       const uint64_t r = a.v + b.v;
-      return typed((r > Mask(w) || r < a.v) ? Mask(w) : r);
+      return typed((r > MaskOf(w) || r < a.v) ? MaskOf(w) : r);
     }
     return typed(a.v < b.v ? 0 : a.v - b.v);
   }
@@ -281,7 +280,7 @@ RegisterActionEval::Val RegisterActionEval::Eval(int node, const uint64_t* vals)
     case Node::Op::kCast: return ApplyCast(Eval(n.a, vals), n.width, n.is_signed);
     case Node::Op::kSlice: {
       const Val a = Eval(n.a, vals);
-      return {(a.v >> n.lo) & Mask(n.width), n.width, false};
+      return {(a.v >> n.lo) & MaskOf(n.width), n.width, false};
     }
     case Node::Op::kTernary: return Eval(n.a, vals).v != 0 ? Eval(n.b, vals) : Eval(n.c, vals);
     case Node::Op::kUnary: return ApplyUnary(n.name, Eval(n.a, vals));
@@ -315,10 +314,10 @@ void RegisterActionEval::Exec(const std::vector<Step>& steps, uint64_t* vals) co
     const Slot& slot = slots_[st.slot];
     const uint64_t wide = Widen(Eval(st.expr, vals));
     if (st.slice_width < 0) {
-      vals[st.slot] = wide & Mask(slot.width);
+      vals[st.slot] = wide & MaskOf(slot.width);
     } else {
-      const uint64_t m = Mask(st.slice_width) << st.slice_lo;
-      vals[st.slot] = ((vals[st.slot] & ~m) | ((wide << st.slice_lo) & m)) & Mask(slot.width);
+      const uint64_t m = MaskOf(st.slice_width) << st.slice_lo;
+      vals[st.slot] = ((vals[st.slot] & ~m) | ((wide << st.slice_lo) & m)) & MaskOf(slot.width);
     }
   }
 }
@@ -326,8 +325,8 @@ void RegisterActionEval::Exec(const std::vector<Step>& steps, uint64_t* vals) co
 uint64_t RegisterActionEval::Run(uint64_t* cell, const uint64_t* inputs) const {
   uint64_t vals[64] = {};
   if (slots_.size() > 64) throw p4src::ReadError("RegisterAction " + action_.name + ": too many variables");
-  for (size_t i = 0; i < cell_.size(); ++i) vals[i] = cell[i] & Mask(cell_[i].width);
-  for (size_t i = 0; i < input_slot_.size(); ++i) vals[input_slot_[i]] = inputs[i] & Mask(inputs_[i].width);
+  for (size_t i = 0; i < cell_.size(); ++i) vals[i] = cell[i] & MaskOf(cell_[i].width);
+  for (size_t i = 0; i < input_slot_.size(); ++i) vals[input_slot_[i]] = inputs[i] & MaskOf(inputs_[i].width);
   Exec(steps_, vals);
   for (size_t i = 0; i < cell_.size(); ++i) cell[i] = vals[i];
   return vals[cell_.size()];

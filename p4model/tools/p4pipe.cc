@@ -130,6 +130,7 @@ struct PipelineEval::Impl {
   const p4src::Control* block = nullptr;                   // the control whose apply runs
   std::string packet_in, packet_out;
   std::map<std::string, std::unique_ptr<RegisterActionEval>> actions;
+  std::map<std::string, std::vector<p4src::ExprPtr>> input_exprs;  // per register action
   std::map<std::string, std::vector<uint64_t>> cells;  // register name -> size x fields
   std::vector<uint8_t> in;
   size_t cursor = 0;  // bits into `in`
@@ -382,14 +383,20 @@ struct PipelineEval::Impl {
     uint64_t index = Eval(e.args[0]).v;
     // Tofino addresses a register with the index's low bits.
     index = (reg->size & (reg->size - 1)) == 0 ? index & (reg->size - 1) : index % reg->size;
-    std::vector<uint64_t> inputs;
-    for (const auto& in_slot : ev->inputs()) {
-      p4src::Expr name_expr;
-      name_expr.kind = p4src::Expr::Kind::kName;
-      name_expr.name = in_slot.name;
-      name_expr.loc = e.loc;
-      inputs.push_back(Eval(std::make_shared<const p4src::Expr>(name_expr)).v);
+    // The action's outside reads, as name expressions built once per action.
+    std::vector<p4src::ExprPtr>& reads = input_exprs[block->name + "." + name];
+    if (reads.size() != ev->inputs().size()) {
+      reads.clear();
+      for (const auto& in_slot : ev->inputs()) {
+        p4src::Expr name_expr;
+        name_expr.kind = p4src::Expr::Kind::kName;
+        name_expr.name = in_slot.name;
+        name_expr.loc = a->loc;
+        reads.push_back(std::make_shared<const p4src::Expr>(name_expr));
+      }
     }
+    std::vector<uint64_t> inputs;
+    for (const auto& read : reads) inputs.push_back(Eval(read).v);
     const uint64_t r = ev->Run(cell.data() + index * fields, inputs.data());
     touched.emplace_back(block->name + "." + reg->name, static_cast<uint32_t>(index));
     return {r, ev->result().width, ev->result().is_signed};
