@@ -227,6 +227,13 @@ class Result:
         """One table as a DataFrame, by file name with or without `.csv`."""
         return self.tables[name if name.endswith(".csv") else name + ".csv"]
 
+    @property
+    def trace(self):
+        """trace.csv (outputs.trace) as a typed DataFrame (inasim.trace.read)."""
+        from . import trace
+
+        return trace.read(self)
+
     def write(self, directory: Union[str, os.PathLike]) -> Path:
         """Writes results.json, the CSVs and summary.txt into `directory`,
         atomically (as `inasim run --out`). Like the CLI, it replaces only an

@@ -76,7 +76,14 @@ TypeId InaNetDevice::GetTypeId() {
                           "ns3::TracedValueCallback::Bool")
           .AddTraceSource("TxStart", "A frame started on the wire; args: frame, wire time in ps",
                           MakeTraceSourceAccessor(&InaNetDevice::tx_trace_),
-                          "inasim::InaNetDevice::TxTracedCallback");
+                          "inasim::InaNetDevice::TxTracedCallback")
+          .AddTraceSource("Enqueue",
+                          "A frame was accepted for transmission; args: frame, bytes waiting in this device's "
+                          "transmit queues after it (0: it went straight onto an idle wire)",
+                          MakeTraceSourceAccessor(&InaNetDevice::enqueue_trace_),
+                          "inasim::InaNetDevice::EnqueueTracedCallback")
+          .AddTraceSource("Rx", "A frame's last bit arrived from the link (before the switch or host takes it)",
+                          MakeTraceSourceAccessor(&InaNetDevice::rx_trace_), "ns3::Packet::TracedCallback");
   return tid;
 }
 
@@ -231,10 +238,12 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
   if (Idle() && !paused_ && !tx_event_pending_ && busy_until_ps_ <= now &&
       (credit_limit_ == 0 || credits_ >= bytes)) {
     if (shared) {  // a copy that never waits holds nothing of the ingress's buffer
+      if (!enqueue_trace_.IsEmpty()) enqueue_trace_(frame, 0);
       Transmit(frame, kNoPort, bytes, now);
       return true;
     }
     if (switch_ && ingress != kNoPort) switch_->OnEnqueue(ingress, bytes);
+    if (!enqueue_trace_.IsEmpty()) enqueue_trace_(frame, 0);
     Transmit(frame, ingress, bytes, now);
     return true;
   }
@@ -265,6 +274,7 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
     extra_bytes_ += bytes;
   }
   if (!extra_queues_.empty()) max_total_bytes_ = std::max(max_total_bytes_, queued_bytes());
+  if (!enqueue_trace_.IsEmpty()) enqueue_trace_(frame, queued_bytes());
   Compact(q.back(), bytes);
   if (shared) {
     switch_->ChargeShared(shared);
@@ -442,6 +452,7 @@ void InaNetDevice::ReceiveFrame(Ptr<Packet> frame) {
     ++peer_->counters_.drops_link_down;
     return;
   }
+  if (!rx_trace_.IsEmpty()) rx_trace_(frame);
   if (switch_) {
     switch_->ReceiveFromPort(port_, frame);
     return;

@@ -374,6 +374,8 @@ class InaNetDevice : public ns3::NetDevice, public congestion::HostTxBacklog {
   ns3::TracedCallback<ns3::Ptr<const ns3::Packet>> mark_trace_;
   ns3::TracedCallback<bool> pfc_trace_;
   ns3::TracedCallback<ns3::Ptr<const ns3::Packet>, uint64_t> tx_trace_;
+  ns3::TracedCallback<ns3::Ptr<const ns3::Packet>, uint64_t> enqueue_trace_;
+  ns3::TracedCallback<ns3::Ptr<const ns3::Packet>> rx_trace_;
 };
 
 /// MAC address a host with IPv4 address `ip` uses: 02:00:<ip>, locally administered.

@@ -3,6 +3,7 @@
 #include "ina/addressing.h"
 
 #include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
 
 #include <algorithm>
 
@@ -13,8 +14,22 @@ using namespace ns3;
 NS_OBJECT_ENSURE_REGISTERED(InaSwitchNode);
 
 TypeId InaSwitchNode::GetTypeId() {
-  static TypeId tid = TypeId("inasim::InaSwitchNode").SetParent<Node>().SetGroupName("Ina")
-                          .AddConstructor<InaSwitchNode>();
+  static TypeId tid =
+      TypeId("inasim::InaSwitchNode")
+          .SetParent<Node>()
+          .SetGroupName("Ina")
+          .AddConstructor<InaSwitchNode>()
+          .AddTraceSource("ProgramIn", "The switch program took a frame; args: ingress port, frame",
+                          MakeTraceSourceAccessor(&InaSwitchNode::program_in_trace_),
+                          "inasim::InaSwitchNode::ProgramInTracedCallback")
+          .AddTraceSource("ProgramOut",
+                          "The switch program emitted a frame (one call per multicast copy); args: egress port "
+                          "(65535: routed by the switch's table), frame bytes, their count, pipeline latency in ps",
+                          MakeTraceSourceAccessor(&InaSwitchNode::program_out_trace_),
+                          "inasim::InaSwitchNode::ProgramOutTracedCallback")
+          .AddTraceSource("ProgramTimer", "A timer the switch program asked for fired; args: the program's cookie",
+                          MakeTraceSourceAccessor(&InaSwitchNode::program_timer_trace_),
+                          "inasim::InaSwitchNode::ProgramTimerTracedCallback");
   return tid;
 }
 
@@ -82,6 +97,7 @@ void InaSwitchNode::Process(uint16_t port, Ptr<Packet> frame) {
     scratch_.resize(size);
     frame->CopyData(scratch_.data(), size);
     current_ingress_ = port;
+    if (!program_in_trace_.IsEmpty()) program_in_trace_(port, frame);
     dataplane_->Process(port, scratch_, static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()), *this);
     current_ingress_ = InaNetDevice::kNoPort;
     return;
@@ -175,6 +191,8 @@ void InaSwitchNode::ForwardLater(Ptr<Packet> frame, uint16_t ingress, SharedIngr
 
 void InaSwitchNode::Emit(inasim::Span<const uint8_t> bytes, uint16_t port, p4::Picoseconds latency) {
   ++counters_.dataplane_out;
+  if (!program_out_trace_.IsEmpty())
+    program_out_trace_(port, bytes.data(), static_cast<uint32_t>(bytes.size()), latency);
   Ptr<Packet> frame = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
   if (latency == 0) {
     SendOut(port, frame, current_ingress_, current_hold_);
@@ -188,6 +206,8 @@ void InaSwitchNode::EmitMulticast(inasim::Span<const uint8_t> bytes, inasim::Spa
                                   p4::Picoseconds latency) {
   if (ports.empty()) return;
   counters_.dataplane_out += ports.size();
+  if (!program_out_trace_.IsEmpty())
+    for (uint16_t port : ports) program_out_trace_(port, bytes.data(), static_cast<uint32_t>(bytes.size()), latency);
   const auto size = static_cast<uint32_t>(bytes.size());
   Ptr<Packet> frame = Create<Packet>(bytes.data(), size);
   // Every copy has these bytes: parse them once for the whole group.
@@ -250,6 +270,8 @@ void InaSwitchNode::SendCopies(Ptr<Packet> frame, const p4::FrameView& view, ina
 
 void InaSwitchNode::EmitRouted(inasim::Span<const uint8_t> bytes, p4::Picoseconds latency) {
   ++counters_.dataplane_out;
+  if (!program_out_trace_.IsEmpty())
+    program_out_trace_(kRouted, bytes.data(), static_cast<uint32_t>(bytes.size()), latency);
   Ptr<Packet> frame = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
   if (latency == 0) {
     ForwardLater(frame, current_ingress_, TakeHold());
@@ -266,6 +288,7 @@ void InaSwitchNode::ScheduleAt(p4::Picoseconds at, uint64_t cookie) {
 
 void InaSwitchNode::FireTimer(uint64_t cookie) {
   if (!dataplane_) return;
+  program_timer_trace_(cookie);
   dataplane_->OnTimer(cookie, static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()), *this);
 }
 

@@ -11,6 +11,7 @@
 
 #include "ns3/node.h"
 #include "ns3/random-variable-stream.h"
+#include "ns3/traced-callback.h"
 
 #include <memory>
 #include <vector>
@@ -95,6 +96,8 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   uint32_t num_ports() const { return static_cast<uint32_t>(ports_.size()); }
   InaNetDevice* port(uint16_t i) const { return ports_[i]; }
   const SwitchCounters& counters() const { return counters_; }
+  /// ProgramOut's port for a frame the program left to the switch's table.
+  static constexpr uint16_t kRouted = 0xffff;
 
  protected:
   void DoDispose() override;
@@ -163,6 +166,9 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   uint16_t current_ingress_ = InaNetDevice::kNoPort;
   std::vector<uint8_t> scratch_;
   SwitchCounters counters_;
+  ns3::TracedCallback<uint16_t, ns3::Ptr<const ns3::Packet>> program_in_trace_;
+  ns3::TracedCallback<uint16_t, const uint8_t*, uint32_t, uint64_t> program_out_trace_;
+  ns3::TracedCallback<uint64_t> program_timer_trace_;
 };
 
 }  // namespace inasim

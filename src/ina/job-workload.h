@@ -20,7 +20,9 @@ namespace inasim {
 /// `Jobs` has `std::function<void()> on_finished`, `double progress() const`,
 /// `void Report(const Scenario&, bool finished, WorkloadReport&) const` and
 /// either `void Start(uint64_t at_ps)` (started at workload.start_us) or
-/// `void Start()` (each job at a start time of its own).
+/// `void Start()` (each job at a start time of its own), and may have
+/// `bool KeyFrame(const p4::FrameView&, inasim::Span<const uint8_t>, FrameKey&) const`
+/// (Workload::KeyFrame, for the event trace).
 template <typename Jobs>
 class JobWorkload final : public Workload {
  public:
@@ -42,6 +44,11 @@ class JobWorkload final : public Workload {
   }
   double Progress() const override { return jobs_->progress(); }
   void Report(bool finished, WorkloadReport& out) const override { jobs_->Report(s_, finished, out); }
+  /// Forwarded to `Jobs::KeyFrame` when the job set has one.
+  bool KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const override {
+    if constexpr (kKeysFrames) return jobs_->KeyFrame(view, frame, key);
+    else return false;
+  }
 
  private:
   template <typename J, typename = void>
@@ -49,6 +56,13 @@ class JobWorkload final : public Workload {
   template <typename J>
   struct TakesStartTime<J, std::void_t<decltype(std::declval<J&>().Start(uint64_t{}))>> : std::true_type {};
   static constexpr bool kStartsAtWorkloadStart = TakesStartTime<Jobs>::value;
+  template <typename J, typename = void>
+  struct HasKeyFrame : std::false_type {};
+  template <typename J>
+  struct HasKeyFrame<J, std::void_t<decltype(std::declval<const J&>().KeyFrame(
+                            std::declval<const p4::FrameView&>(), inasim::Span<const uint8_t>(),
+                            std::declval<FrameKey&>()))>> : std::true_type {};
+  static constexpr bool kKeysFrames = HasKeyFrame<Jobs>::value;
 
   const Scenario& s_;
   std::unique_ptr<Jobs> jobs_;

@@ -1,5 +1,6 @@
 #include "ina/runner.h"
 
+#include "ina/event-trace.h"
 #include "ina/pcap-capture.h"
 #include "ina/version.h"
 
@@ -419,6 +420,10 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   LinkSampler sampler(s, topology, *fabric, control);
   std::unique_ptr<PcapCapture> pcap;
   if (s.outputs.pcap.enabled) pcap = std::make_unique<PcapCapture>(s.outputs.pcap, topology, *fabric);
+  std::unique_ptr<EventTrace> trace;
+  if (s.outputs.trace.enabled)
+    trace = std::make_unique<EventTrace>(s.outputs.trace, topology, *fabric, workload.get(),
+                                         s.workload.type == WorkloadType::kNone ? "" : s.workload.protocol);
 
   const bool show_progress = options.progress == ProgressMode::kOn ||
                              (options.progress == ProgressMode::kAuto && isatty(STDERR_FILENO));
@@ -458,6 +463,11 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   if (pcap) {
     out.json["outputs"]["pcap"] = pcap->Report();
     out.files = pcap->Files();
+  }
+  if (trace) {
+    out.json["outputs"]["trace"] = trace->Report();
+    out.csv_names.push_back("trace.csv");
+    out.csv_texts.push_back(trace->Csv());
   }
 
   destroy_on_throw.armed = false;

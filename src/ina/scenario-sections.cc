@@ -6,11 +6,13 @@
 #include "ina/scenario-sections.h"
 
 #include "ina/addressing.h"
+#include "ina/event-trace.h"
 #include "ina/protocol-checks.h"
 #include "ina/workload.h"
 #include "topology/topology.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -393,6 +395,91 @@ const CoreSection<PcapSpec>& Pcap() {
   return section;
 }
 
+/// A list of names, each one of `allowed` (or any, with `allowed` empty).
+void ReadNameList(Reader& r, const char* key, std::vector<std::string>& out, const std::vector<std::string>& allowed) {
+  const json* v = r.Raw(key);
+  if (!v) return;
+  if (!v->is_array()) r.Fail(key, "must be an array of strings, got " + v->dump());
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& e = (*v)[i];
+    const std::string at = fmt::format("{}[{}]", key, i);
+    if (!e.is_string()) r.Fail(at, "must be a string, got " + e.dump());
+    const std::string name = e.get<std::string>();
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      r.Fail(at, fmt::format("\"{}\" is not one of {}", name, fmt::join(allowed, ", ")));
+    out.push_back(name);
+  }
+  r.out()[key] = *v;
+}
+
+/// The protocol column's possible values: every registered protocol, and
+/// what frames of none are.
+std::vector<std::string> TraceProtocolNames() {
+  std::vector<std::string> names;
+  for (const Protocol& p : Protocols()) names.emplace_back(p.name);
+  for (const char* other : {"tcp", "udp", "other"}) names.emplace_back(other);
+  return names;
+}
+
+const CoreSection<TraceSpec>& Trace() {
+  static const auto section = [] {
+    CoreSection<TraceSpec> t("outputs.trace", "The structured event trace");
+    t.Step([](Reader&, TraceSpec& s, const ScenarioInput&) { s.enabled = true; })
+        .Custom("links",
+                {"array of integers", "", "(none)", "link numbers (links.csv's `link`)",
+                 "Links whose devices' events are traced (both directions), with the programs and agents at their "
+                 "ends. With `nodes` also empty: every link, switch and host."},
+                [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
+                [](Reader& r, TraceSpec& s, const ScenarioInput&) { ReadIdList(r, "links", s.links); })
+        .Custom("nodes",
+                {"array of strings", "", "(none)", "node names (links.csv's `a`, `b`)",
+                 "Nodes traced: every link of each, a switch's program events, a host's agents' timeouts."},
+                [] { return json{{"type", "array"}, {"items", {{"type", "string"}}}}; },
+                [](Reader& r, TraceSpec& s, const ScenarioInput&) { ReadIdList(r, "nodes", s.nodes); })
+        .Custom("events",
+                {"array of strings", "", "every event", "enqueue, dequeue, receive, drop, mark, pause, resume, program_in, "
+                 "program_out, program_timer, timeout",
+                 "The events kept (trace.csv's `event`)."},
+                [] { return json{{"type", "array"}, {"items", {{"type", "string"}, {"enum", TraceEventNames()}}}}; },
+                [](Reader& r, TraceSpec& s, const ScenarioInput&) {
+                  ReadNameList(r, "events", s.events, TraceEventNames());
+                })
+        .Custom("protocols",
+                {"array of strings", "", "every protocol", "a protocol's name, or tcp, udp, other",
+                 "Rows whose `protocol` column is one of these (frames the workload does not key are tcp, udp or "
+                 "other; pause, resume and program_timer rows carry no frame and are dropped by this filter)."},
+                [] { return json{{"type", "array"}, {"items", {{"type", "string"}, {"enum", TraceProtocolNames()}}}}; },
+                [](Reader& r, TraceSpec& s, const ScenarioInput&) {
+                  ReadNameList(r, "protocols", s.protocols, TraceProtocolNames());
+                })
+        .Custom("ids",
+                {"array of integers", "", "every id", "the protocol's ids (trace.csv's `id`)",
+                 "Only rows of frames (and timeouts) with one of these ids: one block, slot or vector end to end."},
+                [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
+                [](Reader& r, TraceSpec& s, const ScenarioInput&) {
+                  const json* v = r.Raw("ids");
+                  if (!v) return;
+                  if (!v->is_array()) r.Fail("ids", "must be an array of integers, got " + v->dump());
+                  for (size_t i = 0; i < v->size(); ++i) {
+                    if (!(*v)[i].is_number_unsigned())
+                      r.Fail(fmt::format("ids[{}]", i), "must be an integer >= 0, got " + (*v)[i].dump());
+                    s.ids.push_back((*v)[i].get<uint64_t>());
+                  }
+                  r.out()["ids"] = *v;
+                })
+        .TimePs("from_us", &TraceSpec::from_ps, 0, 0, 1e10, TimeUnit::kUs, "Trace events at or after this time.")
+        .TimePs("until_us", &TraceSpec::until_ps, 1e10, 0, 1e10, TimeUnit::kUs, "... and before this time.")
+        .U64("max_rows", &TraceSpec::max_rows, 1'000'000, 1, 1ull << 32, "rows",
+             "Rows kept (about 80 bytes each, in memory until the results are written); later ones are counted in "
+             "results.json (`outputs.trace.left_out_max_rows`).")
+        .Check([](const TraceSpec& s, Reader& r) {
+          if (s.until_ps <= s.from_ps) r.Fail("until_us", "must be after from_us");
+        });
+    return t;
+  }();
+  return section;
+}
+
 const CoreSection<OutputSpec>& Outputs() {
   static const auto section =
       CoreSection<OutputSpec>("outputs", "What a run writes besides results.json")
@@ -419,7 +506,11 @@ const CoreSection<OutputSpec>& Outputs() {
           .ObjectIfGiven("pcap", &OutputSpec::pcap, Pcap(),
                          "Wireshark-readable captures (libpcap, nanosecond timestamps) of chosen links, as "
                          "`pcap/*.pcap`; `tools/inasim.lua` decodes the protocols' headers. See "
-                         "[outputs.pcap](#outputspcap).");
+                         "[outputs.pcap](#outputspcap).")
+          .ObjectIfGiven("trace", &OutputSpec::trace, Trace(),
+                         "The structured event trace, `trace.csv`: one row per packet event (enqueue, dequeue, receive, "
+                         "drop, mark, pause, switch program in/out/timer, host timeout) on chosen links and nodes, each "
+                         "frame keyed by its protocol (job, id, kind). See [outputs.trace](#outputstrace).");
   return section;
 }
 

@@ -217,6 +217,19 @@ struct PcapSpec {
   uint32_t snaplen = 65535;          ///< bytes kept of each frame
 };
 
+/// outputs.trace: the structured event trace (event-trace.h).
+struct TraceSpec {
+  bool enabled = false;               ///< the section was given
+  std::vector<uint32_t> links;        ///< link numbers; with `nodes` empty too: everything
+  std::vector<std::string> nodes;     ///< node names: every link of each, its program or agents
+  std::vector<std::string> events;    ///< TraceEventNames(); empty: all
+  std::vector<std::string> protocols; ///< the protocol column's values kept; empty: all
+  std::vector<uint64_t> ids;          ///< keyed frames with these ids only; empty: all rows
+  uint64_t from_ps = 0;               ///< events in [from, until)
+  uint64_t until_ps = UINT64_MAX;
+  uint64_t max_rows = 1'000'000;      ///< rows kept; the rest counted
+};
+
 struct OutputSpec {
   bool links_csv = true;
   uint64_t sample_interval_ps = 0;  // 0 = no queue/utilisation time series
@@ -225,6 +238,7 @@ struct OutputSpec {
   std::vector<std::string> sample_nodes;
   bool gzip = false;  ///< the CSV tables as <name>.csv.gz
   PcapSpec pcap;
+  TraceSpec trace;
 };
 
 struct Scenario {

@@ -8,7 +8,10 @@
 // would be dropped by the linker; a generated table cannot be).
 #pragma once
 
+#include "ina/frame-key.h"
 #include "ina/tensor-data.h"
+#include "p4model/common/frame.h"
+#include "p4model/common/span.h"
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +60,12 @@ class Workload {
   virtual double Progress() const = 0;
   /// After the run: `finished` is false when the time limit stopped it.
   virtual void Report(bool finished, WorkloadReport& out) const = 0;
+  /// The event trace's view of a frame on the wire (ina/frame-key.h): true,
+  /// with `key` filled, when it is one of this workload's packets. `view` is
+  /// the frame's parse (p4model/common/frame.h), `frame` its leading bytes.
+  virtual bool KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const {
+    return false;
+  }
 };
 
 /// What a factory gets: the validated scenario, the built fabric and the

@@ -58,7 +58,13 @@ ns3::TypeId CanaryHost::GetTypeId() {
                                                "block, ps since that attempt was sent (canary-fgcs24 §6: at most "
                                                "3 RTT with a 2 RTT timer)",
                                                ns3::MakeTraceSourceAccessor(&CanaryHost::reissue_trace_),
-                                               "inasim::CanaryHost::ReissueTracedCallback");
+                                               "inasim::CanaryHost::ReissueTracedCallback")
+                               .AddTraceSource("Timeout",
+                                               "A block's retransmission timer expired with the block unfinished "
+                                               "(a request to its leader follows, or the data itself after "
+                                               "max_failures); args: job, global block",
+                                               ns3::MakeTraceSourceAccessor(&CanaryHost::timeout_trace_),
+                                               "inasim::TimeoutTracedCallback");
   return tid;
 }
 
@@ -513,6 +519,7 @@ void CanaryHost::OnTimerEvent() {
   uint64_t g;
   while (timers_.PopDue(now, g)) {
     if (state_[g] != kIssued) continue;
+    timeout_trace_(job_->job_index(), g);
     if (attempt_[g] > job_->canary().max_failures) {
       SendBlock(g);  // host-based reduction: resend the data itself
     } else {
@@ -640,6 +647,37 @@ bool CanaryJob::DecodeId(uint32_t id, uint64_t& g, uint32_t& attempt) const {
   g = seq % total_blocks();
   attempt = static_cast<uint32_t>(seq / total_blocks());
   return attempt <= (*canary_).max_failures;
+}
+
+bool CanaryJob::KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const {
+  if (!view.ipv4 || !view.l4 || view.protocol != p4::kIpProtoUdp) return false;
+  const uint8_t* h = frame.data() + view.l4_payload_offset;
+  const size_t left = frame.size() > view.l4_payload_offset ? frame.size() - view.l4_payload_offset : 0;
+  const uint16_t data_port = mode_ == InaTreeMode::kCanary ? cn::kCanaryUdpPort : p4::statictree::kStaticTreeUdpPort;
+  if (view.dst_port == data_port && left >= cn::kCanaryHBytes) {
+    const uint32_t id = p4::LoadBe32(h + cn::kOffId);
+    uint64_t g = id;
+    uint32_t attempt = 0;
+    if (mode_ == InaTreeMode::kCanary && !DecodeId(id, g, attempt)) return false;
+    if (mode_ == InaTreeMode::kStaticTree && g >= total_blocks()) return false;
+    const uint8_t flags = h[cn::kOffFlags];
+    key.kind = (flags & cn::kMulticastBit) ? "result" : (flags & cn::kBypassBit) ? "bypass" : "reduce";
+    key.id = g;
+    key.aux = attempt;
+    return true;
+  }
+  if (view.dst_port != kControlPort || left < kControlHeader) return false;
+  // Control messages carry no job: one between this job's hosts is its own.
+  const uint32_t to = HostOfIpv4(view.dst_ip), from = HostOfIpv4(view.src_ip);
+  if (std::find(hosts_.begin(), hosts_.end(), to) == hosts_.end() ||
+      std::find(hosts_.begin(), hosts_.end(), from) == hosts_.end())
+    return false;
+  static constexpr const char* kKinds[] = {"control", "retransmit_request", "failure", "result_unicast",
+                                           "fallback_data"};
+  key.kind = kKinds[h[0] <= kFallbackData ? h[0] : 0];
+  key.id = p4::LoadBe64(h + 4);
+  key.aux = h[1];
+  return true;
 }
 
 void CanaryJob::InstallCanary() {

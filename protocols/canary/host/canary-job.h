@@ -171,6 +171,7 @@ class CanaryHost : public ns3::Application {
   std::vector<uint8_t> requests_;     ///< per global block: requests this attempt (saturates at 255)
   /// A failure re-issued block g (its attempt sent at sent_at_ps_[g], a delay of `ps` ago).
   ns3::TracedCallback<uint64_t, uint64_t> reissue_trace_;
+  ns3::TracedCallback<uint32_t, uint64_t> timeout_trace_;
   CanaryHostCounters c_;
   std::vector<uint8_t> tx_;
   std::vector<uint32_t> scratch_;
@@ -224,6 +225,7 @@ class CanaryJob {
   // Read by the hosts and tests.
   InaTreeMode mode() const { return mode_; }
   uint32_t num_hosts() const { return static_cast<uint32_t>(hosts_.size()); }
+  uint32_t job_index() const { return job_index_; }
   uint32_t host_id(uint32_t rank) const { return hosts_[rank]; }
   uint32_t k() const { return k_; }
   uint64_t blocks_per_iteration() const { return blocks_; }
@@ -233,6 +235,12 @@ class CanaryJob {
   uint32_t BlockId(uint64_t g, uint32_t attempt) const;
   /// Decodes an id: false if it is not one of this job's.
   bool DecodeId(uint32_t id, uint64_t& g, uint32_t& attempt) const;
+  /// The event trace's key of one of this job's frames (ina/frame-key.h):
+  /// id = global block g, aux = attempt; kinds "reduce", "bypass", "result"
+  /// (the multicast bit) for the Canary header, and the control messages'
+  /// "retransmit_request", "failure", "result_unicast", "fallback_data".
+  /// `job` is not set (the job set knows the job's number).
+  bool KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const;
   uint32_t TreeOf(uint64_t g) const { return tree_offset_ + static_cast<uint32_t>(g % num_trees_); }
   uint32_t TorIpv4(uint32_t rank) const { return tor_ip_[rank]; }
   const CanarySpec& canary() const { return (*canary_); }

@@ -50,6 +50,16 @@ class CanaryJobSet : public ConcurrentJobs<CanaryJob> {
   /// them) and workload.<protocol> (CanaryJob::Details, the hosts' counters
   /// summed over the jobs); collectives.csv, <protocol>_switches.csv.
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
+  /// The event trace's key of a frame (ina/frame-key.h): the first job that
+  /// knows it (CanaryJob::KeyFrame), with its number.
+  bool KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const {
+    for (size_t j = 0; j < jobs_.size(); ++j)
+      if (jobs_[j]->KeyFrame(view, frame, key)) {
+        key.job = static_cast<uint32_t>(j);
+        return true;
+      }
+    return false;
+  }
 };
 
 }  // namespace inasim

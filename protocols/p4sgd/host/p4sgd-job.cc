@@ -73,7 +73,11 @@ ns3::TypeId P4SGDWorker::GetTypeId() {
           .AddTraceSource("Tx", "An aggregation packet was sent (op, retransmission?).",
                           ns3::MakeTraceSourceAccessor(&P4SGDWorker::tx_trace_), "inasim::P4SGDWorker::TxTrace")
           .AddTraceSource("Rx", "A result was accepted (op, latency in ps from the op's first send).",
-                          ns3::MakeTraceSourceAccessor(&P4SGDWorker::rx_trace_), "inasim::P4SGDWorker::RxTrace");
+                          ns3::MakeTraceSourceAccessor(&P4SGDWorker::rx_trace_), "inasim::P4SGDWorker::RxTrace")
+          .AddTraceSource("Timeout",
+                          "A slot's timer expired with its packet outstanding (Algorithm 3 lines 31-34: it is sent "
+                          "again); args: job (0), slot index",
+                          ns3::MakeTraceSourceAccessor(&P4SGDWorker::timeout_trace_), "inasim::TimeoutTracedCallback");
   return tid;
 }
 
@@ -174,8 +178,23 @@ void P4SGDWorker::SendAck(Slot& s, uint32_t index, bool retransmission) {
 void P4SGDWorker::OnTimeout(uint32_t index) {
   // Algorithm 3 lines 31-34: resend whatever is outstanding in the slot.
   Slot& s = slots_[index];
+  if (s.state == SlotState::kAgg || s.state == SlotState::kAck) timeout_trace_(0, index);
   if (s.state == SlotState::kAgg) SendAgg(s, index, true);
   else if (s.state == SlotState::kAck) SendAck(s, index, true);
+}
+
+bool P4SGDJob::KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const {
+  if (!view.ipv4 || !view.l4 || view.protocol != p4::kIpProtoUdp) return false;
+  if (view.dst_port != spec_.udp_port && view.src_port != spec_.udp_port) return false;
+  if (frame.size() < size_t{view.l4_payload_offset} + sg::kOffBitmap) return false;
+  const uint8_t* h = frame.data() + view.l4_payload_offset;
+  const bool ack = h[sg::kOffPad0] & sg::kAckFlag;
+  if (view.dst_ip == switch_ip_) key.kind = ack ? "ack" : "agg";
+  else key.kind = (h[sg::kOffPad0] & sg::kAckCompleteFlag) ? "ack_complete" : "result";
+  key.job = 0;
+  key.id = p4::LoadBe16(h + sg::kOffIndex);
+  key.aux = p4::LoadBe32(h + sg::kOffSeqNo);
+  return true;
 }
 
 void P4SGDWorker::OnDatagram(const uint8_t* b, uint32_t len) {
@@ -486,10 +505,11 @@ P4SGDJob::P4SGDJob(Fabric& fabric, const std::vector<uint32_t>& hosts, const P4S
   ops_.AddJob(W, iterations * OpsPerIteration());
   InstallProgram(fabric, hosts);
   const topo::Topology& topology = fabric.topology();
+  switch_ip_ = SwitchIpv4(switch_vertex_ - topology.num_hosts());
   for (uint32_t rank = 0; rank < W; ++rank) {
     auto w = ns3::CreateObject<P4SGDWorker>();
     fabric.host(hosts[rank])->AddApplication(w);
-    w->Setup(this, rank, fabric.device(hosts[rank], 0), SwitchIpv4(switch_vertex_ - topology.num_hosts()));
+    w->Setup(this, rank, fabric.device(hosts[rank], 0), switch_ip_);
     workers_.push_back(w);
   }
 }

@@ -149,6 +149,7 @@ class P4SGDWorker : public ns3::Application {
   ns3::TracedCallback<uint64_t, bool> tx_trace_;
   /// (op, latency ps) for every result accepted.
   ns3::TracedCallback<uint64_t, uint64_t> rx_trace_;
+  ns3::TracedCallback<uint32_t, uint64_t> timeout_trace_;  ///< (0, slot index)
 };
 
 /// Owns the workers, the switch program and the training state of one job.
@@ -194,6 +195,11 @@ class P4SGDJob {
   /// summary. `correct`: every op's result equals the exact sum at every
   /// worker and a trained model equals the networkless run's, bit for bit.
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
+  /// The event trace's key of a frame (ina/frame-key.h): a load header on
+  /// UDP port udp_port is job 0, id = slot index (the op itself is not on
+  /// the wire), aux = seq_no; kind "agg" / "ack" (a worker's, to the switch),
+  /// "result" / "ack_complete" (the switch's reply).
+  bool KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const;
 
   // For the workers.
   std::vector<int32_t>& model(uint32_t rank) { return spec_.data_parallel ? dp_models_[rank] : model_; }
@@ -266,6 +272,7 @@ class P4SGDJob {
   uint64_t start_ps_ = 0, end_ps_ = 0;  ///< the job's start, and when its last worker was done
   uint32_t planned_workers_ = 0;
   uint32_t switch_vertex_ = 0;
+  uint32_t switch_ip_ = 0;  ///< the workers' switch (SwitchIpv4)
   Fabric* fabric_;
 };
 

@@ -54,7 +54,12 @@ TypeId PanamaWorker::GetTypeId() {
                           .SetGroupName("Inasim")
                           .AddTraceSource("Window", "A result arrived: (tree, VID, cwnd after Fig. 5's update)",
                                           MakeTraceSourceAccessor(&PanamaWorker::window_trace_),
-                                          "inasim::PanamaWorker::WindowTracedCallback");
+                                          "inasim::PanamaWorker::WindowTracedCallback")
+                          .AddTraceSource("Timeout",
+                                          "A tree made no progress for timeout_us with packets in flight "
+                                          "(reported once per tree); args: JID, tree",
+                                          MakeTraceSourceAccessor(&PanamaWorker::timeout_trace_),
+                                          "inasim::TimeoutTracedCallback");
   return tid;
 }
 
@@ -277,13 +282,32 @@ void PanamaWorker::ArmTimeoutCheck() {
 void PanamaWorker::CheckTimeouts() {
   if (!running_) return;
   const uint64_t now = NowPs();
-  for (Tree& tr : trees_) {
+  for (size_t t = 0; t < trees_.size(); ++t) {
+    Tree& tr = trees_[t];
     if (tr.in_flight > 0 && !tr.timed_out && now - tr.last_progress_ps >= spec_->timeout_ps) {
       tr.timed_out = true;  // reported once per tree; the run ends at the time limit
       ++counters_.timeouts;
+      timeout_trace_(spec_->jid, t);
     }
   }
   ArmTimeoutCheck();
+}
+
+bool PanamaJobSet::KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const {
+  if (!view.ipv4 || !view.l4 || view.protocol != p4::kIpProtoUdp || view.dscp != pn::kAggregationDscp) return false;
+  if (frame.size() < size_t{view.l4_payload_offset} + pn::kPanamaHeaderBytes) return false;
+  const uint8_t* h = frame.data() + view.l4_payload_offset;
+  const uint16_t jid = p4::LoadBe16(h + pn::kOffJid);
+  for (const auto& job : jobs_) {
+    if (job->jid() != jid) continue;
+    const uint32_t trees = job->spec().trees;
+    key.kind = (view.dst_ip >> 24) == 0xEF ? "update" : "result";
+    key.job = jid;
+    key.id = uint64_t{p4::LoadBe32(h + pn::kOffVid)} * trees + h[pn::kOffTid];
+    key.aux = h[pn::kOffTid];
+    return true;
+  }
+  return false;
 }
 
 // --------------------------------------------------------------------- PanamaJob

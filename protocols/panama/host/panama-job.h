@@ -144,6 +144,7 @@ class PanamaWorker : public ns3::Application {
   bool tracing_ = false;  ///< window_trace and rank 0
   /// (tree, VID, cwnd after) on every result.
   ns3::TracedCallback<uint32_t, uint32_t, double> window_trace_;
+  ns3::TracedCallback<uint32_t, uint64_t> timeout_trace_;  ///< (jid, tree)
 };
 
 /// Owns the workers and the switch programs of one PANAMA job.
@@ -342,6 +343,12 @@ class PanamaJobSet {
   /// job: its own keys; the accelerators, every one once; the cluster's job
   /// completion times); collectives.csv, panama_accelerators.csv, panama_cluster.csv.
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
+  /// The event trace's key of a frame (ina/frame-key.h): a PANAMA packet
+  /// (IPv4 DSCP 56, UDP, the 14-byte header) of one of these jobs is job =
+  /// JID, id = the job's packet number g = VID x trees + tree (the worker's
+  /// g, §4.1's round robin), aux = tree; kind "update" (to the tree's group
+  /// address) or "result" (the accelerators' reply to a worker).
+  bool KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const;
 
   ~PanamaJobSet();
   /// PANAMA jobs (empty when the cluster's jobs are host rings).

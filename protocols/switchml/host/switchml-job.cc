@@ -64,7 +64,12 @@ ns3::TypeId SwitchMLWorker::GetTypeId() {
                                .AddTraceSource("Rx", "A result received: job, packet id, accepted (false: a "
                                                "duplicate or another job's)",
                                                ns3::MakeTraceSourceAccessor(&SwitchMLWorker::rx_trace_),
-                                               "inasim::SwitchMLWorker::RxTracedCallback");
+                                               "inasim::SwitchMLWorker::RxTracedCallback")
+                               .AddTraceSource("Timeout",
+                                               "A packet's retransmission timer expired (it is sent again); args: "
+                                               "job, packet id",
+                                               ns3::MakeTraceSourceAccessor(&SwitchMLWorker::timeout_trace_),
+                                               "inasim::TimeoutTracedCallback");
   return tid;
 }
 
@@ -345,12 +350,26 @@ void SwitchMLWorker::FireDueTimers(uint64_t now) {
       lcore_.SetTimerPeriod(timer_ps_);
     }
     ++record_->timeouts;
+    timeout_trace_(job_, timer_pkt_id_[index]);
     owner_->CountStall(rank_, timer_start_ps_[index], now);
     Send(timer_pkt_id_[index], timer_pool_index_[index], true, false);
     timer_start_ps_[index] = now;
     timers_.Start(index, now + timer_ps_);
   }
   ArmTimers();
+}
+
+bool SwitchMLJob::KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const {
+  if (!view.ipv4 || !view.l4 || view.protocol != p4::kIpProtoUdp) return false;
+  const bool update = (view.dst_port & 0xfff0) == kSwitchUdpPort;
+  if (!update && (view.src_port & 0xfff0) != kSwitchUdpPort) return false;
+  if (frame.size() < size_t{view.l4_payload_offset} + kHeaderBytes) return false;
+  const uint8_t* b = frame.data() + view.l4_payload_offset;
+  key.kind = update ? "update" : "result";
+  key.job = b[1];
+  key.id = uint32_t{b[2]} | uint32_t{b[3]} << 8 | uint32_t{b[4]} << 16 | uint32_t{b[5]} << 24;
+  key.aux = p4::LoadBe16(b + 6);
+  return true;
 }
 
 void SwitchMLWorker::FinishJob() {

@@ -146,6 +146,8 @@ class SwitchMLWorker : public ns3::Application {
   ns3::TracedCallback<uint32_t, uint64_t, uint16_t, bool> tx_trace_;
   /// (job, packet id, accepted?) for every result packet; rejected = duplicate or other job
   ns3::TracedCallback<uint32_t, uint64_t, bool> rx_trace_;
+  /// (job, packet id) of a packet whose timer expired (it is sent again)
+  ns3::TracedCallback<uint32_t, uint64_t> timeout_trace_;
   std::vector<uint8_t> tx_;
   std::vector<float> block_;
 };
@@ -218,6 +220,13 @@ class SwitchMLJob {
   /// finished and every element every worker got matched the exact sum
   /// (float32: within the quantizer's error bound).
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
+  /// The event trace's key of a frame (ina/frame-key.h): a DPDK-mode
+  /// SwitchML packet (UDP to or from 0xbee0-0xbeef) is job = the header's
+  /// job number (the SwitchML job's 8 low bits), id = packet id (the
+  /// worker's own numbering, little-endian in the header, as the library
+  /// writes it), aux = pool index (bit 15: set); kind "update" (to the
+  /// switch) or "result" (from it). RoCE (`rdma`) frames are not keyed.
+  bool KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const;
 
   // For the workers.
   const TensorData& data(uint32_t job) const { return data_[job]; }
