@@ -38,6 +38,10 @@ CollectiveRow CollectiveRow::Of(const CollectiveRecord& r, uint64_t expected_che
   row.elements_checked = r.elements_checked;
   row.mismatches = r.mismatches;
   row.correct = r.mismatches == 0 && r.elements_checked == expected_checks;
+  if (r.start_ps.size() > 1 && r.end_ps.size() == r.start_ps.size()) {
+    row.rank_start_ps = &r.start_ps;
+    row.rank_end_ps = &r.end_ps;
+  }
   return row;
 }
 
@@ -80,6 +84,7 @@ uint32_t CollectiveTable::AddJob(uint64_t ranks, uint64_t collectives_requested)
   t.requested = collectives_requested;
   jobs_.push_back(t);
   job_extras_.push_back(json::object());
+  job_hosts_.emplace_back();
   return static_cast<uint32_t>(jobs_.size() - 1);
 }
 
@@ -98,7 +103,11 @@ void CollectiveTable::Add(const CollectiveRow& row, RowExtras extras) {
     t.measured_bytes += row.bytes;
     t.duration_sum_s += row.duration_s();
   }
-  if (!full()) listed_.push_back({row, std::move(extras.json_), std::move(extras.csv_)});
+  if (!full()) {
+    AddRankSpans(row);
+    listed_.push_back({row, std::move(extras.json_), std::move(extras.csv_)});
+    listed_.back().row.rank_start_ps = listed_.back().row.rank_end_ps = nullptr;  // the record may go
+  }
 }
 
 void CollectiveTable::AddUnfinished(uint32_t job, uint64_t elements_checked, uint64_t mismatches) {
@@ -107,14 +116,25 @@ void CollectiveTable::AddUnfinished(uint32_t job, uint64_t elements_checked, uin
   t.mismatches += mismatches;
 }
 
+void CollectiveTable::SetJobHosts(uint32_t j, std::vector<uint32_t> hosts) { job_hosts_.at(j) = std::move(hosts); }
+
+void CollectiveTable::AddRankSpans(const CollectiveRow& row) {
+  const std::vector<uint32_t>& hosts = job_hosts_[row.job];
+  if (!row.rank_start_ps || row.rank_start_ps->size() != hosts.size()) return;
+  for (uint32_t rank = 0; rank < hosts.size(); ++rank)
+    rank_spans_.push_back({row.job, row.iteration, static_cast<uint32_t>(jobs_[row.job].completed - 1), rank,
+                           hosts[rank], (*row.rank_start_ps)[rank], (*row.rank_end_ps)[rank]});
+}
+
 void CollectiveTable::AddRecord(const CollectiveRecord& r, uint64_t expected_checks, RowExtras extras) {
   if (r.finished()) Add(CollectiveRow::Of(r, expected_checks), std::move(extras));
   else AddUnfinished(r.job, r.elements_checked, r.mismatches);
 }
 
 uint32_t CollectiveTable::AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records,
-                                       uint64_t expected_checks) {
+                                       uint64_t expected_checks, std::vector<uint32_t> hosts) {
   const uint32_t j = AddJob(ranks, records.size());
+  SetJobHosts(j, std::move(hosts));
   for (const CollectiveRecord& r : records) {
     if (!r.finished()) {
       AddUnfinished(j, r.elements_checked, r.mismatches);

@@ -36,6 +36,16 @@ struct CollectiveRecord {
   uint64_t last_end_ps() const;     ///< the latest end
 };
 
+/// One rank's part of one listed collective (hosts.csv; the runner adds the
+/// host's timeouts in it).
+struct RankSpan {
+  uint32_t job = 0, iteration = 0;
+  uint32_t collective = 0;  ///< its position among the job's finished collectives
+  uint32_t rank = 0;
+  uint32_t host = 0;  ///< the topology's host id (node "h<host>")
+  uint64_t start_ps = 0, end_ps = 0;
+};
+
 /// One finished collective: the core columns.
 struct CollectiveRow {
   uint32_t job = 0, iteration = 0;
@@ -44,6 +54,10 @@ struct CollectiveRow {
   uint64_t elements_checked = 0, mismatches = 0;
   bool correct = false;  ///< every rank ended with every element exact
   bool warmup = false;   ///< listed, but left out of the means (SwitchML's warm-up tensors)
+  /// Each rank's start and end (Of() sets them from a record timed per rank;
+  /// they point into it, so Add the row before the record changes).
+  const std::vector<uint64_t>* rank_start_ps = nullptr;
+  const std::vector<uint64_t>* rank_end_ps = nullptr;
 
   /// A finished record's row; correct when nothing mismatched and
   /// `expected_checks` elements were checked.
@@ -94,7 +108,9 @@ class CollectiveTable {
   void AddRecord(const CollectiveRecord& r, uint64_t expected_checks, RowExtras extras = {});
   /// A new job of `ranks` whose collectives are `records` (AddRecord each,
   /// as this job). Returns its index.
-  uint32_t AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records, uint64_t expected_checks);
+  /// `hosts` (by rank, optional): SetJobHosts for it first.
+  uint32_t AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records, uint64_t expected_checks,
+                         std::vector<uint32_t> hosts = {});
   /// Lists at most `rows` collectives (the first ones); later ones count in
   /// every total and mean but are not listed (`collectives_listed`).
   void set_max_listed(size_t rows) { max_listed_ = rows; }
@@ -102,6 +118,11 @@ class CollectiveTable {
   bool full() const { return listed_.size() >= max_listed_; }
   /// Keys of job j's `per_job` entry beside the core ones.
   void SetJobExtras(uint32_t j, nlohmann::json extras);
+  /// Job j's hosts, by rank: rows added after this (with per-rank times)
+  /// keep each rank's span for hosts.csv (rank_spans()).
+  void SetJobHosts(uint32_t j, std::vector<uint32_t> hosts);
+  /// Every listed collective's per-rank spans, in the order added.
+  const std::vector<RankSpan>& rank_spans() const { return rank_spans_; }
 
   /// One job's numbers.
   struct JobTotals {
@@ -152,12 +173,15 @@ class CollectiveTable {
     std::string extra_csv;
   };
   nlohmann::json PerJobJson() const;
+  void AddRankSpans(const CollectiveRow& row);
   uint64_t Sum(uint64_t JobTotals::*field) const;  ///< over the jobs
   double MeanOverJobs(double (JobTotals::*metric)() const) const;
   std::vector<std::string> extra_columns_;
   std::vector<JobTotals> jobs_;
   std::vector<nlohmann::json> job_extras_;
   std::vector<Listed> listed_;
+  std::vector<std::vector<uint32_t>> job_hosts_;
+  std::vector<RankSpan> rank_spans_;
   size_t max_listed_ = std::numeric_limits<size_t>::max();
 };
 

@@ -2,6 +2,7 @@
 
 #include "ina/addressing.h"
 
+#include "ns3/log.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/ipv4.h"
@@ -12,6 +13,8 @@
 #include <stdexcept>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("InaFabric");
 
 using namespace ns3;
 
@@ -138,7 +141,11 @@ void Fabric::SetSwitchDown(uint32_t sw, uint64_t at_ps, uint64_t reconverge_ps) 
 }
 
 void Fabric::SetLinksDown(std::vector<uint32_t> links, uint64_t at_ps, uint64_t reconverge_ps) {
-  for (uint32_t link : links) channels_[link]->SetDownAt(at_ps);
+  for (uint32_t link : links) {
+    NS_LOG_INFO("link " << link << " goes down at " << at_ps << " ps"
+                        << (reconverge_ps != UINT64_MAX ? ", routes reconverge after it" : ""));
+    channels_[link]->SetDownAt(at_ps);
+  }
   if (reconverge_ps != UINT64_MAX)
     Simulator::Schedule(PicoSeconds(at_ps + reconverge_ps), &Fabric::Reconverge, this, std::move(links));
 }
@@ -149,6 +156,7 @@ void Fabric::Reconverge(std::vector<uint32_t> links) {
   old_routing_.push_back(std::move(routing_));
   routing_ = std::make_unique<topo::RoutingTable>(topo_, &failed_links_);
   for (auto& sw : switches_) sw->SetRouting(routing_.get());
+  NS_LOG_INFO("routes reconverged around " << links.size() << " failed link(s)");
 }
 
 uint64_t Fabric::IdleOneWayPs(uint32_t src, uint32_t dst, uint32_t frame_bytes, uint64_t per_switch_ps) const {

@@ -6,6 +6,7 @@
 #include "ina/host-endpoint.h"
 #include "ina/raw-header.h"
 
+#include "ns3/log.h"
 #include "ns3/ipv4-l3-protocol.h"
 #include "ns3/simulator.h"
 #include "ns3/socket.h"
@@ -18,6 +19,8 @@
 #include <stdexcept>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("InaNetDevice");
 
 using namespace ns3;
 
@@ -231,6 +234,7 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
   const uint32_t bytes = view.frame_bytes;
   if (!channel_->IsUp(now)) {
     ++counters_.drops_link_down;
+    NS_LOG_INFO("link " << channel_->link_index << " is down: a " << bytes << " B frame dropped");
     drop_trace_(frame);
     return false;
   }
@@ -256,6 +260,8 @@ bool InaNetDevice::EnqueueFrame(Ptr<Packet> frame, const p4::FrameView& view, ui
   congestion::EgressQueue<Waiting>& q = TxQueue(tx_queue);
   switch (q.Enqueue(std::move(w), bytes, ect)) {
     case congestion::EnqueueVerdict::kDroppedBufferFull:
+      NS_LOG_LOGIC("port " << port_ << " of link " << channel_->link_index << ": buffer full, a " << bytes
+                           << " B frame dropped (" << q.bytes() << " B queued)");
       drop_trace_(frame);
       return false;
     case congestion::EnqueueVerdict::kEnqueuedMarked:
@@ -420,6 +426,7 @@ void InaNetDevice::Transmit(Ptr<Packet> frame, uint16_t ingress, uint32_t bytes,
   if (!tx_trace_.IsEmpty()) tx_trace_(frame, ser);
   if ((loss_rate_ > 0.0 && loss_rng_->GetValue() < loss_rate_) || (loss_filter_ && loss_filter_(*frame))) {
     ++counters_.drops_loss;
+    NS_LOG_LOGIC("link " << channel_->link_index << ": a " << bytes << " B frame lost on the wire");
     drop_trace_(frame);
     // A lost frame never reaches the switch that would give its credit
     // back: it comes back when the switch would have returned it had the
@@ -548,6 +555,7 @@ void InaNetDevice::SendPfc(bool pause) {
   if (pause == pfc_paused_peer_) return;
   pfc_paused_peer_ = pause;
   if (pause) ++counters_.pause_sent;
+  NS_LOG_INFO("link " << channel_->link_index << ": " << (pause ? "PAUSE" : "RESUME") << " sent to the peer");
   pfc_trace_(pause);
   // A PAUSE/RESUME is a 64-byte MAC control frame; it preempts the data queue
   // (sent at the next frame boundary in real NICs: we ignore that sub-frame wait).

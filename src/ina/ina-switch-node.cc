@@ -2,12 +2,15 @@
 
 #include "ina/addressing.h"
 
+#include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/trace-source-accessor.h"
 
 #include <algorithm>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("InaSwitchNode");
 
 using namespace ns3;
 
@@ -70,6 +73,9 @@ void InaSwitchNode::AddPort(Ptr<InaNetDevice> device) {
 void InaSwitchNode::SetDataplane(std::unique_ptr<p4::Dataplane> dataplane) {
   dataplane_ = std::move(dataplane);
   if (dataplane_) dataplane_->AttachTimers(this);
+  // Per-frame lines cost a call each; whether they are wanted is known now
+  // (NS_LOG is read at start-up), so the packet path tests one member.
+  log_frames_ = g_log.IsEnabled(ns3::LOG_LOGIC);
 }
 
 void InaSwitchNode::ReceiveFromPort(uint16_t port, Ptr<Packet> frame) {
@@ -98,6 +104,7 @@ void InaSwitchNode::Process(uint16_t port, Ptr<Packet> frame) {
     frame->CopyData(scratch_.data(), size);
     current_ingress_ = port;
     if (!program_in_trace_.IsEmpty()) program_in_trace_(port, frame);
+    if (log_frames_) NS_LOG_LOGIC("switch " << vertex_ << ": program takes " << size << " B from port " << port);
     dataplane_->Process(port, scratch_, static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()), *this);
     current_ingress_ = InaNetDevice::kNoPort;
     return;
@@ -109,16 +116,19 @@ void InaSwitchNode::Forward(Ptr<Packet> frame, const p4::FrameView& view, uint16
                             SharedIngressCharge* hold) {
   if (!view.ipv4) {
     ++counters_.dropped_not_ipv4;
+    NS_LOG_WARN("switch " << vertex_ << ": a frame that is not IPv4 and no program claimed, dropped");
     return;
   }
   const uint32_t host = HostOfIpv4(view.dst_ip);
   if (host >= num_hosts_) {
     ++counters_.dropped_no_route;
+    NS_LOG_WARN("switch " << vertex_ << ": no route, a frame dropped");
     return;
   }
   const inasim::Span<const uint16_t> hops = routing_->NextHops(vertex_, host);
   if (hops.empty()) {
     ++counters_.dropped_no_route;
+    NS_LOG_WARN("switch " << vertex_ << ": no route, a frame dropped");
     return;
   }
   const uint16_t out = hops.size() == 1 ? hops[0] : ChoosePort(hops, view, host);
@@ -168,6 +178,7 @@ uint16_t InaSwitchNode::ChoosePort(inasim::Span<const uint16_t> hops, const p4::
 void InaSwitchNode::SendOut(uint16_t port, Ptr<Packet> frame, uint16_t ingress, SharedIngressCharge* hold) {
   if (port >= ports_.size()) {
     ++counters_.dropped_no_route;
+    NS_LOG_WARN("switch " << vertex_ << ": no route, a frame dropped");
     return;
   }
   uint8_t head[p4::kParseBytes];
@@ -261,6 +272,7 @@ void InaSwitchNode::SendCopies(Ptr<Packet> frame, const p4::FrameView& view, ina
   for (size_t i = 0; i < n; ++i) {
     if (ports[i] >= ports_.size()) {
       ++counters_.dropped_no_route;
+    NS_LOG_WARN("switch " << vertex_ << ": no route, a frame dropped");
       continue;
     }
     ports_[ports[i]]->EnqueueFrame(i + 1 == n ? frame : frame->Copy(), view, ingress, nullptr, shared);
@@ -288,6 +300,7 @@ void InaSwitchNode::ScheduleAt(p4::Picoseconds at, uint64_t cookie) {
 
 void InaSwitchNode::FireTimer(uint64_t cookie) {
   if (!dataplane_) return;
+  if (log_frames_) NS_LOG_LOGIC("switch " << vertex_ << ": program timer " << cookie);
   program_timer_trace_(cookie);
   dataplane_->OnTimer(cookie, static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()), *this);
 }

@@ -164,6 +164,7 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   ns3::Ptr<ns3::UniformRandomVariable> spray_rng_;
   std::unique_ptr<p4::Dataplane> dataplane_;
   uint16_t current_ingress_ = InaNetDevice::kNoPort;
+  bool log_frames_ = false;  ///< NS_LOG InaSwitchNode=logic: one line per program frame
   std::vector<uint8_t> scratch_;
   SwitchCounters counters_;
   ns3::TracedCallback<uint16_t, ns3::Ptr<const ns3::Packet>> program_in_trace_;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <ns3/application.h>
+#include <ns3/log.h>
 #include <ns3/net-device.h>
 #include <ns3/node.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ constexpr const char* kUsage =
     "       inasim fidelity [--small] [--protocol P] [--results DIR] [--out DIR] [--run none|missing|all]\n"
     "       inasim protocols [--json]\n"
     "       inasim trace-sources [--json]\n"
+    "       inasim log-components [--json]\n"
     "       inasim schema [--markdown]\n"
     "       inasim --version | --help | COMMAND --help\n"
     "Scenario keys, units and defaults: docs/SCENARIO.md\n";
@@ -161,6 +163,37 @@ int TraceSourcesCommand(const std::vector<std::string>& args) {
   for (const auto& t : list)
     std::printf("%s\n    %s\n    %s\n", t["path"].get<std::string>().c_str(), t["help"].get<std::string>().c_str(),
                 t["callback"].get<std::string>().c_str());
+  return 0;
+}
+
+constexpr const char* kLogComponentsUsage =
+    "usage: inasim log-components [--json]\n"
+    "Lists INA-Sim's ns-3 log components (its own source files'), for the NS_LOG environment variable:\n"
+    "  NS_LOG='InaSwitchNode=level_logic|prefix_time:CanaryHost=level_info' inasim run ...\n"
+    "Lines go to stderr; docs/DEBUGGING.md says what each component logs at which level.\n";
+
+int LogComponentsCommand(const std::vector<std::string>& args) {
+  if (args.size() > 2 || (args.size() == 2 && args[1] != "--json" && args[1] != "--help"))
+    throw std::invalid_argument(args.size() > 2 ? "log-components: too many arguments"
+                                                : fmt::format("log-components: unknown option \"{}\"", args[1]));
+  if (args.size() == 2 && args[1] == "--help") {
+    std::fputs(kLogComponentsUsage, stdout);
+    return 0;
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [name, component] : *ns3::LogComponent::GetComponentList()) {
+    const std::string file = component->File();
+    size_t at = file.find("src/ina/");
+    if (at == std::string::npos) at = file.find("protocols/");
+    if (at == std::string::npos) continue;  // ns-3's own
+    list.push_back({{"name", name}, {"file", file.substr(at)}});
+  }
+  if (args.size() == 2) {
+    std::printf("%s\n", list.dump(2).c_str());
+    return 0;
+  }
+  for (const auto& c : list)
+    std::printf("%-20s %s\n", c["name"].get<std::string>().c_str(), c["file"].get<std::string>().c_str());
   return 0;
 }
 
@@ -281,9 +314,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (args[0] == "sweep" || args[0] == "compare" || args[0] == "fidelity") return ExecPython(args);  // their --help is Python's
-    if (args[0] == "protocols" || args[0] == "schema" || args[0] == "trace-sources") {
+    if (args[0] == "protocols" || args[0] == "schema" || args[0] == "trace-sources" || args[0] == "log-components") {
       try {
         if (args[0] == "trace-sources") return TraceSourcesCommand(args);
+        if (args[0] == "log-components") return LogComponentsCommand(args);
         return args[0] == "schema" ? SchemaCommand(args) : ProtocolsCommand(args);
       } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());

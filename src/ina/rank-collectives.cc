@@ -2,9 +2,12 @@
 
 #include "ina/workload.h"
 
+#include "ns3/log.h"
 #include "ns3/simulator.h"
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("InaRankCollectives");
 
 namespace {
 uint64_t NowPs() { return static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds()); }
@@ -25,6 +28,7 @@ RankCollectives::RankCollectives(uint32_t ranks, uint64_t elements, DType dtype,
 }
 
 void RankCollectives::BeginIteration(uint32_t it) {
+  NS_LOG_INFO("iteration " << it << " begins at every rank");
   for (uint32_t r = 0; r < ranks_; ++r) records_[it].start_ps[r] = NowPs();
   begin(it);
 }
@@ -32,6 +36,7 @@ void RankCollectives::BeginIteration(uint32_t it) {
 void RankCollectives::RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
   CollectiveRecord& rec = records_[it];
   rec.end_ps[rank] = NowPs();
+  NS_LOG_LOGIC("rank " << rank << " holds iteration " << it << "'s result");
   rec.elements_checked += checked;
   rec.mismatches += mismatches;
   if (++ranks_done_ < ranks_) return;
@@ -49,7 +54,8 @@ double RankCollectives::progress() const {
 
 CollectiveTable RankCollectives::Report(std::string_view protocol, bool finished, bool ok, WorkloadReport& out) const {
   CollectiveTable table;
-  table.AddJobRecords(ranks_, records_, uint64_t{ranks_} * elements_);
+  table.AddJobRecords(ranks_, records_, uint64_t{ranks_} * elements_, hosts);
+  out.rank_spans = table.rank_spans();
   for (const CollectiveRecord& r : records_)
     if (r.finished()) out.payload_delivered += r.bytes * ranks_;
   out.correct = finished && table.correct() && ok;

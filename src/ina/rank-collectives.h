@@ -25,6 +25,8 @@ class RankCollectives {
   /// Starts iteration `it` at every rank (set by the job).
   std::function<void(uint32_t it)> begin;
   std::function<void()> on_finished;
+  /// The job's hosts by rank (set by the job): hosts.csv's host column.
+  std::vector<uint32_t> hosts;
 
   /// Iteration `it` starts now at every rank: its record, then `begin`.
   void BeginIteration(uint32_t it);

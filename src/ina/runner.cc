@@ -1,5 +1,6 @@
 #include "ina/runner.h"
 
+#include "ina/diagnosis.h"
 #include "ina/event-trace.h"
 #include "ina/pcap-capture.h"
 #include "ina/version.h"
@@ -345,7 +346,8 @@ json PerfJson(double wall, double setup, double run_s, uint64_t events, uint64_t
 /// workload's report and the background's.
 RunResult CollectResults(const Scenario& s, const topo::Topology& topology, const Fabric& fabric,
                          const NetworkTotals& n, const Workload* workload, const Background* background,
-                         bool finished, uint64_t end_ps, uint64_t events, uint64_t& payload_delivered) {
+                         const HostTimeouts& timeouts, bool finished, uint64_t end_ps, uint64_t events,
+                         uint64_t& payload_delivered) {
   RunResult out;
   json& r = out.json;
   r["inasim_version"] = Version();
@@ -372,6 +374,10 @@ RunResult CollectResults(const Scenario& s, const topo::Topology& topology, cons
   payload_delivered = w.payload_delivered;
   out.correct = workload ? w.correct : true;
   r["workload"] = std::move(w.workload);
+  if (!w.rank_spans.empty()) {
+    out.csv_names.push_back("hosts.csv");
+    out.csv_texts.push_back(HostsCsv(topology, w.rank_spans, timeouts));
+  }
   if (background) {
     background->Report(r, out.csv_names, out.csv_texts, out.summary);
     payload_delivered += background->payload_delivered();
@@ -381,6 +387,7 @@ RunResult CollectResults(const Scenario& s, const topo::Topology& topology, cons
   out.summary += fmt::format("  network: {} frames, {} buffer drops, {} random losses, {} link-down drops, {} ECN "
                              "marks, {} PFC pauses\n",
                              n.frames, n.drops_buf, n.drops_loss, n.drops_down, n.marks, n.pauses);
+  r["diagnosis"] = Diagnosis(topology, fabric, w.rank_spans, timeouts, out.summary);
   return out;
 }
 
@@ -418,6 +425,7 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
   workload = StartWorkload(s, *fabric, hosts, control);
   background = StartBackground(s, *fabric, hosts, control);
   LinkSampler sampler(s, topology, *fabric, control);
+  const HostTimeouts timeouts(*fabric);  // after the workload: its agents exist
   std::unique_ptr<PcapCapture> pcap;
   if (s.outputs.pcap.enabled) pcap = std::make_unique<PcapCapture>(s.outputs.pcap, topology, *fabric);
   std::unique_ptr<EventTrace> trace;
@@ -441,8 +449,8 @@ RunResult RunScenario(const Scenario& s, const RunOptions& options) {
 
   NetworkTotals network = CollectNetwork(s, topology, *fabric, end_ps);
   uint64_t payload_delivered = 0;
-  RunResult out = CollectResults(s, topology, *fabric, network, workload.get(), background.get(), control.finished(),
-                                 end_ps, events, payload_delivered);
+  RunResult out = CollectResults(s, topology, *fabric, network, workload.get(), background.get(), timeouts,
+                                 control.finished(), end_ps, events, payload_delivered);
   const double run_s = Seconds(t1, t2);
   const double wall = Seconds(t0, Clock::now());
   const uint64_t host_tx_bytes = network.host_tx_bytes;

@@ -8,6 +8,7 @@
 // would be dropped by the linker; a generated table cannot be).
 #pragma once
 
+#include "ina/collective-table.h"
 #include "ina/frame-key.h"
 #include "ina/tensor-data.h"
 #include "p4model/common/frame.h"
@@ -42,6 +43,9 @@ struct WorkloadReport {
   std::string summary;
   bool correct = true;  ///< every checked aggregate matched the exact sum (and the run finished)
   uint64_t payload_delivered = 0;
+  /// Each rank's start and end of each listed collective (CollectiveTable::
+  /// rank_spans()): the runner's hosts.csv and its straggler diagnosis.
+  std::vector<RankSpan> rank_spans;
   void AddCsv(std::string name, std::string text) {
     csv_names.push_back(std::move(name));
     csv_texts.push_back(std::move(text));

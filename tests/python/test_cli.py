@@ -213,7 +213,7 @@ def test_usage_without_arguments():
 # ------------------------------------------------------- (d) atomic outputs
 
 
-RESULT_FILES = [".inasim-results", "collectives.csv", "links.csv", "results.json", "summary.txt"]
+RESULT_FILES = [".inasim-results", "collectives.csv", "hosts.csv", "links.csv", "results.json", "summary.txt"]
 
 
 def test_existing_output_dir_is_replaced(tmp_path):

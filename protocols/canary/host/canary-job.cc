@@ -7,6 +7,7 @@
 #include "p4model/common/frame.h"
 #include "protocols/static_tree/dataplane/static_tree_dataplane.h"
 
+#include "ns3/log.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 
@@ -18,6 +19,8 @@
 #include <stdexcept>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("CanaryHost");
 
 using ns3::PicoSeconds;
 using ns3::Ptr;
@@ -443,6 +446,7 @@ void CanaryHost::HandleControl(const uint8_t* b, uint32_t len) {
           c_.reissue_first_request_delay_max_ps = std::max(c_.reissue_first_request_delay_max_ps, delay);
         }
         reissue_trace_(g, delay);
+        NS_LOG_INFO("rank " << rank_ << ": block " << g << " re-issued after a failure message");
         SendBlock(g);
         ArmTimer(g);
       }
@@ -520,6 +524,7 @@ void CanaryHost::OnTimerEvent() {
   while (timers_.PopDue(now, g)) {
     if (state_[g] != kIssued) continue;
     timeout_trace_(job_->job_index(), g);
+    NS_LOG_LOGIC("rank " << rank_ << ": block " << g << " attempt " << uint32_t{attempt_[g]} << " timed out");
     if (attempt_[g] > job_->canary().max_failures) {
       SendBlock(g);  // host-based reduction: resend the data itself
     } else {

@@ -67,6 +67,7 @@ void CanaryJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
   std::string switches_csv;
   json details = first.Details(s, hosts, blocks, switches_csv);
   out.AddCsv("collectives.csv", table.Csv());
+  out.rank_spans = table.rank_spans();
   out.AddCsv(fmt::format("{}_switches.csv", first.protocol()), std::move(switches_csv));
   if (jobs_.size() == 1) {
     out.summary += first.Summary(s, table, details, hosts, finished, out.correct);

@@ -57,7 +57,7 @@ CanaryHostCounters& CanaryHostCounters::operator+=(const CanaryHostCounters& c) 
 void CanaryJob::AddCollectives(CollectiveTable& table, uint64_t& payload_delivered) const {
   const uint32_t n = num_hosts();
   // Every host ends with every element exactly once: n * E checks.
-  const uint32_t j = table.AddJobRecords(n, records_, uint64_t{n} * elements_);
+  const uint32_t j = table.AddJobRecords(n, records_, uint64_t{n} * elements_, hosts_);
   payload_delivered += 2 * uint64_t{n} * spec_.bytes * table.job(j).completed;
 }
 

@@ -227,6 +227,7 @@ NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t 
       spec_(spec),
       coll_(plan_.n, plan_.elements, dtype, pattern, seed, iterations, compute_gap_ps) {
   const uint32_t n = plan_.n;
+  coll_.hosts = hosts;
   coll_.begin = [this](uint32_t it) {
     for (auto& r : ranks_) r->BeginIteration(it);
     for (auto& r : tcp_ranks_) r->BeginIteration(it);

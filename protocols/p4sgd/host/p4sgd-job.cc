@@ -8,6 +8,7 @@
 #include "ina/units.h"
 #include "protocols/p4sgd/dataplane/p4sgd_dataplane.h"
 
+#include "ns3/log.h"
 #include "ns3/ipv4-address.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -22,6 +23,8 @@
 #include <stdexcept>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("P4SGDWorker");
 
 namespace sg = p4::p4sgd;
 using ns3::Simulator;
@@ -178,7 +181,10 @@ void P4SGDWorker::SendAck(Slot& s, uint32_t index, bool retransmission) {
 void P4SGDWorker::OnTimeout(uint32_t index) {
   // Algorithm 3 lines 31-34: resend whatever is outstanding in the slot.
   Slot& s = slots_[index];
-  if (s.state == SlotState::kAgg || s.state == SlotState::kAck) timeout_trace_(0, index);
+  if (s.state == SlotState::kAgg || s.state == SlotState::kAck) {
+    timeout_trace_(0, index);
+    NS_LOG_LOGIC("rank " << rank_ << ": slot " << index << " timed out, sent again");
+  }
   if (s.state == SlotState::kAgg) SendAgg(s, index, true);
   else if (s.state == SlotState::kAck) SendAck(s, index, true);
 }

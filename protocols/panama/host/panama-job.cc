@@ -12,6 +12,7 @@
 #include "protocols/panama/dataplane/panama_dataplane.h"
 #include "protocols/panama/dataplane/tree_switch.h"
 
+#include "ns3/log.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/ipv4.h"
 #include "ns3/packet.h"
@@ -31,6 +32,8 @@
 #include <stdexcept>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("PanamaWorker");
 
 using namespace ns3;
 namespace pn = p4::panama;
@@ -288,6 +291,7 @@ void PanamaWorker::CheckTimeouts() {
       tr.timed_out = true;  // reported once per tree; the run ends at the time limit
       ++counters_.timeouts;
       timeout_trace_(spec_->jid, t);
+      NS_LOG_WARN("job " << spec_->jid << " rank " << rank_ << ": tree " << t << " made no progress for timeout_us");
     }
   }
   ArmTimeoutCheck();
@@ -823,6 +827,7 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
         rings_.push_back(std::make_unique<RingAllreduce>(nodes, addrs, cj.bytes, DType::kFloat32, s.workload.data,
                                                          ConsecutiveJobSeed(s.seed, i), rc, ps.cluster.iterations,
                                                          cj.compute_ps, static_cast<uint16_t>(s.links.mtu_bytes)));
+        rings_.back()->host_ids = cj.hosts;
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
       }

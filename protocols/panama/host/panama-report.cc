@@ -65,7 +65,7 @@ Accelerators Sorted(const std::unordered_map<uint32_t, const pn::PanamaDataplane
 uint32_t PanamaJob::AddCollectives(CollectiveTable& table, uint64_t& payload_delivered) const {
   const uint32_t n = num_workers();
   // Every worker holds every element exactly once: n * E checks.
-  const uint32_t j = table.AddJobRecords(n, records_, uint64_t{n} * elements_);
+  const uint32_t j = table.AddJobRecords(n, records_, uint64_t{n} * elements_, hosts_);
   payload_delivered += 2 * uint64_t{n} * elements_ * 4 * table.job(j).completed;
   return j;
 }
@@ -254,6 +254,7 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
   const uint64_t bytes = ring ? cluster_[0].bytes : jobs_[0]->elements() * 4;
   out.workload = table.CoreJson({"panama", "iteration", bytes, requested, completed}, out.correct);
   out.AddCsv("collectives.csv", table.Csv());
+  out.rank_spans = table.rank_spans();
   json panama = json::object();
   if (!ring) {
     out.workload["check"] = jobs_[0]->Check();

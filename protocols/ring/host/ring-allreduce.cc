@@ -4,6 +4,7 @@
 
 #include "p4model/common/frame.h"
 
+#include "ns3/log.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 
@@ -11,6 +12,8 @@
 #include <stdexcept>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("RingRank");
 
 using namespace ns3;
 using p4::LoadBe16;
@@ -152,6 +155,7 @@ uint32_t RingAllreduce::AddCollectives(CollectiveTable& table, double host_rate_
   const uint32_t n = plan_.ranks();
   const double bound = AnalyticBound(host_rate_gbps);
   const uint32_t j = table.AddJob(n, iterations_);
+  table.SetJobHosts(j, host_ids);
   for (const RingRecord& c : records_) {
     if (!c.finished()) {
       table.AddUnfinished(j, c.elements_checked, c.mismatches);
@@ -223,6 +227,7 @@ void RingRank::DoDispose() {
 }
 
 void RingRank::BeginIteration(uint32_t iteration) {
+  NS_LOG_INFO("rank " << rank_ << ": iteration " << iteration << " begins");
   iteration_ = iteration;
   const uint32_t n = plan_->ranks();
   snd_total_ = plan_->stream_packets(rank_);
@@ -277,6 +282,7 @@ void RingRank::TrySend() {
     if (acked_[seq]) continue;
     SendData(seq);
     ++retransmissions_;
+    NS_LOG_LOGIC("rank " << rank_ << ": packet " << seq << " sent again");
   }
   retx_.clear();
   const uint32_t window = owner_->config().window_packets;

@@ -93,6 +93,8 @@ class RingAllreduce {
   ~RingAllreduce();
 
   void Start(uint64_t at_ps);
+  /// The hosts' ids by rank (set by the maker): hosts.csv's host column.
+  std::vector<uint32_t> host_ids;
   bool done() const { return records_.size() == iterations_ && !running_; }
   const std::vector<RingRecord>& records() const { return records_; }
   /// Checks of a finished collective: every rank ends with every element, n x E.

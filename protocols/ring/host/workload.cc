@@ -33,9 +33,11 @@ std::unique_ptr<RingAllreduce> MakeRing(const Scenario& s, Fabric& fabric, const
     addrs.push_back(fabric.host_address(h));
   }
   try {
-    return std::make_unique<RingAllreduce>(nodes, addrs, s.workload.bytes, s.workload.dtype, s.workload.data, seed,
-                                           RingConfigOf(s), s.workload.iterations, s.workload.compute_gap_ps,
-                                           static_cast<uint16_t>(s.links.mtu_bytes));
+    auto ring = std::make_unique<RingAllreduce>(nodes, addrs, s.workload.bytes, s.workload.dtype, s.workload.data,
+                                                seed, RingConfigOf(s), s.workload.iterations,
+                                                s.workload.compute_gap_ps, static_cast<uint16_t>(s.links.mtu_bytes));
+    ring->host_ids = hosts;
+    return ring;
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(fmt::format("workload: {}", e.what()));
   }
@@ -83,6 +85,7 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
                                 out.correct);
   out.workload["ring"] = std::move(ring);
   out.AddCsv("collectives.csv", table.Csv());
+  out.rank_spans = table.rank_spans();
   if (rings.size() > 1) {
     out.workload["host_split"] = s.workload.jobs_contiguous
                                      ? "the selected hosts in id order, cut into equal consecutive groups"

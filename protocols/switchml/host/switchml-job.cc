@@ -11,6 +11,7 @@
 #include "protocols/switchml/dataplane/next_step_selector.h"
 #include "protocols/switchml/dataplane/switchml_dataplane.h"
 
+#include "ns3/log.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -24,6 +25,8 @@
 #include <tuple>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("SwitchMLWorker");
 
 using ns3::PicoSeconds;
 using ns3::Ptr;
@@ -139,6 +142,7 @@ uint16_t SwitchMLWorker::PoolIndex(uint64_t pkt_id) const {
 
 // p4lang/p4app-switchML@b5c74a04:dev_root/client_lib/src/backends/dpdk/dpdk_worker_thread.cc:165
 void SwitchMLWorker::BeginJob(uint32_t job) {
+  NS_LOG_INFO("rank " << rank_ << " thread " << tid_ << ": job " << job << " begins");
   job_ = job;
   running_ = true;
   data_ = &owner_->data(job);
@@ -351,6 +355,8 @@ void SwitchMLWorker::FireDueTimers(uint64_t now) {
     }
     ++record_->timeouts;
     timeout_trace_(job_, timer_pkt_id_[index]);
+    NS_LOG_LOGIC("rank " << rank_ << " thread " << tid_ << ": job " << job_ << " packet " << timer_pkt_id_[index]
+                         << " timed out, sent again");
     owner_->CountStall(rank_, timer_start_ps_[index], now);
     Send(timer_pkt_id_[index], timer_pool_index_[index], true, false);
     timer_start_ps_[index] = now;
@@ -373,6 +379,7 @@ bool SwitchMLJob::KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t
 }
 
 void SwitchMLWorker::FinishJob() {
+  NS_LOG_INFO("rank " << rank_ << " thread " << tid_ << ": job " << job_ << " done");
   running_ = false;
   // Every timer of this job slice is over (the library's are all stopped by then).
   timers_.StopAll();
@@ -389,6 +396,7 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
                          uint32_t iterations, uint64_t compute_gap_ps)
     : spec_(spec), dtype_(dtype), compute_gap_ps_(compute_gap_ps), fabric_(&fabric) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
+  worker_hosts_ = hosts;
   if (n == 0) throw std::invalid_argument("switchml needs at least one worker");
   num_workers_ = n;
   if (n > 0xffff) throw std::invalid_argument("switchml: num_workers is a 16-bit field in the client library");

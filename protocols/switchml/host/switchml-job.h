@@ -282,6 +282,7 @@ class SwitchMLJob {
   uint64_t host_rate_bps_ = 0;
   std::vector<uint32_t> threads_done_;  ///< per rank: threads done with its current job
   std::vector<uint32_t> ps_hosts_;
+  std::vector<uint32_t> worker_hosts_;  ///< by rank
   std::vector<ns3::Ptr<class SwitchMLParameterServer>> servers_;
   Fabric* fabric_;
   uint32_t workers_done_ = 0;

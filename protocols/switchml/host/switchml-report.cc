@@ -57,7 +57,7 @@ void SwitchMLJob::AddTensors(const Scenario& s, CollectiveTable& table, TensorTo
   const uint32_t n = num_workers();
   const double rate = s.links.host_rate_gbps * 1e9;
   const double wire = WireBytes(spec_, s);
-  table.AddJob(n, records_.size());
+  table.SetJobHosts(table.AddJob(n, records_.size()), worker_hosts_);
   for (const SwitchMLTensorRecord& r : records_) {
     if (!r.finished()) {
       table.AddUnfinished(0, r.elements_checked, r.mismatches);
@@ -305,6 +305,7 @@ void SwitchMLJob::Report(const Scenario& s, bool finished, WorkloadReport& out) 
                                 out.correct);
   out.workload["switchml"] = Details(s, t);
   out.AddCsv("collectives.csv", table.Csv());
+  out.rank_spans = table.rank_spans();
   if (spec_.timeline_bin_ps > 0) {
     // Per bin, worker 0's packets sent, its timeouts, and the mean number of
     // its slots waiting on a timer that then fired (Fig. 7's rate, decomposed).

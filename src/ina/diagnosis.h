@@ -1,0 +1,52 @@
+// What a run's results say about why it was slow, and each host's timeline:
+//   hosts.csv: one row per rank per listed collective (start, end, the
+//   communication time, the gap before it, the host's timeouts in it, how far
+//   it finished behind the collective's first rank);
+//   results.json "diagnosis" and the summary's "why slow" lines: the link
+//   directions with the deepest queues (as queueing delay), the most drops
+//   and the longest pauses; the hosts with the most timeouts; the ranks that
+//   finished last most often.
+// Timeouts come from the host agents' `Timeout` trace sources (SwitchML,
+// Canary, PANAMA, P4SGD), connected by name to every host application.
+#pragma once
+
+#include "ina/collective-table.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace inasim {
+
+class Fabric;
+namespace topo {
+class Topology;
+}
+
+/// Every host agent's retransmission-timer expiries, per host, in time order.
+class HostTimeouts {
+ public:
+  /// Connects to the `Timeout` source of every application on every host
+  /// (call after the workload has built its agents).
+  explicit HostTimeouts(Fabric& fabric);
+  /// Host h's timeouts in [from_ps, to_ps].
+  uint64_t Count(uint32_t host, uint64_t from_ps, uint64_t to_ps) const;
+  uint64_t Total(uint32_t host) const { return times_[host].size(); }
+  uint32_t agents() const { return agents_; }
+
+ private:
+  std::vector<std::vector<uint64_t>> times_;
+  uint32_t agents_ = 0;
+};
+
+/// hosts.csv (kHostsHeader, then a row per span, in the spans' order).
+std::string HostsCsv(const topo::Topology& topology, const std::vector<RankSpan>& spans, const HostTimeouts& timeouts);
+inline constexpr const char* kHostsHeader =
+    "job,iteration,collective,rank,host,start_s,end_s,comm_s,gap_before_s,timeouts,lag_s\n";
+
+/// results.json's "diagnosis"; appends the "why slow" lines to `summary`.
+nlohmann::json Diagnosis(const topo::Topology& topology, const Fabric& fabric, const std::vector<RankSpan>& spans, const HostTimeouts& timeouts, std::string& summary);
+
+}  // namespace inasim
