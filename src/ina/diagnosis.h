@@ -7,7 +7,8 @@
 //   and the longest pauses; the hosts with the most timeouts; the ranks that
 //   finished last most often.
 // Timeouts come from the host agents' `Timeout` trace sources (SwitchML,
-// Canary, PANAMA, P4SGD), connected by name to every host application.
+// Canary, PANAMA, P4SGD, the UDP ring), connected by name to every host
+// application.
 #pragma once
 
 #include "ina/collective-table.h"

@@ -5,7 +5,7 @@
 // path: each source costs one empty-list test while nothing listens):
 //   InaNetDevice  Enqueue, TxStart (dequeue), Rx (receive), Drop, Mark, Pfc (pause/resume)
 //   InaSwitchNode ProgramIn, ProgramOut, ProgramTimer
-//   host agents   Timeout (every INA protocol's retransmission timers)
+//   host agents   Timeout (the INA protocols' and the UDP ring's retransmission timers)
 // Each frame is keyed by the running workload (Workload::KeyFrame,
 // ina/frame-key.h): protocol, job, id, aux, kind; other frames are "tcp",
 // "udp" or "other". Rows are kept in memory in event order, up to max_rows

@@ -131,3 +131,19 @@ def test_log_components_and_their_lines(tmp_path):
                            env={k: v for k, v in child_env().items() if k != "NS_LOG"}, timeout=300)
     assert quiet.returncode == 0, quiet.stderr
     assert "timed out" not in quiet.stderr and "buffer full" not in quiet.stderr
+
+
+def test_ring_timeouts_are_its_retransmissions(tmp_path):
+    """The ring's RTO expiries are its Timeout rows: under 1 % loss, hosts.csv's
+    timeouts sum to collectives.csv's retransmissions (each expiry resends
+    one packet)."""
+    import pandas as pd
+
+    out, _ = run(tmp_path, "scenarios/default.json", ["workload.bytes=262144", "faults.loss_rate=0.01",
+                                                      "workload.iterations=2"])
+    hosts = pd.read_csv(out / "hosts.csv")
+    coll = pd.read_csv(out / "collectives.csv")
+    assert coll.retransmissions.sum() > 0
+    assert hosts.timeouts.sum() == coll.retransmissions.sum()
+    for it, rows in hosts.groupby("collective"):
+        assert rows.timeouts.sum() == coll.retransmissions.iloc[it]

@@ -7,6 +7,7 @@
 #include "ns3/log.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -197,8 +198,15 @@ uint64_t RingAllreduce::packets_sent() const {
 NS_OBJECT_ENSURE_REGISTERED(RingRank);
 
 TypeId RingRank::GetTypeId() {
-  static TypeId tid = TypeId("inasim::RingRank").SetParent<Application>().SetGroupName("Ina")
-                          .AddConstructor<RingRank>();
+  static TypeId tid = TypeId("inasim::RingRank")
+                          .SetParent<Application>()
+                          .SetGroupName("Ina")
+                          .AddConstructor<RingRank>()
+                          .AddTraceSource("Timeout",
+                                          "A packet's retransmission timer (rto_us) expired unacknowledged; it is "
+                                          "sent again; args: job (0), packet sequence number",
+                                          MakeTraceSourceAccessor(&RingRank::timeout_trace_),
+                                          "inasim::TimeoutTracedCallback");
   return tid;
 }
 
@@ -438,7 +446,10 @@ void RingRank::OnRto() {
   for (uint64_t s = snd_una_; s < snd_next_; ++s) {
     if (acked_[s]) continue;
     const uint64_t sent = sent_ps_[s & (store_slots_ - 1)];
-    if (sent + rto <= now) retx_.push_back(s);
+    if (sent + rto <= now) {
+      retx_.push_back(s);
+      timeout_trace_(0, s);
+    }
     else earliest = std::min(earliest, sent + rto);
   }
   TrySend();  // sends retx_; arms the timer at now + rto if anything is in flight

@@ -18,6 +18,7 @@
 #include "ns3/event-id.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/node-container.h"
+#include "ns3/traced-callback.h"
 
 #include <cstdint>
 #include <functional>
@@ -189,6 +190,7 @@ class RingRank : public ns3::Application {
   std::vector<uint32_t> store_;    // ring of payload slots, epp words each
   uint64_t store_slots_ = 0;       // power of two
   ns3::EventId rto_event_;
+  ns3::TracedCallback<uint32_t, uint64_t> timeout_trace_;  ///< (0, sequence number)
 
   // Incoming stream.
   uint64_t rcv_total_ = 0;
