@@ -103,16 +103,24 @@ int SchemaCommand(const std::vector<std::string>& args) {
   return 0;
 }
 
+/// A listing command's one optional argument: kHelp (usage printed), kJson or kText.
+enum class ListingMode { kText, kJson, kHelp };
+ListingMode ListingArgs(const std::vector<std::string>& args, const char* usage) {
+  if (args.size() > 2 || (args.size() == 2 && args[1] != "--json" && args[1] != "--help"))
+    throw std::invalid_argument(args.size() > 2 ? fmt::format("{}: too many arguments", args[0])
+                                                : fmt::format("{}: unknown option \"{}\"", args[0], args[1]));
+  if (args.size() == 2 && args[1] == "--help") {
+    std::fputs(usage, stdout);
+    return ListingMode::kHelp;
+  }
+  return args.size() == 2 ? ListingMode::kJson : ListingMode::kText;
+}
+
 /// `inasim protocols [--json]`: the registry, for people and for scripts.
 int ProtocolsCommand(const std::vector<std::string>& args) {
-  if (args.size() > 2 || (args.size() == 2 && args[1] != "--json" && args[1] != "--help"))
-    throw std::invalid_argument(args.size() > 2 ? "protocols: too many arguments"
-                                                : fmt::format("protocols: unknown option \"{}\"", args[1]));
-  if (args.size() == 2 && args[1] == "--help") {
-    std::fputs(kProtocolsUsage, stdout);
-    return 0;
-  }
-  if (args.size() == 2) {
+  const ListingMode mode = ListingArgs(args, kProtocolsUsage);
+  if (mode == ListingMode::kHelp) return 0;
+  if (mode == ListingMode::kJson) {
     std::printf("%s\n", inasim::ProtocolsJson().dump(2).c_str());
     return 0;
   }
@@ -139,13 +147,8 @@ std::string ConfigPathOf(ns3::TypeId tid, const std::string& source) {
 }
 
 int TraceSourcesCommand(const std::vector<std::string>& args) {
-  if (args.size() > 2 || (args.size() == 2 && args[1] != "--json" && args[1] != "--help"))
-    throw std::invalid_argument(args.size() > 2 ? "trace-sources: too many arguments"
-                                                : fmt::format("trace-sources: unknown option \"{}\"", args[1]));
-  if (args.size() == 2 && args[1] == "--help") {
-    std::fputs(kTraceSourcesUsage, stdout);
-    return 0;
-  }
+  const ListingMode mode = ListingArgs(args, kTraceSourcesUsage);
+  if (mode == ListingMode::kHelp) return 0;
   nlohmann::json list = nlohmann::json::array();
   for (uint32_t i = 0; i < ns3::TypeId::GetRegisteredN(); ++i) {
     const ns3::TypeId tid = ns3::TypeId::GetRegistered(i);
@@ -156,7 +159,7 @@ int TraceSourcesCommand(const std::vector<std::string>& args) {
                       {"callback", t.callback}, {"help", t.help}});
     }
   }
-  if (args.size() == 2) {
+  if (mode == ListingMode::kJson) {
     std::printf("%s\n", list.dump(2).c_str());
     return 0;
   }
@@ -173,13 +176,8 @@ constexpr const char* kLogComponentsUsage =
     "Lines go to stderr; docs/DEBUGGING.md says what each component logs at which level.\n";
 
 int LogComponentsCommand(const std::vector<std::string>& args) {
-  if (args.size() > 2 || (args.size() == 2 && args[1] != "--json" && args[1] != "--help"))
-    throw std::invalid_argument(args.size() > 2 ? "log-components: too many arguments"
-                                                : fmt::format("log-components: unknown option \"{}\"", args[1]));
-  if (args.size() == 2 && args[1] == "--help") {
-    std::fputs(kLogComponentsUsage, stdout);
-    return 0;
-  }
+  const ListingMode mode = ListingArgs(args, kLogComponentsUsage);
+  if (mode == ListingMode::kHelp) return 0;
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [name, component] : *ns3::LogComponent::GetComponentList()) {
     const std::string file = component->File();
@@ -188,7 +186,7 @@ int LogComponentsCommand(const std::vector<std::string>& args) {
     if (at == std::string::npos) continue;  // ns-3's own
     list.push_back({{"name", name}, {"file", file.substr(at)}});
   }
-  if (args.size() == 2) {
+  if (mode == ListingMode::kJson) {
     std::printf("%s\n", list.dump(2).c_str());
     return 0;
   }
