@@ -388,6 +388,7 @@ RunResult CollectResults(const Scenario& s, const topo::Topology& topology, cons
                              "marks, {} PFC pauses\n",
                              n.frames, n.drops_buf, n.drops_loss, n.drops_down, n.marks, n.pauses);
   r["diagnosis"] = Diagnosis(topology, fabric, w.rank_spans, timeouts, out.summary);
+  if (!w.diagnosis.empty()) r["diagnosis"]["protocol"] = std::move(w.diagnosis);
   return out;
 }
 

@@ -46,6 +46,9 @@ struct WorkloadReport {
   /// Each rank's start and end of each listed collective (CollectiveTable::
   /// rank_spans()): the runner's hosts.csv and its straggler diagnosis.
   std::vector<RankSpan> rank_spans;
+  /// The protocol's own part of results.json's "diagnosis" (its "protocol"
+  /// key; empty: none), e.g. Canary's stragglers per block.
+  nlohmann::json diagnosis = nlohmann::json::object();
   void AddCsv(std::string name, std::string text) {
     csv_names.push_back(std::move(name));
     csv_texts.push_back(std::move(text));

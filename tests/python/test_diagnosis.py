@@ -85,7 +85,15 @@ def test_diagnosis_ranks_the_extremes(lossy):
     assert d["hosts_by_timeouts"][0]["timeouts"] == per_host.max()
     mean_lag = hosts.groupby("host").lag_s.mean()
     assert d["stragglers"][0]["mean_lag_s"] == pytest.approx(mean_lag.max(), rel=1e-6, abs=1e-12)
-    assert "why slow:" in stdout and f"most drops" in stdout
+    assert "why slow:" in stdout and "most drops" in stdout
+    # Canary's own part: its switches' stragglers and its hosts' requests per block of every iteration.
+    c = json.loads((out / "results.json").read_text())["workload"]["canary"]
+    p = d["protocol"]
+    assert p["protocol"] == "canary" and p["blocks"] == c["blocks_per_iteration"] * 3
+    assert p["stragglers_per_block"] == pytest.approx(c["switches"]["stragglers"] / p["blocks"], rel=1e-12)
+    assert p["retransmit_requests_per_block"] == pytest.approx(c["hosts"]["retransmit_requests"] / p["blocks"],
+                                                               rel=1e-12)
+    assert c["switches"]["stragglers"] > 0
 
 
 @pytest.mark.parametrize("protocol,scenario,sets", RUNS, ids=[r[0] for r in RUNS])

@@ -48,6 +48,24 @@ std::unique_ptr<Workload> CanaryJobSet::MakeWorkload(const WorkloadContext& cont
   });
 }
 
+/// results.json diagnosis.protocol: where a block's packets went (canary-fgcs24
+/// §3.1.1 stragglers, §3.2.1 collisions, §3.3 recovery), per block of every job.
+json CanaryJobSet::Diagnosis(const json& details, uint64_t blocks) {
+  const json& sw = details["switches"];
+  const json& h = details["hosts"];
+  const double b = blocks ? static_cast<double>(blocks) : 1.0;
+  return {{"protocol", "canary"},
+          {"blocks", blocks},
+          {"stragglers_per_block", sw["stragglers"].get<double>() / b},
+          {"switch_timeouts_per_block", sw["timeouts"].get<double>() / b},
+          {"collisions_per_block", sw["collisions"].get<double>() / b},
+          {"leader_packets_per_block", details["leaders"]["packets_per_block"]},
+          {"retransmit_requests_per_block", h["retransmit_requests"].get<double>() / b},
+          {"reissues_per_block", h["reissues"].get<double>() / b},
+          {"note", "stragglers: packets a switch forwarded because its descriptor had already sent the aggregate "
+                   "up (canary-fgcs24 §3.1.1); every count per block of every job and iteration"}};
+}
+
 void CanaryJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
   const CanaryJob& first = *jobs_[0];
   CollectiveTable table;
@@ -66,6 +84,7 @@ void CanaryJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
   // (CanaryJobSet's constructor); the hosts' and leaders' counters are summed.
   std::string switches_csv;
   json details = first.Details(s, hosts, blocks, switches_csv);
+  if (first.mode() == InaTreeMode::kCanary) out.diagnosis = Diagnosis(details, blocks);
   out.AddCsv("collectives.csv", table.Csv());
   out.rank_spans = table.rank_spans();
   out.AddCsv(fmt::format("{}_switches.csv", first.protocol()), std::move(switches_csv));

@@ -50,6 +50,8 @@ class CanaryJobSet : public ConcurrentJobs<CanaryJob> {
   /// them) and workload.<protocol> (CanaryJob::Details, the hosts' counters
   /// summed over the jobs); collectives.csv, <protocol>_switches.csv.
   void Report(const Scenario& s, bool finished, WorkloadReport& out) const;
+  /// results.json diagnosis.protocol from the summed details over `blocks` blocks.
+  static nlohmann::json Diagnosis(const nlohmann::json& details, uint64_t blocks);
   /// The event trace's key of a frame (ina/frame-key.h): the first job that
   /// knows it (CanaryJob::KeyFrame), with its number.
   bool KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const {
