@@ -119,6 +119,13 @@ macro(_inasim_add_protocol _file)
   file(RELATIVE_PATH _rel ${CMAKE_SOURCE_DIR} ${_dir})
   file(GLOB _host CONFIGURE_DEPENDS ${_dir}/host/*.cc)
   list(APPEND _host_sources ${_host})
+  # Optional: it runs workload.schedule (src/ina/iteration-schedule.h).
+  string(JSON _schedule ERROR_VARIABLE _sch_err GET "${_json}" schedule)
+  if(_sch_err OR NOT _schedule)
+    set(_schedule false)
+  else()
+    set(_schedule true)
+  endif()
   _inasim_json_list(_dtypes "${_json}" dtypes "")
   _inasim_json_list(_data "${_json}" data "")
   _inasim_json_list(_also "${_json}" also_reads "")
@@ -126,7 +133,7 @@ macro(_inasim_add_protocol _file)
   string(APPEND _rows "      {\"${_name}\", \"${_workload_type}\", R\"INASIMP(${_summary})INASIMP\", \"${_section}\", ${_also},\n"
                       "       ${_dtypes}, R\"INASIMP(${_dtype_note})INASIMP\", ${_data}, R\"INASIMP(${_uniform_note})INASIMP\",\n"
                       "       \"${_concurrent_jobs}\", R\"INASIMP(${_jobs_note})INASIMP\", ${_min_hosts_per_job}, \"${_dataplane}\",\n"
-                      "       \"${_rel}\", &protocols::${_name}::MakeWorkload, &protocols::${_name}::ParseWorkload,\n       &protocols::${_name}::WorkloadSections, &protocols::${_name}::kChecks},\n")
+                      "       \"${_rel}\", &protocols::${_name}::MakeWorkload, &protocols::${_name}::ParseWorkload,\n       &protocols::${_name}::WorkloadSections, &protocols::${_name}::kChecks, ${_schedule}},\n")
   string(APPEND _texts "    R\"INASIMP(${_json})INASIMP\",\n")
   string(APPEND _all_json "${_json_sep}${_json}")
   set(_json_sep ",\n")

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace inasim {
@@ -157,6 +158,34 @@ std::string HostsCsv(const topo::Topology& topology, const std::vector<RankSpan>
     fmt::format_to(out, ",{},{:.12f}\n", timeouts.Count(r.host, r.start_ps, r.end_ps),
                    PsToS(r.end_ps - first.at({r.job, r.collective})));
     previous_end[{r.job, r.rank}] = r.end_ps;
+  }
+  return csv;
+}
+
+std::string IterationsCsv(const topo::Topology& topology, const std::vector<IterationStart>& starts,
+                          const std::vector<RankSpan>& spans) {
+  // (job, iteration, rank) -> (last end, collectives finished)
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint32_t>> ends;
+  for (const RankSpan& r : spans) {
+    auto& e = ends[{r.job, r.iteration, r.rank}];
+    e.first = std::max(e.first, r.end_ps);
+    ++e.second;
+  }
+  std::string csv = kIterationsHeader;
+  auto out = std::back_inserter(csv);
+  for (const IterationStart& s : starts) {
+    const auto it = ends.find({s.job, s.iteration, s.rank});
+    const uint64_t compute_end = s.start_ps + s.compute_ps;
+    fmt::format_to(out, "{},{},{},{},{:.12f},{:.12f},", s.job, s.iteration, s.rank, topology.node(s.host).name,
+                   PsToS(s.start_ps), PsToS(compute_end));
+    if (it == ends.end()) {  // not one collective of it finished
+      csv += ",,,0\n";
+      continue;
+    }
+    const uint64_t comm_end = it->second.first;
+    fmt::format_to(out, "{:.12f},{:.12f},{:.12f},{}\n", PsToS(comm_end),
+                   PsToS(std::max(comm_end, compute_end) - s.start_ps),
+                   PsToS(comm_end > compute_end ? comm_end - compute_end : 0), it->second.second);
   }
   return csv;
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "ina/collective-table.h"
+#include "ina/iteration-schedule.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,14 @@ class HostTimeouts {
 std::string HostsCsv(const topo::Topology& topology, const std::vector<RankSpan>& spans, const HostTimeouts& timeouts);
 inline constexpr const char* kHostsHeader =
     "job,iteration,collective,rank,host,start_s,end_s,comm_s,gap_before_s,timeouts,lag_s\n";
+
+/// iterations.csv (kIterationsHeader, a row per rank per iteration begun):
+/// its start, compute end, last collective's end, step time and the
+/// communication the compute did not hide.
+std::string IterationsCsv(const topo::Topology& topology, const std::vector<IterationStart>& starts,
+                          const std::vector<RankSpan>& spans);
+inline constexpr const char* kIterationsHeader =
+    "job,iteration,rank,host,start_s,compute_end_s,comm_end_s,step_s,exposed_comm_s,collectives\n";
 
 /// results.json's "diagnosis"; appends the "why slow" lines to `summary`.
 nlohmann::json Diagnosis(const topo::Topology& topology, const Fabric& fabric, const std::vector<RankSpan>& spans, const HostTimeouts& timeouts, std::string& summary);

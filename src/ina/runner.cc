@@ -378,6 +378,10 @@ RunResult CollectResults(const Scenario& s, const topo::Topology& topology, cons
     out.csv_names.push_back("hosts.csv");
     out.csv_texts.push_back(HostsCsv(topology, w.rank_spans, timeouts));
   }
+  if (!w.iteration_starts.empty() && s.workload.schedule.given) {
+    out.csv_names.push_back("iterations.csv");
+    out.csv_texts.push_back(IterationsCsv(topology, w.iteration_starts, w.rank_spans));
+  }
   if (background) {
     background->Report(r, out.csv_names, out.csv_texts, out.summary);
     payload_delivered += background->payload_delivered();

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -207,6 +208,82 @@ WorkloadKeys& DeclareTensor(WorkloadKeys& a) {
       });
 }
 
+using ScheduleKeys = spec::Section<ScheduleSpec, ScenarioInput>;
+
+/// workload.schedule.collectives: [{"bytes", "ready_us"}, ...], each checked.
+void ReadScheduleCollectives(Reader& r, ScheduleSpec& s, const ScenarioInput&) {
+  const json* v = r.Raw("collectives");
+  if (!v) r.Fail("collectives", "is required: the iteration's collectives, [{\"bytes\": ..., \"ready_us\": ...}]");
+  if (!v->is_array() || v->empty() || v->size() > 100'000)
+    r.Fail("collectives", "must be an array of 1 to 100,000 objects {\"bytes\", \"ready_us\"}, got " +
+                              v->dump().substr(0, 80));
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& e = (*v)[i];
+    const std::string at = fmt::format("collectives[{}]", i);
+    if (!e.is_object()) r.Fail(at, "must be an object {\"bytes\", \"ready_us\"}, got " + e.dump().substr(0, 80));
+    for (const auto& [key, value] : e.items())
+      if (key != "bytes" && key != "ready_us") r.Fail(at + "." + key, "unknown key (known: bytes, ready_us)");
+    const json* b = e.contains("bytes") ? &e["bytes"] : nullptr;
+    if (!b || !b->is_number_unsigned() || b->get<uint64_t>() < 4 || b->get<uint64_t>() > (1ull << 40) ||
+        b->get<uint64_t>() % 4)
+      r.Fail(at + ".bytes", "is required: a multiple of 4 from 4 to 2^40 (the collective's payload per rank), got " +
+                                (b ? b->dump() : std::string("nothing")));
+    const json* ready = e.contains("ready_us") ? &e["ready_us"] : nullptr;
+    if (ready && (!ready->is_number() || ready->get<double>() < 0 || ready->get<double>() > 1e9))
+      r.Fail(at + ".ready_us", "must be a number of microseconds from 0 to 1e9, got " + ready->dump());
+    s.bytes.push_back(b->get<uint64_t>());
+    s.ready_ps.push_back(ready ? static_cast<uint64_t>(std::llround(ready->get<double>() * 1e6)) : 0);
+  }
+  r.out()["collectives"] = *v;
+}
+
+/// workload.schedule: a training step's compute and its collectives' ready times.
+const ScheduleKeys& Schedule() {
+  static const ScheduleKeys section =
+      ScheduleKeys("workload.schedule", "A training step: compute, and collectives ready during it")
+          .Step([](Reader&, ScheduleSpec& s, const ScenarioInput&) { s.given = true; })
+          .TimePs("compute_us", &ScheduleSpec::compute_ps, 0, 0, 1e9, TimeUnit::kUs,
+                  "Each rank's compute per iteration (forward and backward pass).")
+          .TimePs("after_us", &ScheduleSpec::after_ps, 0, 0, 1e9, TimeUnit::kUs,
+                  "After the compute and the last collective of an iteration, before the next (the optimizer "
+                  "step).")
+          .Custom("collectives",
+                  {"array of objects", "", "**required**", "1 .. 100,000 of {`bytes`, `ready_us`}",
+                   "The iteration's collectives (allreduces), run in this order at each rank: each starts when it "
+                   "is ready (`ready_us` after the iteration's start, default 0; a gradient bucket filled during "
+                   "the backward pass) and the one before it has finished there. `bytes`: payload per rank, a "
+                   "multiple of 4."},
+                  [] {
+                    return json{{"type", "array"},
+                                {"minItems", 1},
+                                {"items",
+                                 {{"type", "object"},
+                                  {"required", {"bytes"}},
+                                  {"additionalProperties", false},
+                                  {"properties",
+                                   {{"bytes", {{"type", "integer"}, {"minimum", 4}, {"multipleOf", 4}}},
+                                    {"ready_us", {{"type", "number"}, {"minimum", 0}}}}}}}};
+                  },
+                  ReadScheduleCollectives)
+          .Check([](const ScheduleSpec& s, Reader& r) {
+            for (size_t i = 0; i < s.ready_ps.size(); ++i)
+              if (s.ready_ps[i] > s.compute_ps)
+                r.Fail(fmt::format("collectives[{}].ready_us", i),
+                       fmt::format("{} us is after the iteration's compute ({} us): a gradient is ready during "
+                                   "the backward pass, at the latest when it ends",
+                                   s.ready_ps[i] / 1e6, s.compute_ps / 1e6));
+          });
+  return section;
+}
+
+/// The protocols whose registry entry says they run workload.schedule, quoted.
+std::string ScheduleProtocols() {
+  std::vector<std::string> names;
+  for (const Protocol& q : Protocols())
+    if (q.runs_schedule) names.push_back(fmt::format("\"{}\"", q.name));
+  return names.empty() ? "none" : JoinNames(names, " and ");
+}
+
 /// Iterations, timing and concurrent jobs.
 WorkloadKeys& DeclareSchedule(WorkloadKeys& a) {
   std::vector<std::string> able;
@@ -216,9 +293,23 @@ WorkloadKeys& DeclareSchedule(WorkloadKeys& a) {
       .U32("iterations", spec::In(&Scenario::workload, &WorkloadSpec::iterations), 1, 1, 1'000'000, "",
            "Number of back-to-back collectives.")
       .TimePs("compute_gap_us", spec::In(&Scenario::workload, &WorkloadSpec::compute_gap_ps), 0, 0, 1e9, TimeUnit::kUs,
-              "Pause between the end of one collective and the start of the next.")
+              "Pause between iterations: at each rank, from the end of an iteration's last collective to the start "
+              "of the next iteration (where a protocol has several tensors per iteration, they run back to back).")
       .TimePs("start_us", spec::In(&Scenario::workload, &WorkloadSpec::start_ps), 0, 0, 1e9, TimeUnit::kUs,
               "Start time of the first collective.")
+      .ObjectIfGiven("schedule", spec::In(&Scenario::workload, &WorkloadSpec::schedule), Schedule(),
+                     "A training step instead of one collective per iteration: each rank computes, its gradient "
+                     "buckets become ready during the backward pass and are allreduced in order, overlapping the "
+                     "compute still to come. See [workload.schedule](#workloadschedule).")
+      .Check([](const Scenario& s, Reader& w) {
+        if (!s.workload.schedule.given) return;
+        if (!TheProtocol(s).runs_schedule)
+          w.Fail("schedule", fmt::format("protocol \"{}\" does not run a schedule yet (the protocols that do: {})",
+                                         TheProtocol(s).name, ScheduleProtocols()));
+        if (s.workload.compute_gap_ps != 0)
+          w.Fail("compute_gap_us", "is not used with workload.schedule: give the pause after an iteration as "
+                                   "workload.schedule.after_us");
+      })
       .U32("jobs", spec::In(&Scenario::workload, &WorkloadSpec::jobs), 1, 1, 256, "",
            "Concurrent allreduces: the selected hosts are dealt into this many groups of equal size (+-1), each "
            "running its own allreduce of `bytes` at the same time (see below).")

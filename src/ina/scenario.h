@@ -3,6 +3,7 @@
 // path and the problem; validation finishes before anything is built or written.
 #pragma once
 
+#include "ina/iteration-schedule.h"
 #include "common/scenario_error.h"
 #include "congestion/egress_queue.h"
 #include "congestion/flow_generator.h"
@@ -125,6 +126,7 @@ struct WorkloadSpec {
   uint32_t iterations = 1;
   uint64_t compute_gap_ps = 0;
   uint64_t start_ps = 0;
+  ScheduleSpec schedule;  ///< workload.schedule (ina/iteration-schedule.h)
   /// Each protocol's own section (protocols/<name>/host/spec.h), by type:
   /// `s.workload.spec<SwitchMLSpec>()`. The scenario core does not know them.
   ProtocolSpecs protocol_specs;

@@ -10,6 +10,7 @@
 
 #include "ina/collective-table.h"
 #include "ina/frame-key.h"
+#include "ina/iteration-schedule.h"
 #include "ina/tensor-data.h"
 #include "p4model/common/frame.h"
 #include "p4model/common/span.h"
@@ -46,6 +47,9 @@ struct WorkloadReport {
   /// Each rank's start and end of each listed collective (CollectiveTable::
   /// rank_spans()): the runner's hosts.csv and its straggler diagnosis.
   std::vector<RankSpan> rank_spans;
+  /// Each rank's iterations (ina/iteration-schedule.h): with rank_spans, the
+  /// runner's iterations.csv (step time, exposed communication).
+  std::vector<IterationStart> iteration_starts;
   /// The protocol's own part of results.json's "diagnosis" (its "protocol"
   /// key; empty: none), e.g. Canary's stragglers per block.
   nlohmann::json diagnosis = nlohmann::json::object();
@@ -113,6 +117,8 @@ struct Protocol {
   std::vector<const spec::Doc*> (*sections)();
   /// What `validate` checks for it (src/ina/protocol-checks.h).
   const ProtocolChecks* checks;
+  /// It runs workload.schedule (protocol.json "schedule": true; ina/iteration-schedule.h).
+  bool runs_schedule = false;
 
   bool Accepts(DType t) const;
   bool Accepts(DataPattern d) const;

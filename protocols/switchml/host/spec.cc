@@ -22,6 +22,13 @@ using SwitchMLSection = spec::Section<SwitchMLSpec, Scenario>;
 /// tensors: the byte sizes of one iteration's tensors (absent: workload.bytes).
 void ParseTensors(Reader& m, SwitchMLSpec& ml, const Scenario& s) {
   ml.tensors.clear();
+  if (s.workload.schedule.given) {  // each collective of the step is a tensor (a SwitchML job)
+    if (m.Has("tensors"))
+      m.Fail("tensors", "is not used with workload.schedule: its collectives are the iteration's tensors");
+    ml.tensors = s.workload.schedule.bytes;
+    m.out()["tensors"] = ml.tensors;
+    return;
+  }
   if (const json* t = m.Raw("tensors")) {
     if (!t->is_array() || t->empty()) m.Fail("tensors", "must be a non-empty array of tensor sizes in bytes");
     for (size_t i = 0; i < t->size(); ++i) {

@@ -393,10 +393,11 @@ void SwitchMLWorker::FinishJob() {
 
 SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DType dtype, DataPattern pattern,
                          uint64_t seed, const SwitchMLSpec& spec, std::vector<uint64_t> tensor_bytes,
-                         uint32_t iterations, uint64_t compute_gap_ps)
-    : spec_(spec), dtype_(dtype), compute_gap_ps_(compute_gap_ps), fabric_(&fabric) {
+                         uint32_t iterations, uint64_t compute_gap_ps, const ScheduleSpec& schedule)
+    : spec_(spec), dtype_(dtype), fabric_(&fabric) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
   worker_hosts_ = hosts;
+  schedule_ = IterationSchedule::Of(schedule, n, tensor_bytes.size(), compute_gap_ps);
   if (n == 0) throw std::invalid_argument("switchml needs at least one worker");
   num_workers_ = n;
   if (n > 0xffff) throw std::invalid_argument("switchml: num_workers is a 16-bit field in the client library");
@@ -740,8 +741,11 @@ p4::Dataplane* SwitchMLJob::dataplane(uint32_t v) const {
 
 void SwitchMLJob::Start(uint64_t at_ps) {
   for (auto& w : workers_) w->SetStartTime(PicoSeconds(0));
-  for (uint32_t rank = 0; rank < num_workers(); ++rank)
-    for (uint32_t t = 0; t < threads_; ++t) Simulator::Schedule(PicoSeconds(at_ps), &SwitchMLJob::BeginThread, this, rank, t, 0u);
+  for (uint32_t rank = 0; rank < num_workers(); ++rank) {
+    const uint64_t first = schedule_->StartOf(rank, 0, at_ps);
+    for (uint32_t t = 0; t < threads_; ++t)
+      Simulator::Schedule(PicoSeconds(first), &SwitchMLJob::BeginThread, this, rank, t, 0u);
+  }
 }
 
 double SwitchMLJob::progress() const {
@@ -780,8 +784,10 @@ void SwitchMLJob::ThreadJobDone(uint32_t rank, uint32_t tid, uint32_t job) {
   records_[job].end_ps[rank] = NowPs();
   WorkerJobDone(rank, job);
   if (job + 1 < num_jobs()) {
+    const uint64_t now = NowPs();
+    const uint64_t at = schedule_->StartOf(rank, job + 1, now);
     for (uint32_t t = 0; t < threads_; ++t)
-      Simulator::Schedule(PicoSeconds(compute_gap_ps_), &SwitchMLJob::BeginThread, this, rank, t, job + 1);
+      Simulator::Schedule(PicoSeconds(at - now), &SwitchMLJob::BeginThread, this, rank, t, job + 1);
   }
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "ina/host-endpoint.h"
+#include "ina/iteration-schedule.h"
 #include "protocols/switchml/host/dpdk-lcore.h"
 #include "protocols/switchml/host/rdma-worker.h"
 #include "ina/lazy-timer-heap.h"
@@ -33,6 +34,7 @@
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -158,7 +160,7 @@ class SwitchMLJob {
   /// `tensor_bytes`: the tensors of one iteration, aggregated in order.
   SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DType dtype, DataPattern pattern,
               uint64_t seed, const SwitchMLSpec& spec, std::vector<uint64_t> tensor_bytes, uint32_t iterations,
-              uint64_t compute_gap_ps);
+              uint64_t compute_gap_ps, const ScheduleSpec& schedule = {});
   ~SwitchMLJob();
 
   /// The aggregation tree over `hosts`, checked as a run needs it (at most
@@ -231,7 +233,6 @@ class SwitchMLJob {
   // For the workers.
   const TensorData& data(uint32_t job) const { return data_[job]; }
   SwitchMLTensorRecord& record(uint32_t job) { return records_[job]; }
-  uint64_t compute_gap_ps() const { return compute_gap_ps_; }
   /// Thread tid of worker rank finished its slice of `job`; when all of the
   /// host's threads have, the job is done there and they take the next one
   /// together (fifo_scheduler.cc:63-65: the per-host barrier).
@@ -263,7 +264,9 @@ class SwitchMLJob {
                       const nlohmann::json& details, bool finished, bool correct) const;
   SwitchMLSpec spec_;
   DType dtype_;
-  uint64_t compute_gap_ps_;
+  /// When each rank starts each tensor: an iteration's tensors back to back
+  /// and compute_gap_us between iterations, or workload.schedule's step.
+  std::optional<IterationSchedule> schedule_;
   topo::AggregationTree tree_;
   std::vector<std::pair<uint32_t, uint32_t>> switches_;
   std::vector<TensorData> data_;

@@ -306,6 +306,7 @@ void SwitchMLJob::Report(const Scenario& s, bool finished, WorkloadReport& out) 
   out.workload["switchml"] = Details(s, t);
   out.AddCsv("collectives.csv", table.Csv());
   out.rank_spans = table.rank_spans();
+  out.iteration_starts = schedule_->Starts(0, worker_hosts_);
   if (spec_.timeline_bin_ps > 0) {
     // Per bin, worker 0's packets sent, its timeouts, and the mean number of
     // its slots waiting on a timer that then fired (Fig. 7's rate, decomposed).

@@ -20,7 +20,7 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
     if (tensors.empty()) tensors.push_back(s.workload.bytes);
     return std::make_unique<SwitchMLJob>(context.fabric, context.hosts, s.workload.dtype, s.workload.data, s.seed,
                                          s.workload.spec<SwitchMLSpec>(), tensors, s.workload.iterations,
-                                         s.workload.compute_gap_ps);
+                                         s.workload.compute_gap_ps, s.workload.schedule);
   });
 }
 

@@ -1,0 +1,139 @@
+"""`workload.schedule` (src/ina/iteration-schedule.h): a training step whose
+gradient buckets are allreduced as they become ready during the backward
+pass, overlapping the compute still to come (PyTorch DDP's buckets, in
+order, on one stream). Checked on SwitchML, to the picosecond, from
+hosts.csv (each rank's start and end of each bucket) and iterations.csv
+(each rank's step):
+
+- a bucket starts at a rank at max(iteration start + its ready time, the
+  end of the bucket before it there), and the first bucket's allreduce ends
+  before the backward pass does (the overlap the schedule exists for);
+- the next iteration starts after_us after both the compute and the last
+  bucket are done;
+- step_s and exposed_comm_s are those times' differences, every aggregate
+  exact;
+- without a schedule, an iteration's tensors run back to back and
+  compute_gap_us falls only between iterations (what docs/SCENARIO.md says);
+- bad schedules exit 2 naming the key."""
+
+import json
+import subprocess
+
+import pytest
+
+from helpers import SOURCE_DIR, child_env
+from test_pcap import BIN
+
+SWITCHML = "scenarios/switchml/fig9-pool-small.json"
+PS = 1e-12
+SCHEDULE = {"compute_us": 400, "after_us": 10,
+            "collectives": [{"bytes": 262144, "ready_us": 100}, {"bytes": 262144, "ready_us": 200},
+                            {"bytes": 262144, "ready_us": 300}, {"bytes": 131072, "ready_us": 400}]}
+
+
+def run(tmp_path, sets, name="out", scenario=SWITCHML):
+    out = tmp_path / name
+    args = [BIN, "run", str(SOURCE_DIR / scenario), "--out", str(out)]
+    for s in sets:
+        args += ["--set", s]
+    return subprocess.run(args, capture_output=True, text=True, env=child_env(), timeout=300), out
+
+
+def ps(seconds):
+    return round(seconds / PS)
+
+
+@pytest.fixture(scope="module")
+def step(tmp_path_factory):
+    import pandas as pd
+
+    p, out = run(tmp_path_factory.mktemp("step"),
+                 ["workload.iterations=3", "workload.schedule=" + json.dumps(SCHEDULE)])
+    assert p.returncode == 0, p.stderr
+    return pd.read_csv(out / "hosts.csv"), pd.read_csv(out / "iterations.csv"), json.loads(
+        (out / "results.json").read_text())
+
+
+def test_buckets_start_when_ready_and_in_order(step):
+    hosts, iters, result = step
+    assert result["correct"] and result["workload"]["collectives_completed"] == 12
+    ready = [ps(c["ready_us"] * 1e-6) for c in SCHEDULE["collectives"]]
+    for (rank, it), rows in hosts.groupby(["rank", "iteration"]):
+        start = ps(iters[(iters["rank"] == rank) & (iters.iteration == it)].start_s.iloc[0])
+        rows = rows.sort_values("collective")
+        previous_end = None
+        for c, row in enumerate(rows.itertuples()):
+            want = start + ready[c] if previous_end is None else max(start + ready[c], previous_end)
+            assert ps(row.start_s) == want, (rank, it, c)
+            previous_end = ps(row.end_s)
+
+
+def test_communication_overlaps_the_backward_pass(step):
+    hosts, iters, _ = step
+    compute = ps(SCHEDULE["compute_us"] * 1e-6)
+    first = hosts[hosts.collective % 4 == 0]
+    for row in first.itertuples():
+        start = ps(iters[(iters["rank"] == row.rank) & (iters.iteration == row.iteration)].start_s.iloc[0])
+        assert ps(row.end_s) < start + compute, "bucket 0 finished during the backward pass"
+
+
+def test_next_iteration_after_compute_last_bucket_and_optimizer(step):
+    hosts, iters, _ = step
+    compute, after = ps(400e-6), ps(10e-6)
+    for rank, rows in iters.groupby("rank"):
+        rows = rows.sort_values("iteration")
+        starts = [ps(x) for x in rows.start_s]
+        assert starts[0] == 0
+        for it in range(1, len(starts)):
+            last_end = ps(hosts[(hosts["rank"] == rank) & (hosts.iteration == it - 1)].end_s.max())
+            assert starts[it] == max(starts[it - 1] + compute, last_end) + after
+        for row in rows.itertuples():
+            comm_end, compute_end = ps(row.comm_end_s), ps(row.compute_end_s)
+            assert ps(row.step_s) == max(comm_end, compute_end) - ps(row.start_s)
+            assert ps(row.exposed_comm_s) == max(0, comm_end - compute_end)
+            assert row.collectives == 4
+
+
+def test_without_a_schedule_tensors_run_back_to_back(tmp_path):
+    import pandas as pd
+
+    p, out = run(tmp_path, ["workload.iterations=2", "workload.compute_gap_us=50",
+                            "workload.switchml.tensors=[65536,65536,65536]"])
+    assert p.returncode == 0, p.stderr
+    hosts = pd.read_csv(out / "hosts.csv")
+    assert not (out / "iterations.csv").exists()
+    for rank, rows in hosts.groupby("rank"):
+        rows = rows.sort_values("collective")
+        ends, starts = [ps(x) for x in rows.end_s], [ps(x) for x in rows.start_s]
+        assert starts[1] == ends[0] and starts[2] == ends[1], "tensors of an iteration back to back"
+        assert starts[3] == ends[2] + ps(50e-6), "compute_gap_us between iterations"
+        assert starts[4] == ends[3] and starts[5] == ends[4]
+
+
+@pytest.mark.parametrize("sets,key,words", [
+    (["workload.protocol=ring", "workload.switchml=null"], "workload.schedule", "switchml"),
+    ([], "workload.schedule.collectives[1].ready_us", "after the iteration's compute"),
+    (["workload.compute_gap_us=5"], "workload.compute_gap_us", "after_us"),
+    (["workload.switchml.tensors=[1024]"], "workload.switchml.tensors", "not used with workload.schedule"),
+])
+def test_bad_schedules_exit_2(tmp_path, sets, key, words):
+    schedule = {"compute_us": 100, "collectives": [{"bytes": 1024, "ready_us": 50}, {"bytes": 1024, "ready_us": 150}]}
+    if "ready_us" not in key:
+        schedule["collectives"][1]["ready_us"] = 90
+    p, out = run(tmp_path, ["workload.schedule=" + json.dumps(schedule)] + sets)
+    assert p.returncode == 2, p.stderr
+    assert key in p.stderr and words in p.stderr, p.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("collectives,key", [
+    ([{"bytes": 1022}], "collectives[0].bytes"),
+    ([{"bytes": 1024, "ready": 1}], "collectives[0].ready"),
+    ([], "workload.schedule.collectives"),
+    ([{"bytes": 1024, "ready_us": -1}], "collectives[0].ready_us"),
+])
+def test_bad_collectives_exit_2(tmp_path, collectives, key):
+    p, out = run(tmp_path, ["workload.schedule=" + json.dumps({"compute_us": 100, "collectives": collectives})])
+    assert p.returncode == 2, p.stderr
+    assert key in p.stderr, p.stderr
+    assert not out.exists()
