@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PANAMA Fig. 8: a shared cluster, short-flow p99 FCT, long-flow throughput and job completion time vs aggregation load.
 
-    /usr/bin/python3 analysis/fig_panama_fig8.py [--small] [--out DIR] [--jobs N] [--resume] [--repetitions N]
+    /usr/bin/python3 analysis/fig_panama_fig8.py [--small] [--out DIR] [--jobs N] [--resume]
 
 The shared cluster of panama-mlsys21 §7 under one scaling rule (scenarios/
 panama/fig8-cluster-rule.json: a k = 8 fat tree, 128 hosts at 10 Gb/s, the
@@ -10,10 +10,7 @@ scenarios/panama/README.md "Scaling"; --small: fig8-cluster-small.json, 16
 hosts): DNN training jobs arrive as a Poisson
 process for a fixed window at an arrival rate that offers the given
 aggregation load, next to 20 % load of DCTCP data-mining flows. Loads: 0.2,
-0.4, 0.6, 0.8 (--small: 0.4, 0.8), each at seeds 1, 2, 3 (--small: 1;
---repetitions N: N seeds), every value the mean over the seeds, each
-seed's value in the panel's y_seeds column (the claims' per-seed check).
-Configurations, as in the paper:
+0.4, 0.6, 0.8 (--small: 0.4, 0.8). Configurations, as in the paper:
 
   Ideal           every traffic class on its own network: the short flows
                   alone (8a), the long flows alone (8b), the PANAMA jobs
@@ -50,10 +47,8 @@ import figscript  # noqa: E402
 from figscript import ROOT, num  # noqa: E402
 
 CONFIGS = {
-    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-rule.json", "loads": [0.2, 0.4, 0.6, 0.8],
-             "repetitions": 3},
-    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-small.json", "loads": [0.4, 0.8],
-              "repetitions": 1},
+    "full": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-rule.json", "loads": [0.2, 0.4, 0.6, 0.8]},
+    "small": {"scenario": ROOT / "scenarios" / "panama" / "fig8-cluster-small.json", "loads": [0.4, 0.8]},
 }
 STEM = "fig_panama_fig8"
 LABELS = ["Ideal", "Ring-AllReduce", "SwitchML*", "PANAMA", "PANAMA-0.88", "PANAMA-0.94"]
@@ -83,47 +78,28 @@ def points(loads):
     return pts, labels
 
 
-def run_rows(fig, loads):
-    """{(load, run name): [row per seed, in seed order]}; fails on a run that is not correct."""
+def draw(fig):
+    base, plot, loads = fig.base, fig.plot, fig.cfg["loads"]
     pts, labels = points(loads)
     runs = {}
-    for row in fig.sweep(points=pts, repetitions=fig.cfg.get("repetitions", 1)):
+    for row in fig.sweep(points=pts):
         load, name = labels[int(row["point"])]
         if row.get("correct") is not True:  # the runs without a workload have no workload.correct
             fig.fail(f"load {load} {name}: not correct (correct={row.get('correct')}, "
                      f"stopped_by={row.get('sim.stopped_by')})")
-        runs.setdefault((load, name), []).append(row)
-    return runs
-
-
-def seed_metrics(runs, load, label):
-    """Per seed: (short p99 FCT, long throughput, mean JCT, finished jobs,
-    partial aggregations, short mean FCT); Ideal from the runs alone."""
-    ideal = label == "Ideal"
-    shorts = runs[(load, "short_alone" if ideal else label)]
-    longs = runs[(load, "long_alone" if ideal else label)]
-    aggs = runs[(load, "agg_alone" if ideal else label)]
-    return [(num(short.get("background.flows.fct.short.fct_s.p99")),
-             num(long_.get("background.flows.fct.long_flow_throughput_gbps.mean")),
-             num(agg.get("workload.panama.cluster.mean_jct_s")),
-             num(agg.get("workload.panama.cluster.finished_jobs")),
-             num(agg.get("workload.panama.cluster.partial_aggregations")),
-             num(short.get("background.flows.fct.short.fct_s.mean")))
-            for short, long_, agg in zip(shorts, longs, aggs)]
-
-
-def draw(fig):
-    base, plot, loads = fig.base, fig.plot, fig.cfg["loads"]
-    runs = run_rows(fig, loads)
-    seeds = fig.cfg.get("repetitions", 1)
+        runs[(load, name)] = row
 
     def metrics(load, label):
-        per_seed = seed_metrics(runs, load, label)
-        return tuple(sum(m[i] for m in per_seed) / len(per_seed) for i in range(6))
-
-    def seed_cells(label, i, scale):
-        """The "y_seeds" column (inasim.claims): each seed's value, space-separated."""
-        return [" ".join(f"{m[i] * scale:.9g}" for m in seed_metrics(runs, load, label)) for load in loads]
+        ideal = label == "Ideal"
+        short = runs[(load, "short_alone" if ideal else label)]
+        long_ = runs[(load, "long_alone" if ideal else label)]
+        agg = runs[(load, "agg_alone" if ideal else label)]
+        return (num(short.get("background.flows.fct.short.fct_s.p99")),
+                num(long_.get("background.flows.fct.long_flow_throughput_gbps.mean")),
+                num(agg.get("workload.panama.cluster.mean_jct_s")),
+                num(agg.get("workload.panama.cluster.finished_jobs")),
+                num(agg.get("workload.panama.cluster.partial_aggregations")),
+                num(short.get("background.flows.fct.short.fct_s.mean")))
 
     cols = {"load": [], "config": [], "short_p99_fct_s": [], "long_throughput_gbps": [], "mean_jct_s": [],
             "jobs": [], "partial_aggregations": []}
@@ -145,13 +121,9 @@ def draw(fig):
             cols["mean_jct_s"].append(jct)
             cols["jobs"].append(jobs)
             cols["partial_aggregations"].append(partial)
-        extra = [{"short_mean_fct_s": [m[5] for m in series]}, {}, {}]
-        if seeds > 1:
-            for panel, (i, scale) in enumerate(((0, 1e3), (1, 1), (2, 1e3))):
-                extra[panel]["y_seeds"] = seed_cells(label, i, scale)
-        panels[0].line(xs, [m[0] * 1e3 for m in series], label, columns=extra[0])
-        panels[1].line(xs, [m[1] for m in series], label, columns=extra[1] or None)
-        panels[2].line(xs, [m[2] * 1e3 for m in series], label, columns=extra[2] or None)
+        panels[0].line(xs, [m[0] * 1e3 for m in series], label, columns={"short_mean_fct_s": [m[5] for m in series]})
+        panels[1].line(xs, [m[1] for m in series], label)
+        panels[2].line(xs, [m[2] * 1e3 for m in series], label)
         print(f"{label:15s} " + "  ".join(f"{round(100 * l)}%: p99 {m[0] * 1e3:8.3f} ms, long {m[1]:6.2f} Gb/s, "
                                          f"JCT {m[2] * 1e3:8.3f} ms" for l, m in zip(loads, series)))
     for f in panels:
@@ -162,8 +134,7 @@ def draw(fig):
         f"{100 * base['background']['flows']['load']:g} %"), tables={"points": cols})
 
 
-main = figscript.entry(STEM, __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)", CONFIGS, draw,
-                       repetitions=True)
+main = figscript.entry(STEM, __doc__, "the reduced sweep (16 hosts, 2 loads, about a minute)", CONFIGS, draw)
 
 
 if __name__ == "__main__":
