@@ -51,7 +51,8 @@ def read(source: Union[str, os.PathLike, "object"]):
     if list(frame.columns) != COLUMNS:
         raise ValueError(f"{where}: not a trace.csv (columns {list(frame.columns)}, expected {COLUMNS})")
     for column in _INTS:
-        frame[column] = pd.to_numeric(frame[column].replace("", None)).astype("Int64")
+        # mask, not replace("", None): older pandas read a None value there as "pad" (fill forward).
+        frame[column] = pd.to_numeric(frame[column].mask(frame[column] == "")).astype("Int64")
     return frame
 
 

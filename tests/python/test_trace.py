@@ -193,6 +193,11 @@ def test_python_reader(tmp_path, trace_module):
     t = r.trace
     at_hosts = t[t.node.str.startswith("h")]
     assert len(at_hosts) == 64 and set(t.id) == {7} and str(t.time_ps.dtype) == "Int64"
+    # Empty cells read as <NA>, never as a neighbour's value.
+    full = inasim.run(str(SOURCE_DIR / CANARY_SCENARIO), sets=CANARY + ['outputs.trace={"ids": [7]}']).trace
+    out = full[full.event == "program_out"]
+    assert len(out) > 0 and out.link.isna().all() and out.queue_bytes.isna().all()
+    assert full[full.event == "enqueue"].link.notna().all()
     r.write(tmp_path / "w")
     assert trace_module.read(tmp_path / "w").equals(t)
     with pytest.raises(ValueError, match="no trace.csv"):
