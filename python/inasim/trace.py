@@ -11,6 +11,7 @@ SwitchML packet id, a Canary block, a PANAMA packet number, a P4SGD slot),
     t = inasim.trace.read(r)                 # or read("out/run/trace.csv[.gz]")
     block = inasim.trace.follow(t, id=3)     # one block, end to end
     inasim.trace.per_node(block)             # first and last event at each node
+    inasim.trace.waits(block)                # each hop's time in a transmit queue
 """
 from __future__ import annotations
 
@@ -78,3 +79,34 @@ def per_node(rows):
     out = grouped.agg(first_ps=("time_ps", "min"), last_ps=("time_ps", "max"), rows=("event", "size"),
                       events=("event", lambda e: ",".join(dict.fromkeys(e))))
     return out.sort_values("first_ps")
+
+
+_KEY = ["node", "port", "link", "protocol", "job", "id", "aux", "kind"]
+_INT_KEYS = ["port", "link", "job", "id", "aux"]
+
+
+def _numbered(rows, event, time_column):
+    """`event`'s rows of `rows`: the key (empty integers as -1), the n-th
+    time this key occurs ("nth"), and the time."""
+    sub = rows[rows.event == event]
+    out = sub[_KEY].copy()
+    for c in _INT_KEYS:
+        out[c] = out[c].fillna(-1).astype("int64")
+    out["nth"] = out.groupby(_KEY, sort=False).cumcount()
+    out[time_column] = sub["time_ps"].astype("int64")
+    return out
+
+
+def waits(rows):
+    """Each frame's wait in a transmit queue: its enqueue row paired with its
+    dequeue row at the same device (node, port, link) with the same key
+    (protocol, job, id, aux, kind), in order (a device's queues are FIFO for
+    one kind of frame). Returns node, port, link, protocol, job, id, aux,
+    kind, enqueue_ps, dequeue_ps, wait_ps, in enqueue order; a frame not yet
+    dequeued when the trace ends (or dropped) has no row."""
+    out = _numbered(rows, "enqueue", "enqueue_ps").merge(
+        _numbered(rows, "dequeue", "dequeue_ps"), on=_KEY + ["nth"], how="inner", sort=False)
+    for c in _INT_KEYS:
+        out[c] = out[c].astype("Int64").mask(out[c] == -1)
+    out["wait_ps"] = out.dequeue_ps - out.enqueue_ps
+    return out.drop(columns="nth").reset_index(drop=True)

@@ -103,6 +103,25 @@ def test_every_hop_takes_one_fixed_wire_time(canary_block):
     assert checked > 100
 
 
+def test_queue_waits_are_the_frames_ahead(canary_block, trace_module):
+    """inasim.trace.waits pairs each enqueue with its dequeue. At time 0 every
+    host queues its first blocks at once: block 5 waits for the frames queued
+    ahead of it plus the one on the wire, each a full serialisation
+    (1,085 + 24 B at 100 Gb/s = 88,720 ps); a frame that found the wire idle
+    (queue_bytes 0) waits 0."""
+    t, _ = canary_block
+    w = trace_module.waits(t)
+    assert len(w) == (t.event == "dequeue").sum() and (w.wait_ps >= 0).all()
+    enq = t[t.event == "enqueue"].reset_index(drop=True)
+    assert list(enq.time_ps) == list(w.enqueue_ps)
+    first = enq[(enq.time_ps == 0) & enq.node.str.startswith("h")]
+    assert len(first) == 63
+    for row, wait in zip(first.itertuples(), w.wait_ps[first.index]):
+        ser = -(-(row.frame_bytes + 24) * 8 * 10**12 // (100 * 10**9))
+        assert ser == 88_720 and wait == row.queue_bytes // row.frame_bytes * ser, row
+    assert (w.wait_ps[enq.index[enq.queue_bytes == 0]] == 0).all()
+
+
 def test_trace_counts_are_links_csv_and_the_hosts_timeouts(tmp_path, trace_module):
     """A Canary run with buffers small enough to drop (8 KB): the drops
     make the hosts' block timers expire, and each expiry is one timeout row
