@@ -120,8 +120,9 @@ def test_log_components_and_their_lines(tmp_path):
     p = subprocess.run([BIN, "log-components", "--json"], capture_output=True, text=True, env=child_env())
     assert p.returncode == 0, p.stderr
     components = {c["name"]: c["file"] for c in json.loads(p.stdout)}
-    for name in ["InaNetDevice", "InaSwitchNode", "InaFabric", "SwitchMLWorker", "CanaryHost", "PanamaWorker",
-                 "P4SGDWorker", "RingRank", "InaRankCollectives"]:
+    for name in ["InaNetDevice", "InaSwitchNode", "InaFabric", "SwitchMLWorker", "SwitchMLRdmaThread", "CanaryHost",
+                 "PanamaWorker", "P4SGDWorker", "RingRank", "InaRankCollectives", "GlooRank", "NcclRank", "NcclRcQp",
+                 "NcclTcpRank"]:
         assert (SOURCE_DIR / components[name]).is_file(), name
     docs = (SOURCE_DIR / "docs" / "DEBUGGING.md").read_text()
     assert all(f"`{name}`" in docs for name in components), "every component is documented"
@@ -155,3 +156,19 @@ def test_ring_timeouts_are_its_retransmissions(tmp_path):
     assert hosts.timeouts.sum() == coll.retransmissions.sum()
     for it, rows in hosts.groupby("collective"):
         assert rows.timeouts.sum() == coll.retransmissions.iloc[it]
+
+
+def test_nccl_queue_pair_timeouts_are_logged(tmp_path):
+    """NS_LOG=NcclRcQp=level_logic: one line per queue-pair timeout that
+    resends (NCCL over RoCE under 1 % loss), as many as workload.nccl's
+    ack_timeouts; NcclRank's logic lines: each rank's result, once."""
+    env = dict(child_env(), NS_LOG="NcclRcQp=level_logic:NcclRank=level_logic")
+    out = tmp_path / "out"
+    p = subprocess.run([BIN, "run", str(SOURCE_DIR / "scenarios/default.json"), "--out", str(out),
+                        "--set", "workload.protocol=nccl", "--set", "workload.bytes=262144",
+                        "--set", "faults.loss_rate=0.01"], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    r = json.loads((out / "results.json").read_text())
+    assert r["workload"]["nccl"]["ack_timeouts"] > 0
+    assert p.stderr.count("sent again (go-back-N)") == r["workload"]["nccl"]["ack_timeouts"]
+    assert p.stderr.count("result complete") == r["workload"]["ranks"]

@@ -9,6 +9,7 @@
 #include "ina/workload.h"
 #include "p4model/common/frame.h"
 
+#include "ns3/log.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
@@ -23,6 +24,8 @@
 #include <stdexcept>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("GlooRank");
 
 using ns3::PicoSeconds;
 using ns3::Ptr;
@@ -134,6 +137,9 @@ void GlooRank::OnCongState(uint32_t from, uint32_t to) {
   if (from == to) return;
   tcp_timeouts_ += to == ns3::TcpSocketState::CA_LOSS;
   tcp_recoveries_ += to == ns3::TcpSocketState::CA_RECOVERY;
+  if (to == ns3::TcpSocketState::CA_LOSS || to == ns3::TcpSocketState::CA_RECOVERY)
+    NS_LOG_INFO("rank " << rank_ << ": TCP "
+                        << (to == ns3::TcpSocketState::CA_LOSS ? "retransmission timeout" : "fast recovery"));
 }
 
 void GlooRank::OnData(Ptr<Socket> s) {
@@ -202,6 +208,7 @@ void GlooRank::Flush(Outbox& box) {
 void GlooRank::OnSendSpace(Ptr<Socket> s, uint32_t) { Flush(s == from_next_ ? from_next_box_ : to_prev_box_); }
 
 void GlooRank::BeginIteration(uint32_t iteration) {
+  NS_LOG_LOGIC("rank " << rank_ << ": iteration " << iteration << " begins");
   iteration_ = iteration;
   phase_ = 0;
   running_ = true;

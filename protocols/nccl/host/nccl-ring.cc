@@ -10,6 +10,7 @@
 
 #include "congestion/tcp-flows.h"
 
+#include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/tcp-l4-protocol.h"
 
@@ -19,6 +20,8 @@
 #include <stdexcept>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("NcclRank");
 
 using ns3::PicoSeconds;
 using ns3::Simulator;
@@ -122,6 +125,7 @@ void NcclRank::Deliver(const uint8_t* p, uint32_t len) {
 }
 
 void NcclRank::BeginIteration(uint32_t iteration) {
+  NS_LOG_LOGIC("rank " << rank_ << ": iteration " << iteration << " begins");
   iteration_ = iteration;
   running_ = true;
   checked_ = mismatches_ = 0;
@@ -206,6 +210,7 @@ void NcclRank::MaybeDone() {
   for (uint32_t c = 0; c < channels_.size(); ++c)
     if (channels_[c]->received < plan.streams[c].size()) return;
   running_ = false;  // its result is complete (it may still owe the next rank slices)
+  NS_LOG_LOGIC("rank " << rank_ << ": iteration " << iteration_ << "'s result complete");
   owner_->RankDone(rank_, iteration_, checked_, mismatches_);
 }
 

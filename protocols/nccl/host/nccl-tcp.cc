@@ -7,6 +7,7 @@
 #include "p4model/common/frame.h"
 #include "protocols/nccl/host/nccl-ring.h"
 
+#include "ns3/log.h"
 #include "ns3/boolean.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/ipv4-address.h"
@@ -22,6 +23,8 @@
 #include <stdexcept>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("NcclTcpRank");
 
 using ns3::Ptr;
 using ns3::Socket;
@@ -140,6 +143,9 @@ void NcclTcpRank::OnCongState(uint32_t from, uint32_t to) {
   if (from == to) return;
   counters_.tcp_timeouts += to == ns3::TcpSocketState::CA_LOSS;
   counters_.tcp_recoveries += to == ns3::TcpSocketState::CA_RECOVERY;
+  if (to == ns3::TcpSocketState::CA_LOSS || to == ns3::TcpSocketState::CA_RECOVERY)
+    NS_LOG_INFO("rank " << rank_ << ": TCP "
+                        << (to == ns3::TcpSocketState::CA_LOSS ? "retransmission timeout" : "fast recovery"));
 }
 
 void NcclTcpRank::BeginIteration(uint32_t iteration) {

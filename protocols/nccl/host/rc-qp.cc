@@ -3,11 +3,14 @@
 #include "ina/ina-net-device.h"
 #include "p4model/common/frame.h"
 
+#include "ns3/log.h"
 #include "ns3/simulator.h"
 
 #include <algorithm>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("NcclRcQp");
 
 namespace {
 // IBTA opcodes of an RC RDMA WRITE (first, middle, last, only) and its ACK.
@@ -136,6 +139,7 @@ void RcQp::OnTimeout() {
     return;
   }
   counters_.retransmitted += next_psn_ - una_;
+  NS_LOG_LOGIC("QP " << qpn_ << ": timeout, PSNs " << una_ << ".." << next_psn_ - 1 << " sent again (go-back-N)");
   next_psn_ = una_;
   Pump();
 }

@@ -6,12 +6,15 @@
 #include "protocols/switchml/dataplane/rdma.h"
 #include "protocols/switchml/host/switchml-job.h"
 
+#include "ns3/log.h"
 #include "ns3/simulator.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace inasim {
+
+NS_LOG_COMPONENT_DEFINE("SwitchMLRdmaThread");
 
 using ns3::PicoSeconds;
 using ns3::Simulator;
@@ -275,6 +278,7 @@ void SwitchMLRdmaThread::PostMessage(uint32_t j) {
 // A retransmission re-posts the same work request: same set, immediate and data.
 void SwitchMLRdmaThread::Retransmit(uint32_t j) {
   if (!running_) return;
+  NS_LOG_LOGIC("rank " << rank_ << " thread " << tid_ << ": queue pair " << j << "'s message timed out, posted again");
   Post(j);
   ++counters_.retransmissions;
 }
