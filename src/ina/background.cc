@@ -61,43 +61,17 @@ std::vector<uint32_t> SelectHosts(const HostSelection& sel, uint32_t nh, uint64_
   return out;
 }
 
-uint64_t IdealFctPs(const topo::Topology& topo, const topo::RoutingTable& routing, uint32_t src, uint32_t dst,
-                    uint64_t bytes, uint32_t mss, uint32_t wire_overhead, uint64_t forwarding_latency_ps) {
-  // One shortest path (all of them look alike in the topologies we build).
-  struct Hop { uint64_t rate_bps, delay_ps; bool to_switch; };
-  std::vector<Hop> path;
-  uint32_t v = src;
-  uint16_t port = 0;  // a host's only port
-  for (int guard = 0; guard < 64; ++guard) {
-    const topo::Port& p = topo.ports(v).at(port);
-    const topo::LinkSpec& l = topo.links()[p.link].spec;
-    path.push_back({l.rate_bps, l.delay_ps, !topo.is_host(p.peer)});
-    v = p.peer;
-    if (v == dst) break;
-    if (topo.is_host(v)) throw std::logic_error("IdealFctPs: path reached another host");
-    const auto hops = routing.NextHops(v, dst);
-    if (hops.empty()) throw std::logic_error("IdealFctPs: no route");
-    port = hops[0];
-  }
-  if (v != dst) throw std::logic_error("IdealFctPs: path too long");
-  auto one_way = [&](uint64_t frame_wire) {
-    double ps = 0;
-    for (const Hop& h : path) {
-      ps += static_cast<double>(frame_wire) * 8e12 / static_cast<double>(h.rate_bps) + static_cast<double>(h.delay_ps);
-      if (h.to_switch) ps += static_cast<double>(forwarding_latency_ps);
-    }
-    return ps;
-  };
-  uint64_t bottleneck = UINT64_MAX;
-  for (const Hop& h : path) bottleneck = std::min(bottleneck, h.rate_bps);
-  const uint64_t per_segment = congestion::kTcpSegmentHeaderBytes + wire_overhead;
+uint64_t IdealFctPs(const Fabric& fabric, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t mss) {
+  const uint64_t wire_overhead = fabric.device(src, 0).wire_overhead();
+  const uint32_t syn = 20 + 40 + 14;  // IP + TCP with SYN options + Ethernet
+  const auto first = static_cast<uint32_t>(std::min<uint64_t>(bytes, mss) + congestion::kTcpSegmentHeaderBytes);
+  uint64_t bottleneck = 0;
+  const uint64_t handshake = 2 * fabric.IdleOneWayPs(src, dst, syn, 0, &bottleneck);
+  const uint64_t first_segment = fabric.IdleOneWayPs(src, dst, first);
   const uint64_t segments = (bytes + mss - 1) / mss;
-  const uint64_t first = std::min<uint64_t>(bytes, mss) + per_segment;
-  const uint64_t total = bytes + segments * per_segment;
-  const uint64_t syn = 20 + 40 + 14 + wire_overhead;  // IP + TCP with SYN options + Ethernet
-  const double ps = 2 * one_way(syn) + one_way(first) +
-                    static_cast<double>(total - first) * 8e12 / static_cast<double>(bottleneck);
-  return static_cast<uint64_t>(std::llround(ps));
+  const uint64_t total = bytes + segments * (congestion::kTcpSegmentHeaderBytes + wire_overhead);
+  const double rest_ps = static_cast<double>(total - (first + wire_overhead)) * 8e12 / static_cast<double>(bottleneck);
+  return handshake + first_segment + static_cast<uint64_t>(std::llround(rest_ps));
 }
 
 namespace {
@@ -212,9 +186,7 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
     if (flows_) {
       for (size_t i = 0; i < flows_->flows().size(); ++i) {
         const congestion::FlowState& f = flows_->flows()[i];
-        const uint64_t ideal = IdealFctPs(fabric_.topology(), fabric_.routing(), f.spec.src, f.spec.dst, f.spec.bytes,
-                                          b.tcp.segment_bytes, s_.links.wire_overhead_bytes,
-                                          s_.sw.forwarding_latency_ps);
+        const uint64_t ideal = IdealFctPs(fabric_, f.spec.src, f.spec.dst, f.spec.bytes, b.tcp.segment_bytes);
         if (f.end_ps) {
           const uint64_t fct = f.end_ps - f.spec.start_ps;
           done.push_back({f.spec.bytes, fct * 1e-12, ideal * 1e-12});

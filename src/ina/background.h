@@ -23,8 +23,8 @@ namespace inasim {
 /// trip, the first full segment's store-and-forward latency along the path,
 /// and every remaining byte (with per-segment headers) at the path's
 /// bottleneck rate. Slow start is not part of it, as in pFabric/HPCC.
-uint64_t IdealFctPs(const topo::Topology& topo, const topo::RoutingTable& routing, uint32_t src, uint32_t dst,
-                    uint64_t bytes, uint32_t mss, uint32_t wire_overhead, uint64_t forwarding_latency_ps);
+/// The path and its latencies are Fabric::IdleOneWayPs's.
+uint64_t IdealFctPs(const Fabric& fabric, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t mss);
 
 class Background {
  public:

@@ -159,16 +159,24 @@ void Fabric::Reconverge(std::vector<uint32_t> links) {
   NS_LOG_INFO("routes reconverged around " << links.size() << " failed link(s)");
 }
 
-uint64_t Fabric::IdleOneWayPs(uint32_t src, uint32_t dst, uint32_t frame_bytes, uint64_t per_switch_ps) const {
-  uint64_t ps = 0;
+uint64_t Fabric::IdleOneWayPs(uint32_t src, uint32_t dst, uint32_t frame_bytes, uint64_t per_switch_ps,
+                              uint64_t* bottleneck_bps) const {
+  uint64_t ps = 0, slowest = UINT64_MAX;
   uint32_t v = src;
   uint16_t port = 0;  // a host's only port
   for (uint32_t hop = 0; hop <= topo_.num_vertices(); ++hop) {
     const InaNetDevice& dev = device(v, port);
     const topo::Port& p = topo_.ports(v).at(port);
-    ps += dev.SerializationPs(frame_bytes) + channels_[p.link]->delay_ps() + dev.extra_delay_ps();
+    // Into a switch: its forwarding latency, which the device folds into the
+    // hop (the constructor's SetExtraDelay), without a fault's host delay.
+    ps += dev.SerializationPs(frame_bytes) + channels_[p.link]->delay_ps() +
+          (topo_.is_host(p.peer) ? 0 : config_.forwarding_latency_ps);
+    slowest = std::min(slowest, dev.rate_bps());
     v = p.peer;
-    if (v == dst) return ps;
+    if (v == dst) {
+      if (bottleneck_bps) *bottleneck_bps = slowest;
+      return ps;
+    }
     const auto hops = routing_->NextHops(v, dst);
     if (topo_.is_host(v) || hops.empty()) break;
     ps += per_switch_ps;

@@ -66,12 +66,16 @@ class Fabric {
   void SetHostDelay(uint32_t host, uint64_t extra_ps, uint64_t at_ps);
 
   /// How long a `frame_bytes` frame takes from host `src` starting to send it
-  /// to host `dst` holding it, alone in the network: on one shortest path (the
-  /// lowest next-hop port at each switch; equal-cost paths look alike in the
-  /// topologies we build), each hop's serialization, propagation and extra
-  /// delay as its device applies them now, plus `per_switch_ps` at each switch
-  /// (a dataplane's pipeline time, which the fabric does not know).
-  uint64_t IdleOneWayPs(uint32_t src, uint32_t dst, uint32_t frame_bytes, uint64_t per_switch_ps = 0) const;
+  /// to host `dst` holding it, alone in an idle, fault-free network: on one
+  /// shortest path (the lowest next-hop port at each switch; equal-cost paths
+  /// look alike in the topologies we build), each hop's serialization (whole
+  /// picoseconds, as the device rounds it), propagation and, into a switch,
+  /// its forwarding latency, plus `per_switch_ps` at each switch (a
+  /// dataplane's pipeline time, which the fabric does not know). A host's
+  /// injected delay (faults.hosts) is not part of it. `bottleneck_bps`, if
+  /// given, receives the path's slowest link rate.
+  uint64_t IdleOneWayPs(uint32_t src, uint32_t dst, uint32_t frame_bytes, uint64_t per_switch_ps = 0,
+                        uint64_t* bottleneck_bps = nullptr) const;
 
  private:
   const topo::Topology& topo_;

@@ -47,7 +47,7 @@ class TcpTest : public NetTest {
     return set;
   }
   uint64_t Ideal(const FlowSpec& s, uint32_t mss = 1448) {
-    return IdealFctPs(*topo_, fabric_->routing(), s.src, s.dst, s.bytes, mss, 24, 0);
+    return IdealFctPs(*fabric_, s.src, s.dst, s.bytes, mss);
   }
   uint64_t Marks() {
     uint64_t m = 0;
