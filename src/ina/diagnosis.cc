@@ -1,7 +1,6 @@
 #include "ina/diagnosis.h"
 
 #include "ina/fabric.h"
-#include "ina/ina-net-device.h"
 #include "ina/units.h"
 #include "topology/topology.h"
 
@@ -24,37 +23,6 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kTop = 5;  ///< entries per diagnosis list
-
-/// One link direction's congestion, for the rankings.
-struct LinkDirection {
-  uint32_t link = 0;
-  std::string from, to;
-  double max_queueing_delay_s = 0;  ///< its deepest queue drained at its rate
-  uint64_t max_queue_bytes = 0, drops = 0, marks = 0;
-  double paused_s = 0;
-};
-
-std::vector<LinkDirection> LinkDirections(const topo::Topology& t, const Fabric& fabric) {
-  std::vector<LinkDirection> out;
-  for (uint32_t i = 0; i < t.links().size(); ++i)
-    for (int d = 0; d < 2; ++d) {
-      const topo::Link& l = t.links()[i];
-      const InaNetDevice& dev = fabric.link_tx(i, d);
-      const congestion::QueueCounters q = dev.queue_counters();
-      const PortCounters& c = dev.counters();
-      LinkDirection x;
-      x.link = i;
-      x.from = t.node(d == 0 ? l.a : l.b).name;
-      x.to = t.node(d == 0 ? l.b : l.a).name;
-      x.max_queue_bytes = q.max_bytes;
-      x.max_queueing_delay_s = static_cast<double>(q.max_bytes) * 8.0 / static_cast<double>(dev.rate_bps());
-      x.drops = q.dropped_buffer + c.drops_loss + c.drops_link_down;
-      x.marks = q.marked;
-      x.paused_s = PsToS(c.paused_ps);
-      out.push_back(std::move(x));
-    }
-  return out;
-}
 
 json LinkJson(const LinkDirection& x) {
   return {{"link", x.link},         {"from", x.from},     {"to", x.to},
@@ -126,16 +94,21 @@ json TopTimeouts(const topo::Topology& t, const HostTimeouts& timeouts) {
 
 }  // namespace
 
+uint32_t ConnectAgentTimeouts(ns3::Node& host, const ns3::CallbackBase& callback) {
+  uint32_t agents = 0;
+  for (uint32_t a = 0; a < host.GetNApplications(); ++a)
+    agents += host.GetApplication(a)->TraceConnectWithoutContext("Timeout", callback) ? 1 : 0;
+  return agents;
+}
+
 HostTimeouts::HostTimeouts(Fabric& fabric) : times_(fabric.topology().num_hosts()) {
-  for (uint32_t h = 0; h < times_.size(); ++h) {
-    ns3::Ptr<ns3::Node> node = fabric.host(h);
-    for (uint32_t a = 0; a < node->GetNApplications(); ++a)
-      if (node->GetApplication(a)->TraceConnectWithoutContext(
-              "Timeout", ns3::MakeBoundCallback(+[](std::vector<uint64_t>* times, uint32_t, uint64_t) {
-                times->push_back(static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds()));
-              }, &times_[h])))
-        ++agents_;
-  }
+  for (uint32_t h = 0; h < times_.size(); ++h)
+    agents_ += ConnectAgentTimeouts(*fabric.host(h), ns3::MakeBoundCallback(
+                                                         +[](std::vector<uint64_t>* times, uint32_t, uint64_t) {
+                                                           times->push_back(static_cast<uint64_t>(
+                                                               ns3::Simulator::Now().GetPicoSeconds()));
+                                                         },
+                                                         &times_[h]));
 }
 
 uint64_t HostTimeouts::Count(uint32_t host, uint64_t from_ps, uint64_t to_ps) const {
@@ -190,8 +163,8 @@ std::string IterationsCsv(const topo::Topology& topology, const std::vector<Iter
   return csv;
 }
 
-json Diagnosis(const topo::Topology& topology, const Fabric& fabric, const std::vector<RankSpan>& spans, const HostTimeouts& timeouts, std::string& summary) {
-  const std::vector<LinkDirection> links = LinkDirections(topology, fabric);
+json Diagnosis(const topo::Topology& topology, const std::vector<LinkDirection>& links,
+               const std::vector<RankSpan>& spans, const HostTimeouts& timeouts, std::string& summary) {
   json d = {{"links_by_queueing_delay", TopLinks(links, [](const auto& x) { return x.max_queueing_delay_s; })},
             {"links_by_drops", TopLinks(links, [](const auto& x) { return x.drops; })},
             {"links_by_pause", TopLinks(links, [](const auto& x) { return x.paused_s; })},

@@ -15,6 +15,8 @@
 #include "ina/iteration-schedule.h"
 
 #include <nlohmann/json.hpp>
+#include <ns3/callback.h>
+#include <ns3/node.h>
 
 #include <cstdint>
 #include <string>
@@ -26,6 +28,21 @@ class Fabric;
 namespace topo {
 class Topology;
 }
+
+/// One link direction's congestion, for the rankings (the runner fills one
+/// per direction as it writes links.csv).
+struct LinkDirection {
+  uint32_t link = 0;
+  std::string from, to;
+  double max_queueing_delay_s = 0;  ///< its deepest queue drained at its rate
+  uint64_t max_queue_bytes = 0, drops = 0, marks = 0;
+  double paused_s = 0;
+};
+
+/// Connects `callback` (job, id: `inasim::TimeoutTracedCallback`) to the
+/// `Timeout` source of every application on `host` that has one; returns
+/// how many had one.
+uint32_t ConnectAgentTimeouts(ns3::Node& host, const ns3::CallbackBase& callback);
 
 /// Every host agent's retransmission-timer expiries, per host, in time order.
 class HostTimeouts {
@@ -57,6 +74,7 @@ inline constexpr const char* kIterationsHeader =
     "job,iteration,rank,host,start_s,compute_end_s,comm_end_s,step_s,exposed_comm_s,collectives\n";
 
 /// results.json's "diagnosis"; appends the "why slow" lines to `summary`.
-nlohmann::json Diagnosis(const topo::Topology& topology, const Fabric& fabric, const std::vector<RankSpan>& spans, const HostTimeouts& timeouts, std::string& summary);
+nlohmann::json Diagnosis(const topo::Topology& topology, const std::vector<LinkDirection>& links,
+                         const std::vector<RankSpan>& spans, const HostTimeouts& timeouts, std::string& summary);
 
 }  // namespace inasim

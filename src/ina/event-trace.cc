@@ -1,6 +1,7 @@
 #include "ina/event-trace.h"
 
 #include "common/scenario_error.h"
+#include "ina/diagnosis.h"
 #include "ina/fabric.h"
 #include "ina/ina-net-device.h"
 #include "ina/ina-switch-node.h"
@@ -45,12 +46,8 @@ EventTrace::EventTrace(const TraceSpec& spec, const topo::Topology& topology, Fa
     wanted_[e] = spec.events.empty() ||
                  std::find(spec.events.begin(), spec.events.end(), kEventNames[e]) != spec.events.end();
   const bool everything = spec.links.empty() && spec.nodes.empty();
-  std::vector<uint32_t> links;
-  if (everything) {
-    for (uint32_t l = 0; l < topology.links().size(); ++l) links.push_back(l);
-  } else {
-    links = SelectLinks(spec.links, spec.nodes, topology, "outputs.trace.links", "outputs.trace.nodes");
-  }
+  const std::vector<uint32_t> links =
+      SelectLinks(spec.links, spec.nodes, topology, "outputs.trace.links", "outputs.trace.nodes");
   // Switch programs and host agents: the named nodes, and the ends of the
   // selected links (a link's rows without its switch's are half a story).
   std::set<uint32_t> vertices;
@@ -104,21 +101,21 @@ void EventTrace::HookSwitch(InaSwitchNode& sw, std::string node) {
   const size_t p = places_.size() - 1;
   ++switches_;
   sw.TraceConnectWithoutContext(
-      "ProgramIn", ns3::MakeBoundCallback(+[](EventTrace* t, size_t p, uint16_t port, ns3::Ptr<const ns3::Packet> f) {
-        const uint32_t n = std::min(f->GetSize(), kKeyBytes);
-        t->scratch_.resize(n);
-        f->CopyData(t->scratch_.data(), n);
-        t->Row(kProgramIn, p, t->scratch_.data(), f->GetSize(), n, -1, port, "");
+      "ProgramIn", ns3::MakeBoundCallback(+[](EventTrace* t, size_t p, uint16_t port, const uint8_t* bytes,
+                                              uint32_t size) {
+        t->Row(kProgramIn, p, bytes, size, std::min(size, kKeyBytes), -1, port, "");
       }, this, p));
   sw.TraceConnectWithoutContext(
       "ProgramOut", ns3::MakeBoundCallback(+[](EventTrace* t, size_t p, uint16_t port, const uint8_t* bytes,
                                                uint32_t size, uint64_t latency) {
+        if (!t->wanted_[kProgramOut]) return;  // before formatting its detail
         const bool routed = port == InaSwitchNode::kRouted;
         t->Row(kProgramOut, p, bytes, size, std::min(size, kKeyBytes), -1, routed ? -1 : int64_t{port},
                routed ? fmt::format("routed latency_ps={}", latency) : fmt::format("latency_ps={}", latency));
       }, this, p));
   sw.TraceConnectWithoutContext(
       "ProgramTimer", ns3::MakeBoundCallback(+[](EventTrace* t, size_t p, uint64_t cookie) {
+        if (!t->wanted_[kProgramTimer]) return;  // before formatting its detail
         t->Row(kProgramTimer, p, nullptr, 0, 0, -1, -1, fmt::format("cookie={}", cookie));
       }, this, p));
 }
@@ -127,12 +124,9 @@ void EventTrace::HookHost(ns3::Ptr<ns3::Node> host, std::string node) {
   places_.push_back({std::move(node), 0, -1, nullptr});
   const size_t p = places_.size() - 1;
   ++hosts_;
-  for (uint32_t a = 0; a < host->GetNApplications(); ++a)
-    if (host->GetApplication(a)->TraceConnectWithoutContext(
-            "Timeout", ns3::MakeBoundCallback(+[](EventTrace* t, size_t p, uint32_t job, uint64_t id) {
-              t->OnTimeout(p, job, id);
-            }, this, p)))
-      ++agents_;
+  agents_ += ConnectAgentTimeouts(*host, ns3::MakeBoundCallback(+[](EventTrace* t, size_t p, uint32_t job,
+                                                                   uint64_t id) { t->OnTimeout(p, job, id); },
+                                                               this, p));
 }
 
 void EventTrace::OnDrop(size_t p, ns3::Ptr<const ns3::Packet> frame) {
@@ -147,20 +141,25 @@ void EventTrace::OnDrop(size_t p, ns3::Ptr<const ns3::Packet> frame) {
 }
 
 void EventTrace::OnTimeout(size_t p, uint32_t job, uint64_t id) {
-  if (!wanted_[kTimeout]) return;
+  if (!wanted_[kTimeout] || !Admit(protocol_.c_str(), &id)) return;
+  fmt::format_to(std::back_inserter(rows_), "{},timeout,{},,,,,{},{},{},,,\n", NowPs(), places_[p].node, protocol_,
+                 job, id);
+}
+
+bool EventTrace::Admit(const char* protocol, const uint64_t* id) {
   const uint64_t now = NowPs();
-  if (now < spec_.from_ps || now >= spec_.until_ps) return;
+  if (now < spec_.from_ps || now >= spec_.until_ps) return false;
   if (!spec_.protocols.empty() &&
-      std::find(spec_.protocols.begin(), spec_.protocols.end(), protocol_) == spec_.protocols.end())
-    return;
-  if (!spec_.ids.empty() && std::find(spec_.ids.begin(), spec_.ids.end(), id) == spec_.ids.end()) return;
+      std::find(spec_.protocols.begin(), spec_.protocols.end(), protocol) == spec_.protocols.end())
+    return false;
+  if (!spec_.ids.empty() && (!id || std::find(spec_.ids.begin(), spec_.ids.end(), *id) == spec_.ids.end()))
+    return false;
   if (kept_ >= spec_.max_rows) {
     ++left_out_;
-    return;
+    return false;
   }
   ++kept_;
-  fmt::format_to(std::back_inserter(rows_), "{},timeout,{},,,,,{},{},{},,,\n", now, places_[p].node, protocol_, job,
-                 id);
+  return true;
 }
 
 void EventTrace::RowPacket(Event e, size_t p, const ns3::Packet& frame, int64_t queue, const std::string& detail) {
@@ -175,7 +174,7 @@ void EventTrace::Row(Event e, size_t p, const uint8_t* frame, uint32_t frame_byt
                      int64_t port_override, const std::string& detail) {
   if (!wanted_[e]) return;
   const uint64_t now = NowPs();
-  if (now < spec_.from_ps || now >= spec_.until_ps) return;
+  if (now < spec_.from_ps || now >= spec_.until_ps) return;  // before the frame is keyed
   const char* protocol = "";
   FrameKey key;
   bool keyed = false;
@@ -187,16 +186,7 @@ void EventTrace::Row(Event e, size_t p, const uint8_t* frame, uint32_t frame_byt
                : view.ipv4 && view.protocol == p4::kIpProtoUdp ? "udp"
                                                               : "other";
   }
-  if (!spec_.protocols.empty() &&
-      std::find(spec_.protocols.begin(), spec_.protocols.end(), protocol) == spec_.protocols.end())
-    return;
-  if (!spec_.ids.empty() && (!keyed || std::find(spec_.ids.begin(), spec_.ids.end(), key.id) == spec_.ids.end()))
-    return;
-  if (kept_ >= spec_.max_rows) {
-    ++left_out_;
-    return;
-  }
-  ++kept_;
+  if (!Admit(protocol, keyed ? &key.id : nullptr)) return;
   const Place& at = places_[p];
   const int64_t port = port_override >= 0 ? port_override : (at.link >= 0 ? int64_t{at.port} : -1);
   auto out = std::back_inserter(rows_);

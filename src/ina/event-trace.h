@@ -68,6 +68,10 @@ class EventTrace {
   void Row(Event e, size_t place, const uint8_t* frame, uint32_t frame_bytes, uint32_t captured, int64_t queue,
            int64_t port_override, const std::string& detail);
   void RowPacket(Event e, size_t place, const ns3::Packet& frame, int64_t queue, const std::string& detail);
+  /// The time window, the protocol and id filters (`id` null: a row with no
+  /// keyed frame) and max_rows, for a row about to be written: true keeps it
+  /// (counted), false drops it (counted as left out when only max_rows did).
+  bool Admit(const char* protocol, const uint64_t* id);
   void OnDrop(size_t place, ns3::Ptr<const ns3::Packet> frame);
   void OnTimeout(size_t place, uint32_t job, uint64_t id);
   void HookDevice(class InaNetDevice& device, std::string node, uint16_t port, uint32_t link);

@@ -22,7 +22,8 @@ TypeId InaSwitchNode::GetTypeId() {
           .SetParent<Node>()
           .SetGroupName("Ina")
           .AddConstructor<InaSwitchNode>()
-          .AddTraceSource("ProgramIn", "The switch program took a frame; args: ingress port, frame",
+          .AddTraceSource("ProgramIn",
+                          "The switch program took a frame; args: ingress port, frame bytes, their count",
                           MakeTraceSourceAccessor(&InaSwitchNode::program_in_trace_),
                           "inasim::InaSwitchNode::ProgramInTracedCallback")
           .AddTraceSource("ProgramOut",
@@ -78,6 +79,11 @@ void InaSwitchNode::SetDataplane(std::unique_ptr<p4::Dataplane> dataplane) {
   log_frames_ = g_log.IsEnabled(ns3::LOG_LOGIC);
 }
 
+void InaSwitchNode::DropNoRoute() {
+  ++counters_.dropped_no_route;
+  NS_LOG_WARN("switch " << vertex_ << ": no route, a frame dropped");
+}
+
 void InaSwitchNode::ReceiveFromPort(uint16_t port, Ptr<Packet> frame) {
   if (!credit_) {
     Process(port, frame);
@@ -103,7 +109,7 @@ void InaSwitchNode::Process(uint16_t port, Ptr<Packet> frame) {
     scratch_.resize(size);
     frame->CopyData(scratch_.data(), size);
     current_ingress_ = port;
-    if (!program_in_trace_.IsEmpty()) program_in_trace_(port, frame);
+    if (!program_in_trace_.IsEmpty()) program_in_trace_(port, scratch_.data(), size);
     if (log_frames_) NS_LOG_LOGIC("switch " << vertex_ << ": program takes " << size << " B from port " << port);
     dataplane_->Process(port, scratch_, static_cast<uint64_t>(Simulator::Now().GetPicoSeconds()), *this);
     current_ingress_ = InaNetDevice::kNoPort;
@@ -121,14 +127,12 @@ void InaSwitchNode::Forward(Ptr<Packet> frame, const p4::FrameView& view, uint16
   }
   const uint32_t host = HostOfIpv4(view.dst_ip);
   if (host >= num_hosts_) {
-    ++counters_.dropped_no_route;
-    NS_LOG_WARN("switch " << vertex_ << ": no route, a frame dropped");
+    DropNoRoute();
     return;
   }
   const inasim::Span<const uint16_t> hops = routing_->NextHops(vertex_, host);
   if (hops.empty()) {
-    ++counters_.dropped_no_route;
-    NS_LOG_WARN("switch " << vertex_ << ": no route, a frame dropped");
+    DropNoRoute();
     return;
   }
   const uint16_t out = hops.size() == 1 ? hops[0] : ChoosePort(hops, view, host);
@@ -177,8 +181,7 @@ uint16_t InaSwitchNode::ChoosePort(inasim::Span<const uint16_t> hops, const p4::
 
 void InaSwitchNode::SendOut(uint16_t port, Ptr<Packet> frame, uint16_t ingress, SharedIngressCharge* hold) {
   if (port >= ports_.size()) {
-    ++counters_.dropped_no_route;
-    NS_LOG_WARN("switch " << vertex_ << ": no route, a frame dropped");
+    DropNoRoute();
     return;
   }
   uint8_t head[p4::kParseBytes];
@@ -271,8 +274,7 @@ void InaSwitchNode::SendCopies(Ptr<Packet> frame, const p4::FrameView& view, ina
   }
   for (size_t i = 0; i < n; ++i) {
     if (ports[i] >= ports_.size()) {
-      ++counters_.dropped_no_route;
-    NS_LOG_WARN("switch " << vertex_ << ": no route, a frame dropped");
+      DropNoRoute();
       continue;
     }
     ports_[ports[i]]->EnqueueFrame(i + 1 == n ? frame : frame->Copy(), view, ingress, nullptr, shared);

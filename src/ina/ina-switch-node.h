@@ -104,6 +104,8 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
 
  private:
   void Process(uint16_t port, ns3::Ptr<ns3::Packet> frame);
+  /// A frame with no route (or no such egress port): counted and logged.
+  void DropNoRoute();
   /// `hold` (credit-based flow control): the received frame's charge that
   /// what is enqueued here keeps until it leaves; null: none.
   void Forward(ns3::Ptr<ns3::Packet> frame, const p4::FrameView& view, uint16_t ingress,
@@ -167,7 +169,7 @@ class InaSwitchNode : public ns3::Node, private p4::Emitter, private p4::TimerSe
   bool log_frames_ = false;  ///< NS_LOG InaSwitchNode=logic: one line per program frame
   std::vector<uint8_t> scratch_;
   SwitchCounters counters_;
-  ns3::TracedCallback<uint16_t, ns3::Ptr<const ns3::Packet>> program_in_trace_;
+  ns3::TracedCallback<uint16_t, const uint8_t*, uint32_t> program_in_trace_;
   ns3::TracedCallback<uint16_t, const uint8_t*, uint32_t, uint64_t> program_out_trace_;
   ns3::TracedCallback<uint64_t> program_timer_trace_;
 };

@@ -50,6 +50,8 @@ std::vector<uint32_t> SelectLinks(const std::vector<uint32_t>& links, const std:
                                   const topo::Topology& topology, const std::string& links_key,
                                   const std::string& nodes_key) {
   std::set<uint32_t> out;
+  if (links.empty() && nodes.empty())
+    for (uint32_t l = 0; l < topology.links().size(); ++l) out.insert(l);
   for (size_t i = 0; i < links.size(); ++i) {
     if (links[i] >= topology.links().size())
       throw ScenarioError(fmt::format("{}[{}]: no link {} (the topology has links 0..{}, as links.csv numbers them)",

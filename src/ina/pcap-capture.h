@@ -25,7 +25,8 @@ class Topology;
 }
 
 /// The links named by number (`links`, as links.csv numbers them) and by
-/// node (every link of each of `nodes`), in link order, without repeats.
+/// node (every link of each of `nodes`), in link order, without repeats;
+/// with both lists empty, every link.
 /// Throws ScenarioError naming `<key>.links[i]` / `<key>.nodes[i]` (`links_key`
 /// and `nodes_key` are the full key paths) for a link or node the topology
 /// does not have.

@@ -207,12 +207,8 @@ class LinkSampler {
       : s_(s), topology_(topology), fabric_(fabric), control_(control),
         busy_before_(2 * topology.links().size(), 0) {
     if (s.outputs.sample_interval_ps == 0) return;
-    if (s.outputs.sample_links.empty() && s.outputs.sample_nodes.empty()) {
-      for (uint32_t i = 0; i < topology.links().size(); ++i) links_.push_back(i);
-    } else {
-      links_ = SelectLinks(s.outputs.sample_links, s.outputs.sample_nodes, topology, "outputs.sample_links",
-                           "outputs.sample_nodes");
-    }
+    links_ = SelectLinks(s.outputs.sample_links, s.outputs.sample_nodes, topology, "outputs.sample_links",
+                         "outputs.sample_nodes");
     Simulator::Schedule(PicoSeconds(0), &LinkSampler::Sample, this);
   }
   const std::string& csv() const { return csv_; }
@@ -255,6 +251,7 @@ struct NetworkTotals {
   uint64_t fingerprint = 0;     // every device's frames, folded in port order (2 x link + direction)
   uint64_t host_link_wire = 0;  // both directions of host links: what hosts send plus receive
   std::vector<double> util_all, util_fabric;  // per link direction, over [0, end]
+  std::vector<LinkDirection> directions;      // the diagnosis' rankings
   std::string links_csv =
       "link,a,b,direction,rate_gbps,tx_frames,tx_bytes,wire_bytes,utilization,drops_buffer,drops_loss,"
       "drops_link_down,ecn_marks,pause_sent,paused_s,max_queue_bytes\n";
@@ -277,6 +274,9 @@ void AddLinkDirection(NetworkTotals& n, const topo::Topology& topology, const In
   const uint32_t from = d == 0 ? l.a : l.b;
   if (topology.is_host(from)) n.host_tx_bytes += c.tx_bytes;
   if (topology.is_host(l.a) || topology.is_host(l.b)) n.host_link_wire += c.tx_wire_bytes;
+  n.directions.push_back({i, topology.node(from).name, topology.node(d == 0 ? l.b : l.a).name,
+                          static_cast<double>(q.max_bytes) * 8.0 / static_cast<double>(dev.rate_bps()), q.max_bytes,
+                          q.dropped_buffer + c.drops_loss + c.drops_link_down, q.marked, PsToS(c.paused_ps)});
   const double util = end_ps ? static_cast<double>(c.busy_ps) / static_cast<double>(end_ps) : 0.0;
   n.util_all.push_back(util);
   if (!topology.is_host(l.a) && !topology.is_host(l.b)) n.util_fabric.push_back(util);
@@ -391,7 +391,7 @@ RunResult CollectResults(const Scenario& s, const topo::Topology& topology, cons
   out.summary += fmt::format("  network: {} frames, {} buffer drops, {} random losses, {} link-down drops, {} ECN "
                              "marks, {} PFC pauses\n",
                              n.frames, n.drops_buf, n.drops_loss, n.drops_down, n.marks, n.pauses);
-  r["diagnosis"] = Diagnosis(topology, fabric, w.rank_spans, timeouts, out.summary);
+  r["diagnosis"] = Diagnosis(topology, n.directions, w.rank_spans, timeouts, out.summary);
   if (!w.diagnosis.empty()) r["diagnosis"]["protocol"] = std::move(w.diagnosis);
   return out;
 }

@@ -366,20 +366,32 @@ void ReadIdList(Reader& r, const char* key, std::vector<E>& out) {
   r.out()[key] = *v;
 }
 
+/// A key listing link numbers (links.csv's `link`) into `member`
+/// (outputs.pcap.links, outputs.trace.links, outputs.sample_links).
+template <class T>
+CoreSection<T>& LinkListKey(CoreSection<T>& s, const char* key, std::vector<uint32_t> T::*member, const char* absent,
+                            const char* help) {
+  return s.Custom(key, {"array of integers", "", absent, "link numbers (links.csv's `link`)", help},
+                  [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
+                  [key, member](Reader& r, T& t, const ScenarioInput&) { ReadIdList(r, key, t.*member); });
+}
+
+/// A key listing node names into `member` (the same sections' `nodes`).
+template <class T>
+CoreSection<T>& NodeListKey(CoreSection<T>& s, const char* key, std::vector<std::string> T::*member,
+                            const char* absent, const char* help) {
+  return s.Custom(key, {"array of strings", "", absent, "node names (links.csv's `a`, `b`)", help},
+                  [] { return json{{"type", "array"}, {"items", {{"type", "string"}}}}; },
+                  [key, member](Reader& r, T& t, const ScenarioInput&) { ReadIdList(r, key, t.*member); });
+}
+
 const CoreSection<PcapSpec>& Pcap() {
   static const auto section = [] {
     CoreSection<PcapSpec> p("outputs.pcap", "Wireshark captures of chosen links");
-    p.Step([](Reader&, PcapSpec& s, const ScenarioInput&) { s.enabled = true; })
-        .Custom("links",
-                {"array of integers", "", "(none)", "link numbers (links.csv's `link`)",
-                 "Links to capture: one file `pcap/link-<n>-<a>-<b>.pcap` each, both directions."},
-                [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
-                [](Reader& r, PcapSpec& s, const ScenarioInput&) { ReadIdList(r, "links", s.links); })
-        .Custom("nodes",
-                {"array of strings", "", "(none)", "node names (links.csv's `a`, `b`)",
-                 "Nodes whose every link is captured (a host: its one link)."},
-                [] { return json{{"type", "array"}, {"items", {{"type", "string"}}}}; },
-                [](Reader& r, PcapSpec& s, const ScenarioInput&) { ReadIdList(r, "nodes", s.nodes); })
+    p.Step([](Reader&, PcapSpec& s, const ScenarioInput&) { s.enabled = true; });
+    LinkListKey(p, "links", &PcapSpec::links, "(none)",
+                "Links to capture: one file `pcap/link-<n>-<a>-<b>.pcap` each, both directions.");
+    NodeListKey(p, "nodes", &PcapSpec::nodes, "(none)", "Nodes whose every link is captured (a host: its one link).")
         .TimePs("from_us", &PcapSpec::from_ps, 0, 0, 1e10, TimeUnit::kUs,
                 "Capture frames that start on the wire at or after this time.")
         .TimePs("until_us", &PcapSpec::until_ps, 1e10, 0, 1e10, TimeUnit::kUs, "... and before this time.")
@@ -424,18 +436,12 @@ std::vector<std::string> TraceProtocolNames() {
 const CoreSection<TraceSpec>& Trace() {
   static const auto section = [] {
     CoreSection<TraceSpec> t("outputs.trace", "The structured event trace");
-    t.Step([](Reader&, TraceSpec& s, const ScenarioInput&) { s.enabled = true; })
-        .Custom("links",
-                {"array of integers", "", "(none)", "link numbers (links.csv's `link`)",
-                 "Links whose devices' events are traced (both directions), with the programs and agents at their "
-                 "ends. With `nodes` also empty: every link, switch and host."},
-                [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
-                [](Reader& r, TraceSpec& s, const ScenarioInput&) { ReadIdList(r, "links", s.links); })
-        .Custom("nodes",
-                {"array of strings", "", "(none)", "node names (links.csv's `a`, `b`)",
-                 "Nodes traced: every link of each, a switch's program events, a host's agents' timeouts."},
-                [] { return json{{"type", "array"}, {"items", {{"type", "string"}}}}; },
-                [](Reader& r, TraceSpec& s, const ScenarioInput&) { ReadIdList(r, "nodes", s.nodes); })
+    t.Step([](Reader&, TraceSpec& s, const ScenarioInput&) { s.enabled = true; });
+    LinkListKey(t, "links", &TraceSpec::links, "(none)",
+                "Links whose devices' events are traced (both directions), with the programs and agents at their "
+                "ends. With `nodes` also empty: every link, switch and host.");
+    NodeListKey(t, "nodes", &TraceSpec::nodes, "(none)",
+                "Nodes traced: every link of each, a switch's program events, a host's agents' timeouts.")
         .Custom("events",
                 {"array of strings", "", "every event", "enqueue, dequeue, receive, drop, mark, pause, resume, program_in, "
                  "program_out, program_timer, timeout",
@@ -481,36 +487,32 @@ const CoreSection<TraceSpec>& Trace() {
 }
 
 const CoreSection<OutputSpec>& Outputs() {
-  static const auto section =
-      CoreSection<OutputSpec>("outputs", "What a run writes besides results.json")
-          .Bool("links_csv", &OutputSpec::links_csv, true, "Write `links.csv`.")
-          .TimePs("sample_interval_us", &OutputSpec::sample_interval_ps, 0, 0, 1e9, TimeUnit::kUs,
-                  "If > 0, sample every link direction's queue, byte counter and utilisation over the last interval "
-                  "into `samples.csv`.")
-          .Custom("sample_links",
-                  {"array of integers", "", "every link", "link numbers (links.csv's `link`)",
-                   "Links `samples.csv` samples (with `sample_nodes`: both sets)."},
-                  [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
-                  [](Reader& r, OutputSpec& o, const ScenarioInput&) { ReadIdList(r, "sample_links", o.sample_links); })
-          .Custom("sample_nodes",
-                  {"array of strings", "", "every link", "node names",
-                   "Nodes whose every link `samples.csv` samples."},
-                  [] { return json{{"type", "array"}, {"items", {{"type", "string"}}}}; },
-                  [](Reader& r, OutputSpec& o, const ScenarioInput&) { ReadIdList(r, "sample_nodes", o.sample_nodes); })
-          .Check([](const OutputSpec& o, Reader& r) {
-            if ((!o.sample_links.empty() || !o.sample_nodes.empty()) && o.sample_interval_ps == 0)
-              r.Fail(!o.sample_links.empty() ? "sample_links" : "sample_nodes", "needs sample_interval_us > 0");
-          })
-          .Bool("gzip", &OutputSpec::gzip, false,
-                "Write the CSV tables gzip-compressed, as `<name>.csv.gz` (`samples.csv` can be large).")
-          .ObjectIfGiven("pcap", &OutputSpec::pcap, Pcap(),
-                         "Wireshark-readable captures (libpcap, nanosecond timestamps) of chosen links, as "
-                         "`pcap/*.pcap`; `tools/inasim.lua` decodes the protocols' headers. See "
-                         "[outputs.pcap](#outputspcap).")
-          .ObjectIfGiven("trace", &OutputSpec::trace, Trace(),
-                         "The structured event trace, `trace.csv`: one row per packet event (enqueue, dequeue, receive, "
-                         "drop, mark, pause, switch program in/out/timer, host timeout) on chosen links and nodes, each "
-                         "frame keyed by its protocol (job, id, kind). See [outputs.trace](#outputstrace).");
+  static const auto section = [] {
+    CoreSection<OutputSpec> out("outputs", "What a run writes besides results.json");
+    out.Bool("links_csv", &OutputSpec::links_csv, true, "Write `links.csv`.")
+        .TimePs("sample_interval_us", &OutputSpec::sample_interval_ps, 0, 0, 1e9, TimeUnit::kUs,
+                "If > 0, sample every link direction's queue, byte counter and utilisation over the last interval "
+                "into `samples.csv`.");
+    LinkListKey(out, "sample_links", &OutputSpec::sample_links, "every link",
+                "Links `samples.csv` samples (with `sample_nodes`: both sets).");
+    NodeListKey(out, "sample_nodes", &OutputSpec::sample_nodes, "every link",
+                "Nodes whose every link `samples.csv` samples.")
+        .Check([](const OutputSpec& o, Reader& r) {
+          if ((!o.sample_links.empty() || !o.sample_nodes.empty()) && o.sample_interval_ps == 0)
+            r.Fail(!o.sample_links.empty() ? "sample_links" : "sample_nodes", "needs sample_interval_us > 0");
+        })
+        .Bool("gzip", &OutputSpec::gzip, false,
+              "Write the CSV tables gzip-compressed, as `<name>.csv.gz` (`samples.csv` can be large).")
+        .ObjectIfGiven("pcap", &OutputSpec::pcap, Pcap(),
+                       "Wireshark-readable captures (libpcap, nanosecond timestamps) of chosen links, as "
+                       "`pcap/*.pcap`; `tools/inasim.lua` decodes the protocols' headers. See "
+                       "[outputs.pcap](#outputspcap).")
+        .ObjectIfGiven("trace", &OutputSpec::trace, Trace(),
+                       "The structured event trace, `trace.csv`: one row per packet event (enqueue, dequeue, receive, "
+                       "drop, mark, pause, switch program in/out/timer, host timeout) on chosen links and nodes, each "
+                       "frame keyed by its protocol (job, id, kind). See [outputs.trace](#outputstrace).");
+    return out;
+  }();
   return section;
 }
 

@@ -305,7 +305,7 @@ bool PanamaJobSet::KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_
   for (const auto& job : jobs_) {
     if (job->jid() != jid) continue;
     const uint32_t trees = job->spec().trees;
-    key.kind = (view.dst_ip >> 24) == 0xEF ? "update" : "result";
+    key.kind = IsPanamaGroupIpv4(view.dst_ip) ? "update" : "result";
     key.job = jid;
     key.id = uint64_t{p4::LoadBe32(h + pn::kOffVid)} * trees + h[pn::kOffTid];
     key.aux = h[pn::kOffTid];

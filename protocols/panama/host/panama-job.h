@@ -66,6 +66,8 @@ struct PanamaJob;
 inline uint32_t PanamaGroupIpv4(uint16_t jid, uint32_t tid) {
   return 0xEF000000u | (uint32_t{jid} & 0xffu) << 16 | (tid & 0xffffu);
 }
+/// Whether `ip` is one of those group addresses (a worker's packet up a tree).
+inline bool IsPanamaGroupIpv4(uint32_t ip) { return (ip >> 24) == 0xEFu; }
 
 /// What one worker's trees did (summed in the report).
 struct PanamaWorkerCounters {

@@ -367,8 +367,12 @@ void SwitchMLWorker::FireDueTimers(uint64_t now) {
 
 bool SwitchMLJob::KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_t> frame, FrameKey& key) const {
   if (!view.ipv4 || !view.l4 || view.protocol != p4::kIpProtoUdp) return false;
-  const bool update = (view.dst_port & 0xfff0) == kSwitchUdpPort;
-  if (!update && (view.src_port & 0xfff0) != kSwitchUdpPort) return false;
+  // The switch's ports, as its parser matches them (protocols/switchml/dataplane/types.h).
+  const auto switch_port = [](uint16_t port) {
+    return (port & p4::switchml::kUdpPortSwitchmlMask) == p4::switchml::kUdpPortSwitchmlBase;
+  };
+  const bool update = switch_port(view.dst_port);
+  if (!update && !switch_port(view.src_port)) return false;
   if (frame.size() < size_t{view.l4_payload_offset} + kHeaderBytes) return false;
   const uint8_t* b = frame.data() + view.l4_payload_offset;
   key.kind = update ? "update" : "result";
