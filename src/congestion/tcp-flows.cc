@@ -100,9 +100,10 @@ void TcpFlowSet::Install() {
     Simulator::Schedule(PicoSeconds(flows_[i].spec.start_ps), &TcpFlowSet::Start, this, i);
 }
 
-Ptr<Socket> TcpFlowSet::CreateTsqSender(Ptr<Node> node) const {
+Ptr<TsqTcpSocket> TcpFlowSet::CreateSender(Ptr<Node> node, Ptr<TcpCongestionOps>& cc_out) const {
   // TcpL4Protocol::CreateSocket() with our socket class: the node's RTT
   // estimator, congestion control and recovery, registered with its TCP.
+  // Without SetSmallQueue a TsqTcpSocket is TcpSocketBase unchanged.
   Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
   TypeIdValue rtt, cc, recovery;
   tcp->GetAttribute("RttEstimatorType", rtt);
@@ -115,7 +116,8 @@ Ptr<Socket> TcpFlowSet::CreateTsqSender(Ptr<Node> node) const {
   factory.SetTypeId(rtt.Get());
   s->SetRtt(factory.Create<RttEstimator>());
   factory.SetTypeId(cc.Get());
-  s->SetCongestionControlAlgorithm(factory.Create<TcpCongestionOps>());
+  cc_out = factory.Create<TcpCongestionOps>();
+  s->SetCongestionControlAlgorithm(cc_out);
   factory.SetTypeId(recovery.Get());
   s->SetRecoveryAlgorithm(factory.Create<TcpRecoveryOps>());
   tcp->AddSocket(s);
@@ -137,16 +139,17 @@ uint64_t TcpFlowSet::cwnd_growth_withheld() const {
 void TcpFlowSet::Start(size_t i) {
   const FlowSpec& f = flows_[i].spec;
   HostTxBacklog* nic = config_.small_queue_bytes > 0 && backlog_of_ ? backlog_of_(f.src) : nullptr;
-  Ptr<Socket> s = nic ? CreateTsqSender(node_of_(f.src)) : Socket::CreateSocket(node_of_(f.src), TcpSocketFactory::GetTypeId());
+  Ptr<TcpCongestionOps> cc;
+  Ptr<TsqTcpSocket> s = CreateSender(node_of_(f.src), cc);
   ConfigureSocket(s);
   s->Bind();
   Address local;
   s->GetSockName(local);
   if (nic) {
-    auto t = DynamicCast<TsqTcpSocket>(s);
-    t->SetSmallQueue(nic, InetSocketAddress::ConvertFrom(local).GetPort(), config_.small_queue_bytes);
-    tsq_senders_.push_back(t);
+    s->SetSmallQueue(nic, InetSocketAddress::ConvertFrom(local).GetPort(), config_.small_queue_bytes);
+    tsq_senders_.push_back(s);
   }
+  if (on_sender) on_sender(i, s, cc);
   pending_[Key(address_of_(f.src), InetSocketAddress::ConvertFrom(local).GetPort())] = i;
   s->SetConnectCallback(MakeBoundCallback(&TcpFlowSet::OnConnected, this, i), MakeNullCallback<void, Ptr<Socket>>());
   s->SetSendCallback(MakeBoundCallback(&TcpFlowSet::OnTxRoom, this, i));

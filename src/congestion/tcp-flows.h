@@ -13,6 +13,8 @@
 #include "ns3/node.h"
 #include "ns3/ptr.h"
 #include "ns3/socket.h"
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-base.h"
 
 #include <cstdint>
 #include <functional>
@@ -63,6 +65,9 @@ class TcpFlowSet {
   std::function<void()> on_all_done;
   /// Called after each completed flow (index into flows()).
   std::function<void(size_t)> on_flow_done;
+  /// Called when flow `flow`'s sender is created, before it connects, with
+  /// its congestion control (for observers such as TcpTrace).
+  std::function<void(size_t flow, ns3::Ptr<ns3::TcpSocketBase>, ns3::Ptr<ns3::TcpCongestionOps>)> on_sender;
 
  private:
   void Start(size_t flow);
@@ -80,7 +85,8 @@ class TcpFlowSet {
   std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of_;
   std::function<ns3::Ipv4Address(uint32_t)> address_of_;
   std::function<HostTxBacklog*(uint32_t)> backlog_of_;
-  ns3::Ptr<ns3::Socket> CreateTsqSender(ns3::Ptr<ns3::Node> node) const;
+  /// TcpL4Protocol::CreateSocket() with our socket class; `cc` gets its congestion control.
+  ns3::Ptr<TsqTcpSocket> CreateSender(ns3::Ptr<ns3::Node> node, ns3::Ptr<ns3::TcpCongestionOps>& cc) const;
   std::vector<ns3::Ptr<TsqTcpSocket>> tsq_senders_;
   std::vector<ns3::Ptr<ns3::Socket>> senders_;                 // per flow (null when done)
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;

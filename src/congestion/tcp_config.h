@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace inasim::congestion {
 
@@ -31,5 +32,21 @@ struct TcpConfig {
 /// Per-segment bytes on the wire beyond the payload: IPv4 20, TCP 20 + 12 of
 /// timestamp option, Ethernet 14 (the wire overhead is added by the caller).
 inline constexpr uint32_t kTcpSegmentHeaderBytes = 20 + 20 + 12 + 14;
+
+/// What outputs.tcp_trace asks for.
+struct TcpTraceSpec {
+  bool enabled = false;
+  std::vector<uint64_t> flows;      ///< flows.csv's `flow` numbers; empty: every flow
+  std::vector<std::string> events;  ///< TcpTraceEventNames(); empty: all
+  uint64_t from_ps = 0;             ///< rows in [from, until)
+  uint64_t until_ps = UINT64_MAX;
+  uint64_t max_rows = 1'000'000;    ///< rows kept; the rest counted
+};
+
+/// tcp_trace.csv's `event` values, in TcpTrace::Event order.
+inline const std::vector<std::string>& TcpTraceEventNames() {
+  static const std::vector<std::string> names{"cwnd", "ssthresh", "rtt", "state", "alpha"};
+  return names;
+}
 
 }  // namespace inasim::congestion

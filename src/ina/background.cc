@@ -127,6 +127,7 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
       flows_ = std::make_unique<congestion::TcpFlowSet>(specs_, b.tcp, node_of, address_of);
       flows_->SetHostBacklogs(backlog_of);
     }
+    if (s.outputs.tcp_trace.enabled) InstallTcpTrace(s.outputs.tcp_trace);
   }
   if (s.background.congestion.enabled) {
     const CongestionSpec& c = s.background.congestion;
@@ -146,6 +147,21 @@ Background::Background(const Scenario& s, Fabric& fabric, const std::vector<uint
     congestion_ = std::make_unique<congestion::UniformCongestion>(
         cc, [&fabric](uint32_t h) -> InaNetDevice& { return fabric.device(h, 0); });
   }
+}
+
+void Background::InstallTcpTrace(const congestion::TcpTraceSpec& spec) {
+  const std::vector<uint64_t>& wanted = spec.flows;
+  for (size_t i = 0; i < wanted.size(); ++i)
+    if (wanted[i] >= specs_.size())
+      throw ScenarioError(fmt::format("outputs.tcp_trace.flows[{}]: no flow {} (this run has {} background flows{})", i,
+                                      wanted[i], specs_.size(),
+                                      specs_.empty() ? "" : fmt::format(", numbered 0..{} in flows.csv", specs_.size() - 1)));
+  tcp_trace_ = std::make_unique<congestion::TcpTrace>(spec);
+  if (!flows_) return;
+  flows_->on_sender = [t = tcp_trace_.get()](size_t flow, ns3::Ptr<ns3::TcpSocketBase> socket,
+                                             ns3::Ptr<ns3::TcpCongestionOps> cc) {
+    if (t->Wants(flow)) t->Attach(flow, socket, cc);
+  };
 }
 
 void Background::Install(std::function<void()> on_flows_done) {
@@ -227,6 +243,11 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
     };
     csv_names.push_back("flows.csv");
     csv_texts.push_back(std::move(csv));
+    if (tcp_trace_) {
+      r["outputs"]["tcp_trace"] = tcp_trace_->Report();
+      csv_names.push_back("tcp_trace.csv");
+      csv_texts.push_back(tcp_trace_->Csv());
+    }
     const json fct = bg["flows"]["fct"]["all"];
     summary += fmt::format("background: {} {} flows ({}), {} completed, {} incomplete", specs_.size(), b.tcp.variant,
                            listed ? std::string("listed")

@@ -6,6 +6,7 @@
 
 #include "congestion/flow_generator.h"
 #include "congestion/tcp-flows.h"
+#include "congestion/tcp-trace.h"
 #include "congestion/uniform-congestion.h"
 #include "ina/fabric.h"
 #include "ina/scenario.h"
@@ -43,7 +44,8 @@ class Background {
   /// Payload bytes background traffic delivered to receiving applications.
   uint64_t payload_delivered() const;
 
-  /// Adds "background" to results.json, flows.csv to the tables and lines to the summary.
+  /// Adds "background" to results.json (and outputs.tcp_trace's counts), flows.csv (and
+  /// tcp_trace.csv) to the tables and lines to the summary.
   void Report(nlohmann::json& results, std::vector<std::string>& csv_names, std::vector<std::string>& csv_texts,
               std::string& summary) const;
 
@@ -51,11 +53,14 @@ class Background {
   const std::vector<congestion::FlowSpec>& flow_specs() const { return specs_; }
 
  private:
+  void InstallTcpTrace(const congestion::TcpTraceSpec& spec);
+
   const Scenario& s_;
   Fabric& fabric_;
   congestion::PoissonFlowParams poisson_;
   std::vector<congestion::FlowSpec> specs_;
   std::unique_ptr<congestion::TcpFlowSet> flows_;
+  std::unique_ptr<congestion::TcpTrace> tcp_trace_;  // outputs.tcp_trace
   std::unique_ptr<congestion::UniformCongestion> congestion_;
   std::vector<uint32_t> congestion_hosts_;
 };

@@ -43,6 +43,9 @@ void CheckBackgroundHosts(const Scenario& s, uint32_t nh, const std::vector<uint
     throw ScenarioError("background.flows.hosts: flows need at least 2 hosts");
   if (s.background.congestion.enabled && hosts.congestion.size() < 2)
     throw ScenarioError("background.congestion.hosts: congestion needs at least 2 hosts");
+  if (s.outputs.tcp_trace.enabled && !s.background.flows.enabled)
+    throw ScenarioError("outputs.tcp_trace: traces the background TCP flows' senders, and background.flows is not "
+                        "enabled");
 }
 
 // ----------------------------------------------------------- memory estimate

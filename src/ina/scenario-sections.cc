@@ -486,6 +486,49 @@ const CoreSection<TraceSpec>& Trace() {
   return section;
 }
 
+const CoreSection<congestion::TcpTraceSpec>& TcpTrace() {
+  static const auto section = [] {
+    using congestion::TcpTraceSpec;
+    CoreSection<TcpTraceSpec> t("outputs.tcp_trace", "The background TCP senders' congestion state over time");
+    t.Step([](Reader&, TcpTraceSpec& s, const ScenarioInput&) { s.enabled = true; })
+        .Custom("flows",
+                {"array of integers", "", "every flow", "flows.csv's `flow` numbers",
+                 "The background flows whose senders are traced."},
+                [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
+                [](Reader& r, TcpTraceSpec& s, const ScenarioInput&) {
+                  const json* v = r.Raw("flows");
+                  if (!v) return;
+                  if (!v->is_array()) r.Fail("flows", "must be an array of integers, got " + v->dump());
+                  for (size_t i = 0; i < v->size(); ++i) {
+                    if (!(*v)[i].is_number_unsigned())
+                      r.Fail(fmt::format("flows[{}]", i), "must be an integer >= 0, got " + (*v)[i].dump());
+                    s.flows.push_back((*v)[i].get<uint64_t>());
+                  }
+                  r.out()["flows"] = *v;
+                })
+        .Custom("events",
+                {"array of strings", "", "every event", "cwnd, ssthresh, rtt, state, alpha",
+                 "The rows kept (tcp_trace.csv's `event`): a change of the congestion window, of the slow-start "
+                 "threshold, of the congestion state, an RTT estimate, DCTCP's per-window estimate."},
+                [] {
+                  return json{{"type", "array"}, {"items", {{"type", "string"}, {"enum", congestion::TcpTraceEventNames()}}}};
+                },
+                [](Reader& r, TcpTraceSpec& s, const ScenarioInput&) {
+                  ReadNameList(r, "events", s.events, congestion::TcpTraceEventNames());
+                })
+        .TimePs("from_us", &TcpTraceSpec::from_ps, 0, 0, 1e10, TimeUnit::kUs, "Rows at or after this time.")
+        .TimePs("until_us", &TcpTraceSpec::until_ps, 1e10, 0, 1e10, TimeUnit::kUs, "... and before this time.")
+        .U64("max_rows", &TcpTraceSpec::max_rows, 1'000'000, 1, 1ull << 32, "rows",
+             "Rows kept (about 80 bytes each, in memory until the results are written); later ones are counted in "
+             "results.json (`outputs.tcp_trace.left_out_max_rows`).")
+        .Check([](const TcpTraceSpec& s, Reader& r) {
+          if (s.until_ps <= s.from_ps) r.Fail("until_us", "must be after from_us");
+        });
+    return t;
+  }();
+  return section;
+}
+
 const CoreSection<OutputSpec>& Outputs() {
   static const auto section = [] {
     CoreSection<OutputSpec> out("outputs", "What a run writes besides results.json");
@@ -510,7 +553,11 @@ const CoreSection<OutputSpec>& Outputs() {
         .ObjectIfGiven("trace", &OutputSpec::trace, Trace(),
                        "The structured event trace, `trace.csv`: one row per packet event (enqueue, dequeue, receive, "
                        "drop, mark, pause, switch program in/out/timer, host timeout) on chosen links and nodes, each "
-                       "frame keyed by its protocol (job, id, kind). See [outputs.trace](#outputstrace).");
+                       "frame keyed by its protocol (job, id, kind). See [outputs.trace](#outputstrace).")
+        .ObjectIfGiven("tcp_trace", &OutputSpec::tcp_trace, TcpTrace(),
+                       "The background TCP senders' congestion window, slow-start threshold, bytes in flight, RTT, "
+                       "congestion state and DCTCP alpha over time, `tcp_trace.csv` (ns-3's TcpSocketBase and "
+                       "TcpDctcp trace sources). See [outputs.tcp_trace](#outputstcp_trace).");
     return out;
   }();
   return section;

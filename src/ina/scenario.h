@@ -241,6 +241,7 @@ struct OutputSpec {
   bool gzip = false;  ///< the CSV tables as <name>.csv.gz
   PcapSpec pcap;
   TraceSpec trace;
+  congestion::TcpTraceSpec tcp_trace;
 };
 
 struct Scenario {

@@ -238,3 +238,33 @@ def test_fig14_small(tmp_path):
     assert all(asic[x] < fpga[x] for x in fpga)
     agg, non = dict(series[("e", "aggregation")]), dict(series[("e", "non-aggregation")])
     assert all(agg[x] > non[x] for x in agg)
+
+
+def test_fig10_window_decomposition_small(tmp_path):
+    """analysis/panama_fig10_windows.py --small: the measured cause the README
+    gives for Fig. 10a's default gap. Each sender's mean window is its
+    sawtooth's G / (R f) (within 15 %), both see the same marked fraction
+    (within 15 %), and with Fig. 5 as printed the aggregation's window is
+    smaller because it cuts deeper: its alpha at a cut is above its mean
+    (Fig. 5 updates alpha with the marked window, then cuts), DCTCP's below
+    (it cuts at the first ECE with the alpha of earlier windows)."""
+    import subprocess
+
+    from helpers import PYTHON, child_env
+
+    p = subprocess.run([PYTHON, str(ANALYSIS / "panama_fig10_windows.py"), "--small", "--out", str(tmp_path)],
+                       capture_output=True, text=True, env=child_env(), timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = {(r["configuration"], r["sender"]): {k: float(v) for k, v in r.items() if k not in ("configuration", "sender")}
+            for r in read_csv(tmp_path / "windows.csv")}
+    assert len(rows) == 6
+    for key, m in rows.items():
+        assert 0.85 < m["W_predicted"] / m["W"] < 1.15, (key, m)
+    for conf in ("Fig. 5 (default)", "every window", "Fig. 5 + CWR"):
+        tcp, agg = rows[(conf, "DCTCP flow")], rows[(conf, "aggregation")]
+        assert abs(agg["marked"] / tcp["marked"] - 1) < 0.15, (conf, tcp, agg)
+    tcp, agg = rows[("Fig. 5 (default)", "DCTCP flow")], rows[("Fig. 5 (default)", "aggregation")]
+    assert agg["W"] < 0.85 * tcp["W"]
+    assert agg["f"] > 1.1 * tcp["f"]
+    assert agg["alpha_at_cut"] > agg["alpha_mean"] and tcp["alpha_at_cut"] < tcp["alpha_mean"]
+    assert abs(agg["G_per_s"] / tcp["G_per_s"] - 1) < 0.10 and abs(agg["R_per_s"] / tcp["R_per_s"] - 1) < 0.15
