@@ -5,6 +5,8 @@
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
+
 namespace inasim {
 
 NS_LOG_COMPONENT_DEFINE("InaRankCollectives");
@@ -13,53 +15,92 @@ namespace {
 uint64_t NowPs() { return static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds()); }
 }  // namespace
 
-RankCollectives::RankCollectives(uint32_t ranks, uint64_t elements, DType dtype, DataPattern pattern, uint64_t seed,
-                                 uint32_t iterations, uint64_t compute_gap_ps)
-    : ranks_(ranks), elements_(elements), compute_gap_ps_(compute_gap_ps) {
+std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t bytes) {
+  if (!schedule.given) return {bytes / 4};
+  std::vector<uint64_t> out;
+  for (uint64_t b : schedule.bytes) out.push_back(b / 4);
+  return out;
+}
+
+uint64_t LargestCollectiveBytes(const ScheduleSpec& schedule, uint64_t bytes) {
+  if (!schedule.given) return bytes;
+  return *std::max_element(schedule.bytes.begin(), schedule.bytes.end());
+}
+
+RankCollectives::RankCollectives(uint32_t ranks, std::vector<uint64_t> elements, DType dtype, DataPattern pattern,
+                                 uint64_t seed, uint32_t iterations, uint64_t compute_gap_ps,
+                                 const ScheduleSpec& schedule)
+    : ranks_(ranks),
+      elements_(std::move(elements)),
+      scheduled_(schedule.given),
+      schedule_(IterationSchedule::Of(schedule, ranks, elements_.size(), compute_gap_ps)) {
   const TensorData run_data(dtype, pattern, seed, ranks);
-  for (uint32_t it = 0; it < iterations; ++it) {
-    data_.push_back(run_data.ForIteration(it));
-    CollectiveRecord r;
-    r.iteration = it;
-    r.bytes = elements * 4;
-    r.Reset(ranks);
-    records_.push_back(std::move(r));
+  for (uint32_t it = 0; it < iterations; ++it)
+    for (uint64_t e : elements_) {
+      // Fresh values for every collective: a stale result is wrong data.
+      data_.push_back(run_data.ForIteration(static_cast<uint32_t>(records_.size())));
+      CollectiveRecord r;
+      r.iteration = it;
+      r.bytes = e * 4;
+      r.Reset(ranks);
+      records_.push_back(std::move(r));
+    }
+}
+
+void RankCollectives::Start() {
+  if (!records_.empty()) Launch(0, NowPs());
+}
+
+void RankCollectives::Launch(uint32_t c, uint64_t now) {
+  CollectiveRecord& rec = records_[c];
+  uint64_t last = now;
+  for (uint32_t r = 0; r < ranks_; ++r) {
+    // Without a schedule every rank starts together (the barrier after the
+    // gap); with one, each rank from the end of its own previous collective.
+    const uint64_t ended = c == 0 || !scheduled_ ? now : records_[c - 1].end_ps[r];
+    rec.start_ps[r] = schedule_.StartOf(r, c, ended);
+    last = std::max(last, rec.start_ps[r]);
   }
+  ns3::Simulator::Schedule(ns3::PicoSeconds(last - NowPs()), &RankCollectives::Begin, this, c);
 }
 
-void RankCollectives::BeginIteration(uint32_t it) {
-  NS_LOG_INFO("iteration " << it << " begins at every rank");
-  for (uint32_t r = 0; r < ranks_; ++r) records_[it].start_ps[r] = NowPs();
-  begin(it);
+void RankCollectives::Begin(uint32_t c) {
+  NS_LOG_INFO("collective " << c << " (iteration " << records_[c].iteration << ") begins at every rank");
+  begin(c);
 }
 
-void RankCollectives::RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
-  CollectiveRecord& rec = records_[it];
+void RankCollectives::RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint64_t mismatches) {
+  CollectiveRecord& rec = records_[c];
   rec.end_ps[rank] = NowPs();
-  NS_LOG_LOGIC("rank " << rank << " holds iteration " << it << "'s result");
+  NS_LOG_LOGIC("rank " << rank << " holds collective " << c << "'s result");
   rec.elements_checked += checked;
   rec.mismatches += mismatches;
   if (++ranks_done_ < ranks_) return;
   ranks_done_ = 0;
-  if (++iterations_done_ == records_.size()) {
+  if (++collectives_done_ == records_.size()) {
     if (on_finished) on_finished();
     return;
   }
-  ns3::Simulator::Schedule(ns3::PicoSeconds(compute_gap_ps_), &RankCollectives::BeginIteration, this, it + 1);
+  Launch(c + 1, NowPs());
 }
 
 double RankCollectives::progress() const {
-  return records_.empty() ? 1.0 : static_cast<double>(iterations_done_) / records_.size();
+  return records_.empty() ? 1.0 : static_cast<double>(collectives_done_) / records_.size();
 }
 
 CollectiveTable RankCollectives::Report(std::string_view protocol, bool finished, bool ok, WorkloadReport& out) const {
   CollectiveTable table;
-  table.AddJobRecords(ranks_, records_, uint64_t{ranks_} * elements_, hosts);
-  out.rank_spans = table.rank_spans();
-  for (const CollectiveRecord& r : records_)
+  const uint32_t j = table.AddJob(ranks_, records_.size());
+  table.SetJobHosts(j, hosts);
+  for (const CollectiveRecord& r : records_) {
+    table.AddRecord(r, uint64_t{ranks_} * (r.bytes / 4));  // every rank checks every element
     if (r.finished()) out.payload_delivered += r.bytes * ranks_;
+  }
+  out.rank_spans = table.rank_spans();
+  if (scheduled_) out.iteration_starts = schedule_.Starts(0, hosts);
   out.correct = finished && table.correct() && ok;
-  out.workload = table.CoreJson({protocol, "iteration", elements_ * 4, records_.size(), table.completed()},
+  out.workload = table.CoreJson({protocol, scheduled_ ? "collective" : "iteration", elements_[0] * 4,
+                                 records_.size(), table.completed()},
                                 out.correct);
   out.AddCsv("collectives.csv", table.Csv());
   return table;

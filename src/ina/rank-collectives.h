@@ -1,11 +1,22 @@
-// The collectives of one job whose ranks each end an iteration on their own
-// and start the next together after the compute gap (the host rings: Gloo,
-// NCCL): each iteration's data and record, the barrier between iterations,
-// progress and the core report (collective-table.h). The job starts an
-// iteration at its ranks through `begin`.
+// The collectives of one job whose ranks each end a collective on their own
+// and start the next together (the host rings: Gloo, NCCL): each collective's
+// data and record, when the next one starts, progress and the core report
+// (collective-table.h). The job starts a collective at its ranks through
+// `begin`.
+//
+// Without workload.schedule a collective is an iteration (workload.bytes),
+// and the next begins at every rank `compute_gap_us` after the last rank
+// ended the previous one. With it, an iteration is the schedule's list of
+// collectives; each rank launches each collective when it is ready and its
+// previous one has ended there (IterationSchedule), and a ring collective
+// begins when its last rank has launched it: a ring step needs both
+// neighbours, so a rank that launched early waits (the record keeps each
+// rank's launch as its start, as a per-rank profile would; the few slots of
+// NCCL's FIFO a rank could fill ahead of a late neighbour are not modelled).
 #pragma once
 
 #include "ina/collective-table.h"
+#include "ina/iteration-schedule.h"
 #include "ina/tensor-data.h"
 
 #include <cstdint>
@@ -19,38 +30,53 @@ struct WorkloadReport;
 
 class RankCollectives {
  public:
-  RankCollectives(uint32_t ranks, uint64_t elements, DType dtype, DataPattern pattern, uint64_t seed,
-                  uint32_t iterations, uint64_t compute_gap_ps);
+  /// `elements`: per collective of an iteration (one without a schedule).
+  RankCollectives(uint32_t ranks, std::vector<uint64_t> elements, DType dtype, DataPattern pattern, uint64_t seed,
+                  uint32_t iterations, uint64_t compute_gap_ps, const ScheduleSpec& schedule);
 
-  /// Starts iteration `it` at every rank (set by the job).
-  std::function<void(uint32_t it)> begin;
+  /// Starts collective `c` at every rank (set by the job); c counts every
+  /// collective of every iteration.
+  std::function<void(uint32_t c)> begin;
   std::function<void()> on_finished;
   /// The job's hosts by rank (set by the job): hosts.csv's host column.
   std::vector<uint32_t> hosts;
 
-  /// Iteration `it` starts now at every rank: its record, then `begin`.
-  void BeginIteration(uint32_t it);
-  /// Rank `rank` holds iteration `it`'s result, `checked` elements of it
-  /// checked; the last rank's starts the next iteration after the gap.
-  void RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches);
-  bool done() const { return iterations_done_ == records_.size(); }
+  /// The first collective is launched now at every rank.
+  void Start();
+  /// Rank `rank` holds collective `c`'s result, `checked` elements of it
+  /// checked; when every rank does, the next collective is launched.
+  void RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint64_t mismatches);
+  bool done() const { return collectives_done_ == records_.size(); }
   bool empty() const { return records_.empty(); }
   double progress() const;
-  const TensorData& data(uint32_t it) const { return data_[it]; }
+  const TensorData& data(uint32_t c) const { return data_[c]; }
+  /// Which of the iteration's collectives `c` is (its size's index).
+  uint32_t kind(uint32_t c) const { return c % static_cast<uint32_t>(elements_.size()); }
+  const std::vector<uint64_t>& elements() const { return elements_; }
   const std::vector<CollectiveRecord>& records() const { return records_; }
 
-  /// The core keys of results.json's "workload" (protocol `protocol`, one
-  /// collective per iteration), collectives.csv and the payload delivered;
-  /// `ok`: the protocol's own condition for correct. Returns the table.
+  /// The core keys of results.json's "workload" (protocol `protocol`),
+  /// collectives.csv, the payload delivered and, with a schedule, the
+  /// iterations' starts; `ok`: the protocol's own condition for correct.
+  /// Returns the table.
   CollectiveTable Report(std::string_view protocol, bool finished, bool ok, WorkloadReport& out) const;
 
  private:
+  void Launch(uint32_t c, uint64_t now_of_every_rank);
+  void Begin(uint32_t c);
+
   uint32_t ranks_;
-  uint64_t elements_;
-  uint64_t compute_gap_ps_;
+  std::vector<uint64_t> elements_;
+  bool scheduled_;
+  IterationSchedule schedule_;
   std::vector<TensorData> data_;
   std::vector<CollectiveRecord> records_;
-  uint32_t ranks_done_ = 0, iterations_done_ = 0;
+  uint32_t ranks_done_ = 0, collectives_done_ = 0;
 };
+
+/// The elements of each collective of an iteration: the schedule's sizes, or workload.bytes.
+std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t bytes);
+/// The largest collective's bytes (what a rank holds at once).
+uint64_t LargestCollectiveBytes(const ScheduleSpec& schedule, uint64_t bytes);
 
 }  // namespace inasim

@@ -1,13 +1,15 @@
 """`workload.schedule` (src/ina/iteration-schedule.h): a training step whose
 gradient buckets are allreduced as they become ready during the backward
 pass, overlapping the compute still to come (PyTorch DDP's buckets, in
-order, on one stream). Checked on SwitchML, to the picosecond, from
-hosts.csv (each rank's start and end of each bucket) and iterations.csv
-(each rank's step):
+order, on one stream). Checked on SwitchML, Canary, static trees and on
+the NCCL and Gloo rings (src/ina/rank-collectives.h), to the picosecond, from hosts.csv (each rank's
+start and end of each bucket) and iterations.csv (each rank's step):
 
-- a bucket starts at a rank at max(iteration start + its ready time, the
-  end of the bucket before it there), and the first bucket's allreduce ends
-  before the backward pass does (the overlap the schedule exists for);
+- a bucket starts (is launched) at a rank at max(iteration start + its
+  ready time, the end of the bucket before it there), and the first bucket's
+  allreduce ends before the backward pass does (the overlap the schedule
+  exists for); a ring's bucket ends nowhere before its last rank launched it
+  (a ring step needs both neighbours);
 - the next iteration starts after_us after both the compute and the last
   bucket are done;
 - step_s and exposed_comm_s are those times' differences, every aggregate
@@ -25,6 +27,13 @@ from helpers import SOURCE_DIR, child_env
 from test_pcap import BIN
 
 SWITCHML = "scenarios/switchml/fig9-pool-small.json"
+RING = "scenarios/default.json"
+# Each protocol's run: scenario and settings (hashed data: values checked).
+PROTOCOLS = {"switchml": (SWITCHML, []),
+             "nccl": (RING, ["workload.protocol=nccl", "workload.dtype=float32"]),
+             "gloo": (RING, ["workload.protocol=gloo", "workload.dtype=float32"]),
+             "canary": ("scenarios/canary/small-64.json", []),
+             "static_tree": ("scenarios/canary/small-64.json", ["workload.protocol=static_tree", "workload.canary=null"])}
 PS = 1e-12
 SCHEDULE = {"compute_us": 400, "after_us": 10,
             "collectives": [{"bytes": 262144, "ready_us": 100}, {"bytes": 262144, "ready_us": 200},
@@ -43,12 +52,13 @@ def ps(seconds):
     return round(seconds / PS)
 
 
-@pytest.fixture(scope="module")
-def step(tmp_path_factory):
+@pytest.fixture(scope="module", params=sorted(PROTOCOLS))
+def step(request, tmp_path_factory):
     import pandas as pd
 
+    scenario, sets = PROTOCOLS[request.param]
     p, out = run(tmp_path_factory.mktemp("step"),
-                 ["workload.iterations=3", "workload.schedule=" + json.dumps(SCHEDULE)])
+                 sets + ["workload.iterations=3", "workload.schedule=" + json.dumps(SCHEDULE)], scenario=scenario)
     assert p.returncode == 0, p.stderr
     return pd.read_csv(out / "hosts.csv"), pd.read_csv(out / "iterations.csv"), json.loads(
         (out / "results.json").read_text())
@@ -57,6 +67,7 @@ def step(tmp_path_factory):
 def test_buckets_start_when_ready_and_in_order(step):
     hosts, iters, result = step
     assert result["correct"] and result["workload"]["collectives_completed"] == 12
+    assert result["workload"]["check"].startswith("values"), "hashed or uniform data: values checked"
     ready = [ps(c["ready_us"] * 1e-6) for c in SCHEDULE["collectives"]]
     for (rank, it), rows in hosts.groupby(["rank", "iteration"]):
         start = ps(iters[(iters["rank"] == rank) & (iters.iteration == it)].start_s.iloc[0])
@@ -66,6 +77,12 @@ def test_buckets_start_when_ready_and_in_order(step):
             want = start + ready[c] if previous_end is None else max(start + ready[c], previous_end)
             assert ps(row.start_s) == want, (rank, it, c)
             previous_end = ps(row.end_s)
+
+
+def test_a_bucket_ends_nowhere_before_every_rank_launched_it(step):
+    hosts, _, _ = step
+    for _, rows in hosts.groupby(["iteration", "collective"]):
+        assert ps(rows.end_s.min()) > ps(rows.start_s.max())
 
 
 def test_communication_overlaps_the_backward_pass(step):
@@ -83,7 +100,8 @@ def test_next_iteration_after_compute_last_bucket_and_optimizer(step):
     for rank, rows in iters.groupby("rank"):
         rows = rows.sort_values("iteration")
         starts = [ps(x) for x in rows.start_s]
-        assert starts[0] == 0
+        # At 0, or once Gloo's TCP pairs are connected (before any collective, as Gloo's context).
+        assert starts[0] == ps(iters.start_s.min()) and starts[0] < ps(5e-6)
         for it in range(1, len(starts)):
             last_end = ps(hosts[(hosts["rank"] == rank) & (hosts.iteration == it - 1)].end_s.max())
             assert starts[it] == max(starts[it - 1] + compute, last_end) + after

@@ -121,17 +121,16 @@ void CanaryHost::DoDispose() {
 
 CanaryHost::LeadBlock& CanaryHost::Lead(uint64_t g) { return lead_[g / n_]; }
 
-void CanaryHost::BeginIteration(uint32_t iteration) {
-  iteration_ = iteration;
+void CanaryHost::BeginCollective(uint32_t c) {
+  collective_ = c;
   running_ = true;
-  const uint64_t b = job_->blocks_per_iteration();
-  first_ = uint64_t{iteration} * b;
-  end_ = first_ + b;
+  first_ = job_->FirstBlockOf(c);
+  end_ = first_ + job_->BlocksOf(c);
   next_issue_ = first_;
   oldest_open_ = first_;
   in_flight_ = 0;
-  done_in_iteration_ = 0;
-  job_->record(iteration).start_ps[rank_] = NowPs();
+  done_in_collective_ = 0;
+  job_->record(c).start_ps[rank_] = NowPs();
   IssueMore();
 }
 
@@ -194,9 +193,10 @@ void CanaryHost::Pump() {
 }
 
 void CanaryHost::SendBlock(uint64_t g) {
-  const TensorData& data = job_->data(static_cast<uint32_t>(g / job_->blocks_per_iteration()));
-  const uint64_t first = (g % job_->blocks_per_iteration()) * k_;
-  const uint64_t count = std::min<uint64_t>(k_, job_->elements() - first);
+  const uint32_t c = job_->CollectiveOf(g);
+  const TensorData& data = job_->data(c);
+  const uint64_t first = job_->FirstElementOf(g);
+  const uint64_t count = std::min<uint64_t>(k_, job_->ElementsOf(c) - first);
   if (job_->mode() == InaTreeMode::kCanary && attempt_[g] > job_->canary().max_failures) {
     // canary-fgcs24 §3.3 "the hosts fall back to a host-based reduction": the
     // data goes to the leader directly, as a control message.
@@ -326,9 +326,10 @@ void CanaryHost::Finalize(uint64_t g) {
   if (L.acc.empty()) L.acc.assign(k_, 0);
   // canary-fgcs24 §3.1.4 "it aggregates the received data with its own, and
   // then starts the broadcast phase".
-  const TensorData& data = job_->data(static_cast<uint32_t>(g / job_->blocks_per_iteration()));
-  const uint64_t first = (g % job_->blocks_per_iteration()) * k_;
-  const uint64_t count = std::min<uint64_t>(k_, job_->elements() - first);
+  const uint32_t c = job_->CollectiveOf(g);
+  const TensorData& data = job_->data(c);
+  const uint64_t first = job_->FirstElementOf(g);
+  const uint64_t count = std::min<uint64_t>(k_, job_->ElementsOf(c) - first);
   for (uint64_t i = 0; i < count; ++i) L.acc[i] += data.Contribution(rank_, first + i);
   L.final = true;
   if (L.fallback) {
@@ -481,27 +482,29 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
     ++c_.duplicate_results;
     return;
   }
-  const uint32_t it = static_cast<uint32_t>(g / job_->blocks_per_iteration());
+  const uint32_t c = job_->CollectiveOf(g);
   const bool issued = state_[g] == kIssued;
   state_[g] = kDone;
   ++c_.results_received;
   ++blocks_done_total_;
   if (job_->mode() == InaTreeMode::kCanary) timers_.Stop(g);
   // Every element this host ends with, against the exact sum.
-  const TensorData& data = job_->data(it);
-  const uint64_t first = (g % job_->blocks_per_iteration()) * k_;
-  const uint64_t count = std::min<uint64_t>(k_, job_->elements() - first);
-  CollectiveRecord& rec = job_->record(it);
+  const TensorData& data = job_->data(c);
+  const uint64_t first = job_->FirstElementOf(g);
+  const uint64_t count = std::min<uint64_t>(k_, job_->ElementsOf(c) - first);
+  CollectiveRecord& rec = job_->record(c);
   rec.mismatches += data.CountMismatchesBe32(first, count, be_data);
   rec.elements_checked += count;
-  if (it != iteration_ || !running_) return;  // a result for an iteration not begun: counted there when it is
+  if (c != collective_ || !running_) return;  // a result for a collective not begun: counted there when it is
   if (issued) --in_flight_;
-  if (++done_in_iteration_ == job_->blocks_per_iteration()) {
+  if (++done_in_collective_ == job_->BlocksOf(c)) {
     running_ = false;
-    rec.end_ps[rank_] = NowPs();
-    job_->HostIterationDone(rank_, it);
-    if (it + 1 < job_->iterations())
-      Simulator::Schedule(PicoSeconds(job_->compute_gap_ps()), &CanaryHost::BeginIteration, this, it + 1);
+    const uint64_t now = NowPs();
+    rec.end_ps[rank_] = now;
+    job_->HostCollectiveDone(rank_, c);
+    if (c + 1 < job_->collectives())
+      Simulator::Schedule(PicoSeconds(job_->StartOf(rank_, c + 1, now) - now), &CanaryHost::BeginCollective, this,
+                          c + 1);
     return;
   }
   IssueMore();
@@ -553,8 +556,15 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
   num_trees_ = mode == InaTreeMode::kCanary ? 1 : spec.spec<StaticTreeSpec>().trees;
   tree_offset_ = job_index * num_trees_;
   job_index_ = job_index;
-  elements_ = spec.bytes / 4;
-  blocks_ = (elements_ + k_ - 1) / k_;
+  // An iteration's collectives: the schedule's buckets, or one of workload.bytes.
+  for (uint64_t b : spec.schedule.given ? spec.schedule.bytes : std::vector<uint64_t>{spec.bytes}) {
+    first_block_.push_back(blocks_);
+    elements_.push_back(b / 4);
+    blocks_ += (b / 4 + k_ - 1) / k_;
+  }
+  first_block_.push_back(blocks_);
+  iterations_ = spec.iterations;
+  schedule_ = IterationSchedule::Of(spec.schedule, n, elements_.size(), spec.compute_gap_ps);
   if (mode == InaTreeMode::kCanary &&
       blocks_ * spec.iterations * (uint64_t{spec.spec<CanarySpec>().max_failures} + 1) > (uint64_t{1} << 24))
     throw std::invalid_argument("canary: the blocks and their re-issues do not fit the 24-bit id sequence");
@@ -593,15 +603,17 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
     tor_ip_.push_back(SwitchIpv4(ports[0].peer - t.num_hosts()));
   }
   const TensorData job_data(DType::kInt32, pattern, seed, n);
-  for (uint32_t it = 0; it < spec.iterations; ++it) {
-    data_.push_back(job_data.ForIteration(it));
-    CollectiveRecord rec;
-    rec.job = job_index;
-    rec.iteration = it;
-    rec.bytes = spec.bytes;
-    rec.Reset(n);
-    records_.push_back(std::move(rec));
-  }
+  for (uint32_t it = 0; it < spec.iterations; ++it)
+    for (uint64_t e : elements_) {
+      // Fresh values for every collective: a stale result is wrong data.
+      data_.push_back(job_data.ForIteration(static_cast<uint32_t>(records_.size())));
+      CollectiveRecord rec;
+      rec.job = job_index;
+      rec.iteration = it;
+      rec.bytes = e * 4;
+      rec.Reset(n);
+      records_.push_back(std::move(rec));
+    }
   if (mode == InaTreeMode::kCanary) {
     InstallCanary();
     leader_rtt_ps_ = LeaderRttPs();
@@ -863,10 +875,29 @@ uint32_t CanaryJob::RestorationTarget(uint16_t sw_address, uint32_t port, uint32
 }
 
 void CanaryJob::Start(uint64_t at_ps) {
-  for (auto& a : agents_) {
-    a->SetStartTime(PicoSeconds(0));
-    Simulator::Schedule(PicoSeconds(at_ps), &CanaryHost::BeginIteration, a, 0u);
+  for (uint32_t r = 0; r < agents_.size(); ++r) {
+    agents_[r]->SetStartTime(PicoSeconds(0));
+    Simulator::Schedule(PicoSeconds(StartOf(r, 0, at_ps)), &CanaryHost::BeginCollective, agents_[r], 0u);
   }
+}
+
+uint32_t CanaryJob::CollectiveOf(uint64_t g) const {
+  const uint64_t it = g / blocks_, within = g % blocks_;
+  const auto k = std::upper_bound(first_block_.begin(), first_block_.end(), within) - first_block_.begin() - 1;
+  return static_cast<uint32_t>(it * elements_.size() + static_cast<uint64_t>(k));
+}
+
+uint64_t CanaryJob::FirstElementOf(uint64_t g) const {
+  return (g - FirstBlockOf(CollectiveOf(g))) * k_;
+}
+
+uint64_t CanaryJob::FirstBlockOf(uint32_t c) const {
+  return uint64_t{c / elements_.size()} * blocks_ + first_block_[c % elements_.size()];
+}
+
+uint64_t CanaryJob::BlocksOf(uint32_t c) const {
+  const size_t k = c % elements_.size();
+  return first_block_[k + 1] - first_block_[k];
 }
 
 double CanaryJob::progress() const {
@@ -876,8 +907,8 @@ double CanaryJob::progress() const {
   return total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
 }
 
-void CanaryJob::HostIterationDone(uint32_t, uint32_t iteration) {
-  if (iteration + 1 == records_.size()) {
+void CanaryJob::HostCollectiveDone(uint32_t, uint32_t c) {
+  if (c + 1 == records_.size()) {
     ++hosts_done_;
     if (done() && on_finished) on_finished();
   }

@@ -35,6 +35,7 @@
 #pragma once
 
 #include "ina/host-endpoint.h"
+#include "ina/iteration-schedule.h"
 #include "ina/lazy-timer-heap.h"
 #include "ina/collective-table.h"
 #include "ina/workload.h"
@@ -53,6 +54,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,7 +109,8 @@ class CanaryHost : public ns3::Application {
   using ReissueTracedCallback = void (*)(uint64_t block, uint64_t delay_ps);
   CanaryHost() = default;
   void Setup(CanaryJob* job, uint32_t rank);
-  void BeginIteration(uint32_t iteration);
+  /// Collective c (counting every collective of every iteration) begins at this host.
+  void BeginCollective(uint32_t c);
   const CanaryHostCounters& counters() const { return c_; }
   uint64_t blocks_done() const { return blocks_done_total_; }
 
@@ -151,13 +154,13 @@ class CanaryHost : public ns3::Application {
   uint32_t rank_ = 0;
   uint32_t n_ = 0, k_ = 0;
   HostEndpoint data_port_, control_port_;
-  uint32_t iteration_ = 0;
+  uint32_t collective_ = 0;
   bool running_ = false;
-  uint64_t first_ = 0, end_ = 0;  ///< global blocks of the current iteration
+  uint64_t first_ = 0, end_ = 0;  ///< global blocks of the current collective
   uint64_t next_issue_ = 0;
   uint64_t oldest_open_ = 0;  ///< sliding window: no block before it lacks its result
   uint32_t in_flight_ = 0;
-  uint64_t done_in_iteration_ = 0;
+  uint64_t done_in_collective_ = 0;
   uint64_t blocks_done_total_ = 0;
   // Per global block.
   std::vector<uint8_t> attempt_;
@@ -229,7 +232,15 @@ class CanaryJob {
   uint32_t host_id(uint32_t rank) const { return hosts_[rank]; }
   uint32_t k() const { return k_; }
   uint64_t blocks_per_iteration() const { return blocks_; }
-  uint64_t total_blocks() const { return blocks_ * records_.size(); }
+  uint64_t total_blocks() const { return blocks_ * iterations_; }
+  /// The collective (counting every collective of every iteration) global block g belongs to.
+  uint32_t CollectiveOf(uint64_t g) const;
+  /// Block g's first element within its collective.
+  uint64_t FirstElementOf(uint64_t g) const;
+  /// Collective c's global blocks: [FirstBlockOf(c), FirstBlockOf(c) + BlocksOf(c)).
+  uint64_t FirstBlockOf(uint32_t c) const;
+  uint64_t BlocksOf(uint32_t c) const;
+  uint64_t ElementsOf(uint32_t c) const { return elements_[c % elements_.size()]; }
   uint32_t LeaderOf(uint64_t g) const { return leader_order_[g % leader_order_.size()]; }
   uint32_t LeaderSlot(uint32_t rank) const { return leader_slot_[rank]; }
   uint32_t BlockId(uint64_t g, uint32_t attempt) const;
@@ -263,17 +274,21 @@ class CanaryJob {
     return mode_ == InaTreeMode::kStaticTree || (*canary_).direct_index;
   }
   uint32_t nic_queue_bytes() const { return nic_queue_bytes_; }  ///< 0: no host-side limit
-  const TensorData& data(uint32_t iteration) const { return data_[iteration]; }
-  uint64_t elements() const { return elements_; }
-  CollectiveRecord& record(uint32_t it) { return records_[it]; }
-  uint32_t iterations() const { return static_cast<uint32_t>(records_.size()); }
-  uint64_t compute_gap_ps() const { return spec_.compute_gap_ps; }
+  const TensorData& data(uint32_t c) const { return data_[c]; }
+  CollectiveRecord& record(uint32_t c) { return records_[c]; }
+  uint32_t iterations() const { return iterations_; }
+  uint32_t collectives() const { return static_cast<uint32_t>(records_.size()); }
+  /// When `rank` may begin collective c, having ended c - 1 (or, for c = 0, the
+  /// workload having started) at `now` (ina/iteration-schedule.h).
+  uint64_t StartOf(uint32_t rank, uint32_t c, uint64_t now) { return schedule_->StartOf(rank, c, now); }
   CanaryHost& host(uint32_t rank) const { return *agents_[rank]; }
   /// Restoration for a collision at switch `sw_address` port `port`: the host
   /// to address it to, and whether every route from `leader_rank` crosses the switch.
   uint32_t RestorationTarget(uint16_t sw_address, uint32_t port, uint32_t leader_rank, bool& certain) const;
   uint32_t GroupOf(uint32_t port) const;
-  void HostIterationDone(uint32_t rank, uint32_t iteration);
+  void HostCollectiveDone(uint32_t rank, uint32_t c);
+  /// With workload.schedule: every rank's iteration starts (iterations.csv).
+  std::vector<IterationStart> IterationStarts() const;
   /// Switch vertices with a program, in vertex order.
   const std::vector<uint32_t>& switch_vertices() const { return switch_vertices_; }
   /// Several jobs share each switch's one program: the switches whose
@@ -305,7 +320,11 @@ class CanaryJob {
   uint32_t k_ = 0, window_ = 0, nic_queue_bytes_ = 0, num_trees_ = 1;
   uint32_t tree_offset_ = 0;  ///< static trees: this job's first tree id (job index x trees)
   uint32_t job_index_ = 0;    ///< position among the concurrent jobs (CanaryJobSet)
-  uint64_t elements_ = 0, blocks_ = 0;
+  std::vector<uint64_t> elements_;     ///< per collective of an iteration
+  std::vector<uint64_t> first_block_;  ///< per collective of an iteration, then blocks_: prefix sums
+  uint64_t blocks_ = 0;                ///< per iteration
+  uint32_t iterations_ = 0;
+  std::optional<IterationSchedule> schedule_;
   std::vector<uint32_t> leader_order_, leader_slot_, tor_ip_;
   std::vector<TensorData> data_;
   std::vector<CollectiveRecord> records_;

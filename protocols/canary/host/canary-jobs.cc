@@ -70,7 +70,7 @@ void CanaryJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
   const CanaryJob& first = *jobs_[0];
   CollectiveTable table;
   CanaryHostCounters hosts;
-  uint64_t blocks = 0, iterations_done = first.iterations();
+  uint64_t blocks = 0, iterations_done = s.workload.schedule.given ? first.collectives() : first.iterations();
   for (uint32_t j = 0; j < jobs_.size(); ++j) {
     jobs_[j]->AddCollectives(table, out.payload_delivered);
     hosts += jobs_[j]->HostTotals();
@@ -78,8 +78,15 @@ void CanaryJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
     iterations_done = std::min(iterations_done, table.job(j).completed);
   }
   out.correct = finished && table.correct();
-  out.workload = table.CoreJson({first.protocol(), "iteration", s.workload.bytes, first.iterations(), iterations_done},
+  const bool scheduled = s.workload.schedule.given;
+  out.workload = table.CoreJson({first.protocol(), scheduled ? "collective" : "iteration",
+                                 scheduled ? s.workload.schedule.bytes[0] : s.workload.bytes,
+                                 scheduled ? first.collectives() : first.iterations(), iterations_done},
                                 out.correct);
+  for (const auto& job : jobs_) {
+    std::vector<IterationStart> starts = job->IterationStarts();
+    out.iteration_starts.insert(out.iteration_starts.end(), starts.begin(), starts.end());
+  }
   // One program per switch serves every job: job 0 reports the whole fabric's
   // (CanaryJobSet's constructor); the hosts' and leaders' counters are summed.
   std::string switches_csv;

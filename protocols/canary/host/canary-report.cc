@@ -56,9 +56,18 @@ CanaryHostCounters& CanaryHostCounters::operator+=(const CanaryHostCounters& c) 
 
 void CanaryJob::AddCollectives(CollectiveTable& table, uint64_t& payload_delivered) const {
   const uint32_t n = num_hosts();
-  // Every host ends with every element exactly once: n * E checks.
-  const uint32_t j = table.AddJobRecords(n, records_, uint64_t{n} * elements_, hosts_);
-  payload_delivered += 2 * uint64_t{n} * spec_.bytes * table.job(j).completed;
+  const uint32_t j = table.AddJob(n, records_.size());
+  table.SetJobHosts(j, hosts_);
+  for (CollectiveRecord r : records_) {
+    r.job = j;
+    // Every host ends with every element exactly once: n * E checks.
+    table.AddRecord(r, uint64_t{n} * (r.bytes / 4));
+    if (r.finished()) payload_delivered += 2 * uint64_t{n} * r.bytes;
+  }
+}
+
+std::vector<IterationStart> CanaryJob::IterationStarts() const {
+  return spec_.schedule.given ? schedule_->Starts(job_index_, hosts_) : std::vector<IterationStart>{};
 }
 
 CanaryHostCounters CanaryJob::HostTotals() const {
@@ -133,7 +142,7 @@ json CanaryJob::Details(const Scenario& s, const CanaryHostCounters& h, uint64_t
   const SwitchTotals sw = Switches();
   switches_csv = sw.csv;
   const uint64_t descriptor_bytes = uint64_t{k_} * 4 + 32;  // accumulator + id, counters, leader, children, time
-  json w = {{"elements", elements_},
+  json w = {{"elements", elements_[0]},  // with a schedule: the first collective's
             {"elements_per_packet", k_},
             {"blocks_per_iteration", blocks_},
             {"window_blocks", window_},

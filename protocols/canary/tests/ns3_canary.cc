@@ -101,7 +101,7 @@ class CanaryOnNs3 : public NetTest {
     CollectiveRecord& r = j.record(0);
     EXPECT_TRUE(r.finished());
     EXPECT_EQ(r.mismatches, 0u);
-    EXPECT_EQ(r.elements_checked, uint64_t{j.num_hosts()} * j.elements());
+    EXPECT_EQ(r.elements_checked, uint64_t{j.num_hosts()} * j.ElementsOf(0));
   }
 };
 
@@ -120,7 +120,7 @@ TEST_F(CanaryOnNs3, Fig3CountersReachHostsAtTheRoot) {
   // S4 about 8.8 us in; H2 sends at 9 us and its packet arrives while S4's
   // descriptor (allocated by the counter-2 packet) is still open.
   for (uint32_t r = 0; r < 4; ++r)
-    ns3::Simulator::Schedule(ns3::PicoSeconds(r == 2 ? 9 * kUs : 0), &CanaryHost::BeginIteration, &j->host(r), 0u);
+    ns3::Simulator::Schedule(ns3::PicoSeconds(r == 2 ? 9 * kUs : 0), &CanaryHost::BeginCollective, &j->host(r), 0u);
   RunFor(200 * kUs);
   ExpectExact(*j);
   const auto& s3 = Program("leaf0").stats();

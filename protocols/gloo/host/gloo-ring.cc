@@ -89,7 +89,7 @@ congestion::TcpConfig TcpOf(const GlooSpec& g, uint64_t segment_bytes) {
 
 void GlooRank::Connect() {
   const GlooSpec& g = owner_->spec();
-  const congestion::TcpConfig tcp = TcpOf(g, owner_->plan().segment_elements * 4);
+  const congestion::TcpConfig tcp = TcpOf(g, owner_->max_segment_elements() * 4);
   auto node = GetNode();
   listener_ = Socket::CreateSocket(node, ns3::TcpSocketFactory::GetTypeId());
   congestion::ConfigureTcpSocket(listener_, tcp);
@@ -316,18 +316,20 @@ void GlooRank::PhaseDone() {
 
 // ------------------------------------------------------------------ ring ----
 
-GlooRing::GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t bytes, DType dtype,
-                   DataPattern pattern, uint64_t seed, const GlooSpec& spec, uint32_t iterations,
-                   uint64_t compute_gap_ps)
+GlooRing::GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, const std::vector<uint64_t>& elements,
+                   DType dtype, DataPattern pattern, uint64_t seed, const GlooSpec& spec, uint32_t iterations,
+                   uint64_t compute_gap_ps, const ScheduleSpec& schedule)
     : fabric_(&fabric),
       hosts_(hosts),
-      plan_(static_cast<uint32_t>(hosts.size()), bytes, spec.max_segment_bytes),
       spec_(spec),
-      coll_(plan_.n, plan_.elements, dtype, pattern, seed, iterations, compute_gap_ps) {
-  const uint32_t n = plan_.n;
+      coll_(static_cast<uint32_t>(hosts.size()), elements, dtype, pattern, seed, iterations, compute_gap_ps,
+            schedule) {
+  const uint32_t n = static_cast<uint32_t>(hosts.size());
+  for (uint64_t e : elements) plans_.emplace_back(n, e * 4, spec.max_segment_bytes);
   coll_.hosts = hosts;
-  coll_.begin = [this](uint32_t it) {
-    for (auto& r : ranks_) r->BeginIteration(it);
+  coll_.begin = [this](uint32_t c) {
+    current_ = coll_.kind(c);
+    for (auto& r : ranks_) r->BeginIteration(c);
   };
   coll_.on_finished = [this] {
     if (on_finished) on_finished();
@@ -350,12 +352,18 @@ void GlooRing::Start(uint64_t at_ps) {
   for (auto& r : ranks_) r->Connect();
   Simulator::Schedule(PicoSeconds(at_ps), [this] {
     start_due_ = true;
-    if (connected_ == plan_.n && !coll_.empty()) coll_.BeginIteration(0);
+    if (connected_ == num_ranks()) coll_.Start();
   });
 }
 
 void GlooRing::RankConnected() {
-  if (++connected_ == plan_.n && start_due_ && !coll_.empty()) coll_.BeginIteration(0);
+  if (++connected_ == num_ranks() && start_due_) coll_.Start();
+}
+
+uint64_t GlooRing::max_segment_elements() const {
+  uint64_t m = 0;
+  for (const GlooPlan& p : plans_) m = std::max(m, p.segment_elements);
+  return m;
 }
 
 uint64_t GlooRing::tcp_timeouts() const {
@@ -372,10 +380,11 @@ uint64_t GlooRing::tcp_recoveries() const {
 
 void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
   const CollectiveTable table = coll_.Report("gloo", finished, true, out);
-  const double bound = 2.0 * (plan_.n - 1) / plan_.n * plan_.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
-  out.workload["gloo"] = {{"segments", plan_.segments},
-                          {"segments_per_rank", plan_.per_rank},
-                          {"segment_bytes", plan_.segment_elements * 4},
+  const GlooPlan& first = plans_[0];  // with a schedule: the first collective's
+  const double bound = 2.0 * (first.n - 1) / first.n * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
+  out.workload["gloo"] = {{"segments", first.segments},
+                          {"segments_per_rank", first.per_rank},
+                          {"segment_bytes", first.segment_elements * 4},
                           {"tcp_variant", spec_.tcp_variant},
                           {"min_rto_s", PsToS(spec_.min_rto_ps)},
                           {"tcp_timeouts", tcp_timeouts()},
@@ -386,7 +395,7 @@ void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
       "gloo ring allreduce of {} over {} ranks ({} segments of {}, TCP {}): {} per collective, {} completed\n"
       "  TCP: {} retransmission timeouts, {} fast recoveries\n"
       "  analytic bound 2(n-1)/n*S/B = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
-      HumanBytes(plan_.elements * 4), plan_.n, plan_.segments, HumanBytes(plan_.segment_elements * 4),
+      HumanBytes(first.elements * 4), first.n, first.segments, HumanBytes(first.segment_elements * 4),
       spec_.tcp_variant, HumanTime(table.mean_duration_s()), table.completed(), tcp_timeouts(), tcp_recoveries(),
       HumanTime(bound),
       VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());

@@ -120,8 +120,10 @@ class GlooRank : public ns3::Application {
 /// One Gloo ring over a set of hosts.
 class GlooRing {
  public:
-  GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t bytes, DType dtype, DataPattern pattern,
-           uint64_t seed, const GlooSpec& spec, uint32_t iterations, uint64_t compute_gap_ps);
+  /// `elements`: per collective of an iteration (RankCollectives).
+  GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, const std::vector<uint64_t>& elements, DType dtype,
+           DataPattern pattern, uint64_t seed, const GlooSpec& spec, uint32_t iterations, uint64_t compute_gap_ps,
+           const ScheduleSpec& schedule);
   ~GlooRing();
   void Start(uint64_t at_ps);
   double progress() const { return coll_.progress(); }
@@ -129,11 +131,14 @@ class GlooRing {
   std::function<void()> on_finished;
   void Report(const struct Scenario& s, bool finished, struct WorkloadReport& out) const;
 
-  // For the ranks.
-  const GlooPlan& plan() const { return plan_; }
+  // For the ranks. The plan of the collective in progress (every rank runs
+  // the same one: RankCollectives starts the next when all are done).
+  const GlooPlan& plan() const { return plans_[current_]; }
+  /// The largest segment of any collective (the sockets' buffers are sized for it).
+  uint64_t max_segment_elements() const;
   const GlooSpec& spec() const { return spec_; }
   const TensorData& data(uint32_t it) const { return coll_.data(it); }
-  uint32_t num_ranks() const { return plan_.n; }
+  uint32_t num_ranks() const { return static_cast<uint32_t>(hosts_.size()); }
   uint32_t host(uint32_t rank) const { return hosts_[rank]; }
   Fabric& fabric() const { return *fabric_; }
   void RankConnected();
@@ -146,7 +151,8 @@ class GlooRing {
  private:
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;
-  GlooPlan plan_;
+  std::vector<GlooPlan> plans_;  ///< per collective of an iteration
+  uint32_t current_ = 0;         ///< plans_ index of the collective in progress
   GlooSpec spec_;
   RankCollectives coll_;
   std::vector<ns3::Ptr<GlooRank>> ranks_;

@@ -22,9 +22,10 @@ class GlooJob : public GlooRing {
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
   const Scenario& s = context.scenario;
   return MakeJobWorkload<GlooJob>(context, [&] {
-    return std::make_unique<GlooJob>(context.fabric, context.hosts, s.workload.bytes, s.workload.dtype,
+    return std::make_unique<GlooJob>(context.fabric, context.hosts,
+                                     CollectiveElements(s.workload.schedule, s.workload.bytes), s.workload.dtype,
                                      s.workload.data, s.seed, s.workload.spec<GlooSpec>(), s.workload.iterations,
-                                     s.workload.compute_gap_ps);
+                                     s.workload.compute_gap_ps, s.workload.schedule);
   });
 }
 
@@ -32,7 +33,8 @@ namespace {
 
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
   try {
-    (void)GlooPlan(static_cast<uint32_t>(hosts.size()), s.workload.bytes, s.workload.spec<GlooSpec>().max_segment_bytes);
+    for (uint64_t e : CollectiveElements(s.workload.schedule, s.workload.bytes))
+      (void)GlooPlan(static_cast<uint32_t>(hosts.size()), e * 4, s.workload.spec<GlooSpec>().max_segment_bytes);
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(fmt::format("workload.hosts: {}", e.what()));
   }
@@ -41,7 +43,7 @@ void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<
 /// The segments a rank holds: about S / n of the tensor, and two in flight.
 double StateBytes(const Scenario& s, size_t hosts) {
   const double n = static_cast<double>(std::max<size_t>(hosts, 1));
-  return static_cast<double>(s.workload.bytes) * (1.0 + 2.0 / n);
+  return static_cast<double>(LargestCollectiveBytes(s.workload.schedule, s.workload.bytes)) * (1.0 + 2.0 / n);
 }
 
 void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>& timers, std::vector<std::string>&) {

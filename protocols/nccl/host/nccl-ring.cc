@@ -223,24 +223,24 @@ RcCounters NcclRank::counters() const {
 
 // ------------------------------------------------------------------ ring ----
 
-NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t bytes, DType dtype,
+NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, std::vector<uint64_t> elements, DType dtype,
                    DataPattern pattern, uint64_t seed, const NcclSpec& spec, uint32_t iterations,
-                   uint64_t compute_gap_ps)
+                   uint64_t compute_gap_ps, const ScheduleSpec& schedule)
     : fabric_(&fabric),
       hosts_(hosts),
-      plan_(static_cast<uint32_t>(hosts.size()), bytes / 4, spec),
       spec_(spec),
-      coll_(plan_.n, plan_.elements, dtype, pattern, seed, iterations, compute_gap_ps) {
-  const uint32_t n = plan_.n;
+      coll_(static_cast<uint32_t>(hosts.size()), elements, dtype, pattern, seed, iterations, compute_gap_ps,
+            schedule) {
+  for (uint64_t e : elements) plans_.emplace_back(static_cast<uint32_t>(hosts.size()), e, spec);
   coll_.hosts = hosts;
-  coll_.begin = [this](uint32_t it) {
-    for (auto& r : ranks_) r->BeginIteration(it);
-    for (auto& r : tcp_ranks_) r->BeginIteration(it);
+  coll_.begin = [this](uint32_t c) {
+    current_ = coll_.kind(c);
+    for (auto& r : ranks_) r->BeginIteration(c);
+    for (auto& r : tcp_ranks_) r->BeginIteration(c);
   };
   coll_.on_finished = [this] {
     if (on_finished) on_finished();
   };
-  (void)n;
   CreateRanks(fabric, hosts);
 }
 
@@ -267,7 +267,7 @@ void NcclRing::CreateRanks(Fabric& fabric, const std::vector<uint32_t>& hosts) {
 
 void NcclRing::TcpConnectionUp() {
   // Every rank's connections to its next rank and from its previous one.
-  if (++tcp_connections_ == 2 * plan_.n * plan_.channels && start_due_ && !coll_.empty()) coll_.BeginIteration(0);
+  if (++tcp_connections_ == 2 * plan().n * plan().channels && start_due_) coll_.Start();
 }
 
 NcclTcpCounters NcclRing::tcp_counters() const {
@@ -291,14 +291,14 @@ RcConfig NcclRing::rc() const {
 
 void NcclRing::Start(uint64_t at_ps) {
   if (!tcp()) {
-    if (!coll_.empty()) Simulator::Schedule(PicoSeconds(at_ps), &RankCollectives::BeginIteration, &coll_, 0u);
+    Simulator::Schedule(PicoSeconds(at_ps), &RankCollectives::Start, &coll_);
     return;
   }
   // NCCL connects its rings when the communicator is made, before any collective.
   for (auto& r : tcp_ranks_) r->Connect();
   Simulator::Schedule(PicoSeconds(at_ps), [this] {
     start_due_ = true;
-    if (tcp_connections_ == 2 * plan_.n * plan_.channels && !coll_.empty()) coll_.BeginIteration(0);
+    if (tcp_connections_ == 2 * plan().n * plan().channels) coll_.Start();
   });
 }
 
@@ -310,13 +310,14 @@ RcCounters NcclRing::counters() const {
 
 void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
   const CollectiveTable table = coll_.Report("nccl", finished, qp_failures_ == 0, out);
-  const double bound = 2.0 * (plan_.n - 1) / plan_.n * plan_.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
+  const NcclPlan& first = plans_[0];  // with a schedule: the first collective's
+  const double bound = 2.0 * (first.n - 1) / first.n * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
   nlohmann::json& j = out.workload["nccl"];
   j = {{"transport", tcp() ? "tcp" : "roce"},
-       {"channels", plan_.channels},
+       {"channels", first.channels},
        {"chunk_bytes", spec_.buffer_bytes / 2},
        {"slice_bytes", spec_.buffer_bytes / 4},
-       {"messages_per_channel", plan_.streams.empty() ? 0 : plan_.streams[0].size()},
+       {"messages_per_channel", first.streams.empty() ? 0 : first.streams[0].size()},
        {"analytic_bound_s", bound},
        {"analytic_bound_formula", "2(n-1)/n * S / B"}};
   std::string transport;
@@ -346,7 +347,7 @@ void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
   out.summary += fmt::format(
       "nccl ring allreduce of {} over {} ranks ({} channels, {}): {} per collective, {} completed\n{}"
       "  analytic bound 2(n-1)/n*S/B = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
-      HumanBytes(plan_.elements * 4), plan_.n, plan_.channels, tcp() ? "TCP sockets" : "RoCE RC go-back-N",
+      HumanBytes(first.elements * 4), first.n, first.channels, tcp() ? "TCP sockets" : "RoCE RC go-back-N",
       HumanTime(table.mean_duration_s()), table.completed(), transport, HumanTime(bound),
       VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());
 }

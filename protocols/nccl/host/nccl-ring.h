@@ -108,8 +108,10 @@ class NcclRank : public ns3::Application {
 /// One NCCL ring over a set of hosts.
 class NcclRing {
  public:
-  NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, uint64_t bytes, DType dtype, DataPattern pattern,
-           uint64_t seed, const NcclSpec& spec, uint32_t iterations, uint64_t compute_gap_ps);
+  /// `elements`: per collective of an iteration (RankCollectives).
+  NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, std::vector<uint64_t> elements, DType dtype,
+           DataPattern pattern, uint64_t seed, const NcclSpec& spec, uint32_t iterations, uint64_t compute_gap_ps,
+           const ScheduleSpec& schedule);
   ~NcclRing();
   void Start(uint64_t at_ps);
   double progress() const { return coll_.progress(); }
@@ -117,8 +119,9 @@ class NcclRing {
   std::function<void()> on_finished;
   void Report(const struct Scenario& s, bool finished, struct WorkloadReport& out) const;
 
-  // For the ranks.
-  const NcclPlan& plan() const { return plan_; }
+  // For the ranks. The plan of the collective in progress (every rank runs
+  // the same one: RankCollectives starts the next when all are done).
+  const NcclPlan& plan() const { return plans_[current_]; }
   const NcclSpec& spec() const { return spec_; }
   RcConfig rc() const;
   const TensorData& data(uint32_t it) const { return coll_.data(it); }
@@ -142,7 +145,8 @@ class NcclRing {
  private:
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;
-  NcclPlan plan_;
+  std::vector<NcclPlan> plans_;  ///< per collective of an iteration
+  uint32_t current_ = 0;         ///< plans_ index of the collective in progress
   NcclSpec spec_;
   RankCollectives coll_;
   std::vector<ns3::Ptr<NcclRank>> ranks_;          ///< RoCE

@@ -21,9 +21,10 @@ class NcclJob : public NcclRing {
 std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
   const Scenario& s = context.scenario;
   return MakeJobWorkload<NcclJob>(context, [&] {
-    return std::make_unique<NcclJob>(context.fabric, context.hosts, s.workload.bytes, s.workload.dtype,
+    return std::make_unique<NcclJob>(context.fabric, context.hosts,
+                                     CollectiveElements(s.workload.schedule, s.workload.bytes), s.workload.dtype,
                                      s.workload.data, s.seed, s.workload.spec<NcclSpec>(), s.workload.iterations,
-                                     s.workload.compute_gap_ps);
+                                     s.workload.compute_gap_ps, s.workload.schedule);
   });
 }
 
@@ -43,7 +44,9 @@ void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<
                                     "RoCE headers exceed links.mtu_bytes {}", spec.mtu_payload_bytes,
                                     s.links.mtu_bytes));
   // PSNs are 24 bits: a queue pair's packets of one run must not wrap.
-  const double per_qp = static_cast<double>(s.workload.bytes) * 2.0 / spec.channels / spec.mtu_payload_bytes *
+  double iteration_bytes = 0;  // every collective of an iteration
+  for (uint64_t e : CollectiveElements(s.workload.schedule, s.workload.bytes)) iteration_bytes += 4.0 * e;
+  const double per_qp = iteration_bytes * 2.0 / spec.channels / spec.mtu_payload_bytes *
                         std::max<uint32_t>(1, s.workload.iterations);
   if (per_qp >= (1u << 24))
     throw ScenarioError(fmt::format("workload.bytes: about {:.0f} packets per queue pair, beyond the 24-bit PSN "

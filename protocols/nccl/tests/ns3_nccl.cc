@@ -71,8 +71,8 @@ class NcclRecovery : public NetTest {
   std::unique_ptr<NcclRing> Ring(uint64_t bytes) {
     NcclSpec spec;
     spec.ib_timeout = 6;  // 262 us
-    auto ring = std::make_unique<NcclRing>(*fabric_, std::vector<uint32_t>{0, 1, 2}, bytes, DType::kInt32,
-                                           DataPattern::kHashed, 1, spec, 1, 0);
+    auto ring = std::make_unique<NcclRing>(*fabric_, std::vector<uint32_t>{0, 1, 2}, std::vector<uint64_t>{bytes / 4},
+                                           DType::kInt32, DataPattern::kHashed, 1, spec, 1, 0, ScheduleSpec{});
     ring->Start(0);
     return ring;
   }
