@@ -1,8 +1,8 @@
 """`workload.schedule` (src/ina/iteration-schedule.h): a training step whose
 gradient buckets are allreduced as they become ready during the backward
 pass, overlapping the compute still to come (PyTorch DDP's buckets, in
-order, on one stream). Checked on SwitchML, Canary, static trees and on
-the NCCL and Gloo rings (src/ina/rank-collectives.h), to the picosecond, from hosts.csv (each rank's
+order, on one stream). Checked on SwitchML, Canary, static trees, PANAMA and
+on the NCCL and Gloo rings (src/ina/rank-collectives.h), to the picosecond, from hosts.csv (each rank's
 start and end of each bucket) and iterations.csv (each rank's step):
 
 - a bucket starts (is launched) at a rank at max(iteration start + its
@@ -33,7 +33,8 @@ PROTOCOLS = {"switchml": (SWITCHML, []),
              "nccl": (RING, ["workload.protocol=nccl", "workload.dtype=float32"]),
              "gloo": (RING, ["workload.protocol=gloo", "workload.dtype=float32"]),
              "canary": ("scenarios/canary/small-64.json", []),
-             "static_tree": ("scenarios/canary/small-64.json", ["workload.protocol=static_tree", "workload.canary=null"])}
+             "static_tree": ("scenarios/canary/small-64.json", ["workload.protocol=static_tree", "workload.canary=null"]),
+             "panama": ("scenarios/panama/small-8.json", [])}
 PS = 1e-12
 SCHEDULE = {"compute_us": 400, "after_us": 10,
             "collectives": [{"bytes": 262144, "ready_us": 100}, {"bytes": 262144, "ready_us": 200},
@@ -154,4 +155,14 @@ def test_bad_collectives_exit_2(tmp_path, collectives, key):
     p, out = run(tmp_path, ["workload.schedule=" + json.dumps({"compute_us": 100, "collectives": collectives})])
     assert p.returncode == 2, p.stderr
     assert key in p.stderr, p.stderr
+    assert not out.exists()
+
+
+def test_panama_schedule_runs_one_job_only(tmp_path):
+    schedule = {"compute_us": 100, "collectives": [{"bytes": 1024, "ready_us": 50}]}
+    p, out = run(tmp_path, ["workload.schedule=" + json.dumps(schedule),
+                            'workload.panama.jobs=[{"hosts": {"count": 4}, "bytes": 4096}]'],
+                 scenario="scenarios/panama/small-8.json")
+    assert p.returncode == 2, p.stderr
+    assert "workload.panama.jobs" in p.stderr and "workload.schedule" in p.stderr, p.stderr
     assert not out.exists()

@@ -100,15 +100,15 @@ void PanamaWorker::StopApplication() {
   endpoint_.Close();
 }
 
-void PanamaWorker::BeginIteration(uint32_t iteration) {
+void PanamaWorker::BeginCollective(uint32_t c) {
   if (!endpoint_.is_open()) StartApplication();
-  iteration_ = iteration;
+  collective_ = c;
   running_ = true;
-  const uint64_t p = owner_->packets_per_iteration();
+  const uint64_t p = owner_->PacketsOf(c);
   const uint32_t n = spec_->trees;
-  owner_->record(iteration).start_ps[rank_] = NowPs();
+  owner_->record(c).start_ps[rank_] = NowPs();
   outstanding_ = p;
-  const uint64_t first = uint64_t{iteration} * p;
+  const uint64_t first = owner_->FirstPacketOf(c);
   for (uint32_t t = 0; t < n; ++t) {
     Tree& tr = trees_[t];
     tr.next = first + (t + n - first % n) % n;  // first packet index >= first with index mod n == t
@@ -117,9 +117,9 @@ void PanamaWorker::BeginIteration(uint32_t iteration) {
     // PANAMA-<quorum>: vectors already summed without this worker are done.
     for (; tr.next < tr.skip_below && tr.next < tr.end; tr.next += n) --outstanding_;
   }
-  if (outstanding_ == 0) {  // the whole iteration went by without it
+  if (outstanding_ == 0) {  // the whole collective went by without it
     running_ = false;
-    owner_->WorkerIterationDone(rank_, iteration_);
+    owner_->WorkerCollectiveDone(rank_, collective_);
     return;
   }
   if (spec_->round_robin_in_order) {
@@ -176,10 +176,10 @@ void PanamaWorker::SendInOrder() {
 void PanamaWorker::SendPacket(uint64_t g) {
   const uint32_t n = spec_->trees;
   const uint32_t k = owner_->k();
-  const uint64_t p = owner_->packets_per_iteration();
-  const uint64_t first = (g % p) * k;
-  const auto count = static_cast<uint32_t>(std::min<uint64_t>(k, owner_->elements() - first));
-  const uint64_t total = p * owner_->records_.size();
+  const uint32_t c = owner_->CollectiveOf(g);
+  const uint64_t first = owner_->FirstElementOf(g);
+  const auto count = static_cast<uint32_t>(std::min<uint64_t>(k, owner_->ElementsOf(c) - first));
+  const uint64_t total = owner_->total_packets();
   tx_.assign(pn::kPanamaHeaderBytes + 4 * count, 0);
   uint8_t* h = tx_.data();
   p4::StoreBe16(h + pn::kOffJid, spec_->jid);
@@ -187,7 +187,7 @@ void PanamaWorker::SendPacket(uint64_t g) {
   h[pn::kOffFlags] = g + n >= total ? pn::kFinFlag : 0;  // the tree's last packet of the run
   p4::StoreBe32(h + pn::kOffVid, static_cast<uint32_t>(g / n));
   p4::StoreBe16(h + pn::kOffWndCap, 0xffff);  // the accelerators lower it to their share
-  owner_->data(static_cast<uint32_t>(g / p)).FillBe32(rank_, first, count, h + pn::kPanamaHeaderBytes);
+  owner_->data(c).FillBe32(rank_, first, count, h + pn::kPanamaHeaderBytes);
   owner_->NoteSent(g, rank_);
   endpoint_.SendTo(PanamaGroupIpv4(spec_->jid, static_cast<uint32_t>(g % n)), spec_->udp_port, tx_.data(),
                    static_cast<uint32_t>(tx_.size()), kAggregationTos);
@@ -209,12 +209,12 @@ void PanamaWorker::Handle(const uint8_t* p, uint32_t len, uint8_t tos) {
   // now or in an iteration it has not begun (it may be computing). It is
   // checked like any result and never sent (it would be stale).
   if (spec_->quorum < 1 && tr.in_flight == 0 && g >= tr.next && g >= tr.skip_below &&
-      g < owner_->packets_per_iteration() * owner_->records_.size()) {
+      g < owner_->total_packets()) {
     CheckAndCount(g, p, len);
     ++counters_.skipped;
     tr.skip_below = g + n;
     tr.last_progress_ps = NowPs();
-    if (!running_ || g != tr.next || g >= tr.end) return;  // BeginIteration skips it
+    if (!running_ || g != tr.next || g >= tr.end) return;  // BeginCollective skips it
     tr.next += n;
     Pump(t);
     ResultDone();
@@ -252,17 +252,17 @@ void PanamaWorker::TraceResult(uint32_t t, uint64_t g, bool marked) {
   if (!tr.sent_ps.empty()) tr.sent_ps.pop_front();
   const auto& w = tr.window;
   fmt::format_to(std::back_inserter(owner_->window_trace_rows()), "{:.9f},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{},{:.3f}\n",
-                 now * 1e-12, spec_->jid, iteration_, t, g / spec_->trees, w.cwnd(), w.ssthresh(), w.alpha(),
+                 now * 1e-12, spec_->jid, owner_->record(collective_).iteration, t, g / spec_->trees, w.cwnd(), w.ssthresh(), w.alpha(),
                  marked ? 1 : 0, tr.in_flight, (now - sent) * 1e-6);
 }
 
 void PanamaWorker::CheckAndCount(uint64_t g, const uint8_t* p, uint32_t len) {
   const uint32_t count = (len - static_cast<uint32_t>(pn::kPanamaHeaderBytes)) / 4;
   const uint64_t bad = owner_->CheckResult(g, p + pn::kPanamaHeaderBytes, count);
-  const uint64_t ppi = owner_->packets_per_iteration();
-  const uint64_t first = (g % ppi) * owner_->k();
-  const uint64_t expected_count = std::min<uint64_t>(owner_->k(), owner_->elements() - first);
-  CollectiveRecord& rec = owner_->record(static_cast<uint32_t>(g / ppi));
+  const uint32_t c = owner_->CollectiveOf(g);
+  const uint64_t first = owner_->FirstElementOf(g);
+  const uint64_t expected_count = std::min<uint64_t>(owner_->k(), owner_->ElementsOf(c) - first);
+  CollectiveRecord& rec = owner_->record(c);
   rec.elements_checked += count;
   rec.mismatches += bad + (count != expected_count ? expected_count : 0);
   counters_.elements_checked += count;
@@ -274,7 +274,7 @@ void PanamaWorker::ResultDone() {
   if (--outstanding_ != 0) return;
   running_ = false;
   Simulator::Cancel(timeout_event_);
-  owner_->WorkerIterationDone(rank_, iteration_);
+  owner_->WorkerCollectiveDone(rank_, collective_);
 }
 
 void PanamaWorker::ArmTimeoutCheck() {
@@ -316,30 +316,38 @@ bool PanamaJobSet::KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_
 
 // --------------------------------------------------------------------- PanamaJob
 PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPattern pattern, uint64_t seed,
-                     const PanamaSpec& spec, uint16_t jid, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps)
+                     const PanamaSpec& spec, uint16_t jid, const std::vector<uint64_t>& bytes, uint32_t iterations,
+                     uint64_t compute_gap_ps, const ScheduleSpec& schedule)
     : spec_(spec),
       hosts_(hosts),
-      compute_gap_ps_(compute_gap_ps),
+      iterations_(iterations),
+      scheduled_(schedule.given),
       fabric_(&fabric) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
   const topo::Topology& topology = fabric.topology();
   spec_.jid = jid;
   spec_.jobs.clear();
-  elements_ = bytes / 4;
-  packets_per_iteration_ = (elements_ + spec_.elements_per_packet - 1) / spec_.elements_per_packet;
+  for (uint64_t b : bytes) {
+    first_packet_.push_back(packets_per_iteration_);
+    elements_.push_back(b / 4);
+    packets_per_iteration_ += (b / 4 + spec_.elements_per_packet - 1) / spec_.elements_per_packet;
+  }
+  first_packet_.push_back(packets_per_iteration_);
+  schedule_ = IterationSchedule::Of(schedule, n, elements_.size(), compute_gap_ps);
   trees_ = BuildJobTrees(topology, spec_, hosts);
   rank_of_vertex_.assign(topology.num_vertices(), ~0u);
   for (uint32_t r = 0; r < n; ++r) rank_of_vertex_[hosts[r]] = r;
-  // Each iteration its own values (same rank weights): a stale result is wrong data.
+  // Each collective its own values (same rank weights): a stale result is wrong data.
   const TensorData job_data(DType::kFloat32, pattern, seed, n);
-  for (uint32_t it = 0; it < iterations; ++it) {
-    data_.push_back(job_data.ForIteration(it));
-    CollectiveRecord rec;
-    rec.iteration = it;
-    rec.bytes = elements_ * 4;
-    rec.Reset(n);
-    records_.push_back(std::move(rec));
-  }
+  for (uint32_t it = 0; it < iterations; ++it)
+    for (uint64_t e : elements_) {
+      data_.push_back(job_data.ForIteration(static_cast<uint32_t>(records_.size())));
+      CollectiveRecord rec;
+      rec.iteration = it;
+      rec.bytes = e * 4;
+      rec.Reset(n);
+      records_.push_back(std::move(rec));
+    }
   for (uint32_t r = 0; r < n; ++r) {
     auto w = CreateObject<PanamaWorker>();
     fabric.host(hosts[r])->AddApplication(w);
@@ -500,15 +508,39 @@ const pn::PanamaDataplane* PanamaJob::accelerator(uint32_t v) const {
 }
 
 void PanamaJob::Start(uint64_t at_ps) {
-  const uint64_t now = NowPs();
-  for (auto& w : workers_) {
-    w->SetStartTime(PicoSeconds(0));
-    Simulator::Schedule(PicoSeconds(at_ps > now ? at_ps - now : 0), &PanamaWorker::BeginIteration, w, 0u);
+  const uint64_t now = NowPs(), start = std::max(at_ps, now);
+  for (uint32_t r = 0; r < workers_.size(); ++r) {
+    workers_[r]->SetStartTime(PicoSeconds(0));
+    Simulator::Schedule(PicoSeconds(schedule_->StartOf(r, 0, start) - now), &PanamaWorker::BeginCollective,
+                        workers_[r], 0u);
   }
 }
 
+uint32_t PanamaJob::CollectiveOf(uint64_t g) const {
+  const uint64_t it = g / packets_per_iteration_, within = g % packets_per_iteration_;
+  const auto k = std::upper_bound(first_packet_.begin(), first_packet_.end(), within) - first_packet_.begin() - 1;
+  return static_cast<uint32_t>(it * elements_.size() + static_cast<uint64_t>(k));
+}
+
+uint64_t PanamaJob::FirstElementOf(uint64_t g) const {
+  return (g - FirstPacketOf(CollectiveOf(g))) * spec_.elements_per_packet;
+}
+
+uint64_t PanamaJob::FirstPacketOf(uint32_t c) const {
+  return uint64_t{c / elements_.size()} * packets_per_iteration_ + first_packet_[c % elements_.size()];
+}
+
+uint64_t PanamaJob::PacketsOf(uint32_t c) const {
+  const size_t k = c % elements_.size();
+  return first_packet_[k + 1] - first_packet_[k];
+}
+
+std::vector<IterationStart> PanamaJob::IterationStarts(uint32_t job) const {
+  return scheduled_ ? schedule_->Starts(job, hosts_) : std::vector<IterationStart>{};
+}
+
 double PanamaJob::progress() const {
-  const uint64_t total = packets_per_iteration_ * records_.size() * workers_.size();
+  const uint64_t total = total_packets() * workers_.size();
   return total ? static_cast<double>(results_total_) / static_cast<double>(total) : 1.0;
 }
 
@@ -572,8 +604,8 @@ uint32_t PanamaJob::ReduceAt(const TensorData& data, uint32_t tree, uint32_t v, 
 
 std::vector<uint32_t> PanamaJob::TreeOrderSum(uint64_t g, uint64_t count, const std::vector<uint8_t>* in) {
   const uint32_t t = static_cast<uint32_t>(g % trees_.size());
-  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
-  const TensorData& data = data_[g / packets_per_iteration_];
+  const uint64_t first = FirstElementOf(g);
+  const TensorData& data = data_[CollectiveOf(g)];
   std::vector<uint32_t> values(count);
   for (uint64_t i = 0; i < count; ++i) values[i] = ReduceAt(data, t, trees_[t].root, first + i, in);
   return values;
@@ -601,8 +633,8 @@ bool PanamaJob::Explains(uint64_t g, const uint8_t* values, uint32_t count, cons
   // The quorum at every switch of the tree, then the first value (cheap), then
   // every value bit for bit in the adder order over `in`.
   const uint32_t t = static_cast<uint32_t>(g % trees_.size());
-  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
-  const TensorData& data = data_[g / packets_per_iteration_];
+  const uint64_t first = FirstElementOf(g);
+  const TensorData& data = data_[CollectiveOf(g)];
   if (!QuorumHolds(t, trees_[t].root, in).ok || ReduceAt(data, t, trees_[t].root, first, &in) != p4::LoadBe32(values))
     return false;
   want = TreeOrderSum(g, count, &in);
@@ -652,8 +684,8 @@ PanamaJob::Expected& PanamaJob::ExpectedValues(uint64_t g, const uint8_t* values
   auto it = expected_.find(g);
   if (it != expected_.end()) return it->second;
   Expected e{{}, num_workers()};
-  const TensorData& data = data_[g / packets_per_iteration_];
-  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
+  const TensorData& data = data_[CollectiveOf(g)];
+  const uint64_t first = FirstElementOf(g);
   if (data.exact_in_float() && data.CountMismatchesBe32(first, count, values) == 0) {
     // Every worker's values, exactly (a quorum met by all): no search.
     e.values.resize(count);
@@ -669,8 +701,8 @@ PanamaJob::Expected& PanamaJob::ExpectedValues(uint64_t g, const uint8_t* values
 
 uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t count) {
   ++results_total_;
-  const uint64_t first = (g % packets_per_iteration_) * spec_.elements_per_packet;
-  const TensorData& data = data_[g / packets_per_iteration_];
+  const uint64_t first = FirstElementOf(g);
+  const TensorData& data = data_[CollectiveOf(g)];
   if (data.exact_in_float() && spec_.quorum >= 1) return data.CountMismatchesBe32(first, count, values);
   // Uniform data (the adder order matters) or PANAMA-<quorum> (a partial sum).
   Expected& want = ExpectedValues(g, values, count);
@@ -685,10 +717,12 @@ uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t coun
   return bad;
 }
 
-void PanamaJob::WorkerIterationDone(uint32_t rank, uint32_t iteration) {
-  records_[iteration].end_ps[rank] = NowPs();
-  if (iteration + 1 < records_.size()) {
-    Simulator::Schedule(PicoSeconds(compute_gap_ps_), &PanamaWorker::BeginIteration, workers_[rank], iteration + 1);
+void PanamaJob::WorkerCollectiveDone(uint32_t rank, uint32_t c) {
+  const uint64_t now = NowPs();
+  records_[c].end_ps[rank] = now;
+  if (c + 1 < records_.size()) {
+    Simulator::Schedule(PicoSeconds(schedule_->StartOf(rank, c + 1, now) - now), &PanamaWorker::BeginCollective,
+                        workers_[rank], c + 1);
     return;
   }
   if (++workers_done_ == workers_.size() && on_finished) on_finished();
@@ -841,8 +875,9 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       spec.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' workers in turn
       try {
         jobs_.push_back(std::make_unique<PanamaJob>(fabric, cj.hosts, s.workload.data, ConsecutiveJobSeed(s.seed, i),
-                                                    spec, static_cast<uint16_t>(ps.jid + i), cj.bytes,
-                                                    ps.cluster.iterations, cj.compute_ps));
+                                                    spec, static_cast<uint16_t>(ps.jid + i),
+                                                    std::vector<uint64_t>{cj.bytes}, ps.cluster.iterations,
+                                                    cj.compute_ps));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
       }
@@ -862,10 +897,13 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
     const std::vector<std::vector<uint32_t>> job_hosts = FixedJobHosts(s, nh, workload_hosts);
     for (size_t i = 0; i < jobs.size(); ++i) {
       const std::vector<uint32_t>& hosts = job_hosts[i];
+      // One job of workload.* may run workload.schedule; workload.panama.jobs' have one collective each.
+      const ScheduleSpec& schedule = ps.jobs.empty() ? s.workload.schedule : ScheduleSpec{};
+      const std::vector<uint64_t> bytes = schedule.given ? schedule.bytes : std::vector<uint64_t>{jobs[i].bytes};
       try {
         jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, ConsecutiveJobSeed(s.seed, i),
-                                                    ps, static_cast<uint16_t>(ps.jid + i), jobs[i].bytes,
-                                                    jobs[i].iterations, jobs[i].compute_gap_ps));
+                                                    ps, static_cast<uint16_t>(ps.jid + i), bytes, jobs[i].iterations,
+                                                    jobs[i].compute_gap_ps, schedule));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload: {}", e.what()));
       }

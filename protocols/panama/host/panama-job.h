@@ -31,6 +31,7 @@
 #include "protocols/panama/host/panama_window.h"
 #include "ina/collective-table.h"
 #include "ina/host-endpoint.h"
+#include "ina/iteration-schedule.h"
 #include "ina/scenario.h"
 #include "ina/tensor-data.h"
 #include "ina/workload.h"
@@ -48,6 +49,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -88,7 +90,8 @@ class PanamaWorker : public ns3::Application {
   static ns3::TypeId GetTypeId();
   PanamaWorker() = default;
   void Setup(PanamaJob* owner, uint32_t rank, InaNetDevice& nic);
-  void BeginIteration(uint32_t iteration);
+  /// Collective c (counting every collective of every iteration) begins at this worker.
+  void BeginCollective(uint32_t c);
   const PanamaWorkerCounters& counters() const { return counters_; }
   /// The window of tree t (read by tests).
   const congestion::PanamaWindow& window(uint32_t t) const { return trees_[t].window; }
@@ -137,7 +140,7 @@ class PanamaWorker : public ns3::Application {
   InaNetDevice* nic_ = nullptr;
   HostEndpoint endpoint_;
   std::vector<Tree> trees_;
-  uint32_t iteration_ = 0;
+  uint32_t collective_ = 0;
   uint64_t outstanding_ = 0;    ///< results of this iteration still to come
   bool running_ = false;
   ns3::EventId timeout_event_;
@@ -154,8 +157,12 @@ class PanamaJob {
  public:
   /// One job (JID `jid`) on `hosts`; its accelerator state is installed by
   /// InstallAccelerators, once every job of the run exists.
+  /// `bytes`: per collective of an iteration (one, or workload.schedule's);
+  /// `schedule`: when each collective starts (not given: back to back, the
+  /// gap between iterations).
   PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPattern pattern, uint64_t seed,
-            const PanamaSpec& spec, uint16_t jid, uint64_t bytes, uint32_t iterations, uint64_t compute_gap_ps);
+            const PanamaSpec& spec, uint16_t jid, const std::vector<uint64_t>& bytes, uint32_t iterations,
+            uint64_t compute_gap_ps, const ScheduleSpec& schedule = {});
   ~PanamaJob();
 
   /// Puts one accelerator on every switch of any job's trees, holding every
@@ -208,14 +215,27 @@ class PanamaJob {
   const PanamaSpec& spec() const { return spec_; }
   uint32_t k() const { return spec_.elements_per_packet; }
   uint64_t packets_per_iteration() const { return packets_per_iteration_; }
-  uint64_t elements() const { return elements_; }
+  /// Packets of the whole run (every collective of every iteration).
+  uint64_t total_packets() const { return packets_per_iteration_ * iterations_; }
+  /// The first collective's elements (the only one without a schedule).
+  uint64_t elements() const { return elements_[0]; }
+  /// The collective (counting every collective of every iteration) packet g belongs to.
+  uint32_t CollectiveOf(uint64_t g) const;
+  /// Packet g's first element within its collective.
+  uint64_t FirstElementOf(uint64_t g) const;
+  /// Collective c's packets: [FirstPacketOf(c), FirstPacketOf(c) + PacketsOf(c)).
+  uint64_t FirstPacketOf(uint32_t c) const;
+  uint64_t PacketsOf(uint32_t c) const;
+  uint64_t ElementsOf(uint32_t c) const { return elements_[c % elements_.size()]; }
+  uint32_t collectives() const { return static_cast<uint32_t>(records_.size()); }
+  /// With workload.schedule: every rank's iteration starts (iterations.csv), as job `job` of the table.
+  std::vector<IterationStart> IterationStarts(uint32_t job) const;
   uint32_t host(uint32_t rank) const { return hosts_[rank]; }
-  const TensorData& data(uint32_t iteration) const { return data_[iteration]; }
+  const TensorData& data(uint32_t c) const { return data_[c]; }
   /// Mismatching values among `count` big-endian fp32 results of packet g.
   uint64_t CheckResult(uint64_t g, const uint8_t* values, uint32_t count);
-  void WorkerIterationDone(uint32_t rank, uint32_t iteration);
-  CollectiveRecord& record(uint32_t it) { return records_[it]; }
-  uint64_t compute_gap_ps() const { return compute_gap_ps_; }
+  void WorkerCollectiveDone(uint32_t rank, uint32_t c);
+  CollectiveRecord& record(uint32_t c) { return records_[c]; }
   /// window_trace: rank 0's rows (no header), in result order.
   std::string& window_trace_rows() { return window_trace_rows_; }
   const std::string& window_trace_rows() const { return window_trace_rows_; }
@@ -271,8 +291,12 @@ class PanamaJob {
   PanamaSpec spec_;
   std::vector<uint32_t> hosts_;
   std::vector<TensorData> data_;  ///< per iteration
-  uint64_t elements_ = 0, packets_per_iteration_ = 0;
-  uint64_t compute_gap_ps_ = 0;
+  std::vector<uint64_t> elements_;      ///< per collective of an iteration
+  std::vector<uint64_t> first_packet_;  ///< per collective of an iteration, then packets_per_iteration_
+  uint64_t packets_per_iteration_ = 0;
+  uint32_t iterations_ = 0;
+  bool scheduled_ = false;
+  std::optional<IterationSchedule> schedule_;
   std::vector<topo::AggregationTree> trees_;
   std::vector<uint32_t> rank_of_vertex_;  ///< host vertex -> rank (or ~0)
   std::vector<CollectiveRecord> records_;

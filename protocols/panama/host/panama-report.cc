@@ -64,9 +64,14 @@ Accelerators Sorted(const std::unordered_map<uint32_t, const pn::PanamaDataplane
 
 uint32_t PanamaJob::AddCollectives(CollectiveTable& table, uint64_t& payload_delivered) const {
   const uint32_t n = num_workers();
-  // Every worker holds every element exactly once: n * E checks.
-  const uint32_t j = table.AddJobRecords(n, records_, uint64_t{n} * elements_, hosts_);
-  payload_delivered += 2 * uint64_t{n} * elements_ * 4 * table.job(j).completed;
+  const uint32_t j = table.AddJob(n, records_.size());
+  table.SetJobHosts(j, hosts_);
+  for (CollectiveRecord r : records_) {
+    r.job = j;
+    // Every worker holds every element exactly once: n * E checks.
+    table.AddRecord(r, uint64_t{n} * (r.bytes / 4));
+    if (r.finished()) payload_delivered += 2 * uint64_t{n} * r.bytes;
+  }
   return j;
 }
 
@@ -105,7 +110,7 @@ json PanamaJob::Details(const Scenario& s) const {
   json roots = json::array();
   for (const auto& tree : trees_) roots.push_back(fabric_->topology().node(tree.root).name);
   return {{"dtype", "float32"},
-          {"elements", elements_},
+          {"elements", elements()},  // with a schedule: the first collective's
           {"elements_per_packet", k},
           {"packets_per_iteration", packets_per_iteration_},
           {"trees", trees_.size()},
@@ -133,7 +138,7 @@ std::string PanamaJob::Summary(const Scenario& s, const CollectiveTable::JobTota
   const uint64_t results = c["results"].get<uint64_t>(), timeouts = c["timeouts"].get<uint64_t>();
   std::string summary =
       fmt::format("panama allreduce of {} (float32) over {} workers, {} tree(s), {} values/packet, {}: ",
-                  HumanBytes(elements_ * 4), num_workers(), trees_.size(), spec_.elements_per_packet,
+                  HumanBytes(elements() * 4), num_workers(), trees_.size(), spec_.elements_per_packet,
                   spec_.congestion_control ? "Fig. 5 congestion control"
                                            : fmt::format("fixed pool of {} over the trees", spec_.fixed_pool));
   if (t.completed)
@@ -252,7 +257,13 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
   }
   out.correct = finished && table.correct();
   const uint64_t bytes = ring ? cluster_[0].bytes : jobs_[0]->elements() * 4;
-  out.workload = table.CoreJson({"panama", "iteration", bytes, requested, completed}, out.correct);
+  const bool scheduled = s.workload.schedule.given;
+  out.workload = table.CoreJson({"panama", scheduled ? "collective" : "iteration", bytes, requested, completed},
+                                out.correct);
+  for (uint32_t j = 0; j < jobs_.size() && scheduled; ++j) {
+    std::vector<IterationStart> starts = jobs_[j]->IterationStarts(j);
+    out.iteration_starts.insert(out.iteration_starts.end(), starts.begin(), starts.end());
+  }
   out.AddCsv("collectives.csv", table.Csv());
   out.rank_spans = table.rank_spans();
   json panama = json::object();

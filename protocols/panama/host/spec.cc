@@ -298,8 +298,12 @@ PanamaSection& DeclareJobs(PanamaSection& p) {
       .DocDefault("(none)")
       // VIDs are 32 bits and count every packet of a tree over the whole run.
       .CheckWithContext([](const PanamaSpec& ps, const Scenario& s, Reader& p) {
-        const uint64_t packets = (s.workload.bytes / 4 + ps.elements_per_packet - 1) / ps.elements_per_packet *
-                                 s.workload.iterations;
+        if (s.workload.schedule.given && (!ps.jobs.empty() || p.Has("cluster")))
+          p.Fail(p.Has("cluster") ? "cluster" : "jobs",
+                 "each job has its own size here: workload.schedule runs one job of workload.hosts");
+        uint64_t packets = 0;  // over every collective of the run
+        for (uint64_t b : s.workload.schedule.given ? s.workload.schedule.bytes : std::vector<uint64_t>{s.workload.bytes})
+          packets += (b / 4 + ps.elements_per_packet - 1) / ps.elements_per_packet * s.workload.iterations;
         if (packets / ps.trees >= (1ull << 31))
           p.Fail("trees", fmt::format("{} packets over {} trees overflow the 32-bit vector id", packets, ps.trees));
         if (!ps.congestion_control && ps.fixed_pool < ps.trees)
