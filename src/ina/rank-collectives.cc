@@ -61,7 +61,9 @@ void RankCollectives::Launch(uint32_t c, uint64_t now) {
     rec.start_ps[r] = schedule_.StartOf(r, c, ended);
     last = std::max(last, rec.start_ps[r]);
   }
-  ns3::Simulator::Schedule(ns3::PicoSeconds(last - NowPs()), &RankCollectives::Begin, this, c);
+  // The first collective, due now, begins in Start's own event.
+  if (c == 0 && last == NowPs()) Begin(c);
+  else ns3::Simulator::Schedule(ns3::PicoSeconds(last - NowPs()), &RankCollectives::Begin, this, c);
 }
 
 void RankCollectives::Begin(uint32_t c) {
@@ -84,6 +86,10 @@ void RankCollectives::RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint
   Launch(c + 1, NowPs());
 }
 
+std::vector<IterationStart> RankCollectives::IterationStarts(uint32_t job) const {
+  return scheduled_ ? schedule_.Starts(job, hosts) : std::vector<IterationStart>{};
+}
+
 double RankCollectives::progress() const {
   return records_.empty() ? 1.0 : static_cast<double>(collectives_done_) / records_.size();
 }
@@ -97,7 +103,7 @@ CollectiveTable RankCollectives::Report(std::string_view protocol, bool finished
     if (r.finished()) out.payload_delivered += r.bytes * ranks_;
   }
   out.rank_spans = table.rank_spans();
-  if (scheduled_) out.iteration_starts = schedule_.Starts(0, hosts);
+  out.iteration_starts = IterationStarts(0);
   out.correct = finished && table.correct() && ok;
   out.workload = table.CoreJson({protocol, scheduled_ ? "collective" : "iteration", elements_[0] * 4,
                                  records_.size(), table.completed()},

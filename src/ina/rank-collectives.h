@@ -47,6 +47,9 @@ class RankCollectives {
   /// checked; when every rank does, the next collective is launched.
   void RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint64_t mismatches);
   bool done() const { return collectives_done_ == records_.size(); }
+  uint32_t collectives_done() const { return collectives_done_; }
+  /// With a schedule, every rank's iteration starts as job `job` of the table (iterations.csv); else none.
+  std::vector<IterationStart> IterationStarts(uint32_t job) const;
   bool empty() const { return records_.empty(); }
   double progress() const;
   const TensorData& data(uint32_t c) const { return data_[c]; }

@@ -2,7 +2,7 @@
 gradient buckets are allreduced as they become ready during the backward
 pass, overlapping the compute still to come (PyTorch DDP's buckets, in
 order, on one stream). Checked on SwitchML, Canary, static trees, PANAMA and
-on the NCCL and Gloo rings (src/ina/rank-collectives.h), to the picosecond, from hosts.csv (each rank's
+on the host rings (UDP, NCCL, Gloo) (src/ina/rank-collectives.h), to the picosecond, from hosts.csv (each rank's
 start and end of each bucket) and iterations.csv (each rank's step):
 
 - a bucket starts (is launched) at a rank at max(iteration start + its
@@ -34,7 +34,8 @@ PROTOCOLS = {"switchml": (SWITCHML, []),
              "gloo": (RING, ["workload.protocol=gloo", "workload.dtype=float32"]),
              "canary": ("scenarios/canary/small-64.json", []),
              "static_tree": ("scenarios/canary/small-64.json", ["workload.protocol=static_tree", "workload.canary=null"]),
-             "panama": ("scenarios/panama/small-8.json", [])}
+             "panama": ("scenarios/panama/small-8.json", []),
+             "ring": (RING, [])}
 PS = 1e-12
 SCHEDULE = {"compute_us": 400, "after_us": 10,
             "collectives": [{"bytes": 262144, "ready_us": 100}, {"bytes": 262144, "ready_us": 200},
@@ -130,7 +131,7 @@ def test_without_a_schedule_tensors_run_back_to_back(tmp_path):
 
 
 @pytest.mark.parametrize("sets,key,words", [
-    (["workload.protocol=ring", "workload.switchml=null"], "workload.schedule", "switchml"),
+    (["workload.protocol=p4sgd", "workload.switchml=null"], "workload.schedule", "switchml"),
     ([], "workload.schedule.collectives[1].ready_us", "after the iteration's compute"),
     (["workload.compute_gap_us=5"], "workload.compute_gap_us", "after_us"),
     (["workload.switchml.tensors=[1024]"], "workload.switchml.tensors", "not used with workload.schedule"),

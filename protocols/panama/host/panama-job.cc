@@ -858,7 +858,8 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       }
       rc.udp_port = static_cast<uint16_t>(ps.udp_port + i);  // a host may hold several jobs' ranks in turn
       try {
-        rings_.push_back(std::make_unique<RingAllreduce>(nodes, addrs, cj.bytes, DType::kFloat32, s.workload.data,
+        rings_.push_back(std::make_unique<RingAllreduce>(nodes, addrs, std::vector<uint64_t>{cj.bytes / 4},
+                                                         DType::kFloat32, s.workload.data,
                                                          ConsecutiveJobSeed(s.seed, i), rc, ps.cluster.iterations,
                                                          cj.compute_ps, static_cast<uint16_t>(s.links.mtu_bytes)));
         rings_.back()->host_ids = cj.hosts;

@@ -73,20 +73,27 @@ RingConfig RingConfigOf(const Scenario& s) {
 
 // ------------------------------------------------------------- RingAllreduce
 RingAllreduce::RingAllreduce(const NodeContainer& hosts, const std::vector<Ipv4Address>& addresses,
-                             uint64_t bytes, DType dtype, DataPattern pattern, uint64_t data_seed,
-                             const RingConfig& config, uint32_t iterations, uint64_t compute_gap_ps,
-                             uint16_t mtu_bytes)
-    : plan_(static_cast<uint32_t>(hosts.GetN()), bytes / 4,
-            config.elements_per_packet ? config.elements_per_packet
-                                       : (mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4),
-      job_data_(dtype, pattern, data_seed, static_cast<uint32_t>(hosts.GetN())),
-      data_(job_data_),
-      config_(config),
-      iterations_(iterations),
-      compute_gap_ps_(compute_gap_ps) {
+                             const std::vector<uint64_t>& elements, DType dtype, DataPattern pattern,
+                             uint64_t data_seed, const RingConfig& config, uint32_t iterations,
+                             uint64_t compute_gap_ps, uint16_t mtu_bytes, const ScheduleSpec& schedule)
+    : config_(config),
+      coll_(hosts.GetN(), elements, dtype, pattern, data_seed, iterations, compute_gap_ps, schedule) {
   const uint32_t n = hosts.GetN();
-  if (plan_.stream_packets(0) >= (1ull << 32) - 1)
-    throw std::invalid_argument("ring stream longer than 2^32 packets");
+  const uint32_t epp = config.elements_per_packet ? config.elements_per_packet
+                                                  : (mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
+  for (uint64_t e : elements) {
+    plans_.emplace_back(n, e, epp);
+    if (plans_.back().stream_packets(0) >= (1ull << 32) - 1)
+      throw std::invalid_argument("ring stream longer than 2^32 packets");
+  }
+  retransmissions_.assign(coll_.records().size(), 0);
+  coll_.begin = [this](uint32_t c) {
+    current_ = c;
+    for (auto& r : ranks_) r->BeginCollective(c);
+  };
+  coll_.on_finished = [this] {
+    if (on_finished) on_finished();
+  };
   for (uint32_t r = 0; r < n; ++r) {
     auto rank = CreateObject<RingRank>();
     hosts.Get(r)->AddApplication(rank);
@@ -98,53 +105,19 @@ RingAllreduce::RingAllreduce(const NodeContainer& hosts, const std::vector<Ipv4A
 RingAllreduce::~RingAllreduce() = default;
 
 void RingAllreduce::Start(uint64_t at_ps) {
-  running_ = true;
-  Simulator::Schedule(PicoSeconds(at_ps), &RingAllreduce::BeginIteration, this);
+  coll_.hosts = host_ids;
+  Simulator::Schedule(PicoSeconds(at_ps), &RankCollectives::Start, &coll_);
 }
 
-void RingAllreduce::BeginIteration() {
-  RingRecord rec;
-  rec.iteration = iteration_;
-  rec.bytes = plan_.elements() * 4;
-  rec.Reset(plan_.ranks());
-  std::fill(rec.start_ps.begin(), rec.start_ps.end(), NowPs());
-  records_.push_back(std::move(rec));
-  data_ = job_data_.ForIteration(iteration_);  // fresh values: a stale result is wrong data
-  ranks_done_ = 0;
-  for (auto& r : ranks_) r->BeginIteration(iteration_);
+void RingAllreduce::RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint64_t mismatches,
+                             uint64_t retransmissions) {
+  retransmissions_[c] += retransmissions;
+  coll_.RankDone(rank, c, checked, mismatches);
 }
 
-void RingAllreduce::RankDone(uint32_t rank) {
-  RingRecord& rec = records_.back();
-  rec.end_ps[rank] = NowPs();
-  if (++ranks_done_ < ranks_.size()) return;
-  uint64_t mism = 0, checked = 0, retx = 0;
-  for (auto& r : ranks_) {
-    mism += r->mismatches();
-    checked += r->checked();
-    retx += r->retransmissions();
-  }
-  for (const auto& prev : records_) {
-    if (&prev == &rec) break;
-    mism -= prev.mismatches;
-    checked -= prev.elements_checked;
-    retx -= prev.retransmissions;
-  }
-  rec.mismatches = mism;
-  rec.elements_checked = checked;
-  rec.retransmissions = retx;
-  ++iteration_;
-  if (iteration_ < iterations_) {
-    Simulator::Schedule(PicoSeconds(compute_gap_ps_), &RingAllreduce::BeginIteration, this);
-  } else {
-    running_ = false;
-    if (on_finished) on_finished();
-  }
-}
-
-double RingAllreduce::AnalyticBound(double host_rate_gbps) const {
-  const uint32_t n = plan_.ranks();
-  return 2.0 * (n - 1) / n * static_cast<double>(plan_.elements() * 4) * 8.0 / (host_rate_gbps * 1e9);
+double RingAllreduce::AnalyticBound(const RingPlan& plan, double host_rate_gbps) {
+  const uint32_t n = plan.ranks();
+  return 2.0 * (n - 1) / n * static_cast<double>(plan.elements() * 4) * 8.0 / (host_rate_gbps * 1e9);
 }
 
 std::vector<std::string> RingAllreduce::ExtraColumns() {
@@ -153,39 +126,46 @@ std::vector<std::string> RingAllreduce::ExtraColumns() {
 
 uint32_t RingAllreduce::AddCollectives(CollectiveTable& table, double host_rate_gbps,
                                        uint64_t& payload_delivered) const {
-  const uint32_t n = plan_.ranks();
-  const double bound = AnalyticBound(host_rate_gbps);
-  const uint32_t j = table.AddJob(n, iterations_);
+  const uint32_t n = plan().ranks();
+  const std::vector<CollectiveRecord>& records = coll_.records();
+  const uint32_t j = table.AddJob(n, records.size());
   table.SetJobHosts(j, host_ids);
-  for (const RingRecord& c : records_) {
-    if (!c.finished()) {
-      table.AddUnfinished(j, c.elements_checked, c.mismatches);
+  for (uint32_t c = 0; c < records.size(); ++c) {
+    const CollectiveRecord& rec = records[c];
+    if (!rec.finished()) {
+      table.AddUnfinished(j, rec.elements_checked, rec.mismatches);
       continue;
     }
-    CollectiveRow row = CollectiveRow::Of(c, expected_checks());
+    // Every rank ends with every element: n x E checks.
+    CollectiveRow row = CollectiveRow::Of(rec, uint64_t{n} * (rec.bytes / 4));
     row.job = j;
+    const double bound = AnalyticBound(plan_of(c), host_rate_gbps);
     RowExtras extras;
     extras.Add("busbw_gbps", row.goodput_gbps() * 2.0 * (n - 1) / n, "{:.6f}")
         .Add("bound_s", bound, "{:.12f}")
         .Add("bound_ratio", bound / row.duration_s(), "{:.6f}")
-        .Add("retransmissions", c.retransmissions);
+        .Add("retransmissions", retransmissions_[c]);
     table.Add(row, std::move(extras));
-    payload_delivered += 2 * (uint64_t{n} - 1) * c.bytes;
+    payload_delivered += 2 * (uint64_t{n} - 1) * rec.bytes;
   }
   return j;
 }
 
 double RingAllreduce::progress() const {
-  if (iterations_ == 0) return 1.0;
-  uint64_t have = 0, want = 0;
-  for (uint32_t r = 0; r < ranks_.size(); ++r) {
-    have += ranks_[r]->progress_packets();
-    want += 2 * plan_.stream_packets(r);
+  const size_t total = coll_.records().size();
+  if (total == 0) return 1.0;
+  const uint32_t done = coll_.collectives_done();
+  double in_current = 0;
+  if (done < total) {
+    uint64_t have = 0, want = 0;
+    const RingPlan& p = plan_of(current_);
+    for (uint32_t r = 0; r < ranks_.size(); ++r) {
+      have += ranks_[r]->progress_packets();
+      want += 2 * p.stream_packets(r);
+    }
+    in_current = want ? std::min(1.0, static_cast<double>(have) / static_cast<double>(want)) : 0.0;
   }
-  const double in_iter = want ? static_cast<double>(have) / static_cast<double>(want) : 1.0;
-  const double finished = static_cast<double>(records_.empty() ? 0 : records_.size() - 1) +
-                          (running_ ? in_iter : 1.0);
-  return std::min(1.0, finished / iterations_);
+  return std::min(1.0, (done + in_current) / static_cast<double>(total));
 }
 
 uint64_t RingAllreduce::packets_sent() const {
@@ -212,7 +192,7 @@ TypeId RingRank::GetTypeId() {
 
 void RingRank::Setup(RingAllreduce* owner, uint32_t rank, Ipv4Address succ, Ipv4Address pred) {
   owner_ = owner;
-  plan_ = &owner->plan();
+  plan_ = &owner->plan();  // until the first collective begins
   rank_ = rank;
   const uint16_t port = owner->config().udp_port;
   succ_ = succ.Get();
@@ -234,9 +214,13 @@ void RingRank::DoDispose() {
   Application::DoDispose();
 }
 
-void RingRank::BeginIteration(uint32_t iteration) {
-  NS_LOG_INFO("rank " << rank_ << ": iteration " << iteration << " begins");
-  iteration_ = iteration;
+void RingRank::BeginCollective(uint32_t c) {
+  NS_LOG_INFO("rank " << rank_ << ": collective " << c << " begins");
+  collective_ = c;
+  plan_ = &owner_->plan_of(c);
+  checked_before_ = checked_;
+  mismatches_before_ = mismatches_;
+  retransmissions_before_ = retransmissions_;
   const uint32_t n = plan_->ranks();
   snd_total_ = plan_->stream_packets(rank_);
   rcv_total_ = plan_->stream_packets((rank_ + n - 1) % n);
@@ -294,7 +278,7 @@ void RingRank::TrySend() {
   }
   retx_.clear();
   const uint32_t window = owner_->config().window_packets;
-  const TensorData& data = owner_->data();
+  const TensorData& data = owner_->data(collective_);
   while (in_flight_ < window && snd_next_ < snd_total_) {
     while (snd_next_ >= cur_step_end_) cur_step_end_ = plan_->step_base(rank_, ++cur_step_ + 1);
     if (cur_step_ == 0 && !ready_[snd_next_]) {
@@ -327,8 +311,8 @@ void RingRank::SendData(uint64_t seq) {
   const uint32_t count = plan_->packet_elements(g);
   uint8_t* b = buf_.data();
   b[0] = RingWire::kData;
-  b[1] = static_cast<uint8_t>(owner_->data().dtype());
-  StoreBe16(b + 2, static_cast<uint16_t>(iteration_));
+  b[1] = static_cast<uint8_t>(owner_->data(collective_).dtype());
+  StoreBe16(b + 2, static_cast<uint16_t>(collective_));
   StoreBe16(b + 4, static_cast<uint16_t>(step));
   StoreBe16(b + 6, static_cast<uint16_t>(count));
   StoreBe32(b + 8, static_cast<uint32_t>(seq));
@@ -347,7 +331,7 @@ void RingRank::OnDatagram(const uint8_t* p, uint32_t len) {
 }
 
 void RingRank::OnData(const uint8_t* p, uint32_t len) {
-  if (LoadBe16(p + 2) != static_cast<uint16_t>(iteration_)) return;  // stale duplicate
+  if (LoadBe16(p + 2) != static_cast<uint16_t>(collective_)) return;  // stale duplicate
   const uint32_t n = plan_->ranks();
   const uint32_t pred = (rank_ + n - 1) % n;
   const uint32_t step = LoadBe16(p + 4);
@@ -367,7 +351,7 @@ void RingRank::OnData(const uint8_t* p, uint32_t len) {
   ++rcv_count_;
   while (rcv_cum_ < rcv_total_ && received_[rcv_cum_]) ++rcv_cum_;
 
-  const TensorData& data = owner_->data();
+  const TensorData& data = owner_->data(collective_);
   const bool reduce = step < n - 1;
   const bool final = step >= n - 2;
   const bool forward = step + 1 < plan_->steps();
@@ -403,7 +387,7 @@ void RingRank::SendAck() {
   unacked_rx_ = 0;
   uint8_t b[RingWire::kAckBytes] = {};
   b[0] = RingWire::kAck;
-  StoreBe16(b + 2, static_cast<uint16_t>(iteration_));
+  StoreBe16(b + 2, static_cast<uint16_t>(collective_));
   StoreBe32(b + 4, static_cast<uint32_t>(rcv_cum_));
   uint64_t sack = 0;
   for (uint32_t k = 0; k < 64 && rcv_cum_ + 1 + k < rcv_total_; ++k)
@@ -418,7 +402,7 @@ void RingRank::OnAckTimer() {
 }
 
 void RingRank::OnAck(const uint8_t* p, uint32_t len) {
-  if (LoadBe16(p + 2) != static_cast<uint16_t>(iteration_)) return;
+  if (LoadBe16(p + 2) != static_cast<uint16_t>(collective_)) return;
   const uint64_t cum = std::min<uint64_t>(LoadBe32(p + 4), snd_next_);
   const uint64_t sack = uint64_t{LoadBe32(p + 8)} << 32 | LoadBe32(p + 12);
   auto ack_one = [this](uint64_t s) {
@@ -462,7 +446,8 @@ void RingRank::OnRto() {
 void RingRank::CheckDone() {
   if (reported_done_ || rcv_count_ != rcv_total_ || snd_acked_ != snd_total_) return;
   reported_done_ = true;
-  owner_->RankDone(rank_);
+  owner_->RankDone(rank_, collective_, checked_ - checked_before_, mismatches_ - mismatches_before_,
+                   retransmissions_ - retransmissions_before_);
 }
 
 }  // namespace inasim

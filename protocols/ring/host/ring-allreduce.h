@@ -11,6 +11,7 @@
 
 #include "ina/collective-table.h"
 #include "ina/host-endpoint.h"
+#include "ina/rank-collectives.h"
 #include "ina/tensor-data.h"
 #include "protocols/ring/host/spec.h"
 
@@ -75,65 +76,59 @@ class RingPlan {
   uint64_t total_;
 };
 
-/// One ring collective: the shared record (every rank starts together, each
-/// ends when it holds the whole result) and the ring's retransmissions.
-struct RingRecord : CollectiveRecord {
-  uint64_t retransmissions = 0;
-};
-
 class RingRank;
 
-/// Coordinates one ring allreduce over a set of hosts for a number of
-/// iterations separated by a barrier plus an optional compute gap.
+/// Coordinates one ring allreduce over a set of hosts: its collectives (one
+/// per iteration, or workload.schedule's) start as RankCollectives says (the
+/// next when every rank ended the last, after the gap or when the schedule
+/// has it ready).
 class RingAllreduce {
  public:
+  /// `elements`: per collective of an iteration.
   RingAllreduce(const ns3::NodeContainer& hosts, const std::vector<ns3::Ipv4Address>& addresses,
-                uint64_t bytes, DType dtype, DataPattern pattern, uint64_t data_seed,
-                const RingConfig& config, uint32_t iterations, uint64_t compute_gap_ps,
-                uint16_t mtu_bytes);
+                const std::vector<uint64_t>& elements, DType dtype, DataPattern pattern, uint64_t data_seed,
+                const RingConfig& config, uint32_t iterations, uint64_t compute_gap_ps, uint16_t mtu_bytes,
+                const ScheduleSpec& schedule = {});
   ~RingAllreduce();
 
   void Start(uint64_t at_ps);
   /// The hosts' ids by rank (set by the maker): hosts.csv's host column.
   std::vector<uint32_t> host_ids;
-  bool done() const { return records_.size() == iterations_ && !running_; }
-  const std::vector<RingRecord>& records() const { return records_; }
-  /// Checks of a finished collective: every rank ends with every element, n x E.
-  uint64_t expected_checks() const { return uint64_t{plan_.ranks()} * plan_.elements(); }
-  /// The analytic bound 2(n-1)/n * S / B at `host_rate_gbps`, in seconds.
-  double AnalyticBound(double host_rate_gbps) const;
+  bool done() const { return coll_.done(); }
+  const std::vector<CollectiveRecord>& records() const { return coll_.records(); }
+  /// The analytic bound 2(n-1)/n * S / B of the first collective at `host_rate_gbps`, in seconds.
+  double AnalyticBound(double host_rate_gbps) const { return AnalyticBound(plan(), host_rate_gbps); }
+  static double AnalyticBound(const RingPlan& plan, double host_rate_gbps);
   /// The ring's own columns of collectives.csv, after the core ones.
   static std::vector<std::string> ExtraColumns();
   /// Its collectives into `table` as a new job, with the ring's columns
   /// (busbw, the bound, retransmissions); adds the payload they delivered
   /// (summed over ranks). Returns the job's index.
   uint32_t AddCollectives(CollectiveTable& table, double host_rate_gbps, uint64_t& payload_delivered) const;
-  const RingPlan& plan() const { return plan_; }
+  /// The first collective's plan (the only one without a schedule); collective c's.
+  const RingPlan& plan() const { return plans_[0]; }
+  const RingPlan& plan_of(uint32_t c) const { return plans_[coll_.kind(c)]; }
+  /// Iteration starts per rank, with workload.schedule (iterations.csv).
+  std::vector<IterationStart> IterationStarts(uint32_t job) const { return coll_.IterationStarts(job); }
   /// Fraction of the whole workload finished, for progress reports.
   double progress() const;
   uint64_t packets_sent() const;
   /// Called when every iteration finished.
   std::function<void()> on_finished;
 
-  // Called by ranks.
-  void RankDone(uint32_t rank);
-  const TensorData& data() const { return data_; }
+  // Called by ranks: rank `rank` holds collective c's result, with this
+  // collective's checks, mismatches and retransmissions.
+  void RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint64_t mismatches, uint64_t retransmissions);
+  const TensorData& data(uint32_t c) const { return coll_.data(c); }
   const RingConfig& config() const { return config_; }
-  uint32_t iteration() const { return iteration_; }
 
  private:
-  void BeginIteration();
-  RingPlan plan_;
-  TensorData job_data_;  // iteration 0; data_ is the running iteration's
-  TensorData data_;
+  std::vector<RingPlan> plans_;  ///< per collective of an iteration
   RingConfig config_;
-  uint32_t iterations_;
-  uint64_t compute_gap_ps_;
+  RankCollectives coll_;
+  std::vector<uint64_t> retransmissions_;  ///< per collective
+  uint32_t current_ = 0;                   ///< the collective in progress
   std::vector<ns3::Ptr<RingRank>> ranks_;
-  std::vector<RingRecord> records_;
-  uint32_t iteration_ = 0;
-  uint32_t ranks_done_ = 0;
-  bool running_ = false;
 };
 
 /// One rank: an ns-3 Application on a host, with one UDP socket.
@@ -142,7 +137,7 @@ class RingRank : public ns3::Application {
   static ns3::TypeId GetTypeId();
   RingRank() = default;
   void Setup(RingAllreduce* owner, uint32_t rank, ns3::Ipv4Address succ, ns3::Ipv4Address pred);
-  void BeginIteration(uint32_t iteration);
+  void BeginCollective(uint32_t c);
   uint64_t mismatches() const { return mismatches_; }
   uint64_t checked() const { return checked_; }
   uint64_t retransmissions() const { return retransmissions_; }
@@ -170,7 +165,7 @@ class RingRank : public ns3::Application {
   RingAllreduce* owner_ = nullptr;
   const RingPlan* plan_ = nullptr;
   uint32_t rank_ = 0;
-  uint32_t iteration_ = 0;
+  uint32_t collective_ = 0;
   HostEndpoint endpoint_;
   uint32_t succ_ = 0, pred_ = 0;  ///< IPv4 addresses
   uint16_t port_ = 0;
@@ -201,6 +196,7 @@ class RingRank : public ns3::Application {
   ns3::EventId ack_event_;
 
   bool reported_done_ = false;
+  uint64_t checked_before_ = 0, mismatches_before_ = 0, retransmissions_before_ = 0;  ///< at the collective's start
   uint64_t mismatches_ = 0;
   uint64_t checked_ = 0;
   uint64_t retransmissions_ = 0;

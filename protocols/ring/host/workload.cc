@@ -33,9 +33,10 @@ std::unique_ptr<RingAllreduce> MakeRing(const Scenario& s, Fabric& fabric, const
     addrs.push_back(fabric.host_address(h));
   }
   try {
-    auto ring = std::make_unique<RingAllreduce>(nodes, addrs, s.workload.bytes, s.workload.dtype, s.workload.data,
-                                                seed, RingConfigOf(s), s.workload.iterations,
-                                                s.workload.compute_gap_ps, static_cast<uint16_t>(s.links.mtu_bytes));
+    auto ring = std::make_unique<RingAllreduce>(nodes, addrs, CollectiveElements(s.workload.schedule, s.workload.bytes),
+                                                s.workload.dtype, s.workload.data, seed, RingConfigOf(s),
+                                                s.workload.iterations, s.workload.compute_gap_ps,
+                                                static_cast<uint16_t>(s.links.mtu_bytes), s.workload.schedule);
     ring->host_ids = hosts;
     return ring;
   } catch (const std::invalid_argument& e) {
@@ -70,9 +71,12 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
   json ring = {{"elements", rings[0]->plan().elements()},
                {"elements_per_packet", rings[0]->plan().epp()},
                {"analytic_bound_formula", "2(n-1)/n * S / B"}};
-  uint64_t iterations_done = s.workload.iterations;
+  const bool scheduled = s.workload.schedule.given;
+  uint64_t iterations_done = rings[0]->records().size();
   for (uint32_t j = 0; j < rings.size(); ++j) {
     rings[j]->AddCollectives(table, s.links.host_rate_gbps, out.payload_delivered);
+    std::vector<IterationStart> starts = rings[j]->IterationStarts(j);
+    out.iteration_starts.insert(out.iteration_starts.end(), starts.begin(), starts.end());
     iterations_done = std::min(iterations_done, table.job(j).completed);
     json bounds = {{"packets_per_rank", rings[j]->plan().stream_packets(0)},
                    {"analytic_bound_s", rings[j]->AnalyticBound(s.links.host_rate_gbps)},
@@ -81,7 +85,8 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
     else table.SetJobExtras(j, std::move(bounds));
   }
   out.correct = finished && table.correct();
-  out.workload = table.CoreJson({"ring", "iteration", s.workload.bytes, s.workload.iterations, iterations_done},
+  out.workload = table.CoreJson({"ring", scheduled ? "collective" : "iteration", rings[0]->plan().elements() * 4,
+                                 rings[0]->records().size(), iterations_done},
                                 out.correct);
   out.workload["ring"] = std::move(ring);
   out.AddCsv("collectives.csv", table.Csv());
@@ -90,7 +95,7 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
     out.workload["host_split"] = s.workload.jobs_contiguous
                                      ? "the selected hosts in id order, cut into equal consecutive groups"
                                      : "seeded shuffle of the selected hosts, dealt into equal groups";
-    out.summary += table.JobsSummary(fmt::format("ring allreduce of {}", HumanBytes(s.workload.bytes)),
+    out.summary += table.JobsSummary(fmt::format("ring allreduce of {}", HumanBytes(rings[0]->plan().elements() * 4)),
                                      VerdictWord(out.correct, s.workload.data));
     return;
   }
@@ -101,7 +106,8 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
     out.summary += fmt::format("ring allreduce of {} ({}, {}) over {} hosts at {} Gb/s: {} per collective "
                                "(x{} iterations)\n  analytic bound 2(n-1)/n*S/B = {} ({:.1f} % of it reached); "
                                "with framing {} ({:.1f} %)\n",
-                               HumanBytes(s.workload.bytes), s.workload.dtype == DType::kInt32 ? "int32" : "float32",
+                               HumanBytes(rings[0]->plan().elements() * 4),
+                               s.workload.dtype == DType::kInt32 ? "int32" : "float32",
                                s.workload.data == DataPattern::kHashed ? "hashed data" : "all ones", n,
                                s.links.host_rate_gbps, HumanTime(mean), iterations_done, HumanTime(bound),
                                100.0 * bound / mean, HumanTime(framing_bound), 100.0 * framing_bound / mean);
@@ -135,7 +141,9 @@ void CheckRingStream(const Scenario& s, size_t ranks) {
   const uint32_t epp = s.workload.spec<RingSpec>().elements_per_packet
                            ? s.workload.spec<RingSpec>().elements_per_packet
                            : (s.links.mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
-  const RingPlan plan(static_cast<uint32_t>(ranks), s.workload.bytes / 4, epp);
+  // The largest collective has the longest stream.
+  const RingPlan plan(static_cast<uint32_t>(ranks), LargestCollectiveBytes(s.workload.schedule, s.workload.bytes) / 4,
+                      epp);
   if (plan.stream_packets(0) >= (1ull << 32) - 1)
     throw ScenarioError(fmt::format("workload.bytes: a ring of {} ranks sends {} packets per rank, more than its "
                                     "32-bit sequence numbers count (fewer bytes, or more "
@@ -157,7 +165,8 @@ void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<
 /// RingRank's acked_, ready_, received_: 3 bytes x 2(n-1)/n x packets, per rank.
 double StateBytes(const Scenario& s, size_t hosts) {
   const WorkloadSpec& w = s.workload;
-  const double n = static_cast<double>(hosts), elements = static_cast<double>(w.bytes / 4);
+  const double n = static_cast<double>(hosts);
+  const double elements = static_cast<double>(LargestCollectiveBytes(w.schedule, w.bytes) / 4);
   const uint32_t epp = w.spec<RingSpec>().elements_per_packet ? w.spec<RingSpec>().elements_per_packet
                                                   : (s.links.mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
   return 6.0 * std::max(1.0, n - w.jobs) * std::ceil(elements / epp);
