@@ -18,8 +18,8 @@ communicates its fp32 gradients (4 bytes per parameter) over one link at
 The five models are the TensorFlow benchmark suite's (VGG16, AlexNet,
 ResNet-152, ResNet-50, InceptionV3; batch 64, AlexNet 512), the suite the
 paper takes its batch sizes from. Parameters, batches and P100 rates are
-protocols/panama/host/dnn-models.h's kDnnModels (read from the header, so
-the simulator and this figure share one table); V100 and A100 rates are
+data/models/dnn-models.csv (the file the simulator compiles in, so the
+simulator and this figure share one table); V100 and A100 rates are
 scenarios/panama/fig1-gpu-throughput.csv (every row with its source).
 --small is the same computation (it is analytic).
 
@@ -30,7 +30,6 @@ input and result per model and GPU). Exit status: 0 ok; 2 bad input.
 from __future__ import annotations
 
 import csv
-import re
 import sys
 from pathlib import Path
 
@@ -39,7 +38,7 @@ import figscript  # noqa: E402
 from figscript import ROOT  # noqa: E402
 
 STEM = "fig_panama_fig1"
-HEADER = ROOT / "protocols" / "panama" / "host" / "dnn-models.h"
+MODELS = ROOT / "data" / "models" / "dnn-models.csv"
 GPU_DATA = ROOT / "scenarios" / "panama" / "fig1-gpu-throughput.csv"
 CONFIGS = {"full": {}, "small": {}}  # analytic: the reduced run is the full one
 # The paper's pairing of GPU generation and link rate (§2: "we assume link
@@ -49,20 +48,18 @@ BYTES_PER_GRADIENT = 4  # fp32 (the paper gives no other precision)
 # The best in-network aggregation can do against Ring-AllReduce: halve the
 # communication time (§2, citing Klenk et al., 2020).
 INA_COMM_FACTOR = 0.5
-_ROW = re.compile(r'\{\s*"(\w+)",\s*([\d\']+),\s*(\d+),\s*([\d.]+)\s*\}')
 
 
-def header_models(path: Path = HEADER):
-    """kDnnModels of dnn-models.h: [{name, parameters, batch, p100}] in its
-    order. The header is the one home of these numbers and their sources."""
-    text = path.read_text(encoding="utf-8")
-    table = text[text.index("kDnnModels"):]
-    table = table[:table.index("}};")]
-    rows = [{"name": m[1], "parameters": int(m[2].replace("'", "")), "batch": int(m[3]), "p100": float(m[4])}
-            for m in _ROW.finditer(table)]
-    declared = int(re.search(r"std::array<DnnModel,\s*(\d+)>\s*kDnnModels", text).group(1))
-    if len(rows) != declared:
-        raise ValueError(f"{path}: read {len(rows)} rows of kDnnModels, it declares {declared}")
+def table_models(path: Path = MODELS):
+    """The P100 rows of data/models/dnn-models.csv: [{name, parameters, batch,
+    p100}] in its order. The file is the one home of these numbers and their
+    sources ('#' lines are its notes)."""
+    with open(path, newline="", encoding="utf-8") as f:
+        lines = [line for line in f if not line.startswith("#") and line.strip()]
+    rows = [{"name": r["name"], "parameters": int(r["parameters"]), "batch": int(r["batch"]),
+             "p100": float(r["images_per_s"])} for r in csv.DictReader(lines) if r["gpu"] == "P100"]
+    if not rows:
+        raise ValueError(f"{path}: no P100 rows")
     return rows
 
 
@@ -125,7 +122,7 @@ def summary_panel(fig, rows, key, title, ylabel, yunit, with_mean, with_all):
 
 def draw(fig):
     try:
-        models, rates = header_models(), gpu_rates()
+        models, rates = table_models(), gpu_rates()
     except (OSError, ValueError, KeyError) as e:
         print(f"{STEM}: {e}", file=sys.stderr)
         raise figscript.FigureExit(2) from None

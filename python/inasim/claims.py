@@ -182,6 +182,11 @@ def _check_figure(stem: str, f: Any, repo: Path) -> None:
         if p is not None and not (repo / p).is_file():
             raise ClaimsError(f"{where}.{key}: no such file \"{p}\"")
     _need(f, "analytic", bool, where, optional=True)  # true: the script simulates nothing (no runs, no seeds)
+    # Data files the script reads besides its scenario (their hashes join the results' provenance).
+    data = _need(f, "data", list, where, optional=True) or []
+    for i, p in enumerate(data):
+        if not isinstance(p, str) or not (repo / p).is_file():
+            raise ClaimsError(f"{where}.data[{i}]: no such file {json.dumps(p)}")
     scaling = f.get("scaling")
     if scaling is not None and not (isinstance(scaling, str) and scaling.strip()) and not isinstance(scaling, dict):
         raise ClaimsError(f"{where}.scaling: must be null, a text or an object with \"rule\"")

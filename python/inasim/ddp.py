@@ -4,7 +4,9 @@
 
 Prints (or writes) the JSON of a scenario's `workload.schedule`
 (docs/SCENARIO.md): one collective per DDP bucket, in the order DDP
-allreduces them, each `ready_us` after the step's start.
+allreduces them, each `ready_us` after the step's start. With `--out F.csv`
+it writes the buckets as a collective-trace CSV instead (`bytes,ready_us`,
+for `workload.schedule.file`; `compute_us` goes in the scenario).
 
 - **Parameters.** The models' parameter tensors in definition order, as
   torchvision builds them: `resnet50` (161 tensors, 25,557,032 parameters,
@@ -169,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--bucket-cap-mb", type=float, default=25, help="DDP's bucket_cap_mb (default 25)")
     ap.add_argument("--backward-fraction", type=float, default=2 / 3, help="share of the step in backward")
     ap.add_argument("--scale", type=float, default=1.0, help="every byte count and time x this")
-    ap.add_argument("--out", help="write the JSON here (default: print it)")
+    ap.add_argument("--out", help="write the JSON here, or the buckets as CSV if it ends in .csv (default: print)")
     args = ap.parse_args(argv)
     try:
         doc = schedule(args.model, args.compute_ms, args.bucket_cap_mb, args.scale, args.backward_fraction)
@@ -177,6 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"inasim.ddp: {e}", file=sys.stderr)
         return 2
     text = json.dumps(doc, indent=1) + "\n"
+    if args.out and args.out.endswith(".csv"):
+        text = (f"# inasim.ddp {args.model}: compute_us {doc['compute_us']}, after_us {doc['after_us']}\n"
+                "bytes,ready_us\n" + "".join(f"{c['bytes']},{c['ready_us']}\n" for c in doc["collectives"]))
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)

@@ -77,7 +77,7 @@ def read_provenance(csv_path: Path) -> Optional[Dict[str, Any]]:
 def inputs(book: cl.ClaimsBook, stem: str, small: bool, repo: Path) -> List[str]:
     """The files that define figure `stem` at this size (repository paths):
     its script, the analysis/ modules it imports other than the shared
-    figscript.py (e.g. canaryfig.py), and its scenario. The shared code
+    figscript.py (e.g. canaryfig.py), its scenario and its data files. The shared code
     (figscript.py, plot.py, the simulator) is left out: the figure tests'
     byte-for-byte check of the reduced CSVs covers it."""
     fig = book.figures[stem]
@@ -85,7 +85,7 @@ def inputs(book: cl.ClaimsBook, stem: str, small: bool, repo: Path) -> List[str]
     scen = fig.get("small_scenario" if small else "scenario")
     if scen and (repo / scen).is_file():
         out.append(scen)
-    return out
+    return out + list(fig.get("data", []))
 
 
 _IMPORT = re.compile(r"^(?:from|import)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)

@@ -4,6 +4,7 @@
 // Protocol::sections: protocols/<name>/host/spec.cc). What a protocol
 // accepts comes from its protocols/<name>/protocol.json; the refusals say
 // why a scenario asks for something else.
+#include "common/bounded_file.h"
 #include "ina/scenario-sections.h"
 
 #include "ina/workload.h"
@@ -11,6 +12,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <functional>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -210,30 +213,108 @@ WorkloadKeys& DeclareTensor(WorkloadKeys& a) {
 
 using ScheduleKeys = spec::Section<ScheduleSpec, ScenarioInput>;
 
-/// workload.schedule.collectives: [{"bytes", "ready_us"}, ...], each checked.
+/// One collective of a schedule: `bytes` (a multiple of 4, 4 .. 2^40) and
+/// `ready_us` (0 .. 1e9, default 0). A problem is reported by `fail(field, problem)`.
+template <typename Fail>
+void AddScheduleCollective(ScheduleSpec& s, const json* bytes, const json* ready, Fail&& fail) {
+  if (!bytes || !bytes->is_number_unsigned() || bytes->get<uint64_t>() < 4 || bytes->get<uint64_t>() > (1ull << 40) ||
+      bytes->get<uint64_t>() % 4)
+    fail("bytes", "is required: a multiple of 4 from 4 to 2^40 (the collective's payload per rank), got " +
+                      (bytes ? bytes->dump() : std::string("nothing")));
+  if (ready && (!ready->is_number() || ready->get<double>() < 0 || ready->get<double>() > 1e9))
+    fail("ready_us", "must be a number of microseconds from 0 to 1e9, got " + ready->dump());
+  s.bytes.push_back(bytes->get<uint64_t>());
+  s.ready_ps.push_back(ready ? static_cast<uint64_t>(std::llround(ready->get<double>() * 1e6)) : 0);
+}
+
+/// The collectives of a JSON array [{"bytes", "ready_us"}, ...]; `at` prefixes the messages' keys.
+void ReadCollectivesArray(const json& v, ScheduleSpec& s, const std::function<void(std::string, std::string)>& fail) {
+  if (!v.is_array() || v.empty() || v.size() > 100'000)
+    fail("", "must be an array of 1 to 100,000 objects {\"bytes\", \"ready_us\"}, got " + v.dump().substr(0, 80));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json& e = v[i];
+    const std::string at = fmt::format("[{}]", i);
+    if (!e.is_object()) fail(at, "must be an object {\"bytes\", \"ready_us\"}, got " + e.dump().substr(0, 80));
+    for (const auto& [key, value] : e.items())
+      if (key != "bytes" && key != "ready_us") fail(at + "." + key, "unknown key (known: bytes, ready_us)");
+    AddScheduleCollective(s, e.contains("bytes") ? &e["bytes"] : nullptr, e.contains("ready_us") ? &e["ready_us"] : nullptr,
+                          [&](const std::string& field, const std::string& problem) { fail(at + "." + field, problem); });
+  }
+}
+
+/// A collective-trace CSV: a header naming `bytes` and optionally
+/// `ready_us` (any order; other columns are refused), then one collective
+/// per line; blank lines and lines starting with # are skipped.
+void ReadCollectivesCsv(const std::string& text, const std::string& path, ScheduleSpec& s, Reader& r) {
+  std::vector<std::string> columns;
+  size_t line_no = 0, pos = 0;
+  auto fail = [&](const std::string& what) { r.Fail("file", fmt::format("{}:{}: {}", path, line_no, what)); };
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> cells;
+    for (size_t a = 0, b; a <= line.size(); a = b + 1) {
+      b = std::min(line.find(',', a), line.size());
+      cells.push_back(line.substr(a, b - a));
+    }
+    if (columns.empty()) {
+      columns = cells;
+      for (const std::string& c : columns)
+        if (c != "bytes" && c != "ready_us") fail(fmt::format("column \"{}\": unknown (known: bytes, ready_us)", c));
+      if (std::count(columns.begin(), columns.end(), "bytes") != 1) fail("the header must name the column bytes once");
+      continue;
+    }
+    if (cells.size() != columns.size()) fail(fmt::format("{} fields, the header has {}", cells.size(), columns.size()));
+    json bytes, ready;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      json v = json::parse(cells[i], nullptr, false);
+      if (v.is_discarded() || !v.is_number()) fail(fmt::format("{}: \"{}\" is not a number", columns[i], cells[i]));
+      (columns[i] == "bytes" ? bytes : ready) = v;
+    }
+    if (s.bytes.size() == 100'000) fail("more than 100,000 collectives");
+    AddScheduleCollective(s, &bytes, ready.is_null() ? nullptr : &ready,
+                          [&](const std::string& field, const std::string& problem) { fail(field + ": " + problem); });
+  }
+  if (s.bytes.empty()) fail("no collectives (a header bytes[,ready_us], then one line per collective)");
+}
+
+/// workload.schedule.file: the collectives from a CSV or JSON file (relative to the scenario).
+void ReadScheduleFile(Reader& r, ScheduleSpec& s, const ScenarioInput& in) {
+  const json* v = r.Raw("file");
+  if (!v) return;
+  if (r.Has("collectives")) r.Fail("collectives", "give the collectives or a file, not both");
+  if (!v->is_string() || v->get<std::string>().empty()) r.Fail("file", "must be a file name, got " + v->dump());
+  std::filesystem::path file(v->get<std::string>());
+  if (file.is_relative() && !in.base_dir.empty()) file = std::filesystem::path(in.base_dir) / file;
+  std::string text;
+  try {
+    text = util::ReadBoundedFile(file.string(), util::kMaxJsonFileBytes, "collective trace");
+  } catch (const util::FileReadError& e) {
+    r.Fail("file", e.what());
+  }
+  if (file.extension() == ".json") {
+    const json doc = json::parse(text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || !doc.contains("collectives"))
+      r.Fail("file", file.string() + ": not a JSON object with \"collectives\": [{\"bytes\", \"ready_us\"}, ...]");
+    ReadCollectivesArray(doc["collectives"], s, [&](const std::string& at, const std::string& problem) {
+      r.Fail("file", fmt::format("{}: collectives{}: {}", file.string(), at, problem));
+    });
+  } else {
+    ReadCollectivesCsv(text, file.string(), s, r);
+  }
+  r.out()["file"] = *v;
+}
+
+/// workload.schedule.collectives: [{"bytes", "ready_us"}, ...], each checked (or `file`'s).
 void ReadScheduleCollectives(Reader& r, ScheduleSpec& s, const ScenarioInput&) {
   const json* v = r.Raw("collectives");
-  if (!v) r.Fail("collectives", "is required: the iteration's collectives, [{\"bytes\": ..., \"ready_us\": ...}]");
-  if (!v->is_array() || v->empty() || v->size() > 100'000)
-    r.Fail("collectives", "must be an array of 1 to 100,000 objects {\"bytes\", \"ready_us\"}, got " +
-                              v->dump().substr(0, 80));
-  for (size_t i = 0; i < v->size(); ++i) {
-    const json& e = (*v)[i];
-    const std::string at = fmt::format("collectives[{}]", i);
-    if (!e.is_object()) r.Fail(at, "must be an object {\"bytes\", \"ready_us\"}, got " + e.dump().substr(0, 80));
-    for (const auto& [key, value] : e.items())
-      if (key != "bytes" && key != "ready_us") r.Fail(at + "." + key, "unknown key (known: bytes, ready_us)");
-    const json* b = e.contains("bytes") ? &e["bytes"] : nullptr;
-    if (!b || !b->is_number_unsigned() || b->get<uint64_t>() < 4 || b->get<uint64_t>() > (1ull << 40) ||
-        b->get<uint64_t>() % 4)
-      r.Fail(at + ".bytes", "is required: a multiple of 4 from 4 to 2^40 (the collective's payload per rank), got " +
-                                (b ? b->dump() : std::string("nothing")));
-    const json* ready = e.contains("ready_us") ? &e["ready_us"] : nullptr;
-    if (ready && (!ready->is_number() || ready->get<double>() < 0 || ready->get<double>() > 1e9))
-      r.Fail(at + ".ready_us", "must be a number of microseconds from 0 to 1e9, got " + ready->dump());
-    s.bytes.push_back(b->get<uint64_t>());
-    s.ready_ps.push_back(ready ? static_cast<uint64_t>(std::llround(ready->get<double>() * 1e6)) : 0);
-  }
+  if (r.Has("file")) return;  // ReadScheduleFile read them (and refused both)
+  if (!v) r.Fail("collectives", "is required: the iteration's collectives, [{\"bytes\": ..., \"ready_us\": ...}] (or file)");
+  ReadCollectivesArray(*v, s, [&](const std::string& at, const std::string& problem) { r.Fail("collectives" + at, problem); });
   r.out()["collectives"] = *v;
 }
 
@@ -247,8 +328,15 @@ const ScheduleKeys& Schedule() {
           .TimePs("after_us", &ScheduleSpec::after_ps, 0, 0, 1e9, TimeUnit::kUs,
                   "After the compute and the last collective of an iteration, before the next (the optimizer "
                   "step).")
+          .Custom("file",
+                  {"string", "", "(none)", "a .csv or .json file",
+                   "The collectives from a collective-trace file instead of `collectives` (relative to the "
+                   "scenario): a CSV with a header naming `bytes` and optionally `ready_us`, one collective per "
+                   "line (# comments and blank lines skipped), or a JSON object {\"collectives\": [...]} as below. "
+                   "Errors name the file, the line and the field."},
+                  [] { return json{{"type", "string"}}; }, ReadScheduleFile)
           .Custom("collectives",
-                  {"array of objects", "", "**required**", "1 .. 100,000 of {`bytes`, `ready_us`}",
+                  {"array of objects", "", "**required** (or `file`)", "1 .. 100,000 of {`bytes`, `ready_us`}",
                    "The iteration's collectives (allreduces), run in this order at each rank: each starts when it "
                    "is ready (`ready_us` after the iteration's start, default 0; a gradient bucket filled during "
                    "the backward pass) and the one before it has finished there. `bytes`: payload per rank, a "

@@ -196,6 +196,7 @@ void CheckBackgroundHostsFit(const Scenario& s, uint32_t nh) {
 
 Scenario ParseScenario(const json& doc, const std::string& base_dir) {
   Scenario s;
+  s.base_dir = base_dir;
   if (doc.is_object()) CheckTopLevelKeys(doc);
   Reader top(&doc, "", &s.resolved);
   topo::Topology t;  // built by the section once the keys it depends on were read

@@ -248,6 +248,9 @@ struct Scenario {
   std::string name = "scenario";
   std::string description;
   uint64_t seed = 1;
+  /// The scenario file's directory (empty: the working directory): files a
+  /// scenario names are relative to it.
+  std::string base_dir;
   TopologySpec topology;
   LinksSpec links;
   SwitchSpec sw;

@@ -87,3 +87,22 @@ def test_cli_and_a_scaled_step_on_switchml(tmp_path):
     first = hosts[hosts.collective == 0]
     assert (first.end_s < iters[iters.iteration == 0].compute_end_s.iloc[0]).all(), "bucket 0 overlaps backward"
     assert json.loads((out / "results.json").read_text())["correct"]
+
+
+def test_csv_out_is_the_same_buckets_as_a_trace_file(tmp_path, ddp):
+    """--out F.csv: the buckets as a collective-trace CSV that
+    workload.schedule.file reads back to the JSON's collectives."""
+    env = child_env()
+    p = subprocess.run([sys.executable, "-m", "inasim.ddp", "vgg16", "--compute-ms", "400", "--scale", "0.001",
+                        "--out", str(tmp_path / "b.csv")], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    want = ddp.schedule("vgg16", 400, scale=0.001)
+    lines = (tmp_path / "b.csv").read_text().splitlines()
+    assert lines[0].startswith("# inasim.ddp vgg16") and lines[1] == "bytes,ready_us"
+    assert [tuple(map(float, x.split(","))) for x in lines[2:]] == [(c["bytes"], c["ready_us"])
+                                                                   for c in want["collectives"]]
+    r = subprocess.run([BIN, "validate", str(SOURCE_DIR / "scenarios/switchml/fig9-pool-small.json"), "--set",
+                        "workload.schedule=" + json.dumps({"compute_us": want["compute_us"],
+                                                           "file": str(tmp_path / "b.csv")})],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr

@@ -192,11 +192,11 @@ def run_analytic_figure(tmp_path, stem):
 
 def test_fig1_small(tmp_path):
     """Fig. 1 (analytic): every model on every GPU, the numbers read from
-    dnn-models.h and the data file, the fraction falling as GPUs and links
+    data/models/dnn-models.csv and the GPU data file, the fraction falling as GPUs and links
     get faster for every model, and the speed-up consistent with it."""
     run_analytic_figure(tmp_path, "fig_panama_fig1")
     fig1 = load_script(ANALYSIS / "fig_panama_fig1.py")
-    models = fig1.header_models()
+    models = fig1.table_models()
     assert [m["name"] for m in models] == ["vgg16", "alexnet", "resnet152", "resnet50", "inceptionv3"]
     rows = read_csv(tmp_path / "fig_panama_fig1_table.csv")
     assert len(rows) == len(models) * len(fig1.GPUS)
@@ -204,7 +204,7 @@ def test_fig1_small(tmp_path):
     for r in rows:
         f = float(r["comm_fraction"])
         assert 0 < f < 1 and abs(float(r["speedup"]) - fig1.speedup(f)) < 1e-12
-        # The P100 rate is the header's, the others the data file's.
+        # The P100 rate is the models file's, the others the GPU data file's.
         src = {m["name"]: m["p100"] for m in models} if r["gpu"] == "P100" else \
             {m: v for (m, g), v in fig1.gpu_rates().items() if g == r["gpu"]}
         assert float(r["images_per_s"]) == src[r["model"]]

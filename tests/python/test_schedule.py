@@ -167,3 +167,55 @@ def test_panama_schedule_runs_one_job_only(tmp_path):
     assert p.returncode == 2, p.stderr
     assert "workload.panama.jobs" in p.stderr and "workload.schedule" in p.stderr, p.stderr
     assert not out.exists()
+
+
+def test_a_collective_trace_file_is_the_same_schedule(tmp_path):
+    """workload.schedule.file: a CSV (or JSON) collective trace runs exactly
+    the schedule written inline."""
+    csv = tmp_path / "buckets.csv"
+    csv.write_text("# DDP buckets\nready_us,bytes\n" +
+                   "".join(f"{c['ready_us']},{c['bytes']}\n" for c in SCHEDULE["collectives"]) + "\n")
+    js = tmp_path / "buckets.json"
+    js.write_text(json.dumps({"collectives": SCHEDULE["collectives"]}))
+    inline = {k: v for k, v in SCHEDULE.items()}
+    outs = {}
+    for name, sched in [("inline", inline),
+                        ("csv", {"compute_us": 400, "after_us": 10, "file": str(csv)}),
+                        ("json", {"compute_us": 400, "after_us": 10, "file": str(js)})]:
+        p, out = run(tmp_path, ["workload.iterations=2", "workload.schedule=" + json.dumps(sched)], name=name)
+        assert p.returncode == 0, p.stderr
+        outs[name] = (out / "hosts.csv").read_text(), (out / "iterations.csv").read_text()
+    assert outs["csv"] == outs["inline"] and outs["json"] == outs["inline"]
+
+
+@pytest.mark.parametrize("text,words", [
+    ("bytes,ready_us\n1024,10\n1022,20\n", ":3: bytes: is required: a multiple of 4"),
+    ("bytes,ready_us\n1024,ten\n", ":2: ready_us: \"ten\" is not a number"),
+    ("bytes,when\n1024,1\n", ":1: column \"when\": unknown"),
+    ("bytes,ready_us\n1024\n", ":2: 1 fields, the header has 2"),
+    ("ready_us\n5\n", ":1: the header must name the column bytes once"),
+    ("# nothing\n", ":1: no collectives"),
+    ("bytes,ready_us\n1024,-1\n", ":2: ready_us: must be a number of microseconds"),
+])
+def test_bad_trace_files_name_the_line_and_field(tmp_path, text, words):
+    f = tmp_path / "t.csv"
+    f.write_text(text)
+    p, out = run(tmp_path, ["workload.schedule=" + json.dumps({"compute_us": 100, "file": str(f)})])
+    assert p.returncode == 2, p.stderr
+    assert "workload.schedule.file" in p.stderr and str(f) + words in p.stderr, p.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("extra,key,words", [
+    ({"collectives": [{"bytes": 1024}]}, "workload.schedule.collectives", "not both"),
+    ({}, "workload.schedule.file", "cannot open"),
+])
+def test_bad_trace_file_keys_exit_2(tmp_path, extra, key, words):
+    sched = {"compute_us": 100, "file": str(tmp_path / "missing.csv"), **extra}
+    p, out = run(tmp_path, ["workload.schedule=" + json.dumps(sched)])
+    assert p.returncode == 2 and key in p.stderr and words in p.stderr, p.stderr
+
+
+def test_a_device_is_refused_as_a_trace_file(tmp_path):
+    p, _ = run(tmp_path, ["workload.schedule=" + json.dumps({"compute_us": 100, "file": "/dev/zero"})])
+    assert p.returncode == 2 and "workload.schedule.file" in p.stderr and "not a regular file" in p.stderr, p.stderr

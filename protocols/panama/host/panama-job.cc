@@ -2,7 +2,6 @@
 
 #include "ina/addressing.h"
 #include "ina/background.h"
-#include "protocols/panama/host/dnn-models.h"
 #include "ina/fabric.h"
 #include "ina/jobs.h"
 #include "ina/shared-program.h"
@@ -735,7 +734,7 @@ double PanamaJobSet::ArrivalRateForLoad(const PanamaClusterSpec& spec, size_t po
   // put lambda x E[workers] x iterations x E[gradient bytes] x 8 bits per
   // second on the pool's host links, whose capacity is hosts x rate.
   double mean_bytes = 0;
-  for (const std::string& name : spec.models) mean_bytes += ScaledGradientBytes(*FindDnnModel(name), spec.scale);
+  for (const DnnModel& m : spec.models) mean_bytes += ScaledGradientBytes(m, spec.scale);
   mean_bytes /= static_cast<double>(spec.models.size());
   const double mean_workers = 0.5 * (spec.min_workers + spec.max_workers);
   return spec.load * static_cast<double>(pool_hosts) * host_rate_gbps * 1e9 /
@@ -774,7 +773,7 @@ std::vector<PanamaClusterJob> PanamaJobSet::PlaceCluster(const topo::Topology& t
     if (spec.window_ps && t * 1e12 >= static_cast<double>(spec.start_ps + spec.window_ps)) break;
     job.arrival_ps = static_cast<uint64_t>(std::llround(t * 1e12));
     const uint32_t w = spec.min_workers + static_cast<uint32_t>(rng.Next() % (spec.max_workers - spec.min_workers + 1));
-    const DnnModel& m = *FindDnnModel(spec.models[rng.Next() % spec.models.size()]);
+    const DnnModel& m = spec.models[rng.Next() % spec.models.size()];
     job.model = std::string(m.name);
     // Scaled alike, so the ratio of communication to computation is the model's.
     job.bytes = ScaledGradientBytes(m, spec.scale);

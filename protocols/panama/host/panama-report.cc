@@ -302,11 +302,13 @@ void PanamaJobSet::Report(const Scenario& s, bool finished, WorkloadReport& out)
 
 std::string PanamaJobSet::ClusterSummary(const Scenario& s, const json& c, bool correct) const {
   const PanamaClusterSpec& cs = s.workload.spec<PanamaSpec>().cluster;
+  std::vector<std::string> models;
+  for (const DnnModel& m : cs.models) models.push_back(m.name);
   return fmt::format("{} cluster: {} jobs arriving at {:g}/s ({} .. {} workers, models {}), {} finished\n"
                      "  job completion time mean {:.6f} s, p50 {:.6f}, p99 {:.6f}; mean wait for hosts {:.6f} s\n"
                      "  result: {} - every job's values checked bit for bit\n",
                      rings_.empty() ? "panama" : "ring-allreduce", count(), c["arrival_rate_per_s"].get<double>(),
-                     cs.min_workers, cs.max_workers, fmt::join(cs.models, "/"), c["finished_jobs"].get<uint64_t>(),
+                     cs.min_workers, cs.max_workers, fmt::join(models, "/"), c["finished_jobs"].get<uint64_t>(),
                      c["mean_jct_s"].get<double>(), c["p50_jct_s"].get<double>(), c["p99_jct_s"].get<double>(),
                      c["mean_wait_s"].get<double>(), VerdictWord(correct, s.workload.data));
 }

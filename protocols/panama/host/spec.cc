@@ -2,12 +2,14 @@
 // (docs/SCENARIO.md), through the registry (Protocol::parse).
 #include "ina/scenario-sections.h"
 #include "common/spec_fields.h"
-#include "protocols/panama/host/dnn-models.h"
+#include "common/bounded_file.h"
 #include "protocols/panama/host/spec.h"
 #include "protocols/panama/dataplane/keys.h"
 #include "protocols/ring/host/spec.h"
 
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include <algorithm>
 #include <string>
@@ -91,31 +93,49 @@ void ParseJobs(Reader& p, PanamaSpec& ps, const Scenario& s) {
   }
 }
 
-/// cluster.models: the DNNs jobs draw from (protocols/panama/host/dnn-models.h); all by default.
-void ParseModels(Reader& c, PanamaClusterSpec& cs, const Scenario&) {
+/// cluster.models_file: rows added to (or replacing) the built-in models, relative to the scenario.
+std::vector<DnnModel> ModelCatalog(Reader& c, const std::string& base_dir) {
+  const json* f = c.Raw("models_file");
+  if (!f) return BuiltinDnnModels();
+  if (!f->is_string() || f->get<std::string>().empty()) c.Fail("models_file", "must be a file name, got " + f->dump());
+  std::filesystem::path file(f->get<std::string>());
+  if (file.is_relative() && !base_dir.empty()) file = std::filesystem::path(base_dir) / file;
+  try {
+    const std::string text = util::ReadBoundedFile(file.string(), util::kMaxJsonFileBytes, "models file");
+    c.out()["models_file"] = *f;
+    return MergeDnnModels(BuiltinDnnModels(), ParseDnnModels(text, file.string()));
+  } catch (const std::invalid_argument& e) {  // FileReadError is one
+    c.Fail("models_file", e.what());
+  }
+}
+
+/// cluster.models: the DNNs jobs draw from (data/models/dnn-models.csv and models_file); all by default.
+void ParseModels(Reader& c, PanamaClusterSpec& cs, const Scenario& s) {
+  const std::vector<DnnModel> catalog = ModelCatalog(c, s.base_dir);
   cs.models.clear();
   if (const json* m = c.Raw("models")) {
     if (!m->is_array() || m->empty()) c.Fail("models", "must be a non-empty array of model names");
     for (size_t i = 0; i < m->size(); ++i) {
       const json& x = (*m)[i];
       std::string known;
-      for (const DnnModel& d : kDnnModels) known += (known.empty() ? "" : ", ") + std::string(d.name);
-      if (!x.is_string() || !FindDnnModel(x.get<std::string>()))
-        c.Fail(fmt::format("models[{}]", i), fmt::format("{} is not one of {}", x.dump(), known));
-      cs.models.push_back(x.get<std::string>());
+      for (const DnnModel& d : catalog) known += (known.empty() ? "" : ", ") + d.name;
+      const DnnModel* found = x.is_string() ? FindDnnModel(catalog, x.get<std::string>()) : nullptr;
+      if (!found) c.Fail(fmt::format("models[{}]", i), fmt::format("{} is not one of {}", x.dump(), known));
+      cs.models.push_back(*found);
     }
     c.out()["models"] = *m;
   } else {
-    for (const DnnModel& d : kDnnModels) cs.models.emplace_back(d.name);
-    c.out()["models"] = cs.models;
+    cs.models = catalog;
+    json names = json::array();
+    for (const DnnModel& d : catalog) names.push_back(d.name);
+    c.out()["models"] = names;
   }
 }
 
 json ModelsSchema() {
-  json names = json::array();
-  for (const DnnModel& d : kDnnModels) names.push_back(d.name);
-  return {{"type", "array"}, {"minItems", 1}, {"items", {{"enum", names}}},
-          {"description", "The DNNs jobs draw from, uniformly (protocols/panama/host/dnn-models.h)."}};
+  return {{"type", "array"}, {"minItems", 1}, {"items", {{"type", "string"}}},
+          {"description", "The DNNs jobs draw from, uniformly, by name (data/models/dnn-models.csv, and "
+                          "models_file's)."}};
 }
 
 const PanamaSpec& Panama(const Scenario& s) { return s.workload.spec<PanamaSpec>(); }
@@ -184,10 +204,18 @@ const ClusterSection& Cluster() {
             r.Fail("max_workers", fmt::format("must be at least min_workers ({}), got {}", cs.min_workers,
                                               cs.max_workers));
         })
+        .Custom("models_file",
+                {"string", "", "(none)", "a CSV file, relative to the scenario",
+                 "More models, or replacements by name, in data/models/dnn-models.csv's form (header "
+                 "`name,parameters,batch,gpu,images_per_s,source`; see data/models/README.md). Errors name the "
+                 "file, the line and the field."},
+                [] { return json{{"type", "string"}}; }, [](Reader&, PanamaClusterSpec&, const Scenario&) {})
         .Custom("models",
-                {"array of strings", "", "every model", "vgg16, alexnet, resnet152, resnet50, inceptionv3",
+                {"array of strings", "", "every model", "vgg16, alexnet, resnet152, resnet50, inceptionv3, or "
+                 "models_file's",
                  "The DNNs jobs draw from, uniformly (the paper's weights are not published): their gradient bytes (4 "
-                 "x parameters) and P100 compute time per iteration (`protocols/panama/host/dnn-models.h`)."},
+                 "x parameters) and compute time per iteration, batch / images_per_s (data/models/dnn-models.csv, "
+                 "with sources)."},
                 ModelsSchema, ParseModels)
         .U32("iterations", &PanamaClusterSpec::iterations, 10, 1, 1'000'000, "", "Each job's iterations.")
         .Num("scale", &PanamaClusterSpec::scale, 1, 1e-9, 1e3, "",

@@ -1,6 +1,8 @@
 // PANAMA's scenario section, workload.panama (parsed by spec.cc).
 #pragma once
 
+#include "ina/dnn-models.h"
+
 #include "ina/scenario.h"
 
 #include <cstdint>
@@ -23,7 +25,7 @@ struct PanamaJobSpec {
 /// A shared cluster (`workload.panama.cluster`; panama-mlsys21 §7): jobs
 /// arrive as a Poisson process, each with a uniform number of workers in
 /// [min_workers, max_workers] and a DNN drawn uniformly from `models`
-/// (src/ina/dnn-models.h: gradient bytes and P100 compute time per
+/// (data/models/dnn-models.csv, src/ina/dnn-models.h: gradient bytes and P100 compute time per
 /// iteration, both multiplied by `scale`), run `iterations` and leave. The
 /// controller places each job at its arrival (PanamaJobSet).
 struct PanamaClusterSpec {
@@ -35,7 +37,7 @@ struct PanamaClusterSpec {
   enum class Allreduce : uint8_t { kPanama, kRing } allreduce = Allreduce::kPanama;
   uint32_t slots_per_host = 1;       ///< jobs a host runs at once (one per GPU)
   uint32_t min_workers = 16, max_workers = 96;
-  std::vector<std::string> models;  ///< names in kDnnModels
+  std::vector<DnnModel> models;  ///< the models drawn from (built-in, or merged with models_file)
   uint32_t iterations = 10;
   double scale = 1;                  ///< on gradient bytes and compute time alike
   uint64_t start_ps = 0;             ///< the arrival process starts here

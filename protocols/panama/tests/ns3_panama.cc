@@ -1,6 +1,6 @@
 // PANAMA end to end on ns-3: workers on real UDP sockets, the accelerator
 // model on every tree switch, Fig. 5's windows, ECN from real queues, PFC.
-#include "protocols/panama/host/dnn-models.h"
+#include "ina/dnn-models.h"
 #include "protocols/panama/host/panama-job.h"
 #include "ina/runner.h"
 #include "ina/scenario.h"
@@ -106,7 +106,7 @@ TEST_F(PanamaScenario, ClusterPlacementUsesFewRacksAndTheModelTable) {
   spec.arrival_rate_per_s = 1;  // far apart: every job finds the cluster free
   spec.min_workers = 3;
   spec.max_workers = 8;
-  spec.models = {"resnet50", "vgg16"};
+  spec.models = {*FindDnnModel(BuiltinDnnModels(), "resnet50"), *FindDnnModel(BuiltinDnnModels(), "vgg16")};
   spec.iterations = 1;
   spec.scale = 0.5;
   std::vector<uint32_t> pool(32);
@@ -118,7 +118,7 @@ TEST_F(PanamaScenario, ClusterPlacementUsesFewRacksAndTheModelTable) {
     EXPECT_EQ(j.racks, 1u);  // at most 8 workers fit one free rack
     EXPECT_TRUE(j.after.empty() || j.arrival_ps > 0);
     sizes.insert(static_cast<uint32_t>(j.hosts.size()));
-    const DnnModel& m = *FindDnnModel(j.model);
+    const DnnModel& m = *FindDnnModel(BuiltinDnnModels(), j.model);
     EXPECT_TRUE(j.model == "resnet50" || j.model == "vgg16");
     EXPECT_EQ(j.bytes, m.parameters * 4 / 2);  // scaled by 0.5 (both counts are even)
     EXPECT_EQ(j.compute_ps, static_cast<uint64_t>(std::llround(64.0 / m.images_per_s * 0.5 * 1e12)));
@@ -157,12 +157,12 @@ TEST_F(PanamaScenario, ClusterOfRingJobsRunsTheSamePlacementExact) {
     EXPECT_EQ(c["jobs"][i]["model"], pj["model"]);
     EXPECT_DOUBLE_EQ(c["jobs"][i]["arrival_s"].get<double>(), pj["arrival_s"].get<double>());
     const json& rj = ring.json["workload"]["per_job"][i];
-    EXPECT_EQ(rj["bytes"], PanamaJobSet::ScaledGradientBytes(*FindDnnModel(pj["model"].get<std::string>()), 0.0005));
+    EXPECT_EQ(rj["bytes"], PanamaJobSet::ScaledGradientBytes(*FindDnnModel(BuiltinDnnModels(), pj["model"].get<std::string>()), 0.0005));
     EXPECT_FALSE(rj.contains("panama"));  // a ring job
     EXPECT_EQ(rj["mismatches"].get<uint64_t>(), 0u);
     // Two iterations, every rank every element.
     const uint64_t bytes =
-        PanamaJobSet::ScaledGradientBytes(*FindDnnModel(pj["model"].get<std::string>()), 0.0005);
+        PanamaJobSet::ScaledGradientBytes(*FindDnnModel(BuiltinDnnModels(), pj["model"].get<std::string>()), 0.0005);
     EXPECT_EQ(rj["elements_checked"].get<uint64_t>(), c["jobs"][i]["workers"].get<uint64_t>() * bytes / 4 * 2);
   }
   // In-network aggregation moves a worker's gradient once each way; the ring 2(n-1)/n times.
@@ -172,15 +172,15 @@ TEST_F(PanamaScenario, ClusterOfRingJobsRunsTheSamePlacementExact) {
 
 TEST_F(PanamaScenario, ClusterLoadSetsTheArrivalRateAndTheWindowEndsArrivals) {
   PanamaClusterSpec spec;
-  spec.models = {"resnet50", "vgg16"};
+  spec.models = {*FindDnnModel(BuiltinDnnModels(), "resnet50"), *FindDnnModel(BuiltinDnnModels(), "vgg16")};
   spec.min_workers = 4;
   spec.max_workers = 8;
   spec.iterations = 2;
   spec.scale = 0.001;
   spec.load = 0.5;
   // lambda x E[workers] x iterations x E[bytes] x 8 = load x hosts x rate.
-  const double mean_bytes = 0.5 * (PanamaJobSet::ScaledGradientBytes(*FindDnnModel("resnet50"), 0.001) +
-                                   PanamaJobSet::ScaledGradientBytes(*FindDnnModel("vgg16"), 0.001));
+  const double mean_bytes = 0.5 * (PanamaJobSet::ScaledGradientBytes(*FindDnnModel(BuiltinDnnModels(), "resnet50"), 0.001) +
+                                   PanamaJobSet::ScaledGradientBytes(*FindDnnModel(BuiltinDnnModels(), "vgg16"), 0.001));
   const double rate = PanamaJobSet::ArrivalRateForLoad(spec, 32, 10);
   EXPECT_NEAR(rate * 6 * 2 * mean_bytes * 8, 0.5 * 32 * 10e9, 1e-3);
   // A window of 5 ms holds about rate x 5 ms arrivals, all inside it.
@@ -204,7 +204,7 @@ TEST_F(PanamaScenario, ClusterSlotsLetAHostRunSeveralJobsSpreadOverHosts) {
   spec.arrival_rate_per_s = 1e9;  // all at once: no job has ended when the next arrives
   spec.min_workers = 8;
   spec.max_workers = 8;
-  spec.models = {"resnet50"};
+  spec.models = {*FindDnnModel(BuiltinDnnModels(), "resnet50")};
   spec.iterations = 1;
   spec.scale = 0.01;
   std::vector<uint32_t> pool(32);
