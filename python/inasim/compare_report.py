@@ -6,6 +6,9 @@ Metrics (compare.csv columns after protocol, repetition, seed):
 
 - time_s: mean duration of one collective, first rank's start to last rank's
   end (`workload.mean_duration_s`); goodput_gbps (`workload.goodput_gbps`);
+- step_s / exposed_comm_s: with `workload.schedule`, the mean training step
+  and the mean communication the compute did not hide, over every rank's
+  complete iterations (`workload.step`);
   wire_bytes_per_host (`network.host_link_wire_bytes` / `workload.ranks`);
 - bg_fct_p50_s / bg_fct_p99_s: background flows' FCT median and p99, all
   flows, and bg_<bucket>_p50_s / _p99_s per size bucket (< 100 KB,
@@ -39,6 +42,8 @@ METRICS = (
     ("time_s", "time per collective", "s", "{:.4g}"),
     ("goodput_gbps", "goodput", "Gb/s", "{:.2f}"),
     ("wire_bytes_per_host", "bytes on the wire per host", "B", "{:,.0f}"),
+    ("step_s", "training step", "s", "{:.6g}"),
+    ("exposed_comm_s", "exposed communication", "s", "{:.4g}"),
     ("bg_fct_p50_s", "background FCT p50", "s", "{:.4g}"),
     ("bg_fct_p99_s", "background FCT p99", "s", "{:.4g}"),
     *[(f"bg_{b}_{q}_s", f"background FCT {q} {label}", "s", "{:.4g}") for b, label in BUCKETS
@@ -59,6 +64,10 @@ TABLES = (
      "time: mean duration of one collective (`workload.mean_duration_s`); goodput: `workload.bytes` x 8 / time; "
      "bytes on the wire per host: `network.host_link_wire_bytes` / `workload.ranks` (framing and background "
      "on those links included)"),
+    ("Training step", ("step_s", "exposed_comm_s"),
+     "with `workload.schedule`: the mean step (the later of the compute's end and the last collective's end, "
+     "minus the iteration's start) and its communication the compute did not hide, over every rank's complete "
+     "iterations (`workload.step`, iterations.csv); — without a schedule"),
     ("Background flows", ("bg_fct_p50_s", "bg_fct_p99_s") + tuple(f"bg_{b}_{q}_s" for b, _ in BUCKETS
                                                                  for q in ("p50", "p99")),
      "flow completion time, median and 99th percentile, all flows and by size "
@@ -114,6 +123,8 @@ def row_from_results(protocol: str, results: Mapping[str, Any], meta: Optional[M
         "goodput_gbps": _num(w.get("goodput_gbps")) if measured else math.nan,
         "wire_bytes_per_host": (_num(get_path(results, "network.host_link_wire_bytes")) / ranks if ranks > 0
                                 else math.nan),
+        "step_s": _num(get_path(w, "step.mean_s")),
+        "exposed_comm_s": _num(get_path(w, "step.exposed_comm_mean_s")),
         "bg_fct_p50_s": _num(get_path(fct, "all.fct_s.median")),
         "bg_fct_p99_s": _num(get_path(fct, "all.fct_s.p99")),
     }
@@ -198,7 +209,7 @@ def _tables(summary, protocols: Sequence[str], rows) -> List[Tuple[str, List[str
             header.append("correct")
         if title == "Switch memory":
             header.append("what it counts")
-        if title == "Background flows" and all(c == DASH for r in body for c in r[1:]):
+        if title in ("Background flows", "Training step") and all(c == DASH for r in body for c in r[1:]):
             continue
         out.append((title, header, body, note))
     if len(protocols) > 1:

@@ -135,15 +135,26 @@ std::string HostsCsv(const topo::Topology& topology, const std::vector<RankSpan>
   return csv;
 }
 
-std::string IterationsCsv(const topo::Topology& topology, const std::vector<IterationStart>& starts,
-                          const std::vector<RankSpan>& spans) {
-  // (job, iteration, rank) -> (last end, collectives finished)
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint32_t>> ends;
+namespace {
+
+/// (job, iteration, rank) -> (its last collective's end, collectives finished).
+using IterationEnds = std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint32_t>>;
+
+IterationEnds EndsOf(const std::vector<RankSpan>& spans) {
+  IterationEnds ends;
   for (const RankSpan& r : spans) {
     auto& e = ends[{r.job, r.iteration, r.rank}];
     e.first = std::max(e.first, r.end_ps);
     ++e.second;
   }
+  return ends;
+}
+
+}  // namespace
+
+std::string IterationsCsv(const topo::Topology& topology, const std::vector<IterationStart>& starts,
+                          const std::vector<RankSpan>& spans) {
+  const IterationEnds ends = EndsOf(spans);
   std::string csv = kIterationsHeader;
   auto out = std::back_inserter(csv);
   for (const IterationStart& s : starts) {
@@ -161,6 +172,36 @@ std::string IterationsCsv(const topo::Topology& topology, const std::vector<Iter
                    PsToS(comm_end > compute_end ? comm_end - compute_end : 0), it->second.second);
   }
   return csv;
+}
+
+json StepSummary(const std::vector<IterationStart>& starts, const std::vector<RankSpan>& spans, std::string& summary) {
+  const IterationEnds ends = EndsOf(spans);
+  uint32_t per_iteration = 0;  // every iteration has the schedule's collectives
+  for (const auto& [key, e] : ends) per_iteration = std::max(per_iteration, e.second);
+  uint64_t n = 0;
+  double step_sum = 0, step_max = 0, exposed_sum = 0, exposed_max = 0;
+  for (const IterationStart& s : starts) {
+    const auto it = ends.find({s.job, s.iteration, s.rank});
+    if (it == ends.end() || it->second.second < per_iteration) continue;  // not complete at this rank
+    const uint64_t compute_end = s.start_ps + s.compute_ps, comm_end = it->second.first;
+    const double step = PsToS(std::max(comm_end, compute_end) - s.start_ps);
+    const double exposed = PsToS(comm_end > compute_end ? comm_end - compute_end : 0);
+    ++n;
+    step_sum += step, exposed_sum += exposed;
+    step_max = std::max(step_max, step), exposed_max = std::max(exposed_max, exposed);
+  }
+  const double mean = n ? step_sum / n : 0, exposed_mean = n ? exposed_sum / n : 0;
+  if (n)
+    summary += fmt::format("  training step: {:.6g} s mean ({:.6g} s max), exposed communication {:.6g} s mean "
+                           "({:.6g} s max), over {} rank-iterations (iterations.csv)\n",
+                           mean, step_max, exposed_mean, exposed_max, n);
+  return {{"rank_iterations", n},
+          {"mean_s", mean},
+          {"max_s", step_max},
+          {"exposed_comm_mean_s", exposed_mean},
+          {"exposed_comm_max_s", exposed_max},
+          {"note", "over every rank's complete iterations: step = the later of compute end and last collective's "
+                   "end, minus the iteration's start; exposed communication = the part of it after the compute"}};
 }
 
 json Diagnosis(const topo::Topology& topology, const std::vector<LinkDirection>& links,

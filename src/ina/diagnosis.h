@@ -70,6 +70,10 @@ inline constexpr const char* kHostsHeader =
 /// communication the compute did not hide.
 std::string IterationsCsv(const topo::Topology& topology, const std::vector<IterationStart>& starts,
                           const std::vector<RankSpan>& spans);
+/// results.json's workload.step: the mean and largest step and exposed
+/// communication over every rank's complete iterations; adds a summary line.
+nlohmann::json StepSummary(const std::vector<IterationStart>& starts, const std::vector<RankSpan>& spans,
+                           std::string& summary);
 inline constexpr const char* kIterationsHeader =
     "job,iteration,rank,host,start_s,compute_end_s,comm_end_s,step_s,exposed_comm_s,collectives\n";
 

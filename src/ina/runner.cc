@@ -381,6 +381,7 @@ RunResult CollectResults(const Scenario& s, const topo::Topology& topology, cons
   if (!w.iteration_starts.empty() && s.workload.schedule.given) {
     out.csv_names.push_back("iterations.csv");
     out.csv_texts.push_back(IterationsCsv(topology, w.iteration_starts, w.rank_spans));
+    r["workload"]["step"] = StepSummary(w.iteration_starts, w.rank_spans, out.summary);
   }
   if (background) {
     background->Report(r, out.csv_names, out.csv_texts, out.summary);

@@ -219,3 +219,19 @@ def test_bad_trace_file_keys_exit_2(tmp_path, extra, key, words):
 def test_a_device_is_refused_as_a_trace_file(tmp_path):
     p, _ = run(tmp_path, ["workload.schedule=" + json.dumps({"compute_us": 100, "file": "/dev/zero"})])
     assert p.returncode == 2 and "workload.schedule.file" in p.stderr and "not a regular file" in p.stderr, p.stderr
+
+
+def test_results_step_summary_is_iterations_csv(step):
+    """results.json workload.step (what `inasim compare` tabulates) is
+    iterations.csv's mean and largest step and exposed communication."""
+    _, iters, result = step
+    s = result["workload"]["step"]
+    complete = iters[iters.collectives == len(SCHEDULE["collectives"])]
+    assert s["rank_iterations"] == len(complete) == len(iters)
+    assert s["mean_s"] == pytest.approx(complete.step_s.mean(), rel=1e-9)
+    assert s["max_s"] == pytest.approx(complete.step_s.max(), rel=1e-9)
+    assert s["exposed_comm_mean_s"] == pytest.approx(complete.exposed_comm_s.mean(), rel=1e-9, abs=1e-15)
+    from inasim import compare_report
+
+    row = compare_report.row_from_results("x", result)
+    assert row["step_s"] == s["mean_s"] and row["exposed_comm_s"] == s["exposed_comm_mean_s"]

@@ -25,8 +25,7 @@ void ParseTensors(Reader& m, SwitchMLSpec& ml, const Scenario& s) {
   if (s.workload.schedule.given) {  // each collective of the step is a tensor (a SwitchML job)
     if (m.Has("tensors"))
       m.Fail("tensors", "is not used with workload.schedule: its collectives are the iteration's tensors");
-    ml.tensors = s.workload.schedule.bytes;
-    m.out()["tensors"] = ml.tensors;
+    ml.tensors = s.workload.schedule.bytes;  // not echoed: the resolved scenario must parse again as it is
     return;
   }
   if (const json* t = m.Raw("tensors")) {
