@@ -1,4 +1,4 @@
-"""SwitchML figure scripts end to end: analysis/fig_switchml_{ate,loss,pool,hierarchy}.py
+"""SwitchML figure scripts end to end: analysis/fig_switchml_{ate,loss,pool,hierarchy,fig4}.py
 --small (exit status, PNG, tidy CSV with the expected series, the physics each
 figure is about) and exit 1 when a run is not correct.
 
@@ -17,7 +17,7 @@ from helpers import (SOURCE_DIR, small_run_tests, import_inasim, load_script, re
 inasim = import_inasim()
 
 ANALYSIS = SOURCE_DIR / "analysis"
-SCRIPTS = ("ate", "loss", "pool", "hierarchy")
+SCRIPTS = ("ate", "loss", "pool", "hierarchy", "fig4")
 FRAMING = 76  # bytes around 4k payload bytes: SwitchML 10 + UDP 8 + IPv4 20 + Ethernet 14 + wire 24
 
 
@@ -182,3 +182,39 @@ def test_exit_1_when_a_run_is_not_correct(runs, name, monkeypatch, capsys):
     assert load_script(script(name)).main(["--small", "--out", str(out), "--resume"]) == 1
     captured = capsys.readouterr()
     assert "not correct" in captured.err and "NOT CORRECT" in captured.out
+
+
+def test_fig4_rebuilds_a_step_from_its_table1_row():
+    """Worked example, ResNet-50 at 100 Gb/s (Table 1: B = 270 ms, Comm 3 %,
+    overlap 94 %, 87 MB, TensorFlow): C = 8.1 ms, O = 7.614 ms, compute
+    T = 270 - 0.486 = 269.514 ms; Horovod's 64 MiB buckets: 67,108,864 and
+    19,891,136 bytes, ready at T - O = 261.9 ms and 8.1 ms x 67108864 / 87e6
+    later = 268.148 ms; a 10x GPU divides the times, not the bytes."""
+    fig4 = load_script(script("fig4"))
+    row = next(r for r in fig4.table1() if r["model"] == "ResNet-50")
+    s = fig4.step_schedule(row, 1.0, 1.0)
+    assert s["compute_us"] == pytest.approx(269514.0)
+    assert [c["bytes"] for c in s["collectives"]] == [67108864, 19891136]
+    assert [c["ready_us"] for c in s["collectives"]] == pytest.approx([261900.0, 268148.0666], abs=1e-3)
+    fast = fig4.step_schedule(row, 10.0, 1.0)
+    assert fast["compute_us"] == pytest.approx(26951.4)
+    assert [c["ready_us"] for c in fast["collectives"]] == pytest.approx([26190.0, 26814.80666], abs=1e-4)
+    assert [c["bytes"] for c in fast["collectives"]] == [67108864, 19891136]
+    # x 0.01: every byte and time scaled, whole int32 elements.
+    small = fig4.step_schedule(row, 1.0, 0.01)
+    assert sum(c["bytes"] for c in small["collectives"]) == 870000 and small["compute_us"] == pytest.approx(2695.14)
+
+
+def test_fig4_speedups_are_nccls_step_over_switchmls(runs):
+    out, _ = runs["fig4"]
+    steps = read_csv(out / "fig_switchml_fig4_steps.csv")
+    by = {(r["model"], r["gpu"], r["protocol"]): float(r["step_s"]) for r in steps}
+    assert len(by) == 8 * 2 * 2
+    rows = read_csv(out / "fig_switchml_fig4.csv")
+    p100 = {r["model"]: float(r["y"]) for r in rows if r["panel"] == "a" and r["kind"] == "sim"}
+    assert set(p100) == {m for m, _, _ in by}
+    for m, y in p100.items():
+        assert y == pytest.approx(by[(m, "P100", "nccl")] / by[(m, "P100", "switchml")], rel=1e-12)
+        # A step is never shorter than its compute.
+        compute = next(float(r["compute_s"]) for r in steps if r["model"] == m and r["gpu"] == "P100")
+        assert by[(m, "P100", "switchml")] >= compute and by[(m, "P100", "nccl")] >= compute
