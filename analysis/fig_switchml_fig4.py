@@ -109,14 +109,14 @@ def run_steps(fig, rows):
         for gpu, factor in GPUS:
             points.append({"workload.schedule": step_schedule(row, factor, scale)})
             keys.append((row["model"], gpu))
-    out = {}
+    out, ok = {}, {}
     for proto, sets in PROTOCOLS:
         results = fig.sweep(f"{fig.base['name']}-{proto}", points=points, sets=sets)
         for key, r in zip(keys, results):
-            fig.check(r, f"{proto} {key[0]} {key[1]}")
+            ok[key] = ok.get(key, True) and fig.check(r, f"{proto} {key[0]} {key[1]}")
             w = json.loads((r["cache_dir"] / "results.json").read_text())["workload"]
             out[(proto,) + key] = (num(w.get("step", {}).get("mean_s")), num(w.get("step", {}).get("exposed_comm_mean_s")))
-    return out
+    return out, ok
 
 
 def speedup_panel(fig, rows, steps, gpu, panel_columns):
@@ -132,7 +132,7 @@ def speedup_panel(fig, rows, steps, gpu, panel_columns):
 
 def draw(fig):
     rows = table1()
-    steps = run_steps(fig, rows)
+    steps, ok = run_steps(fig, rows)
 
     def columns(names, gpu):
         return {"switchml_step_s": [steps[("switchml", m, gpu)][0] for m in names],
@@ -154,7 +154,8 @@ def draw(fig):
     for r in rows:
         m = r["model"]
         print(f"{m:10s} speed-up P100 {sp_p100[m]:.3f}  10x {sp_10x[m]:.3f}  (steps: SwitchML "
-              f"{steps[('switchml', m, 'P100')][0] * 1e3:.3f} ms, NCCL {steps[('nccl', m, 'P100')][0] * 1e3:.3f} ms)")
+              f"{steps[('switchml', m, 'P100')][0] * 1e3:.3f} ms, NCCL {steps[('nccl', m, 'P100')][0] * 1e3:.3f} ms)  "
+              f"{'correct' if ok[(m, 'P100')] and ok[(m, '10x GPU')] else 'NOT CORRECT'}")
     return fig.save([pa, pb, pc, pd_, pe], title=f"SwitchML vs NCCL-RDMA, training step at 100 Gb/s, 8 workers "
                                                  f"(Table 1 profiles x {fig.cfg['scale']:g})",
                     tables={"steps": step_columns(fig, rows, steps)})
