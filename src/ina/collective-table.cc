@@ -132,7 +132,7 @@ void CollectiveTable::AddRecord(const CollectiveRecord& r, uint64_t expected_che
 }
 
 uint32_t CollectiveTable::AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records,
-                                       uint64_t expected_checks, std::vector<uint32_t> hosts) {
+                                       std::vector<uint32_t> hosts) {
   const uint32_t j = AddJob(ranks, records.size());
   SetJobHosts(j, std::move(hosts));
   for (const CollectiveRecord& r : records) {
@@ -140,11 +140,26 @@ uint32_t CollectiveTable::AddJobRecords(uint64_t ranks, const std::vector<Collec
       AddUnfinished(j, r.elements_checked, r.mismatches);
       continue;
     }
-    CollectiveRow row = CollectiveRow::Of(r, expected_checks);
+    CollectiveRow row = CollectiveRow::Of(r, ranks * (r.bytes / 4));
     row.job = j;
     Add(row);
   }
   return j;
+}
+
+std::vector<CollectiveRecord> IterationRecords(uint32_t ranks, uint32_t iterations,
+                                               const std::vector<uint64_t>& elements, uint32_t job) {
+  std::vector<CollectiveRecord> out;
+  for (uint32_t it = 0; it < iterations; ++it)
+    for (uint64_t e : elements) {
+      CollectiveRecord r;
+      r.job = job;
+      r.iteration = it;
+      r.bytes = e * 4;
+      r.Reset(ranks);
+      out.push_back(std::move(r));
+    }
+  return out;
 }
 
 void CollectiveTable::SetJobExtras(uint32_t j, json extras) { job_extras_.at(j) = std::move(extras); }

@@ -21,6 +21,12 @@ namespace inasim {
 /// One collective of one job while it runs: when each rank started and ended
 /// it, and the exact-sum checks of what the ranks ended with. A protocol that
 /// times the collective as a whole keeps one entry in start_ps / end_ps.
+struct CollectiveRecord;
+/// The records of `iterations` iterations of the collectives of `elements`
+/// (one per collective of an iteration), in run order, for job `job`.
+std::vector<CollectiveRecord> IterationRecords(uint32_t ranks, uint32_t iterations,
+                                               const std::vector<uint64_t>& elements, uint32_t job = 0);
+
 struct CollectiveRecord {
   uint32_t job = 0;        ///< concurrent job (workload.jobs), 0 with one
   uint32_t iteration = 0;  ///< the iteration it belongs to
@@ -107,9 +113,10 @@ class CollectiveTable {
   /// Add for a finished record, AddUnfinished for another.
   void AddRecord(const CollectiveRecord& r, uint64_t expected_checks, RowExtras extras = {});
   /// A new job of `ranks` whose collectives are `records` (AddRecord each,
-  /// as this job). Returns its index.
-  /// `hosts` (by rank, optional): SetJobHosts for it first.
-  uint32_t AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records, uint64_t expected_checks,
+  /// as this job), every rank expected to check every element of each:
+  /// ranks x bytes / 4 checks. `hosts` (by rank, optional): SetJobHosts for
+  /// it first. Returns its index.
+  uint32_t AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records,
                          std::vector<uint32_t> hosts = {});
   /// Lists at most `rows` collectives (the first ones); later ones count in
   /// every total and mean but are not listed (`collectives_listed`).

@@ -1,42 +1,88 @@
 #include "ina/iteration-schedule.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <stdexcept>
 #include <utility>
 
 namespace inasim {
 
+namespace {
+
+/// splitmix64: the seeded, platform-independent stream of the draws.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/// A uniform in (0, 1) from a 64-bit draw (53 bits, never 0).
+double Unit(uint64_t x) { return (static_cast<double>(x >> 11) + 0.5) / 9007199254740992.0; }
+
+}  // namespace
+
+double ComputeFactor(const ScheduleSpec& spec, uint64_t seed, uint32_t rank, uint32_t iteration) {
+  double f = 1;
+  if (spec.jitter_cv > 0) {
+    // Box-Muller on two draws of (seed, rank, iteration).
+    const uint64_t key = Mix(Mix(seed ^ 0x6a09e667f3bcc909ull) ^ (uint64_t{rank} << 32 | iteration));
+    const double z = std::sqrt(-2 * std::log(Unit(Mix(key)))) * std::cos(2 * M_PI * Unit(Mix(key + 1)));
+    f = std::max(0.1, 1 + spec.jitter_cv * z);
+  }
+  if (std::find(spec.straggler_ranks.begin(), spec.straggler_ranks.end(), rank) != spec.straggler_ranks.end())
+    f *= spec.straggler_factor;
+  return f;
+}
+
 IterationSchedule::IterationSchedule(uint32_t ranks, uint64_t compute_ps, uint64_t after_ps,
-                                     std::vector<uint64_t> ready_ps)
-    : compute_ps_(compute_ps), after_ps_(after_ps), ready_ps_(std::move(ready_ps)), starts_(ranks) {
+                                     std::vector<uint64_t> ready_ps, std::function<double(uint32_t, uint32_t)> factor)
+    : compute_ps_(compute_ps), after_ps_(after_ps), ready_ps_(std::move(ready_ps)), factor_(std::move(factor)),
+      starts_(ranks) {
   if (ready_ps_.empty()) throw std::invalid_argument("an iteration needs at least one collective");
 }
 
 IterationSchedule IterationSchedule::Of(const ScheduleSpec& spec, uint32_t ranks, size_t collectives,
-                                        uint64_t gap_ps) {
-  if (spec.given) return IterationSchedule(ranks, spec.compute_ps, spec.after_ps, spec.ready_ps);
-  return IterationSchedule(ranks, 0, gap_ps, std::vector<uint64_t>(collectives, 0));
+                                        uint64_t gap_ps, uint64_t seed) {
+  if (!spec.given) return IterationSchedule(ranks, 0, gap_ps, std::vector<uint64_t>(collectives, 0));
+  for (size_t i = 0; i < spec.straggler_ranks.size(); ++i)
+    if (spec.straggler_ranks[i] >= ranks)
+      throw std::invalid_argument("workload.schedule.stragglers.ranks[" + std::to_string(i) + "]: rank " +
+                                  std::to_string(spec.straggler_ranks[i]) + ", but the job has " +
+                                  std::to_string(ranks) + " ranks (0.." + std::to_string(ranks - 1) + ")");
+  std::function<double(uint32_t, uint32_t)> factor;
+  if (spec.jitter_cv > 0 || !spec.straggler_ranks.empty())
+    factor = [spec, seed](uint32_t rank, uint32_t it) { return ComputeFactor(spec, seed, rank, it); };
+  return IterationSchedule(ranks, spec.compute_ps, spec.after_ps, spec.ready_ps, std::move(factor));
+}
+
+uint64_t IterationSchedule::Scaled(uint64_t ps, uint32_t rank, uint32_t iteration) const {
+  if (!factor_) return ps;
+  return static_cast<uint64_t>(std::llround(static_cast<double>(ps) * factor_(rank, iteration)));
 }
 
 uint64_t IterationSchedule::StartOf(uint32_t rank, uint64_t next, uint64_t now) {
   std::vector<uint64_t>& starts = starts_.at(rank);
   const uint64_t c = next % ready_ps_.size();
   const uint64_t it = next / ready_ps_.size();
+  const auto iteration = static_cast<uint32_t>(it);
   if (c == 0) {
     if (it != starts.size()) throw std::logic_error("IterationSchedule: collectives asked for out of order");
     // The previous step ends when its compute and its last collective are
     // both done; the optimizer step follows.
-    const uint64_t begin = it == 0 ? now : std::max(now, starts.back() + compute_ps_) + after_ps_;
+    const uint64_t begin =
+        it == 0 ? now : std::max(now, starts.back() + Scaled(compute_ps_, rank, iteration - 1)) + after_ps_;
     starts.push_back(begin);
   }
-  return std::max(now, starts.back() + ready_ps_[c]);
+  return std::max(now, starts.back() + Scaled(ready_ps_[c], rank, iteration));
 }
 
 std::vector<IterationStart> IterationSchedule::Starts(uint32_t job, const std::vector<uint32_t>& hosts) const {
   std::vector<IterationStart> out;
   for (uint32_t rank = 0; rank < starts_.size() && rank < hosts.size(); ++rank)
     for (uint32_t it = 0; it < starts_[rank].size(); ++it)
-      out.push_back({job, it, rank, hosts[rank], starts_[rank][it], compute_ps_, after_ps_});
+      out.push_back({job, it, rank, hosts[rank], starts_[rank][it], Scaled(compute_ps_, rank, it), after_ps_});
   return out;
 }
 

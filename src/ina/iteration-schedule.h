@@ -8,11 +8,15 @@
 // done, and the next starts `after` later (the optimizer step). Without a
 // schedule a protocol's tensors of one iteration run back to back and
 // `workload.compute_gap_us` separates iterations: compute 0, every ready 0,
-// after = the gap. Pure C++ (no ns-3).
+// after = the gap. Ranks need not compute alike: `jitter_cv` draws each
+// rank's compute per iteration around the mean, and `stragglers` are ranks
+// that always compute `factor` x slower; a rank's ready times stretch with its
+// compute (its backward pass is slower alike). Pure C++ (no ns-3).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace inasim {
@@ -24,7 +28,16 @@ struct ScheduleSpec {
   uint64_t after_ps = 0;            ///< after the compute and the last collective: the optimizer step
   std::vector<uint64_t> bytes;      ///< per collective, in the order they run
   std::vector<uint64_t> ready_ps;   ///< per collective, after the iteration's start
+  /// Each rank's compute per iteration x max(0.1, 1 + jitter_cv z), z ~ N(0, 1)
+  /// drawn from (seed, rank, iteration); 0: every rank computes `compute`.
+  double jitter_cv = 0;
+  std::vector<uint32_t> straggler_ranks;  ///< ranks (of each job) whose compute is x straggler_factor
+  double straggler_factor = 1;
 };
+
+/// How long `rank` computes in `iteration`, as a factor of the schedule's
+/// compute (ScheduleSpec's jitter and stragglers; `seed`: the job's).
+double ComputeFactor(const ScheduleSpec& spec, uint64_t seed, uint32_t rank, uint32_t iteration);
 
 /// One rank's iteration, for iterations.csv (the runner joins it with the
 /// rank's collective ends).
@@ -36,10 +49,15 @@ struct IterationStart {
 
 class IterationSchedule {
  public:
-  /// `ready_ps`: one entry per collective of an iteration.
-  IterationSchedule(uint32_t ranks, uint64_t compute_ps, uint64_t after_ps, std::vector<uint64_t> ready_ps);
-  /// The schedule of `spec`, or (not given) `collectives` back to back with `gap_ps` between iterations.
-  static IterationSchedule Of(const ScheduleSpec& spec, uint32_t ranks, size_t collectives, uint64_t gap_ps);
+  /// `ready_ps`: one entry per collective of an iteration; `factor(rank,
+  /// iteration)` scales a rank's compute and ready times (default 1).
+  IterationSchedule(uint32_t ranks, uint64_t compute_ps, uint64_t after_ps, std::vector<uint64_t> ready_ps,
+                    std::function<double(uint32_t, uint32_t)> factor = {});
+  /// The schedule of `spec` (its jitter drawn from `seed`), or (not given)
+  /// `collectives` back to back with `gap_ps` between iterations.
+  /// std::invalid_argument when a straggler rank is not one of `ranks`.
+  static IterationSchedule Of(const ScheduleSpec& spec, uint32_t ranks, size_t collectives, uint64_t gap_ps,
+                              uint64_t seed = 0);
 
   uint32_t per_iteration() const { return static_cast<uint32_t>(ready_ps_.size()); }
   /// When `rank` may start collective `next` (iteration next / per_iteration()),
@@ -50,8 +68,12 @@ class IterationSchedule {
   std::vector<IterationStart> Starts(uint32_t job, const std::vector<uint32_t>& hosts) const;
 
  private:
+  /// `rank`'s compute in the iteration it begins now, and its scaled ready times.
+  uint64_t Scaled(uint64_t ps, uint32_t rank, uint32_t iteration) const;
+
   uint64_t compute_ps_, after_ps_;
   std::vector<uint64_t> ready_ps_;
+  std::function<double(uint32_t, uint32_t)> factor_;
   std::vector<std::vector<uint64_t>> starts_;  ///< [rank][iteration]
 };
 

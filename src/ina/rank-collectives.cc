@@ -33,18 +33,11 @@ RankCollectives::RankCollectives(uint32_t ranks, std::vector<uint64_t> elements,
     : ranks_(ranks),
       elements_(std::move(elements)),
       scheduled_(schedule.given),
-      schedule_(IterationSchedule::Of(schedule, ranks, elements_.size(), compute_gap_ps)) {
+      schedule_(IterationSchedule::Of(schedule, ranks, elements_.size(), compute_gap_ps, seed)) {
+  records_ = IterationRecords(ranks, iterations, elements_);
+  // Fresh values for every collective: a stale result is wrong data.
   const TensorData run_data(dtype, pattern, seed, ranks);
-  for (uint32_t it = 0; it < iterations; ++it)
-    for (uint64_t e : elements_) {
-      // Fresh values for every collective: a stale result is wrong data.
-      data_.push_back(run_data.ForIteration(static_cast<uint32_t>(records_.size())));
-      CollectiveRecord r;
-      r.iteration = it;
-      r.bytes = e * 4;
-      r.Reset(ranks);
-      records_.push_back(std::move(r));
-    }
+  for (uint32_t c = 0; c < records_.size(); ++c) data_.push_back(run_data.ForIteration(c));
 }
 
 void RankCollectives::Start() {
@@ -96,12 +89,9 @@ double RankCollectives::progress() const {
 
 CollectiveTable RankCollectives::Report(std::string_view protocol, bool finished, bool ok, WorkloadReport& out) const {
   CollectiveTable table;
-  const uint32_t j = table.AddJob(ranks_, records_.size());
-  table.SetJobHosts(j, hosts);
-  for (const CollectiveRecord& r : records_) {
-    table.AddRecord(r, uint64_t{ranks_} * (r.bytes / 4));  // every rank checks every element
+  table.AddJobRecords(ranks_, records_, hosts);  // every rank checks every element
+  for (const CollectiveRecord& r : records_)
     if (r.finished()) out.payload_delivered += r.bytes * ranks_;
-  }
   out.rank_spans = table.rank_spans();
   out.iteration_starts = IterationStarts(0);
   out.correct = finished && table.correct() && ok;

@@ -318,6 +318,30 @@ void ReadScheduleCollectives(Reader& r, ScheduleSpec& s, const ScenarioInput&) {
   r.out()["collectives"] = *v;
 }
 
+/// workload.schedule.stragglers: {"ranks": [...], "factor": >= 1}.
+void ReadStragglers(Reader& r, ScheduleSpec& s, const ScenarioInput&) {
+  const json* v = r.Raw("stragglers");
+  if (!v) return;
+  if (!v->is_object()) r.Fail("stragglers", "must be an object {\"ranks\": [...], \"factor\": ...}, got " + v->dump());
+  for (const auto& [key, value] : v->items())
+    if (key != "ranks" && key != "factor") r.Fail("stragglers." + key, "unknown key (known: ranks, factor)");
+  const json* ranks = v->contains("ranks") ? &(*v)["ranks"] : nullptr;
+  if (!ranks || !ranks->is_array() || ranks->empty())
+    r.Fail("stragglers.ranks", "is required: a non-empty array of ranks (integers >= 0)");
+  for (size_t i = 0; i < ranks->size(); ++i) {
+    const json& x = (*ranks)[i];
+    if (!x.is_number_unsigned() || x.get<uint64_t>() > UINT32_MAX)
+      r.Fail(fmt::format("stragglers.ranks[{}]", i), "must be a rank (an integer >= 0), got " + x.dump());
+    s.straggler_ranks.push_back(x.get<uint32_t>());
+  }
+  const json* f = v->contains("factor") ? &(*v)["factor"] : nullptr;
+  if (!f || !f->is_number() || f->get<double>() < 1 || f->get<double>() > 1000)
+    r.Fail("stragglers.factor", "is required: how many times slower, a number from 1 to 1000, got " +
+                                    (f ? f->dump() : std::string("nothing")));
+  s.straggler_factor = f->get<double>();
+  r.out()["stragglers"] = *v;
+}
+
 /// workload.schedule: a training step's compute and its collectives' ready times.
 const ScheduleKeys& Schedule() {
   static const ScheduleKeys section =
@@ -353,6 +377,23 @@ const ScheduleKeys& Schedule() {
                                     {"ready_us", {{"type", "number"}, {"minimum", 0}}}}}}}};
                   },
                   ReadScheduleCollectives)
+          .Num("jitter_cv", &ScheduleSpec::jitter_cv, 0, 0, 0.5, "",
+               "Each rank's compute per iteration (and its ready times with it) x max(0.1, 1 + jitter_cv z), z a "
+               "standard normal drawn from the seed, the job, the rank and the iteration: per-rank compute jitter. "
+               "0: every rank computes `compute_us`.")
+          .Custom("stragglers",
+                  {"object", "", "(none)", "{\"ranks\": [...], \"factor\": >= 1}",
+                   "Ranks (of each job, in rank order) whose compute and ready times are always `factor` x "
+                   "longer, on top of any jitter: slow GPUs."},
+                  [] {
+                    return json{{"type", "object"},
+                                {"required", {"ranks", "factor"}},
+                                {"additionalProperties", false},
+                                {"properties",
+                                 {{"ranks", {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}},
+                                  {"factor", {{"type", "number"}, {"minimum", 1}}}}}};
+                  },
+                  ReadStragglers)
           .Check([](const ScheduleSpec& s, Reader& r) {
             for (size_t i = 0; i < s.ready_ps.size(); ++i)
               if (s.ready_ps[i] > s.compute_ps)

@@ -235,3 +235,55 @@ def test_results_step_summary_is_iterations_csv(step):
 
     row = compare_report.row_from_results("x", result)
     assert row["step_s"] == s["mean_s"] and row["exposed_comm_s"] == s["exposed_comm_mean_s"]
+
+
+@pytest.mark.parametrize("protocol", ["switchml", "nccl"])
+def test_a_straggler_computes_slower_and_holds_everyone_back(tmp_path, protocol):
+    """stragglers: rank 2 computes x 1.5 (and fills its buckets x 1.5 later);
+    iterations.csv shows its compute, and every rank's step waits for it (an
+    allreduce needs every rank's bucket)."""
+    import pandas as pd
+
+    scenario, sets = PROTOCOLS[protocol]
+    sched = {**SCHEDULE, "stragglers": {"ranks": [2], "factor": 1.5}}
+    p, out = run(tmp_path, sets + ["workload.iterations=2", "workload.schedule=" + json.dumps(sched)],
+                 scenario=scenario)
+    assert p.returncode == 0, p.stderr
+    iters = pd.read_csv(out / "iterations.csv")
+    compute = ps(SCHEDULE["compute_us"] * 1e-6)
+    for row in iters.itertuples():
+        want = compute * 3 // 2 if row.rank == 2 else compute
+        assert ps(row.compute_end_s) - ps(row.start_s) == want, row
+    # The last bucket (ready at the end of compute) cannot start before the straggler's is ready.
+    hosts = pd.read_csv(out / "hosts.csv")
+    first_it = iters[iters.iteration == 0]
+    last = hosts[(hosts.iteration == 0) & (hosts.collective == 3)]
+    assert ps(last.end_s.min()) > ps(first_it.start_s.max()) + compute * 3 // 2
+
+
+def test_jitter_changes_with_the_seed_and_not_between_runs(tmp_path):
+    import pandas as pd
+
+    sched = {**SCHEDULE, "jitter_cv": 0.1}
+    got = {}
+    for name, seed in (("a", 1), ("b", 1), ("c", 2)):
+        p, out = run(tmp_path, ["workload.iterations=2", f"seed={seed}", "workload.schedule=" + json.dumps(sched)],
+                     name=name)
+        assert p.returncode == 0, p.stderr
+        got[name] = pd.read_csv(out / "iterations.csv")
+    assert got["a"].equals(got["b"])
+    computes = got["a"].compute_end_s - got["a"].start_s
+    assert computes.nunique() == len(computes), "each rank and iteration draws its own compute"
+    assert not got["a"].compute_end_s.equals(got["c"].compute_end_s)
+
+
+@pytest.mark.parametrize("stragglers,key,words", [
+    ({"ranks": [9], "factor": 2}, "workload.schedule.stragglers.ranks[0]", "the job has 4 ranks"),
+    ({"ranks": [1], "factor": 0.5}, "workload.schedule.stragglers.factor", "from 1 to 1000"),
+    ({"ranks": [], "factor": 2}, "workload.schedule.stragglers.ranks", "non-empty"),
+    ({"ranks": [1], "factor": 2, "slow": 1}, "workload.schedule.stragglers.slow", "unknown key"),
+])
+def test_bad_stragglers_exit_2(tmp_path, stragglers, key, words):
+    p, out = run(tmp_path, ["workload.schedule=" + json.dumps({**SCHEDULE, "stragglers": stragglers})])
+    assert p.returncode == 2 and key in p.stderr and words in p.stderr, p.stderr
+    assert not out.exists()

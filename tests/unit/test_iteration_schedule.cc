@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 
 namespace {
@@ -57,6 +58,73 @@ TEST(IterationSchedule, OutOfOrderIsAnError) {
   IterationSchedule s(1, 0, 0, {0, 0});
   EXPECT_THROW(s.StartOf(0, 2, 0), std::logic_error);
   EXPECT_THROW(IterationSchedule(1, 0, 0, {}), std::invalid_argument);
+}
+
+}  // namespace
+
+namespace {
+
+using inasim::ComputeFactor;
+
+TEST(IterationSchedule, AStragglerComputesAndFillsItsBucketsFactorTimesSlower) {
+  // Worked example: compute 100 us, buckets ready at 20 and 100 us, rank 1 a
+  // straggler x 1.5: its buckets are ready at 30 and 150 us, and its next
+  // iteration waits for its 150 us of compute; rank 0 is untouched.
+  ScheduleSpec spec;
+  spec.given = true;
+  spec.compute_ps = 100 * kUs;
+  spec.ready_ps = {20 * kUs, 100 * kUs};
+  spec.straggler_ranks = {1};
+  spec.straggler_factor = 1.5;
+  IterationSchedule s = IterationSchedule::Of(spec, 2, 2, 0, 7);
+  EXPECT_EQ(s.StartOf(0, 0, 0), 20 * kUs);
+  EXPECT_EQ(s.StartOf(0, 1, 25 * kUs), 100 * kUs);
+  EXPECT_EQ(s.StartOf(0, 2, 101 * kUs), 101 * kUs + 20 * kUs);  // compute ended at 100, the bucket at 101
+  EXPECT_EQ(s.StartOf(1, 0, 0), 30 * kUs);
+  EXPECT_EQ(s.StartOf(1, 1, 35 * kUs), 150 * kUs);
+  EXPECT_EQ(s.StartOf(1, 2, 151 * kUs), 151 * kUs + 30 * kUs);
+  const auto starts = s.Starts(0, {10, 11});
+  EXPECT_EQ(starts[0].compute_ps, 100 * kUs);
+  EXPECT_EQ(starts[2].compute_ps, 150 * kUs);  // rank 1's first iteration
+}
+
+TEST(IterationSchedule, JitterIsSeededNormalAroundTheMean) {
+  ScheduleSpec spec;
+  spec.given = true;
+  spec.jitter_cv = 0.05;
+  // Deterministic per (seed, rank, iteration), different across ranks and seeds.
+  EXPECT_EQ(ComputeFactor(spec, 3, 2, 9), ComputeFactor(spec, 3, 2, 9));
+  EXPECT_NE(ComputeFactor(spec, 3, 2, 9), ComputeFactor(spec, 4, 2, 9));
+  EXPECT_NE(ComputeFactor(spec, 3, 2, 9), ComputeFactor(spec, 3, 1, 9));
+  // 64 ranks x 500 iterations: mean 1 and standard deviation 0.05, each within 3 standard errors.
+  double sum = 0, sq = 0;
+  const int n = 64 * 500;
+  for (uint32_t r = 0; r < 64; ++r)
+    for (uint32_t it = 0; it < 500; ++it) {
+      const double f = ComputeFactor(spec, 1, r, it);
+      sum += f, sq += f * f;
+    }
+  const double mean = sum / n, sd = std::sqrt(sq / n - mean * mean);
+  EXPECT_NEAR(mean, 1.0, 3 * 0.05 / std::sqrt(n));
+  EXPECT_NEAR(sd, 0.05, 3 * 0.05 / std::sqrt(2.0 * n));
+  const double jitter_only = ComputeFactor(spec, 1, 5, 3);
+  spec.straggler_ranks = {5};
+  spec.straggler_factor = 2;
+  EXPECT_DOUBLE_EQ(ComputeFactor(spec, 1, 5, 3), 2 * jitter_only);  // on top of the jitter
+
+}
+
+TEST(IterationSchedule, AStragglerBeyondTheRanksIsRefusedNamingTheKey) {
+  ScheduleSpec spec;
+  spec.given = true;
+  spec.straggler_ranks = {0, 8};
+  spec.straggler_factor = 2;
+  try {
+    (void)IterationSchedule::Of(spec, 8, 1, 0, 1);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "workload.schedule.stragglers.ranks[1]: rank 8, but the job has 8 ranks (0..7)");
+  }
 }
 
 }  // namespace

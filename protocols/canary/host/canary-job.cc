@@ -564,7 +564,7 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
   }
   first_block_.push_back(blocks_);
   iterations_ = spec.iterations;
-  schedule_ = IterationSchedule::Of(spec.schedule, n, elements_.size(), spec.compute_gap_ps);
+  schedule_ = IterationSchedule::Of(spec.schedule, n, elements_.size(), spec.compute_gap_ps, seed);
   if (mode == InaTreeMode::kCanary &&
       blocks_ * spec.iterations * (uint64_t{spec.spec<CanarySpec>().max_failures} + 1) > (uint64_t{1} << 24))
     throw std::invalid_argument("canary: the blocks and their re-issues do not fit the 24-bit id sequence");
@@ -602,18 +602,10 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
     if (ports.empty()) throw std::invalid_argument(fmt::format("{}: host {} has no link", name, hosts[r]));
     tor_ip_.push_back(SwitchIpv4(ports[0].peer - t.num_hosts()));
   }
+  records_ = IterationRecords(n, spec.iterations, elements_, job_index);
+  // Fresh values for every collective: a stale result is wrong data.
   const TensorData job_data(DType::kInt32, pattern, seed, n);
-  for (uint32_t it = 0; it < spec.iterations; ++it)
-    for (uint64_t e : elements_) {
-      // Fresh values for every collective: a stale result is wrong data.
-      data_.push_back(job_data.ForIteration(static_cast<uint32_t>(records_.size())));
-      CollectiveRecord rec;
-      rec.job = job_index;
-      rec.iteration = it;
-      rec.bytes = e * 4;
-      rec.Reset(n);
-      records_.push_back(std::move(rec));
-    }
+  for (uint32_t c = 0; c < records_.size(); ++c) data_.push_back(job_data.ForIteration(c));
   if (mode == InaTreeMode::kCanary) {
     InstallCanary();
     leader_rtt_ps_ = LeaderRttPs();

@@ -332,21 +332,14 @@ PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPat
     packets_per_iteration_ += (b / 4 + spec_.elements_per_packet - 1) / spec_.elements_per_packet;
   }
   first_packet_.push_back(packets_per_iteration_);
-  schedule_ = IterationSchedule::Of(schedule, n, elements_.size(), compute_gap_ps);
+  schedule_ = IterationSchedule::Of(schedule, n, elements_.size(), compute_gap_ps, seed);
   trees_ = BuildJobTrees(topology, spec_, hosts);
   rank_of_vertex_.assign(topology.num_vertices(), ~0u);
   for (uint32_t r = 0; r < n; ++r) rank_of_vertex_[hosts[r]] = r;
+  records_ = IterationRecords(n, iterations, elements_);
   // Each collective its own values (same rank weights): a stale result is wrong data.
   const TensorData job_data(DType::kFloat32, pattern, seed, n);
-  for (uint32_t it = 0; it < iterations; ++it)
-    for (uint64_t e : elements_) {
-      data_.push_back(job_data.ForIteration(static_cast<uint32_t>(records_.size())));
-      CollectiveRecord rec;
-      rec.iteration = it;
-      rec.bytes = e * 4;
-      rec.Reset(n);
-      records_.push_back(std::move(rec));
-    }
+  for (uint32_t c = 0; c < records_.size(); ++c) data_.push_back(job_data.ForIteration(c));
   for (uint32_t r = 0; r < n; ++r) {
     auto w = CreateObject<PanamaWorker>();
     fabric.host(hosts[r])->AddApplication(w);

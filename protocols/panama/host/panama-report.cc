@@ -64,14 +64,9 @@ Accelerators Sorted(const std::unordered_map<uint32_t, const pn::PanamaDataplane
 
 uint32_t PanamaJob::AddCollectives(CollectiveTable& table, uint64_t& payload_delivered) const {
   const uint32_t n = num_workers();
-  const uint32_t j = table.AddJob(n, records_.size());
-  table.SetJobHosts(j, hosts_);
-  for (CollectiveRecord r : records_) {
-    r.job = j;
-    // Every worker holds every element exactly once: n * E checks.
-    table.AddRecord(r, uint64_t{n} * (r.bytes / 4));
+  const uint32_t j = table.AddJobRecords(n, records_, hosts_);  // every worker holds every element once
+  for (const CollectiveRecord& r : records_)
     if (r.finished()) payload_delivered += 2 * uint64_t{n} * r.bytes;
-  }
   return j;
 }
 

@@ -401,7 +401,7 @@ SwitchMLJob::SwitchMLJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DTy
     : spec_(spec), dtype_(dtype), fabric_(&fabric) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
   worker_hosts_ = hosts;
-  schedule_ = IterationSchedule::Of(schedule, n, tensor_bytes.size(), compute_gap_ps);
+  schedule_ = IterationSchedule::Of(schedule, n, tensor_bytes.size(), compute_gap_ps, seed);
   if (n == 0) throw std::invalid_argument("switchml needs at least one worker");
   num_workers_ = n;
   if (n > 0xffff) throw std::invalid_argument("switchml: num_workers is a 16-bit field in the client library");
