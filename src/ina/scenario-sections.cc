@@ -408,6 +408,19 @@ const CoreSection<PcapSpec>& Pcap() {
 }
 
 /// A list of names, each one of `allowed` (or any, with `allowed` empty).
+/// An optional array of integers >= 0 (ids, flow numbers), echoed.
+void ReadIndexList(Reader& r, const char* key, std::vector<uint64_t>& out) {
+  const json* v = r.Raw(key);
+  if (!v) return;
+  if (!v->is_array()) r.Fail(key, "must be an array of integers, got " + v->dump());
+  for (size_t i = 0; i < v->size(); ++i) {
+    if (!(*v)[i].is_number_unsigned())
+      r.Fail(fmt::format("{}[{}]", key, i), "must be an integer >= 0, got " + (*v)[i].dump());
+    out.push_back((*v)[i].get<uint64_t>());
+  }
+  r.out()[key] = *v;
+}
+
 void ReadNameList(Reader& r, const char* key, std::vector<std::string>& out, const std::vector<std::string>& allowed) {
   const json* v = r.Raw(key);
   if (!v) return;
@@ -462,17 +475,7 @@ const CoreSection<TraceSpec>& Trace() {
                 {"array of integers", "", "every id", "the protocol's ids (trace.csv's `id`)",
                  "Only rows of frames (and timeouts) with one of these ids: one block, slot or vector end to end."},
                 [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
-                [](Reader& r, TraceSpec& s, const ScenarioInput&) {
-                  const json* v = r.Raw("ids");
-                  if (!v) return;
-                  if (!v->is_array()) r.Fail("ids", "must be an array of integers, got " + v->dump());
-                  for (size_t i = 0; i < v->size(); ++i) {
-                    if (!(*v)[i].is_number_unsigned())
-                      r.Fail(fmt::format("ids[{}]", i), "must be an integer >= 0, got " + (*v)[i].dump());
-                    s.ids.push_back((*v)[i].get<uint64_t>());
-                  }
-                  r.out()["ids"] = *v;
-                })
+                [](Reader& r, TraceSpec& s, const ScenarioInput&) { ReadIndexList(r, "ids", s.ids); })
         .TimePs("from_us", &TraceSpec::from_ps, 0, 0, 1e10, TimeUnit::kUs, "Trace events at or after this time.")
         .TimePs("until_us", &TraceSpec::until_ps, 1e10, 0, 1e10, TimeUnit::kUs, "... and before this time.")
         .U64("max_rows", &TraceSpec::max_rows, 1'000'000, 1, 1ull << 32, "rows",
@@ -495,17 +498,7 @@ const CoreSection<congestion::TcpTraceSpec>& TcpTrace() {
                 {"array of integers", "", "every flow", "flows.csv's `flow` numbers",
                  "The background flows whose senders are traced."},
                 [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
-                [](Reader& r, TcpTraceSpec& s, const ScenarioInput&) {
-                  const json* v = r.Raw("flows");
-                  if (!v) return;
-                  if (!v->is_array()) r.Fail("flows", "must be an array of integers, got " + v->dump());
-                  for (size_t i = 0; i < v->size(); ++i) {
-                    if (!(*v)[i].is_number_unsigned())
-                      r.Fail(fmt::format("flows[{}]", i), "must be an integer >= 0, got " + (*v)[i].dump());
-                    s.flows.push_back((*v)[i].get<uint64_t>());
-                  }
-                  r.out()["flows"] = *v;
-                })
+                [](Reader& r, TcpTraceSpec& s, const ScenarioInput&) { ReadIndexList(r, "flows", s.flows); })
         .Custom("events",
                 {"array of strings", "", "every event", "cwnd, ssthresh, rtt, state, alpha",
                  "The rows kept (tcp_trace.csv's `event`): a change of the congestion window, of the slow-start "
