@@ -241,8 +241,14 @@ def _paired_table(rows, protocols: Sequence[str]):
         text = f"{s['mean']:.3f}"
         return text + (f" ± {(s['ci95_high'] - s['ci95_low']) / 2:.3f}" if s["n"] >= 2 else "")
 
+    header = ["protocol", f"time / {first}'s", f"background FCT p99 / {first}'s"]
     body = [[p, fmt(time_ratio[p]), fmt(bg_ratio[p])] for p in protocols[1:]]
-    return (f"Relative to {first}", ["protocol", f"time / {first}'s", f"background FCT p99 / {first}'s"], body,
+    if any(not math.isnan(_num(r.get("step_s"))) for r in rows):  # a training step (workload.schedule)
+        step_ratio = paired_ratios(rows, protocols, "step_s")
+        exposed_ratio = paired_ratios(rows, protocols, "exposed_comm_s")
+        header += [f"training step / {first}'s", f"exposed communication / {first}'s"]
+        body = [b + [fmt(step_ratio[p]), fmt(exposed_ratio[p])] for b, p in zip(body, protocols[1:])]
+    return (f"Relative to {first}", header, body,
             f"per repetition, this protocol's value over {first}'s in the same repetition (same seed), then the "
             "mean ± the 95 % interval of those ratios: below 1 is faster (shorter FCT)")
 

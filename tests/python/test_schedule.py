@@ -287,3 +287,23 @@ def test_bad_stragglers_exit_2(tmp_path, stragglers, key, words):
     p, out = run(tmp_path, ["workload.schedule=" + json.dumps({**SCHEDULE, "stragglers": stragglers})])
     assert p.returncode == 2 and key in p.stderr and words in p.stderr, p.stderr
     assert not out.exists()
+
+
+def test_compare_relates_training_steps_only_with_a_schedule():
+    """inasim compare's "Relative to" table gains the step and exposed
+    communication ratios (paired per repetition) when the runs have a
+    schedule, and stays as it was without one."""
+    from inasim import compare_report as cr
+
+    def row(p, rep, time_s, step=float("nan"), exposed=float("nan")):
+        return {"protocol": p, "repetition": rep, "time_s": time_s, "bg_fct_p99_s": float("nan"), "step_s": step,
+                "exposed_comm_s": exposed}
+
+    plain = [row("ring", 0, 2.0), row("switchml", 0, 1.0)]
+    title, header, body, _ = cr._paired_table(plain, ["ring", "switchml"])
+    assert header == ["protocol", "time / ring's", "background FCT p99 / ring's"] and body == [["switchml", "0.500", "—"]]
+    steps = [row("ring", 0, 2.0, 10.0, 4.0), row("switchml", 0, 1.0, 8.0, 1.0),
+             row("ring", 1, 2.0, 10.0, 4.0), row("switchml", 1, 1.0, 9.0, 3.0)]
+    _, header, body, _ = cr._paired_table(steps, ["ring", "switchml"])
+    assert header[3:] == ["training step / ring's", "exposed communication / ring's"]
+    assert body[0][3].startswith("0.850 ± ") and body[0][4].startswith("0.500 ± ")
