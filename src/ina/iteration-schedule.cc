@@ -23,6 +23,18 @@ double Unit(uint64_t x) { return (static_cast<double>(x >> 11) + 0.5) / 90071992
 
 }  // namespace
 
+std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t bytes) {
+  if (!schedule.given) return {bytes / 4};
+  std::vector<uint64_t> out;
+  for (uint64_t b : schedule.bytes) out.push_back(b / 4);
+  return out;
+}
+
+uint64_t LargestCollectiveBytes(const ScheduleSpec& schedule, uint64_t bytes) {
+  if (!schedule.given) return bytes;
+  return *std::max_element(schedule.bytes.begin(), schedule.bytes.end());
+}
+
 double ComputeFactor(const ScheduleSpec& spec, uint64_t seed, uint32_t rank, uint32_t iteration) {
   double f = 1;
   if (spec.jitter_cv > 0) {

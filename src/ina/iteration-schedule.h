@@ -35,6 +35,12 @@ struct ScheduleSpec {
   double straggler_factor = 1;
 };
 
+/// The elements of each collective of an iteration: the schedule's sizes, or
+/// (no schedule) one collective of `bytes`.
+std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t bytes);
+/// The largest collective's bytes (what a rank holds at once).
+uint64_t LargestCollectiveBytes(const ScheduleSpec& schedule, uint64_t bytes);
+
 /// How long `rank` computes in `iteration`, as a factor of the schedule's
 /// compute (ScheduleSpec's jitter and stragglers; `seed`: the job's).
 double ComputeFactor(const ScheduleSpec& spec, uint64_t seed, uint32_t rank, uint32_t iteration);

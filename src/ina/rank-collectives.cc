@@ -15,18 +15,6 @@ namespace {
 uint64_t NowPs() { return static_cast<uint64_t>(ns3::Simulator::Now().GetPicoSeconds()); }
 }  // namespace
 
-std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t bytes) {
-  if (!schedule.given) return {bytes / 4};
-  std::vector<uint64_t> out;
-  for (uint64_t b : schedule.bytes) out.push_back(b / 4);
-  return out;
-}
-
-uint64_t LargestCollectiveBytes(const ScheduleSpec& schedule, uint64_t bytes) {
-  if (!schedule.given) return bytes;
-  return *std::max_element(schedule.bytes.begin(), schedule.bytes.end());
-}
-
 RankCollectives::RankCollectives(uint32_t ranks, std::vector<uint64_t> elements, DType dtype, DataPattern pattern,
                                  uint64_t seed, uint32_t iterations, uint64_t compute_gap_ps,
                                  const ScheduleSpec& schedule)

@@ -77,9 +77,5 @@ class RankCollectives {
   uint32_t ranks_done_ = 0, collectives_done_ = 0;
 };
 
-/// The elements of each collective of an iteration: the schedule's sizes, or workload.bytes.
-std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t bytes);
-/// The largest collective's bytes (what a rank holds at once).
-uint64_t LargestCollectiveBytes(const ScheduleSpec& schedule, uint64_t bytes);
 
 }  // namespace inasim

@@ -12,6 +12,8 @@
 #include "topology/topology.h"
 
 #include <fmt/format.h>
+
+#include <limits>
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -345,10 +347,12 @@ const CoreSection<Scenario>& Stop() {
   return section;
 }
 
-/// A list of link numbers or node names (outputs.pcap.links / .nodes,
-/// outputs.sample_links / .sample_nodes) read by hand, each entry checked.
+/// A list of node names, or of numbers (link numbers, trace ids, flow
+/// numbers: `what` says which, for the message), read by hand, each entry
+/// checked (outputs.pcap.links / .nodes, outputs.sample_links / .sample_nodes,
+/// outputs.trace.ids, outputs.tcp_trace.flows).
 template <class E>
-void ReadIdList(Reader& r, const char* key, std::vector<E>& out) {
+void ReadIdList(Reader& r, const char* key, std::vector<E>& out, const char* what = "a link number (links.csv's `link`)") {
   const json* v = r.Raw(key);
   if (!v) return;
   if (!v->is_array()) r.Fail(key, "must be an array, got " + v->dump());
@@ -358,12 +362,27 @@ void ReadIdList(Reader& r, const char* key, std::vector<E>& out) {
       if (!e.is_string()) r.Fail(fmt::format("{}[{}]", key, i), "must be a node name (a string), got " + e.dump());
       out.push_back(e.get<std::string>());
     } else {
-      if (!e.is_number_unsigned() || e.get<uint64_t>() > UINT32_MAX)
-        r.Fail(fmt::format("{}[{}]", key, i), "must be a link number (links.csv's `link`), got " + e.dump());
+      if (!e.is_number_unsigned() || e.get<uint64_t>() > std::numeric_limits<E>::max())
+        r.Fail(fmt::format("{}[{}]", key, i), fmt::format("must be {}, got {}", what, e.dump()));
       out.push_back(static_cast<E>(e.get<uint64_t>()));
     }
   }
   r.out()[key] = *v;
+}
+
+/// A trace's window (`from_us`, `until_us`, checked) and row cap
+/// (`max_rows`): outputs.trace and outputs.tcp_trace. `rows`: what the window
+/// keeps, for the help.
+template <class T>
+CoreSection<T>& TraceWindowKeys(CoreSection<T>& s, const char* section, const char* rows) {
+  return s.TimePs("from_us", &T::from_ps, 0, 0, 1e10, TimeUnit::kUs, fmt::format("{} at or after this time.", rows).c_str())
+      .TimePs("until_us", &T::until_ps, 1e10, 0, 1e10, TimeUnit::kUs, "... and before this time.")
+      .U64("max_rows", &T::max_rows, 1'000'000, 1, 1ull << 32, "rows",
+           fmt::format("Rows kept (about 80 bytes each, in memory until the results are written); later ones are "
+                       "counted in results.json (`{}.left_out_max_rows`).", section).c_str())
+      .Check([](const T& t, Reader& r) {
+        if (t.until_ps <= t.from_ps) r.Fail("until_us", "must be after from_us");
+      });
 }
 
 /// A key listing link numbers (links.csv's `link`) into `member`
@@ -408,19 +427,6 @@ const CoreSection<PcapSpec>& Pcap() {
 }
 
 /// A list of names, each one of `allowed` (or any, with `allowed` empty).
-/// An optional array of integers >= 0 (ids, flow numbers), echoed.
-void ReadIndexList(Reader& r, const char* key, std::vector<uint64_t>& out) {
-  const json* v = r.Raw(key);
-  if (!v) return;
-  if (!v->is_array()) r.Fail(key, "must be an array of integers, got " + v->dump());
-  for (size_t i = 0; i < v->size(); ++i) {
-    if (!(*v)[i].is_number_unsigned())
-      r.Fail(fmt::format("{}[{}]", key, i), "must be an integer >= 0, got " + (*v)[i].dump());
-    out.push_back((*v)[i].get<uint64_t>());
-  }
-  r.out()[key] = *v;
-}
-
 void ReadNameList(Reader& r, const char* key, std::vector<std::string>& out, const std::vector<std::string>& allowed) {
   const json* v = r.Raw(key);
   if (!v) return;
@@ -475,15 +481,10 @@ const CoreSection<TraceSpec>& Trace() {
                 {"array of integers", "", "every id", "the protocol's ids (trace.csv's `id`)",
                  "Only rows of frames (and timeouts) with one of these ids: one block, slot or vector end to end."},
                 [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
-                [](Reader& r, TraceSpec& s, const ScenarioInput&) { ReadIndexList(r, "ids", s.ids); })
-        .TimePs("from_us", &TraceSpec::from_ps, 0, 0, 1e10, TimeUnit::kUs, "Trace events at or after this time.")
-        .TimePs("until_us", &TraceSpec::until_ps, 1e10, 0, 1e10, TimeUnit::kUs, "... and before this time.")
-        .U64("max_rows", &TraceSpec::max_rows, 1'000'000, 1, 1ull << 32, "rows",
-             "Rows kept (about 80 bytes each, in memory until the results are written); later ones are counted in "
-             "results.json (`outputs.trace.left_out_max_rows`).")
-        .Check([](const TraceSpec& s, Reader& r) {
-          if (s.until_ps <= s.from_ps) r.Fail("until_us", "must be after from_us");
-        });
+                [](Reader& r, TraceSpec& s, const ScenarioInput&) {
+                  ReadIdList(r, "ids", s.ids, "an id (an integer >= 0)");
+                });
+    TraceWindowKeys(t, "outputs.trace", "Trace events");
     return t;
   }();
   return section;
@@ -498,7 +499,9 @@ const CoreSection<congestion::TcpTraceSpec>& TcpTrace() {
                 {"array of integers", "", "every flow", "flows.csv's `flow` numbers",
                  "The background flows whose senders are traced."},
                 [] { return json{{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; },
-                [](Reader& r, TcpTraceSpec& s, const ScenarioInput&) { ReadIndexList(r, "flows", s.flows); })
+                [](Reader& r, TcpTraceSpec& s, const ScenarioInput&) {
+                  ReadIdList(r, "flows", s.flows, "a flow number (flows.csv's `flow`)");
+                })
         .Custom("events",
                 {"array of strings", "", "every event", "cwnd, ssthresh, rtt, state, alpha",
                  "The rows kept (tcp_trace.csv's `event`): a change of the congestion window, of the slow-start "
@@ -508,15 +511,8 @@ const CoreSection<congestion::TcpTraceSpec>& TcpTrace() {
                 },
                 [](Reader& r, TcpTraceSpec& s, const ScenarioInput&) {
                   ReadNameList(r, "events", s.events, congestion::TcpTraceEventNames());
-                })
-        .TimePs("from_us", &TcpTraceSpec::from_ps, 0, 0, 1e10, TimeUnit::kUs, "Rows at or after this time.")
-        .TimePs("until_us", &TcpTraceSpec::until_ps, 1e10, 0, 1e10, TimeUnit::kUs, "... and before this time.")
-        .U64("max_rows", &TcpTraceSpec::max_rows, 1'000'000, 1, 1ull << 32, "rows",
-             "Rows kept (about 80 bytes each, in memory until the results are written); later ones are counted in "
-             "results.json (`outputs.tcp_trace.left_out_max_rows`).")
-        .Check([](const TcpTraceSpec& s, Reader& r) {
-          if (s.until_ps <= s.from_ps) r.Fail("until_us", "must be after from_us");
-        });
+                });
+    TraceWindowKeys(t, "outputs.tcp_trace", "Rows");
     return t;
   }();
   return section;

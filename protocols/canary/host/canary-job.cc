@@ -124,8 +124,8 @@ CanaryHost::LeadBlock& CanaryHost::Lead(uint64_t g) { return lead_[g / n_]; }
 void CanaryHost::BeginCollective(uint32_t c) {
   collective_ = c;
   running_ = true;
-  first_ = job_->FirstBlockOf(c);
-  end_ = first_ + job_->BlocksOf(c);
+  first_ = job_->layout().FirstUnitOf(c);
+  end_ = first_ + job_->layout().UnitsOf(c);
   next_issue_ = first_;
   oldest_open_ = first_;
   in_flight_ = 0;
@@ -193,10 +193,8 @@ void CanaryHost::Pump() {
 }
 
 void CanaryHost::SendBlock(uint64_t g) {
-  const uint32_t c = job_->CollectiveOf(g);
+  const auto [c, first, count] = job_->layout().Locate(g);
   const TensorData& data = job_->data(c);
-  const uint64_t first = job_->FirstElementOf(g);
-  const uint64_t count = std::min<uint64_t>(k_, job_->ElementsOf(c) - first);
   if (job_->mode() == InaTreeMode::kCanary && attempt_[g] > job_->canary().max_failures) {
     // canary-fgcs24 §3.3 "the hosts fall back to a host-based reduction": the
     // data goes to the leader directly, as a control message.
@@ -326,10 +324,8 @@ void CanaryHost::Finalize(uint64_t g) {
   if (L.acc.empty()) L.acc.assign(k_, 0);
   // canary-fgcs24 §3.1.4 "it aggregates the received data with its own, and
   // then starts the broadcast phase".
-  const uint32_t c = job_->CollectiveOf(g);
+  const auto [c, first, count] = job_->layout().Locate(g);
   const TensorData& data = job_->data(c);
-  const uint64_t first = job_->FirstElementOf(g);
-  const uint64_t count = std::min<uint64_t>(k_, job_->ElementsOf(c) - first);
   for (uint64_t i = 0; i < count; ++i) L.acc[i] += data.Contribution(rank_, first + i);
   L.final = true;
   if (L.fallback) {
@@ -482,7 +478,7 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
     ++c_.duplicate_results;
     return;
   }
-  const uint32_t c = job_->CollectiveOf(g);
+  const auto [c, first, count] = job_->layout().Locate(g);
   const bool issued = state_[g] == kIssued;
   state_[g] = kDone;
   ++c_.results_received;
@@ -490,14 +486,12 @@ void CanaryHost::Complete(uint64_t g, const uint8_t* be_data) {
   if (job_->mode() == InaTreeMode::kCanary) timers_.Stop(g);
   // Every element this host ends with, against the exact sum.
   const TensorData& data = job_->data(c);
-  const uint64_t first = job_->FirstElementOf(g);
-  const uint64_t count = std::min<uint64_t>(k_, job_->ElementsOf(c) - first);
   CollectiveRecord& rec = job_->record(c);
   rec.mismatches += data.CountMismatchesBe32(first, count, be_data);
   rec.elements_checked += count;
   if (c != collective_ || !running_) return;  // a result for a collective not begun: counted there when it is
   if (issued) --in_flight_;
-  if (++done_in_collective_ == job_->BlocksOf(c)) {
+  if (++done_in_collective_ == job_->layout().UnitsOf(c)) {
     running_ = false;
     const uint64_t now = NowPs();
     rec.end_ps[rank_] = now;
@@ -557,18 +551,12 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
   tree_offset_ = job_index * num_trees_;
   job_index_ = job_index;
   // An iteration's collectives: the schedule's buckets, or one of workload.bytes.
-  for (uint64_t b : spec.schedule.given ? spec.schedule.bytes : std::vector<uint64_t>{spec.bytes}) {
-    first_block_.push_back(blocks_);
-    elements_.push_back(b / 4);
-    blocks_ += (b / 4 + k_ - 1) / k_;
-  }
-  first_block_.push_back(blocks_);
-  iterations_ = spec.iterations;
-  schedule_ = IterationSchedule::Of(spec.schedule, n, elements_.size(), spec.compute_gap_ps, seed);
+  layout_.emplace(CollectiveElements(spec.schedule, spec.bytes), k_, spec.iterations);
+  schedule_ = IterationSchedule::Of(spec.schedule, n, layout_->elements().size(), spec.compute_gap_ps, seed);
   if (mode == InaTreeMode::kCanary &&
-      blocks_ * spec.iterations * (uint64_t{spec.spec<CanarySpec>().max_failures} + 1) > (uint64_t{1} << 24))
+      total_blocks() * (uint64_t{spec.spec<CanarySpec>().max_failures} + 1) > (uint64_t{1} << 24))
     throw std::invalid_argument("canary: the blocks and their re-issues do not fit the 24-bit id sequence");
-  if (mode == InaTreeMode::kStaticTree && blocks_ * spec.iterations > UINT32_MAX)
+  if (mode == InaTreeMode::kStaticTree && total_blocks() > UINT32_MAX)
     throw std::invalid_argument("static_tree: more blocks than 32-bit ids");
   const topo::Topology& t = fabric.topology();
   // Leaders: racks interleaved (rank order within a rack, ToR order across),
@@ -602,7 +590,7 @@ CanaryJob::CanaryJob(Fabric& fabric, const std::vector<uint32_t>& hosts, InaTree
     if (ports.empty()) throw std::invalid_argument(fmt::format("{}: host {} has no link", name, hosts[r]));
     tor_ip_.push_back(SwitchIpv4(ports[0].peer - t.num_hosts()));
   }
-  records_ = IterationRecords(n, spec.iterations, elements_, job_index);
+  records_ = IterationRecords(n, spec.iterations, layout_->elements(), job_index);
   // Fresh values for every collective: a stale result is wrong data.
   const TensorData job_data(DType::kInt32, pattern, seed, n);
   for (uint32_t c = 0; c < records_.size(); ++c) data_.push_back(job_data.ForIteration(c));
@@ -871,25 +859,6 @@ void CanaryJob::Start(uint64_t at_ps) {
     agents_[r]->SetStartTime(PicoSeconds(0));
     Simulator::Schedule(PicoSeconds(StartOf(r, 0, at_ps)), &CanaryHost::BeginCollective, agents_[r], 0u);
   }
-}
-
-uint32_t CanaryJob::CollectiveOf(uint64_t g) const {
-  const uint64_t it = g / blocks_, within = g % blocks_;
-  const auto k = std::upper_bound(first_block_.begin(), first_block_.end(), within) - first_block_.begin() - 1;
-  return static_cast<uint32_t>(it * elements_.size() + static_cast<uint64_t>(k));
-}
-
-uint64_t CanaryJob::FirstElementOf(uint64_t g) const {
-  return (g - FirstBlockOf(CollectiveOf(g))) * k_;
-}
-
-uint64_t CanaryJob::FirstBlockOf(uint32_t c) const {
-  return uint64_t{c / elements_.size()} * blocks_ + first_block_[c % elements_.size()];
-}
-
-uint64_t CanaryJob::BlocksOf(uint32_t c) const {
-  const size_t k = c % elements_.size();
-  return first_block_[k + 1] - first_block_[k];
 }
 
 double CanaryJob::progress() const {

@@ -34,6 +34,7 @@
 // checked against the exact sum.
 #pragma once
 
+#include "ina/collective-layout.h"
 #include "ina/host-endpoint.h"
 #include "ina/iteration-schedule.h"
 #include "ina/lazy-timer-heap.h"
@@ -231,16 +232,10 @@ class CanaryJob {
   uint32_t job_index() const { return job_index_; }
   uint32_t host_id(uint32_t rank) const { return hosts_[rank]; }
   uint32_t k() const { return k_; }
-  uint64_t blocks_per_iteration() const { return blocks_; }
-  uint64_t total_blocks() const { return blocks_ * iterations_; }
-  /// The collective (counting every collective of every iteration) global block g belongs to.
-  uint32_t CollectiveOf(uint64_t g) const;
-  /// Block g's first element within its collective.
-  uint64_t FirstElementOf(uint64_t g) const;
-  /// Collective c's global blocks: [FirstBlockOf(c), FirstBlockOf(c) + BlocksOf(c)).
-  uint64_t FirstBlockOf(uint32_t c) const;
-  uint64_t BlocksOf(uint32_t c) const;
-  uint64_t ElementsOf(uint32_t c) const { return elements_[c % elements_.size()]; }
+  /// The blocks of every collective of the run, numbered globally (block g).
+  const CollectiveLayout& layout() const { return *layout_; }
+  uint64_t blocks_per_iteration() const { return layout_->units_per_iteration(); }
+  uint64_t total_blocks() const { return layout_->total_units(); }
   uint32_t LeaderOf(uint64_t g) const { return leader_order_[g % leader_order_.size()]; }
   uint32_t LeaderSlot(uint32_t rank) const { return leader_slot_[rank]; }
   uint32_t BlockId(uint64_t g, uint32_t attempt) const;
@@ -276,7 +271,7 @@ class CanaryJob {
   uint32_t nic_queue_bytes() const { return nic_queue_bytes_; }  ///< 0: no host-side limit
   const TensorData& data(uint32_t c) const { return data_[c]; }
   CollectiveRecord& record(uint32_t c) { return records_[c]; }
-  uint32_t iterations() const { return iterations_; }
+  uint32_t iterations() const { return layout_->iterations(); }
   uint32_t collectives() const { return static_cast<uint32_t>(records_.size()); }
   /// When `rank` may begin collective c, having ended c - 1 (or, for c = 0, the
   /// workload having started) at `now` (ina/iteration-schedule.h).
@@ -320,10 +315,7 @@ class CanaryJob {
   uint32_t k_ = 0, window_ = 0, nic_queue_bytes_ = 0, num_trees_ = 1;
   uint32_t tree_offset_ = 0;  ///< static trees: this job's first tree id (job index x trees)
   uint32_t job_index_ = 0;    ///< position among the concurrent jobs (CanaryJobSet)
-  std::vector<uint64_t> elements_;     ///< per collective of an iteration
-  std::vector<uint64_t> first_block_;  ///< per collective of an iteration, then blocks_: prefix sums
-  uint64_t blocks_ = 0;                ///< per iteration
-  uint32_t iterations_ = 0;
+  std::optional<CollectiveLayout> layout_;  ///< set once k_ is known
   std::optional<IterationSchedule> schedule_;
   std::vector<uint32_t> leader_order_, leader_slot_, tor_ip_;
   std::vector<TensorData> data_;

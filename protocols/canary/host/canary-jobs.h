@@ -37,7 +37,9 @@ class CanaryJobSet : public ConcurrentJobs<CanaryJob> {
   template <typename Spec>
   static double Blocks(const Scenario& s) {
     const WorkloadSpec& w = s.workload;
-    return std::ceil(static_cast<double>(w.bytes / 4) / w.spec<Spec>().elements_per_packet) * w.iterations;
+    return static_cast<double>(
+        CollectiveLayout(CollectiveElements(w.schedule, w.bytes), w.spec<Spec>().elements_per_packet, w.iterations)
+            .total_units());
   }
   /// The same as the registry entries' ProtocolChecks::check_placement.
   template <InaTreeMode kMode>

@@ -137,9 +137,9 @@ json CanaryJob::Details(const Scenario& s, const CanaryHostCounters& h, uint64_t
   const SwitchTotals sw = Switches();
   switches_csv = sw.csv;
   const uint64_t descriptor_bytes = uint64_t{k_} * 4 + 32;  // accumulator + id, counters, leader, children, time
-  json w = {{"elements", elements_[0]},  // with a schedule: the first collective's
+  json w = {{"elements", layout_->elements()[0]},  // with a schedule: the first collective's
             {"elements_per_packet", k_},
-            {"blocks_per_iteration", blocks_},
+            {"blocks_per_iteration", blocks_per_iteration()},
             {"window_blocks", window_},
             {"nic_queue_bytes", nic_queue_bytes_},
             {"packet_wire_bytes", wire},

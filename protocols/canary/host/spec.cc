@@ -1,5 +1,6 @@
 // Canary's scenario keys: the workload.canary section of a scenario -> CanarySpec (and workload.send_noise)
 // (docs/SCENARIO.md), through the registry (Protocol::parse).
+#include "ina/collective-layout.h"
 #include "ina/scenario-sections.h"
 #include "common/spec_fields.h"
 #include "protocols/canary/host/spec.h"
@@ -17,9 +18,10 @@ using spec::Reader;
 
 namespace {
 
-// Blocks of k elements a workload reduces in all (every iteration).
+// Blocks of k elements a workload reduces in all (every collective of every iteration).
 uint64_t BlocksOf(const Scenario& s, uint32_t k) {
-  return (s.workload.bytes / 4 + k - 1) / k * s.workload.iterations;
+  return CollectiveLayout(CollectiveElements(s.workload.schedule, s.workload.bytes), k, s.workload.iterations)
+      .total_units();
 }
 
 // IPv4 20 + UDP 8 + Canary header 19 bytes, then 4k bytes of data, within the MTU.

@@ -101,7 +101,7 @@ class CanaryOnNs3 : public NetTest {
     CollectiveRecord& r = j.record(0);
     EXPECT_TRUE(r.finished());
     EXPECT_EQ(r.mismatches, 0u);
-    EXPECT_EQ(r.elements_checked, uint64_t{j.num_hosts()} * j.ElementsOf(0));
+    EXPECT_EQ(r.elements_checked, uint64_t{j.num_hosts()} * j.layout().ElementsOf(0));
   }
 };
 

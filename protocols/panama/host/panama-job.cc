@@ -103,11 +103,11 @@ void PanamaWorker::BeginCollective(uint32_t c) {
   if (!endpoint_.is_open()) StartApplication();
   collective_ = c;
   running_ = true;
-  const uint64_t p = owner_->PacketsOf(c);
+  const uint64_t p = owner_->layout().UnitsOf(c);
   const uint32_t n = spec_->trees;
   owner_->record(c).start_ps[rank_] = NowPs();
   outstanding_ = p;
-  const uint64_t first = owner_->FirstPacketOf(c);
+  const uint64_t first = owner_->layout().FirstUnitOf(c);
   for (uint32_t t = 0; t < n; ++t) {
     Tree& tr = trees_[t];
     tr.next = first + (t + n - first % n) % n;  // first packet index >= first with index mod n == t
@@ -174,10 +174,8 @@ void PanamaWorker::SendInOrder() {
 
 void PanamaWorker::SendPacket(uint64_t g) {
   const uint32_t n = spec_->trees;
-  const uint32_t k = owner_->k();
-  const uint32_t c = owner_->CollectiveOf(g);
-  const uint64_t first = owner_->FirstElementOf(g);
-  const auto count = static_cast<uint32_t>(std::min<uint64_t>(k, owner_->ElementsOf(c) - first));
+  const CollectiveLayout::Unit u = owner_->layout().Locate(g);
+  const auto count = static_cast<uint32_t>(u.count);
   const uint64_t total = owner_->total_packets();
   tx_.assign(pn::kPanamaHeaderBytes + 4 * count, 0);
   uint8_t* h = tx_.data();
@@ -186,7 +184,7 @@ void PanamaWorker::SendPacket(uint64_t g) {
   h[pn::kOffFlags] = g + n >= total ? pn::kFinFlag : 0;  // the tree's last packet of the run
   p4::StoreBe32(h + pn::kOffVid, static_cast<uint32_t>(g / n));
   p4::StoreBe16(h + pn::kOffWndCap, 0xffff);  // the accelerators lower it to their share
-  owner_->data(c).FillBe32(rank_, first, count, h + pn::kPanamaHeaderBytes);
+  owner_->data(u.collective).FillBe32(rank_, u.first_element, count, h + pn::kPanamaHeaderBytes);
   owner_->NoteSent(g, rank_);
   endpoint_.SendTo(PanamaGroupIpv4(spec_->jid, static_cast<uint32_t>(g % n)), spec_->udp_port, tx_.data(),
                    static_cast<uint32_t>(tx_.size()), kAggregationTos);
@@ -258,10 +256,9 @@ void PanamaWorker::TraceResult(uint32_t t, uint64_t g, bool marked) {
 void PanamaWorker::CheckAndCount(uint64_t g, const uint8_t* p, uint32_t len) {
   const uint32_t count = (len - static_cast<uint32_t>(pn::kPanamaHeaderBytes)) / 4;
   const uint64_t bad = owner_->CheckResult(g, p + pn::kPanamaHeaderBytes, count);
-  const uint32_t c = owner_->CollectiveOf(g);
-  const uint64_t first = owner_->FirstElementOf(g);
-  const uint64_t expected_count = std::min<uint64_t>(owner_->k(), owner_->ElementsOf(c) - first);
-  CollectiveRecord& rec = owner_->record(c);
+  const CollectiveLayout::Unit u = owner_->layout().Locate(g);
+  const uint64_t expected_count = u.count;
+  CollectiveRecord& rec = owner_->record(u.collective);
   rec.elements_checked += count;
   rec.mismatches += bad + (count != expected_count ? expected_count : 0);
   counters_.elements_checked += count;
@@ -315,28 +312,22 @@ bool PanamaJobSet::KeyFrame(const p4::FrameView& view, inasim::Span<const uint8_
 
 // --------------------------------------------------------------------- PanamaJob
 PanamaJob::PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPattern pattern, uint64_t seed,
-                     const PanamaSpec& spec, uint16_t jid, const std::vector<uint64_t>& bytes, uint32_t iterations,
-                     uint64_t compute_gap_ps, const ScheduleSpec& schedule)
+                     const PanamaSpec& spec, uint16_t jid, const std::vector<uint64_t>& elements,
+                     uint32_t iterations, uint64_t compute_gap_ps, const ScheduleSpec& schedule)
     : spec_(spec),
       hosts_(hosts),
-      iterations_(iterations),
+      layout_(elements, spec.elements_per_packet, iterations),
       scheduled_(schedule.given),
       fabric_(&fabric) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
   const topo::Topology& topology = fabric.topology();
   spec_.jid = jid;
   spec_.jobs.clear();
-  for (uint64_t b : bytes) {
-    first_packet_.push_back(packets_per_iteration_);
-    elements_.push_back(b / 4);
-    packets_per_iteration_ += (b / 4 + spec_.elements_per_packet - 1) / spec_.elements_per_packet;
-  }
-  first_packet_.push_back(packets_per_iteration_);
-  schedule_ = IterationSchedule::Of(schedule, n, elements_.size(), compute_gap_ps, seed);
+  schedule_ = IterationSchedule::Of(schedule, n, layout_.elements().size(), compute_gap_ps, seed);
   trees_ = BuildJobTrees(topology, spec_, hosts);
   rank_of_vertex_.assign(topology.num_vertices(), ~0u);
   for (uint32_t r = 0; r < n; ++r) rank_of_vertex_[hosts[r]] = r;
-  records_ = IterationRecords(n, iterations, elements_);
+  records_ = IterationRecords(n, iterations, layout_.elements());
   // Each collective its own values (same rank weights): a stale result is wrong data.
   const TensorData job_data(DType::kFloat32, pattern, seed, n);
   for (uint32_t c = 0; c < records_.size(); ++c) data_.push_back(job_data.ForIteration(c));
@@ -508,25 +499,6 @@ void PanamaJob::Start(uint64_t at_ps) {
   }
 }
 
-uint32_t PanamaJob::CollectiveOf(uint64_t g) const {
-  const uint64_t it = g / packets_per_iteration_, within = g % packets_per_iteration_;
-  const auto k = std::upper_bound(first_packet_.begin(), first_packet_.end(), within) - first_packet_.begin() - 1;
-  return static_cast<uint32_t>(it * elements_.size() + static_cast<uint64_t>(k));
-}
-
-uint64_t PanamaJob::FirstElementOf(uint64_t g) const {
-  return (g - FirstPacketOf(CollectiveOf(g))) * spec_.elements_per_packet;
-}
-
-uint64_t PanamaJob::FirstPacketOf(uint32_t c) const {
-  return uint64_t{c / elements_.size()} * packets_per_iteration_ + first_packet_[c % elements_.size()];
-}
-
-uint64_t PanamaJob::PacketsOf(uint32_t c) const {
-  const size_t k = c % elements_.size();
-  return first_packet_[k + 1] - first_packet_[k];
-}
-
 std::vector<IterationStart> PanamaJob::IterationStarts(uint32_t job) const {
   return scheduled_ ? schedule_->Starts(job, hosts_) : std::vector<IterationStart>{};
 }
@@ -596,8 +568,9 @@ uint32_t PanamaJob::ReduceAt(const TensorData& data, uint32_t tree, uint32_t v, 
 
 std::vector<uint32_t> PanamaJob::TreeOrderSum(uint64_t g, uint64_t count, const std::vector<uint8_t>* in) {
   const uint32_t t = static_cast<uint32_t>(g % trees_.size());
-  const uint64_t first = FirstElementOf(g);
-  const TensorData& data = data_[CollectiveOf(g)];
+  const CollectiveLayout::Unit u = layout_.Locate(g);
+  const TensorData& data = data_[u.collective];
+  const uint64_t first = u.first_element;
   std::vector<uint32_t> values(count);
   for (uint64_t i = 0; i < count; ++i) values[i] = ReduceAt(data, t, trees_[t].root, first + i, in);
   return values;
@@ -625,8 +598,9 @@ bool PanamaJob::Explains(uint64_t g, const uint8_t* values, uint32_t count, cons
   // The quorum at every switch of the tree, then the first value (cheap), then
   // every value bit for bit in the adder order over `in`.
   const uint32_t t = static_cast<uint32_t>(g % trees_.size());
-  const uint64_t first = FirstElementOf(g);
-  const TensorData& data = data_[CollectiveOf(g)];
+  const CollectiveLayout::Unit u = layout_.Locate(g);
+  const TensorData& data = data_[u.collective];
+  const uint64_t first = u.first_element;
   if (!QuorumHolds(t, trees_[t].root, in).ok || ReduceAt(data, t, trees_[t].root, first, &in) != p4::LoadBe32(values))
     return false;
   want = TreeOrderSum(g, count, &in);
@@ -676,8 +650,9 @@ PanamaJob::Expected& PanamaJob::ExpectedValues(uint64_t g, const uint8_t* values
   auto it = expected_.find(g);
   if (it != expected_.end()) return it->second;
   Expected e{{}, num_workers()};
-  const TensorData& data = data_[CollectiveOf(g)];
-  const uint64_t first = FirstElementOf(g);
+  const CollectiveLayout::Unit u = layout_.Locate(g);
+  const TensorData& data = data_[u.collective];
+  const uint64_t first = u.first_element;
   if (data.exact_in_float() && data.CountMismatchesBe32(first, count, values) == 0) {
     // Every worker's values, exactly (a quorum met by all): no search.
     e.values.resize(count);
@@ -693,8 +668,9 @@ PanamaJob::Expected& PanamaJob::ExpectedValues(uint64_t g, const uint8_t* values
 
 uint64_t PanamaJob::CheckResult(uint64_t g, const uint8_t* values, uint32_t count) {
   ++results_total_;
-  const uint64_t first = FirstElementOf(g);
-  const TensorData& data = data_[CollectiveOf(g)];
+  const CollectiveLayout::Unit u = layout_.Locate(g);
+  const TensorData& data = data_[u.collective];
+  const uint64_t first = u.first_element;
   if (data.exact_in_float() && spec_.quorum >= 1) return data.CountMismatchesBe32(first, count, values);
   // Uniform data (the adder order matters) or PANAMA-<quorum> (a partial sum).
   Expected& want = ExpectedValues(g, values, count);
@@ -854,7 +830,7 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
                                                          DType::kFloat32, s.workload.data,
                                                          ConsecutiveJobSeed(s.seed, i), rc, ps.cluster.iterations,
                                                          cj.compute_ps, static_cast<uint16_t>(s.links.mtu_bytes)));
-        rings_.back()->host_ids = cj.hosts;
+        rings_.back()->SetHosts(cj.hosts);
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
       }
@@ -869,7 +845,7 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       try {
         jobs_.push_back(std::make_unique<PanamaJob>(fabric, cj.hosts, s.workload.data, ConsecutiveJobSeed(s.seed, i),
                                                     spec, static_cast<uint16_t>(ps.jid + i),
-                                                    std::vector<uint64_t>{cj.bytes}, ps.cluster.iterations,
+                                                    std::vector<uint64_t>{cj.bytes / 4}, ps.cluster.iterations,
                                                     cj.compute_ps));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload.panama.cluster: job {}: {}", i, e.what()));
@@ -892,10 +868,10 @@ PanamaJobSet::PanamaJobSet(Fabric& fabric, const Scenario& s, const std::vector<
       const std::vector<uint32_t>& hosts = job_hosts[i];
       // One job of workload.* may run workload.schedule; workload.panama.jobs' have one collective each.
       const ScheduleSpec& schedule = ps.jobs.empty() ? s.workload.schedule : ScheduleSpec{};
-      const std::vector<uint64_t> bytes = schedule.given ? schedule.bytes : std::vector<uint64_t>{jobs[i].bytes};
       try {
         jobs_.push_back(std::make_unique<PanamaJob>(fabric, hosts, s.workload.data, ConsecutiveJobSeed(s.seed, i),
-                                                    ps, static_cast<uint16_t>(ps.jid + i), bytes, jobs[i].iterations,
+                                                    ps, static_cast<uint16_t>(ps.jid + i),
+                                                    CollectiveElements(schedule, jobs[i].bytes), jobs[i].iterations,
                                                     jobs[i].compute_gap_ps, schedule));
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(fmt::format("workload: {}", e.what()));

@@ -30,6 +30,7 @@
 
 #include "protocols/panama/host/panama_window.h"
 #include "ina/collective-table.h"
+#include "ina/collective-layout.h"
 #include "ina/host-endpoint.h"
 #include "ina/iteration-schedule.h"
 #include "ina/scenario.h"
@@ -157,11 +158,11 @@ class PanamaJob {
  public:
   /// One job (JID `jid`) on `hosts`; its accelerator state is installed by
   /// InstallAccelerators, once every job of the run exists.
-  /// `bytes`: per collective of an iteration (one, or workload.schedule's);
+  /// `elements`: per collective of an iteration (one, or workload.schedule's);
   /// `schedule`: when each collective starts (not given: back to back, the
   /// gap between iterations).
   PanamaJob(Fabric& fabric, const std::vector<uint32_t>& hosts, DataPattern pattern, uint64_t seed,
-            const PanamaSpec& spec, uint16_t jid, const std::vector<uint64_t>& bytes, uint32_t iterations,
+            const PanamaSpec& spec, uint16_t jid, const std::vector<uint64_t>& elements, uint32_t iterations,
             uint64_t compute_gap_ps, const ScheduleSpec& schedule = {});
   ~PanamaJob();
 
@@ -214,19 +215,13 @@ class PanamaJob {
   // For the workers.
   const PanamaSpec& spec() const { return spec_; }
   uint32_t k() const { return spec_.elements_per_packet; }
-  uint64_t packets_per_iteration() const { return packets_per_iteration_; }
+  /// The packets of every collective of the run, numbered globally (packet g).
+  const CollectiveLayout& layout() const { return layout_; }
+  uint64_t packets_per_iteration() const { return layout_.units_per_iteration(); }
   /// Packets of the whole run (every collective of every iteration).
-  uint64_t total_packets() const { return packets_per_iteration_ * iterations_; }
+  uint64_t total_packets() const { return layout_.total_units(); }
   /// The first collective's elements (the only one without a schedule).
-  uint64_t elements() const { return elements_[0]; }
-  /// The collective (counting every collective of every iteration) packet g belongs to.
-  uint32_t CollectiveOf(uint64_t g) const;
-  /// Packet g's first element within its collective.
-  uint64_t FirstElementOf(uint64_t g) const;
-  /// Collective c's packets: [FirstPacketOf(c), FirstPacketOf(c) + PacketsOf(c)).
-  uint64_t FirstPacketOf(uint32_t c) const;
-  uint64_t PacketsOf(uint32_t c) const;
-  uint64_t ElementsOf(uint32_t c) const { return elements_[c % elements_.size()]; }
+  uint64_t elements() const { return layout_.elements()[0]; }
   uint32_t collectives() const { return static_cast<uint32_t>(records_.size()); }
   /// With workload.schedule: every rank's iteration starts (iterations.csv), as job `job` of the table.
   std::vector<IterationStart> IterationStarts(uint32_t job) const;
@@ -291,10 +286,7 @@ class PanamaJob {
   PanamaSpec spec_;
   std::vector<uint32_t> hosts_;
   std::vector<TensorData> data_;  ///< per iteration
-  std::vector<uint64_t> elements_;      ///< per collective of an iteration
-  std::vector<uint64_t> first_packet_;  ///< per collective of an iteration, then packets_per_iteration_
-  uint64_t packets_per_iteration_ = 0;
-  uint32_t iterations_ = 0;
+  CollectiveLayout layout_;
   bool scheduled_ = false;
   std::optional<IterationSchedule> schedule_;
   std::vector<topo::AggregationTree> trees_;

@@ -107,7 +107,7 @@ json PanamaJob::Details(const Scenario& s) const {
   return {{"dtype", "float32"},
           {"elements", elements()},  // with a schedule: the first collective's
           {"elements_per_packet", k},
-          {"packets_per_iteration", packets_per_iteration_},
+          {"packets_per_iteration", packets_per_iteration()},
           {"trees", trees_.size()},
           {"tree_roots", roots},
           {"congestion_control", spec_.congestion_control},

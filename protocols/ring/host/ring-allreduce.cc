@@ -105,7 +105,6 @@ RingAllreduce::RingAllreduce(const NodeContainer& hosts, const std::vector<Ipv4A
 RingAllreduce::~RingAllreduce() = default;
 
 void RingAllreduce::Start(uint64_t at_ps) {
-  coll_.hosts = host_ids;
   Simulator::Schedule(PicoSeconds(at_ps), &RankCollectives::Start, &coll_);
 }
 
@@ -129,7 +128,7 @@ uint32_t RingAllreduce::AddCollectives(CollectiveTable& table, double host_rate_
   const uint32_t n = plan().ranks();
   const std::vector<CollectiveRecord>& records = coll_.records();
   const uint32_t j = table.AddJob(n, records.size());
-  table.SetJobHosts(j, host_ids);
+  table.SetJobHosts(j, coll_.hosts);
   for (uint32_t c = 0; c < records.size(); ++c) {
     const CollectiveRecord& rec = records[c];
     if (!rec.finished()) {

@@ -93,7 +93,7 @@ class RingAllreduce {
 
   void Start(uint64_t at_ps);
   /// The hosts' ids by rank (set by the maker): hosts.csv's host column.
-  std::vector<uint32_t> host_ids;
+  void SetHosts(std::vector<uint32_t> hosts) { coll_.hosts = std::move(hosts); }
   bool done() const { return coll_.done(); }
   const std::vector<CollectiveRecord>& records() const { return coll_.records(); }
   /// The analytic bound 2(n-1)/n * S / B of the first collective at `host_rate_gbps`, in seconds.

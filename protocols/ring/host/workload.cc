@@ -37,7 +37,7 @@ std::unique_ptr<RingAllreduce> MakeRing(const Scenario& s, Fabric& fabric, const
                                                 s.workload.dtype, s.workload.data, seed, RingConfigOf(s),
                                                 s.workload.iterations, s.workload.compute_gap_ps,
                                                 static_cast<uint16_t>(s.links.mtu_bytes), s.workload.schedule);
-    ring->host_ids = hosts;
+    ring->SetHosts(hosts);
     return ring;
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(fmt::format("workload: {}", e.what()));
