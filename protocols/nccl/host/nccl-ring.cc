@@ -61,6 +61,17 @@ uint32_t NcclPlan::Take(const TensorData& data, uint32_t rank, uint32_t t, uint6
   return v;
 }
 
+NcclPlan::Op NcclPlan::OpAt(size_t op) const {
+  const size_t k = kSlicesPerChunk, ops_per_loop = (2 * size_t{n} - 1) * k;
+  const size_t loop = op / ops_per_loop, u = op % ops_per_loop / k, s = op % k;
+  Op o;
+  o.recv = u >= 1;
+  o.send = u + 2 <= 2 * size_t{n} - 1;
+  o.sent_message = loop * MessagesPerLoop() + u * k + s;
+  o.received_message = o.recv ? o.sent_message - k : 0;
+  return o;
+}
+
 std::pair<uint64_t, uint64_t> NcclPlan::Range(uint32_t r, uint32_t c, size_t m, bool received) const {
   const NcclSlice& x = streams[c][m];
   const uint32_t sender = received ? (r + n - 1) % n : r;
@@ -94,7 +105,8 @@ void NcclRank::Setup(NcclRing* owner, uint32_t rank) {
     auto ch = std::make_unique<Channel>();
     ch->to_next.Setup(rc, nic, static_cast<uint16_t>(kSourcePortBase + 2 * c), NcclRing::QpnToNext(rank, c),
                       HostIpv4(owner->host(next)), NcclRing::QpnFromPrev(next, c),
-                      [this, c](std::vector<uint8_t>&& m) { OnGrant(c, std::move(m)); }, [this] { owner_->QpFailed(); });
+                      [this, c](std::vector<uint8_t>&& m) { OnGrant(c, std::move(m)); }, [this] { owner_->QpFailed(); },
+                      [this, c](uint32_t messages) { OnAcknowledged(c, messages); });
     ch->from_prev.Setup(rc, nic, static_cast<uint16_t>(kSourcePortBase + 2 * c + 1), NcclRing::QpnFromPrev(rank, c),
                         HostIpv4(owner->host(prev)), NcclRing::QpnToNext(prev, c),
                         [this, c](std::vector<uint8_t>&& m) { OnSlice(c, std::move(m)); }, [this] { owner_->QpFailed(); });
@@ -132,11 +144,15 @@ void NcclRank::BeginIteration(uint32_t iteration) {
   const NcclPlan& plan = owner_->plan();
   for (uint32_t c = 0; c < channels_.size(); ++c) {
     Channel& ch = *channels_[c];
-    ch.sent = ch.granted = ch.received = 0;
-    ch.ready.assign(plan.streams[c].size(), {});
+    // Every rank's last collective is whole at every rank, so nothing of it
+    // waits here; its last slices may still be unacknowledged (send_slots).
+    ch.op = ch.sent = ch.granted = ch.received = 0;
+    ch.outbox.clear();
+    ch.inbox.clear();
     // The receive proxy posts its first `slots` receives at once (net.cc:345-348).
     for (size_t m = 0; m < std::min<size_t>(owner_->spec().slots, plan.streams[c].size()); ++m) Grant(c, m);
   }
+  for (uint32_t c = 0; c < channels_.size(); ++c) Advance(c);
 }
 
 // A clear-to-send for message m, back to the previous rank on the same queue pair.
@@ -154,64 +170,100 @@ void NcclRank::OnGrant(uint32_t c, std::vector<uint8_t>&& msg) {
   TrySend(c);
 }
 
-// Slice m leaves once the next rank granted it a slot and its data is here:
-// this rank's own for step 0, the previous step's slice (reduced or copied) after.
-void NcclRank::TrySend(uint32_t c) {
-  const NcclPlan& plan = owner_->plan();
+// The next rank's NIC acknowledged slices: their send slots are free (net.cc:307-315).
+void NcclRank::OnAcknowledged(uint32_t c, uint32_t messages) {
   Channel& ch = *channels_[c];
-  const auto& stream = plan.streams[c];
-  // (Not gated on this rank's result: its last slices may still be owed to
-  // the next rank after everything has come in from the previous one.)
-  while (ch.sent < stream.size() && ch.sent < ch.granted) {
-    const size_t m = ch.sent;
-    const bool own = stream[m].step == 0;
-    if (!own && ch.ready[m].empty() && plan.Range(rank_, c, m, false).second > 0) return;
-    const auto [first, count] = plan.Range(rank_, c, m, false);
-    std::vector<uint8_t> b(kSliceHeader + 4 * count);
-    p4::StoreBe32(b.data(), iteration_);
-    p4::StoreBe32(b.data() + 4, static_cast<uint32_t>(m));
-    if (own) {
-      owner_->data(iteration_).FillBe32(rank_, first, count, b.data() + kSliceHeader);
-    } else {
-      for (uint64_t k = 0; k < count; ++k) p4::StoreBe32(b.data() + kSliceHeader + 4 * k, ch.ready[m][k]);
-      ch.ready[m] = {};
-    }
-    ch.to_next.Post(std::move(b));
-    ++ch.sent;
-  }
+  ch.send_slots -= std::min(ch.send_slots, messages);
+  Advance(c);
 }
 
 void NcclRank::OnSlice(uint32_t c, std::vector<uint8_t>&& msg) {
   const NcclPlan& plan = owner_->plan();
   Channel& ch = *channels_[c];
-  const auto& stream = plan.streams[c];
   const size_t m = ch.received;
-  if (!running_ || m >= stream.size() || msg.size() < kSliceHeader || p4::LoadBe32(msg.data()) != iteration_ ||
-      p4::LoadBe32(msg.data() + 4) != m)
+  if (!running_ || m >= plan.streams[c].size() || msg.size() < kSliceHeader ||
+      p4::LoadBe32(msg.data()) != iteration_ || p4::LoadBe32(msg.data() + 4) != m)
     return;
-  const auto [first, count] = plan.Range(rank_, c, m, true);
-  if (msg.size() != kSliceHeader + 4 * count) return;
-  const uint32_t t = stream[m].step;
-  const TensorData& data = owner_->data(iteration_);
-  std::vector<uint32_t> values(count);
-  for (uint64_t k = 0; k < count; ++k)
-    values[k] = plan.Take(data, rank_, t, first + k, p4::LoadBe32(msg.data() + kSliceHeader + 4 * k), checked_,
-                          mismatches_);
-  if (plan.Forwarded(t)) ch.ready[m + kSlicesPerChunk] = std::move(values);  // (loop, t + 1, s)
+  if (msg.size() != kSliceHeader + 4 * plan.Range(rank_, c, m, true).second) return;
+  msg.erase(msg.begin(), msg.begin() + kSliceHeader);
+  ch.inbox.push_back(std::move(msg));
+  ch.max_held = std::max(ch.max_held, ch.inbox.size() + ch.send_slots);
   ++ch.received;
-  if (m + owner_->spec().slots < stream.size()) Grant(c, m + owner_->spec().slots);
+  Advance(c);
+}
+
+void NcclRank::Advance(uint32_t c) {
+  while (running_ && RunOp(c)) {
+  }
   TrySend(c);
   MaybeDone();
+}
+
+// The GPU's next op on channel c (primitives.h:182-209): it waits for a free
+// send slot (if it sends) and for its slice (if it receives), reduces or
+// copies the slice (NcclPlan::Take checks what completes the result), frees
+// its receive slot and writes the send slot.
+bool NcclRank::RunOp(uint32_t c) {
+  const NcclPlan& plan = owner_->plan();
+  Channel& ch = *channels_[c];
+  if (ch.op >= plan.Ops(c)) return false;
+  const NcclPlan::Op op = plan.OpAt(ch.op);
+  if (op.recv && ch.received <= op.received_message) return false;
+  if (op.send && ch.send_slots >= owner_->spec().slots) return false;
+  const TensorData& data = owner_->data(iteration_);
+  std::vector<uint8_t> out;
+  if (op.send) {
+    const auto [first, count] = plan.Range(rank_, c, op.sent_message, false);
+    out.resize(kSliceHeader + 4 * count);
+    p4::StoreBe32(out.data(), iteration_);
+    p4::StoreBe32(out.data() + 4, static_cast<uint32_t>(op.sent_message));
+    if (!op.recv) data.FillBe32(rank_, first, count, out.data() + kSliceHeader);
+  }
+  if (op.recv) {
+    const auto [first, count] = plan.Range(rank_, c, op.received_message, true);
+    const uint32_t t = plan.streams[c][op.received_message].step;  // the sender's step
+    const std::vector<uint8_t>& in = ch.inbox.front();
+    for (uint64_t e = 0; e < count; ++e) {
+      const uint32_t v = plan.Take(data, rank_, t, first + e, p4::LoadBe32(in.data() + 4 * e), checked_, mismatches_);
+      if (op.send) p4::StoreBe32(out.data() + kSliceHeader + 4 * e, v);
+    }
+    ch.inbox.pop_front();
+    const size_t again = op.received_message + owner_->spec().slots;
+    if (again < plan.streams[c].size()) Grant(c, again);
+  }
+  if (op.send) {
+    ch.outbox.push_back(std::move(out));
+    ++ch.send_slots;
+    ch.max_held = std::max(ch.max_held, ch.inbox.size() + ch.send_slots);
+  }
+  ++ch.op;
+  return true;
+}
+
+// Written slices leave in order as the next rank grants them (net_ib.cc:631-633).
+void NcclRank::TrySend(uint32_t c) {
+  Channel& ch = *channels_[c];
+  while (!ch.outbox.empty() && ch.sent < ch.granted) {
+    ch.to_next.Post(std::move(ch.outbox.front()));
+    ch.outbox.pop_front();
+    ++ch.sent;
+  }
 }
 
 void NcclRank::MaybeDone() {
   const NcclPlan& plan = owner_->plan();
   if (!running_) return;
   for (uint32_t c = 0; c < channels_.size(); ++c)
-    if (channels_[c]->received < plan.streams[c].size()) return;
+    if (channels_[c]->op < plan.Ops(c)) return;
   running_ = false;  // its result is complete (it may still owe the next rank slices)
   NS_LOG_LOGIC("rank " << rank_ << ": iteration " << iteration_ << "'s result complete");
   owner_->RankDone(rank_, iteration_, checked_, mismatches_);
+}
+
+size_t NcclRank::max_slices_held() const {
+  size_t held = 0;
+  for (const auto& ch : channels_) held = std::max(held, ch->max_held);
+  return held;
 }
 
 RcCounters NcclRank::counters() const {
@@ -302,6 +354,12 @@ void NcclRing::Start(uint64_t at_ps) {
   });
 }
 
+size_t NcclRing::max_slices_held() const {
+  size_t held = 0;
+  for (const auto& r : ranks_) held = std::max(held, r->max_slices_held());
+  return held;
+}
+
 RcCounters NcclRing::counters() const {
   RcCounters q;
   for (const auto& r : ranks_) q += r->counters();
@@ -340,7 +398,8 @@ void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
               {"go_backs", q.go_backs},
               {"ack_timeouts", q.timeouts},
               {"dropped_out_of_order", q.dropped_out_of_order},
-              {"qp_failures", qp_failures_}});
+              {"qp_failures", qp_failures_},
+              {"max_slices_held", max_slices_held()}});
     transport = fmt::format("  RoCE: {} packets, {} retransmitted, {} NAKs, {} ACK timeouts, {} queue pairs failed\n",
                             q.packets_sent, q.retransmitted, q.naks_sent, q.timeouts, qp_failures_);
   }

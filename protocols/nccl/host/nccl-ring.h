@@ -11,10 +11,15 @@
 //     sends chunk (r - t) mod n, received chunks are reduced (the first n-1
 //     steps) or copied and sent on at the next step;
 //   - each chunk goes as 2 slices (SLICESPERCHUNK), each slice one RDMA
-//     message; slice s of step t leaves once slice s of step t-1 arrived and
-//     the receiver has granted a slot (its clear-to-send, an RDMA write back
-//     on the same queue pair: net_ib.cc:289-295); at most `slots` slices in
-//     flight per connection (NCCL_STEPS / SLICESTEPS = 4);
+//     message; per channel the GPU runs its ops in order, each waiting for
+//     its slice from the previous rank and for a free send slot
+//     (primitives.h:182-209);
+//   - a send slot holds a slice from the moment the GPU writes it until the
+//     next rank's NIC acknowledges it (net.cc:238, :307-315); it leaves once
+//     the receiver granted it (its clear-to-send, an RDMA write back on the
+//     same queue pair: net_ib.cc:289-295, :631-633); a receiver grants a
+//     slot again once the GPU has consumed its slice (net.cc:345-348):
+//     `slots` each way (NCCL_STEPS / SLICESTEPS = 4);
 //   - the queue pairs are RcQp: go-back-N on a sequence error, the local ACK
 //     timeout on a tail loss, failure after 7 expiries.
 // Reductions cost no time (an ideal GPU); every element every rank ends with
@@ -29,6 +34,7 @@
 #include "ns3/application.h"
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -58,11 +64,22 @@ struct NcclPlan {
   /// (t >= n-2). The value this rank keeps and, before the last step, sends on.
   uint32_t Take(const TensorData& data, uint32_t rank, uint32_t t, uint64_t element, uint32_t v, uint64_t& checked,
                 uint64_t& mismatches) const;
-  /// Whether a slice received from step t is sent on at step t+1.
-  bool Forwarded(uint32_t t) const { return t + 1 < 2 * (n - 1); }
+  /// One of the GPU's ops on a channel (all_reduce.h:43-82): a loop has
+  /// 2n-1 steps of kSlicesPerChunk slices each; step u >= 1 takes the
+  /// previous rank's step u-1 slice (`recv`), step u <= 2n-3 sends (`send`).
+  struct Op {
+    bool recv = false, send = false;
+    size_t sent_message = 0;      ///< the stream index this op sends (if `send`)
+    size_t received_message = 0;  ///< the stream index it takes (if `recv`)
+  };
+  /// The ops of channel c, in the order the GPU runs them.
+  size_t Ops(uint32_t c) const { return streams[c].size() / MessagesPerLoop() * (2 * size_t{n} - 1) * kSlicesPerChunk; }
+  Op OpAt(size_t op) const;
   uint32_t n = 0, channels = 0;
   uint64_t elements = 0;
   std::vector<std::vector<NcclSlice>> streams;  ///< [channel][message]
+  /// A loop's messages on one channel: 2(n-1) sending steps of kSlicesPerChunk.
+  size_t MessagesPerLoop() const { return 2 * (size_t{n} - 1) * kSlicesPerChunk; }
   /// Elements [first, first + count) of rank r's message m on channel c
   /// (count 0: an empty slice, sent all the same).
   std::pair<uint64_t, uint64_t> Range(uint32_t r, uint32_t c, size_t m, bool received) const;
@@ -76,23 +93,41 @@ class NcclRank : public ns3::Application {
   /// A RoCE packet for one of this rank's queue pairs.
   void Deliver(const uint8_t* p, uint32_t len);
   RcCounters counters() const;
+  /// The most slices one of its channels held at once (receive + send
+  /// slots, the latter until acknowledged): at most 2 x `slots`.
+  size_t max_slices_held() const;
 
  protected:
   void DoDispose() override;
 
  private:
+  // Per channel, the GPU walks the plan's ops in order (NcclPlan::OpAt). An
+  // op that sends needs a free send slot: a slice holds one from the moment
+  // the GPU writes it until the next rank's NIC acknowledges it (net.cc:238,
+  // :307-315). An op that receives needs its slice arrived; consuming it
+  // frees its receive slot, which the receive proxy posts again with a
+  // clear-to-send for `slots` messages later (net.cc:345-348).
   struct Channel {
     RcQp to_next, from_prev;
-    size_t sent = 0;       ///< messages handed to to_next
-    size_t granted = 0;    ///< slots the next rank granted (clear-to-send)
-    size_t received = 0;   ///< messages from prev processed
-    std::vector<std::vector<uint32_t>> ready;  ///< [message]: data for the next step's send
+    size_t op = 0;           ///< the GPU's next op of this collective
+    size_t granted = 0;      ///< messages the next rank has granted (clear-to-send)
+    size_t sent = 0;         ///< messages handed to to_next
+    size_t received = 0;     ///< messages arrived from prev
+    uint32_t send_slots = 0; ///< slices written by the GPU and not yet acknowledged (across collectives)
+    std::deque<std::vector<uint8_t>> outbox;  ///< written slices waiting for a grant, in order
+    std::deque<std::vector<uint8_t>> inbox;   ///< arrived slices (payload) the GPU has not consumed, in order
+    size_t max_held = 0;     ///< the most slices in receive and send slots at once
   };
   void StartApplication() override {}
   void StopApplication() override;
   void OnSlice(uint32_t c, std::vector<uint8_t>&& msg);
   void OnGrant(uint32_t c, std::vector<uint8_t>&& msg);
+  void OnAcknowledged(uint32_t c, uint32_t messages);
   void Grant(uint32_t c, size_t message);
+  /// The GPU: runs channel c's ops while each has its slice and a send slot.
+  void Advance(uint32_t c);
+  bool RunOp(uint32_t c);
+  /// The send proxy: written slices the next rank has granted, to the QP.
   void TrySend(uint32_t c);
   void MaybeDone();
 
@@ -140,6 +175,7 @@ class NcclRing {
   NcclTcpCounters tcp_counters() const;
   /// Every queue pair's counters, summed.
   RcCounters counters() const;
+  size_t max_slices_held() const;
   const std::vector<CollectiveRecord>& records() const { return coll_.records(); }
 
  private:

@@ -40,13 +40,6 @@ void StoreLe32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-/// One loop of a channel: 2(n-1) sending steps of kSlicesPerChunk slices
-/// (the stream's messages), and the GPU's 2n-1 steps of as many (its ops).
-struct LoopShape {
-  static constexpr size_t kSlices = NcclPlan::kSlicesPerChunk;
-  size_t messages, ops;
-  explicit LoopShape(uint32_t n) : messages(2 * (n - 1) * kSlices), ops((2 * n - 1) * kSlices) {}
-};
 }  // namespace
 
 // Registered at load time, so `inasim trace-sources` lists it before any run.
@@ -179,14 +172,10 @@ void NcclTcpRank::Advance(uint32_t c) {
 bool NcclTcpRank::RunOp(uint32_t c) {
   const NcclPlan& plan = owner_->plan();
   Channel& ch = *channels_[c];
-  const uint32_t n = plan.n;
-  const LoopShape shape(n);
-  const size_t loops = plan.streams[c].size() / shape.messages;
-  if (ch.op >= loops * shape.ops) return false;
-  const size_t k = LoopShape::kSlices;
-  const size_t loop = ch.op / shape.ops, u = ch.op % shape.ops / k, s = ch.op % k;
-  const bool recv = u >= 1, send = u + 2 <= 2 * size_t{n} - 1;
-  const size_t si = loop * shape.messages + u * k + s, ri = recv ? si - k : 0;
+  if (ch.op >= plan.Ops(c)) return false;
+  const NcclPlan::Op op = plan.OpAt(ch.op);
+  const bool recv = op.recv, send = op.send;
+  const size_t si = op.sent_message, ri = op.received_message;
   if (recv && ch.received <= ri) return false;
   if (send && ch.posted - ch.written >= owner_->spec().slots) return false;
   const TensorData& data = owner_->data(iteration_);
@@ -199,7 +188,7 @@ bool NcclTcpRank::RunOp(uint32_t c) {
   } else {
     const auto [first, count] = plan.Range(rank_, c, ri, true);
     std::vector<uint8_t>& in = ch.got[ri];
-    const uint32_t t = static_cast<uint32_t>(u - 1);  // the sender's step
+    const uint32_t t = plan.streams[c][ri].step;  // the sender's step
     const bool whole = in.size() == 4 * count;  // TCP delivers it whole; counted wrong if not
     if (!whole) mismatches_ += count;
     if (send) out.resize(kSizeBytes + 4 * count);
@@ -269,9 +258,8 @@ void NcclTcpRank::Read(uint32_t c) {
 void NcclTcpRank::MaybeDone() {
   if (!running_) return;
   const NcclPlan& plan = owner_->plan();
-  const LoopShape shape(plan.n);
   for (uint32_t c = 0; c < channels_.size(); ++c)
-    if (channels_[c]->op < plan.streams[c].size() / shape.messages * shape.ops) return;
+    if (channels_[c]->op < plan.Ops(c)) return;
   running_ = false;  // its result is complete (its last slices may still be on their way)
   owner_->RankDone(rank_, iteration_, checked_, mismatches_);
 }

@@ -19,13 +19,15 @@ constexpr uint8_t kAckSyndrome = 0x00, kNakSequence = 0x60;
 }  // namespace
 
 void RcQp::Setup(const RcConfig& config, InaNetDevice& nic, uint16_t source_port, uint32_t qpn, uint32_t peer_ip,
-                 uint32_t peer_qpn, OnMessage on_message, std::function<void()> on_fail) {
+                 uint32_t peer_qpn, OnMessage on_message, std::function<void()> on_fail,
+                 OnAcknowledged on_acknowledged) {
   config_ = config;
   qpn_ = qpn;
   peer_ip_ = peer_ip;
   peer_qpn_ = peer_qpn;
   on_message_ = std::move(on_message);
   on_fail_ = std::move(on_fail);
+  on_acknowledged_ = std::move(on_acknowledged);
   // Sends only: the responder side's packets come to port 4791 (Deliver).
   endpoint_.Open(nic, source_port, [](const uint8_t*, uint32_t, const DatagramInfo&) {});
   nic_queued_ = nic.TrackSourcePort(p4::kIpProtoUdp, source_port, config_.nic_queue_bytes, config_.nic_queue_bytes / 2,
@@ -106,23 +108,35 @@ void RcQp::Deliver(const uint8_t* p, uint32_t len) {
 }
 
 // Cumulative: every PSN up to `psn` arrived.
-void RcQp::OnAck(uint32_t psn) {
-  if (psn + 1 <= una_) return;
+void RcQp::OnAck(uint32_t psn) { Completed(Acknowledge(psn)); }
+
+// Returns how many messages this ACK completed.
+uint32_t RcQp::Acknowledge(uint32_t psn) {
+  if (psn + 1 <= una_) return 0;
   una_ = std::min(psn + 1, end_psn_);
   retries_ = 0;
-  while (!out_.empty() && out_.front().first_psn + out_.front().packets <= una_) out_.pop_front();
+  uint32_t whole = 0;
+  for (; !out_.empty() && out_.front().first_psn + out_.front().packets <= una_; ++whole) out_.pop_front();
   timer_.Cancel();
   ArmTimer();
+  return whole;
+}
+
+// Told last, once this QP's state is settled: the owner may post more.
+void RcQp::Completed(uint32_t messages) {
+  if (messages > 0 && on_acknowledged_) on_acknowledged_(messages);
 }
 
 // Sequence error: the responder expects `epsn` (and has everything before it).
 void RcQp::OnNak(uint32_t epsn) {
-  if (epsn > 0) OnAck(epsn - 1);
-  if (epsn < una_ || epsn >= end_psn_) return;
-  ++counters_.go_backs;
-  counters_.retransmitted += next_psn_ > epsn ? next_psn_ - epsn : 0;
-  next_psn_ = epsn;
-  Pump();
+  const uint32_t whole = epsn > 0 ? Acknowledge(epsn - 1) : 0;
+  if (epsn >= una_ && epsn < end_psn_) {
+    ++counters_.go_backs;
+    counters_.retransmitted += next_psn_ > epsn ? next_psn_ - epsn : 0;
+    next_psn_ = epsn;
+    Pump();
+  }
+  Completed(whole);
 }
 
 void RcQp::ArmTimer() {

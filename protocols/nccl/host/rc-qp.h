@@ -57,11 +57,15 @@ struct RcCounters {
 class RcQp {
  public:
   using OnMessage = std::function<void(std::vector<uint8_t>&& message)>;
+  /// Messages the peer acknowledged whole, in posting order (the work
+  /// completions a requester polls): how many, since the last call.
+  using OnAcknowledged = std::function<void(uint32_t messages)>;
 
   /// `source_port`: this QP's UDP source port (its own, so the NIC can hold
   /// its frames apart). Messages from the peer come through Deliver().
   void Setup(const RcConfig& config, InaNetDevice& nic, uint16_t source_port, uint32_t qpn, uint32_t peer_ip,
-             uint32_t peer_qpn, OnMessage on_message, std::function<void()> on_fail);
+             uint32_t peer_qpn, OnMessage on_message, std::function<void()> on_fail,
+             OnAcknowledged on_acknowledged = nullptr);
   /// Queues a message: delivered to the peer once, whole and in order.
   void Post(std::vector<uint8_t> message);
   /// A packet for this QP (BTH onwards).
@@ -82,6 +86,8 @@ class RcQp {
   void SendPacket(uint32_t psn);
   void SendAck(uint8_t syndrome, uint32_t psn);
   void OnAck(uint32_t psn);
+  uint32_t Acknowledge(uint32_t psn);
+  void Completed(uint32_t messages);
   void OnNak(uint32_t epsn);
   void OnData(const uint8_t* p, uint32_t len, uint8_t opcode, uint32_t psn);
   void ArmTimer();
@@ -94,6 +100,7 @@ class RcQp {
   const uint32_t* nic_queued_ = nullptr;
   OnMessage on_message_;
   std::function<void()> on_fail_;
+  OnAcknowledged on_acknowledged_;
   // Requester.
   std::deque<Outgoing> out_;
   uint32_t end_psn_ = 0, next_psn_ = 0, una_ = 0;

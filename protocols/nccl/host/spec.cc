@@ -27,7 +27,8 @@ const NcclSection& Section() {
           .U64("buffer_bytes", &NcclSpec::buffer_bytes, 4u << 20, 64, 1ull << 32, "bytes",
                "NCCL_BUFFSIZE (init.cc:399: 4 MiB): a chunk is half of it, a slice (one RDMA message) a quarter.")
           .U32("slots", &NcclSpec::slots, 4, 1, 64, "slices",
-               "Slices in flight per connection (NCCL_STEPS / SLICESTEPS = 8 / 2, net.cc:238, :345-348).")
+               "A connection's receive slots, and its send slots, in slices (NCCL_STEPS / SLICESTEPS = 8 / 2, "
+               "net.cc:238, :345-348). RoCE needs at least 2 (a chunk's slices), or the ring deadlocks.")
           .U32("mtu_payload_bytes", &NcclSpec::mtu_payload_bytes, 1024, 256, 4096, "bytes",
                "RoCE path MTU (1024: the largest below a 1500 B Ethernet MTU).")
           .U32("ack_every", &NcclSpec::ack_every, 16, 1, 1 << 20, "packets",

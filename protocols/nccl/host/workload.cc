@@ -39,6 +39,14 @@ void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<
                                       "beyond 65535", spec.channels - 1, uint32_t{spec.tcp_port} + spec.channels - 1));
     return;
   }
+  // A rank's op that sends step 1 frees a receive slot only once a send slot
+  // is free, and a send slot frees only once the next rank granted (freed a
+  // receive slot): with fewer send slots than a chunk's slices every rank
+  // waits for the next (NCCL's own 8 / 2 = 4 never does).
+  if (spec.slots < NcclPlan::kSlicesPerChunk)
+    throw ScenarioError(fmt::format("workload.nccl.slots: {} over RoCE deadlocks the ring: a chunk's {} slices need "
+                                    "as many send slots while the next rank holds its receive slots",
+                                    spec.slots, NcclPlan::kSlicesPerChunk));
   if (s.links.mtu_bytes < spec.mtu_payload_bytes + 20 + 8 + 12 + 16 + 4)
     throw ScenarioError(fmt::format("workload.nccl.mtu_payload_bytes: {} B of payload and 60 B of IPv4, UDP and "
                                     "RoCE headers exceed links.mtu_bytes {}", spec.mtu_payload_bytes,
@@ -53,10 +61,10 @@ void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<
                                     "space (more channels, fewer iterations or a smaller tensor)", per_qp));
 }
 
-/// Each rank holds the slices it forwards: about two in flight per slot.
+/// Each rank holds at most its receive and its send slots' slices per channel.
 double StateBytes(const Scenario& s, size_t) {
   const NcclSpec& spec = s.workload.spec<NcclSpec>();
-  return static_cast<double>(spec.channels) * spec.slots * (spec.buffer_bytes / 4) * 3.0;
+  return static_cast<double>(spec.channels) * spec.slots * (spec.buffer_bytes / 4) * 2.0;
 }
 
 void AddWarnings(const Scenario& s, const topo::Topology&, std::vector<NamedTimer>&, std::vector<std::string>&) {

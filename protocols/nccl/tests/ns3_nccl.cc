@@ -166,3 +166,45 @@ TEST(NcclTcp, OnePercentLossIsRecoveredByTcp) {
   EXPECT_GT(w["nccl"]["tcp_timeouts"].get<uint64_t>() + w["nccl"]["tcp_fast_recoveries"].get<uint64_t>(), 0u);
   EXPECT_GT(r.json["network"]["drops_loss"].get<uint64_t>(), 0u);
 }
+
+// NCCL's flow control over RoCE (net.cc:238, :307-315, :345-348): a channel
+// holds at most `slots` slices in its receive slots (granted again only once
+// the GPU consumed one) and `slots` in its send slots (freed only once the
+// next rank's NIC acknowledged them). A lost packet stalls a queue pair
+// until its NAK or timeout: behind it the stalled channel fills both.
+TEST(NcclFlowControl, SlotsBoundWhatAChannelHolds) {
+  for (const uint32_t slots : {2u, 4u, 8u})
+    for (const double loss : {0.0, 0.001}) {
+      const RunResult r = RunQuietly(json::parse(fmt::format(
+          R"({{"name":"t","seed":1,"topology":{{"type":"single_rack","hosts":8}},"links":{{"host_rate_gbps":100}},
+          "faults":{{"loss_rate":{}}},
+          "workload":{{"type":"allreduce","protocol":"nccl","bytes":8388608,"dtype":"float32","data":"hashed",
+                       "nccl":{{"slots":{}}}}}}})", loss, slots)));
+      const json& w = r.json["workload"];
+      const std::string what = fmt::format("slots {} loss {}", slots, loss);
+      EXPECT_TRUE(r.correct) << what;
+      EXPECT_EQ(w["elements_checked"].get<uint64_t>(), 8u * 2'097'152) << what;
+      const auto held = w["nccl"]["max_slices_held"].get<uint64_t>();
+      if (loss > 0) {
+        EXPECT_GT(w["nccl"]["packets_retransmitted"].get<uint64_t>(), 0u) << what;
+        EXPECT_EQ(held, 2u * slots) << what;
+      } else {
+        EXPECT_LE(held, 2u * slots) << what;
+        EXPECT_GE(held, 2u) << what;  // a step's slice waits for the previous one's
+      }
+    }
+}
+
+// Fewer send slots than a chunk's 2 slices: every rank's second slice waits
+// for a grant that needs the next rank's send slot. Refused before it hangs.
+TEST(NcclFlowControl, OneSlotOverRoceIsRefused) {
+  try {
+    (void)ParseScenario(json::parse(
+        R"({"name":"t","topology":{"type":"single_rack","hosts":4},"links":{"host_rate_gbps":100},
+            "workload":{"type":"allreduce","protocol":"nccl","bytes":4096,"nccl":{"slots":1}}})"));
+    FAIL() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("workload.nccl.slots: 1 over RoCE deadlocks"), std::string::npos)
+        << e.what();
+  }
+}
