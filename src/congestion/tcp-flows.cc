@@ -141,6 +141,7 @@ void TcpFlowSet::Start(size_t i) {
   HostTxBacklog* nic = config_.small_queue_bytes > 0 && backlog_of_ ? backlog_of_(f.src) : nullptr;
   Ptr<TcpCongestionOps> cc;
   Ptr<TsqTcpSocket> s = CreateSender(node_of_(f.src), cc);
+  s->CountTimeoutsInto(timeouts_.get());
   ConfigureSocket(s);
   s->Bind();
   Address local;

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +55,8 @@ class TcpFlowSet {
   /// Sender sockets' TCP Small Queues throttles and withheld window increases, summed.
   uint64_t tsq_throttles() const;
   uint64_t cwnd_growth_withheld() const;
+  /// Retransmission timeouts of every sender (each one that sent data again).
+  uint64_t retransmission_timeouts() const { return *timeouts_; }
 
   /// Sets the congestion control of every involved node, installs the
   /// listeners and schedules every flow's start.
@@ -92,6 +95,7 @@ class TcpFlowSet {
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;
   std::unordered_map<uint64_t, size_t> pending_;               // (src ip, src port) -> flow, until accepted
   uint64_t completed_ = 0;
+  std::unique_ptr<uint64_t> timeouts_ = std::make_unique<uint64_t>(0);  // stable for the sockets
 };
 
 }  // namespace inasim::congestion

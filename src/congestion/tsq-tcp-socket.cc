@@ -1,5 +1,6 @@
 #include "congestion/tsq-tcp-socket.h"
 
+#include "ns3/rtt-estimator.h"
 #include "ns3/simulator.h"
 #include "ns3/tcp-tx-buffer.h"
 
@@ -63,6 +64,40 @@ void TsqTcpSocket::ReceivedAck(Ptr<Packet> packet, const TcpHeader& header) {
     m_tcb->m_cWndInfl = before;
     ++growth_withheld_;
   }
+}
+
+// ns-3.37's TcpSocketBase::EstimateRtt takes the sample from the echoed
+// timestamp when the option is on, and its timestamps count milliseconds
+// (TcpOptionTS::NowToTsValue): every microsecond RTT comes out 0 and is
+// taken as 1 us, so the RTO is the minimum RTO whatever the queues hold.
+// Linux measures the RTT from the segment's send time in microseconds
+// (tcp_ack_update_rtt's seq_rtt_us, net/ipv4/tcp_input.c) and keeps the
+// timestamp for segments sent again. Here: the send time of the oldest
+// segment this ACK covers, skipped if it was sent again (Karn), as
+// TcpSocketBase does with timestamps off; the timestamps stay on the wire.
+void TsqTcpSocket::EstimateRtt(const TcpHeader& header) {
+  const SequenceNumber32 ack = header.GetAckNumber();
+  Time sample;
+  if (!m_history.empty()) {
+    const RttHistory& h = m_history.front();
+    if (!h.retx && ack >= h.seq + SequenceNumber32(h.count)) sample = Simulator::Now() - h.time;
+  }
+  while (!m_history.empty() && m_history.front().seq + SequenceNumber32(m_history.front().count) <= ack)
+    m_history.pop_front();
+  if (sample.IsZero()) return;
+  m_rtt->Measurement(sample);
+  // RFC 6298 (2.4), as TcpSocketBase::EstimateRtt.
+  m_rto = Max(m_rtt->GetEstimate() + Max(m_clockGranularity, m_rtt->GetVariation() * 4), m_minRto);
+  m_tcb->m_lastRtt = m_rtt->GetEstimate();
+  m_tcb->m_minRtt = std::min(m_tcb->m_lastRtt.Get(), m_tcb->m_minRtt);
+}
+
+// TcpSocketBase::ReTxTimeout spends one of m_dataRetrCount exactly when it
+// sends data again (it returns early when nothing is outstanding).
+void TsqTcpSocket::ReTxTimeout() {
+  const uint32_t left = m_dataRetrCount;
+  TcpSocketBase::ReTxTimeout();
+  if (timeouts_ && m_dataRetrCount < left) ++*timeouts_;
 }
 
 Ptr<TcpSocketBase> TsqTcpSocket::Fork() { return CopyObject<TsqTcpSocket>(this); }

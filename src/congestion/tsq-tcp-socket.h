@@ -39,11 +39,16 @@ class TsqTcpSocket : public ns3::TcpSocketBase {
   uint64_t tsq_throttles() const { return tsq_throttles_; }
   /// ACKs whose window increase was withheld (the flow was not cwnd-limited).
   uint64_t cwnd_growth_withheld() const { return growth_withheld_; }
+  /// Counts each retransmission timeout that sends data again into *counter
+  /// (shared by a set of sockets; it must outlive them).
+  void CountTimeoutsInto(uint64_t* counter) { timeouts_ = counter; }
 
  protected:
   uint32_t AvailableWindow() const override;
   void ReceivedAck(ns3::Ptr<ns3::Packet> packet, const ns3::TcpHeader& header) override;
   ns3::Ptr<ns3::TcpSocketBase> Fork() override;
+  void EstimateRtt(const ns3::TcpHeader& header) override;
+  void ReTxTimeout() override;
 
  private:
   void Wake();
@@ -56,6 +61,7 @@ class TsqTcpSocket : public ns3::TcpSocketBase {
   mutable bool stopped_by_cwnd_ = false;
   mutable uint64_t tsq_throttles_ = 0;
   uint64_t growth_withheld_ = 0;
+  uint64_t* timeouts_ = nullptr;
 };
 
 }  // namespace inasim::congestion

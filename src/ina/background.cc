@@ -236,6 +236,7 @@ void Background::Report(json& r, std::vector<std::string>& csv_names, std::vecto
         {"tcp_small_queue_bytes", b.tcp.small_queue_bytes},
         {"tsq_throttles", flows_ ? flows_->tsq_throttles() : 0},
         {"cwnd_growth_withheld", flows_ ? flows_->cwnd_growth_withheld() : 0},
+        {"retransmission_timeouts", flows_ ? flows_->retransmission_timeouts() : 0},
         {"size_scale", b.size_scale},
         {"only", b.only},
         {"long_flow_bytes", LongFlowBytes(b)},
