@@ -49,10 +49,22 @@ double ComputeFactor(const ScheduleSpec& spec, uint64_t seed, uint32_t rank, uin
 }
 
 IterationSchedule::IterationSchedule(uint32_t ranks, uint64_t compute_ps, uint64_t after_ps,
-                                     std::vector<uint64_t> ready_ps, std::function<double(uint32_t, uint32_t)> factor)
-    : compute_ps_(compute_ps), after_ps_(after_ps), ready_ps_(std::move(ready_ps)), factor_(std::move(factor)),
+                                     std::vector<uint64_t> ready_ps, std::function<double(uint32_t, uint32_t)> factor,
+                                     std::vector<int64_t> after)
+    : compute_ps_(compute_ps),
+      after_ps_(after_ps),
+      ready_ps_(std::move(ready_ps)),
+      after_(std::move(after)),
+      ends_(ranks, std::vector<uint64_t>(ready_ps_.size())),
+      factor_(std::move(factor)),
       starts_(ranks) {
   if (ready_ps_.empty()) throw std::invalid_argument("an iteration needs at least one collective");
+  if (after_.empty()) after_.assign(ready_ps_.size(), kAfterStart);
+  if (after_.size() != ready_ps_.size()) throw std::invalid_argument("IterationSchedule: one `after` per collective");
+  for (size_t c = 0; c < after_.size(); ++c)
+    if (after_[c] < kAfterCompute || after_[c] >= static_cast<int64_t>(c))
+      throw std::invalid_argument("IterationSchedule: collective " + std::to_string(c) +
+                                  " waits for one that is not before it");
 }
 
 IterationSchedule IterationSchedule::Of(const ScheduleSpec& spec, uint32_t ranks, size_t collectives,
@@ -66,7 +78,7 @@ IterationSchedule IterationSchedule::Of(const ScheduleSpec& spec, uint32_t ranks
   std::function<double(uint32_t, uint32_t)> factor;
   if (spec.jitter_cv > 0 || !spec.straggler_ranks.empty())
     factor = [spec, seed](uint32_t rank, uint32_t it) { return ComputeFactor(spec, seed, rank, it); };
-  return IterationSchedule(ranks, spec.compute_ps, spec.after_ps, spec.ready_ps, std::move(factor));
+  return IterationSchedule(ranks, spec.compute_ps, spec.after_ps, spec.ready_ps, std::move(factor), spec.after);
 }
 
 uint64_t IterationSchedule::Scaled(uint64_t ps, uint32_t rank, uint32_t iteration) const {
@@ -86,8 +98,15 @@ uint64_t IterationSchedule::StartOf(uint32_t rank, uint64_t next, uint64_t now) 
     const uint64_t begin =
         it == 0 ? now : std::max(now, starts.back() + Scaled(compute_ps_, rank, iteration - 1)) + after_ps_;
     starts.push_back(begin);
+  } else {
+    ends_[rank][c - 1] = now;
   }
-  return std::max(now, starts.back() + Scaled(ready_ps_[c], rank, iteration));
+  // A slower rank is slower at every compute: its ready times scale too.
+  const int64_t after = after_[c];
+  const uint64_t from = after == kAfterStart     ? starts.back()
+                        : after == kAfterCompute ? starts.back() + Scaled(compute_ps_, rank, iteration)
+                                                 : ends_[rank][static_cast<size_t>(after)];
+  return std::max(now, from + Scaled(ready_ps_[c], rank, iteration));
 }
 
 std::vector<IterationStart> IterationSchedule::Starts(uint32_t job, const std::vector<uint32_t>& hosts) const {

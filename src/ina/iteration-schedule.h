@@ -8,7 +8,11 @@
 // done, and the next starts `after` later (the optimizer step). Without a
 // schedule a protocol's tensors of one iteration run back to back and
 // `workload.compute_gap_us` separates iterations: compute 0, every ready 0,
-// after = the gap. Ranks need not compute alike: `jitter_cv` draws each
+// after = the gap. A collective may instead wait for the rank's compute to
+// end, or for an earlier collective of the iteration to end there, and
+// `ready` after that (`after`: a dependency, e.g. a gradient-norm allreduce
+// once the backward pass is done, or a step that uses a result). Ranks need
+// not compute alike: `jitter_cv` draws each
 // rank's compute per iteration around the mean, and `stragglers` are ranks
 // that always compute `factor` x slower; a rank's ready times stretch with its
 // compute (its backward pass is slower alike). Pure C++ (no ns-3).
@@ -21,13 +25,19 @@
 
 namespace inasim {
 
+/// What a collective's ready time counts from (ScheduleSpec::after): the
+/// iteration's start, the end of the rank's compute, or (>= 0) the end at
+/// the rank of that earlier collective of the iteration.
+constexpr int64_t kAfterStart = -1, kAfterCompute = -2;
+
 /// workload.schedule as parsed.
 struct ScheduleSpec {
   bool given = false;
   uint64_t compute_ps = 0;          ///< per iteration and rank: forward + backward
   uint64_t after_ps = 0;            ///< after the compute and the last collective: the optimizer step
   std::vector<uint64_t> bytes;      ///< per collective, in the order they run
-  std::vector<uint64_t> ready_ps;   ///< per collective, after the iteration's start
+  std::vector<uint64_t> ready_ps;   ///< per collective, after what `after` names
+  std::vector<int64_t> after;       ///< per collective: kAfterStart, kAfterCompute or an earlier index
   /// Each rank's compute per iteration x max(0.1, 1 + jitter_cv z), z ~ N(0, 1)
   /// drawn from (seed, rank, iteration); 0: every rank computes `compute`.
   double jitter_cv = 0;
@@ -57,8 +67,10 @@ class IterationSchedule {
  public:
   /// `ready_ps`: one entry per collective of an iteration; `factor(rank,
   /// iteration)` scales a rank's compute and ready times (default 1).
+  /// `after`: per collective what its ready time counts from (empty: the
+  /// iteration's start for all).
   IterationSchedule(uint32_t ranks, uint64_t compute_ps, uint64_t after_ps, std::vector<uint64_t> ready_ps,
-                    std::function<double(uint32_t, uint32_t)> factor = {});
+                    std::function<double(uint32_t, uint32_t)> factor = {}, std::vector<int64_t> after = {});
   /// The schedule of `spec` (its jitter drawn from `seed`), or (not given)
   /// `collectives` back to back with `gap_ps` between iterations.
   /// std::invalid_argument when a straggler rank is not one of `ranks`.
@@ -79,6 +91,8 @@ class IterationSchedule {
 
   uint64_t compute_ps_, after_ps_;
   std::vector<uint64_t> ready_ps_;
+  std::vector<int64_t> after_;                 ///< per collective (ScheduleSpec::after)
+  std::vector<std::vector<uint64_t>> ends_;    ///< [rank][collective]: its ends in the current iteration
   std::function<double(uint32_t, uint32_t)> factor_;
   std::vector<std::vector<uint64_t>> starts_;  ///< [rank][iteration]
 };

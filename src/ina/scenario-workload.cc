@@ -213,37 +213,56 @@ WorkloadKeys& DeclareTensor(WorkloadKeys& a) {
 
 using ScheduleKeys = spec::Section<ScheduleSpec, ScenarioInput>;
 
-/// One collective of a schedule: `bytes` (a multiple of 4, 4 .. 2^40) and
-/// `ready_us` (0 .. 1e9, default 0). A problem is reported by `fail(field, problem)`.
+/// One collective of a schedule: `bytes` (a multiple of 4, 4 .. 2^40),
+/// `ready_us` (0 .. 1e9, default 0) and `after` ("start", "compute" or the
+/// index of an earlier collective; default "start"). A problem is reported
+/// by `fail(field, problem)`.
 template <typename Fail>
-void AddScheduleCollective(ScheduleSpec& s, const json* bytes, const json* ready, Fail&& fail) {
+void AddScheduleCollective(ScheduleSpec& s, const json* bytes, const json* ready, const json* after, Fail&& fail) {
   if (!bytes || !bytes->is_number_unsigned() || bytes->get<uint64_t>() < 4 || bytes->get<uint64_t>() > (1ull << 40) ||
       bytes->get<uint64_t>() % 4)
     fail("bytes", "is required: a multiple of 4 from 4 to 2^40 (the collective's payload per rank), got " +
                       (bytes ? bytes->dump() : std::string("nothing")));
   if (ready && (!ready->is_number() || ready->get<double>() < 0 || ready->get<double>() > 1e9))
     fail("ready_us", "must be a number of microseconds from 0 to 1e9, got " + ready->dump());
+  int64_t from = kAfterStart;
+  const auto index = static_cast<int64_t>(s.bytes.size());
+  if (after && after->is_string() && after->get<std::string>() == "compute") {
+    from = kAfterCompute;
+  } else if (after && after->is_number_unsigned() && after->get<uint64_t>() < s.bytes.size()) {
+    from = after->get<int64_t>();
+  } else if (after && !(after->is_string() && after->get<std::string>() == "start")) {
+    fail("after", fmt::format("must be \"start\", \"compute\" or the index of an earlier collective {}, got {}",
+                              index == 0 ? std::string("(there is none before the first)")
+                                         : fmt::format("(0..{})", index - 1),
+                              after->dump()));
+  }
   s.bytes.push_back(bytes->get<uint64_t>());
   s.ready_ps.push_back(ready ? static_cast<uint64_t>(std::llround(ready->get<double>() * 1e6)) : 0);
+  s.after.push_back(from);
 }
 
 /// The collectives of a JSON array [{"bytes", "ready_us"}, ...]; `at` prefixes the messages' keys.
 void ReadCollectivesArray(const json& v, ScheduleSpec& s, const std::function<void(std::string, std::string)>& fail) {
   if (!v.is_array() || v.empty() || v.size() > 100'000)
-    fail("", "must be an array of 1 to 100,000 objects {\"bytes\", \"ready_us\"}, got " + v.dump().substr(0, 80));
+    fail("", "must be an array of 1 to 100,000 objects {\"bytes\", \"ready_us\", \"after\"}, got " +
+                 v.dump().substr(0, 80));
   for (size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
     const std::string at = fmt::format("[{}]", i);
-    if (!e.is_object()) fail(at, "must be an object {\"bytes\", \"ready_us\"}, got " + e.dump().substr(0, 80));
+    if (!e.is_object())
+      fail(at, "must be an object {\"bytes\", \"ready_us\", \"after\"}, got " + e.dump().substr(0, 80));
     for (const auto& [key, value] : e.items())
-      if (key != "bytes" && key != "ready_us") fail(at + "." + key, "unknown key (known: bytes, ready_us)");
-    AddScheduleCollective(s, e.contains("bytes") ? &e["bytes"] : nullptr, e.contains("ready_us") ? &e["ready_us"] : nullptr,
+      if (key != "bytes" && key != "ready_us" && key != "after")
+        fail(at + "." + key, "unknown key (known: bytes, ready_us, after)");
+    auto get = [&e](const char* key) { return e.contains(key) ? &e[key] : nullptr; };
+    AddScheduleCollective(s, get("bytes"), get("ready_us"), get("after"),
                           [&](const std::string& field, const std::string& problem) { fail(at + "." + field, problem); });
   }
 }
 
 /// A collective-trace CSV: a header naming `bytes` and optionally
-/// `ready_us` (any order; other columns are refused), then one collective
+/// `ready_us` and `after` (any order; other columns are refused), then one collective
 /// per line; blank lines and lines starting with # are skipped.
 void ReadCollectivesCsv(const std::string& text, const std::string& path, ScheduleSpec& s, Reader& r) {
   std::vector<std::string> columns;
@@ -264,22 +283,28 @@ void ReadCollectivesCsv(const std::string& text, const std::string& path, Schedu
     if (columns.empty()) {
       columns = cells;
       for (const std::string& c : columns)
-        if (c != "bytes" && c != "ready_us") fail(fmt::format("column \"{}\": unknown (known: bytes, ready_us)", c));
+        if (c != "bytes" && c != "ready_us" && c != "after")
+          fail(fmt::format("column \"{}\": unknown (known: bytes, ready_us, after)", c));
       if (std::count(columns.begin(), columns.end(), "bytes") != 1) fail("the header must name the column bytes once");
       continue;
     }
     if (cells.size() != columns.size()) fail(fmt::format("{} fields, the header has {}", cells.size(), columns.size()));
-    json bytes, ready;
+    json bytes, ready, after;
     for (size_t i = 0; i < cells.size(); ++i) {
+      if (columns[i] == "after") {  // start, compute or an index
+        const json index = json::parse(cells[i], nullptr, false);
+        after = !index.is_discarded() && index.is_number() ? index : json(cells[i]);
+        continue;
+      }
       json v = json::parse(cells[i], nullptr, false);
       if (v.is_discarded() || !v.is_number()) fail(fmt::format("{}: \"{}\" is not a number", columns[i], cells[i]));
       (columns[i] == "bytes" ? bytes : ready) = v;
     }
     if (s.bytes.size() == 100'000) fail("more than 100,000 collectives");
-    AddScheduleCollective(s, &bytes, ready.is_null() ? nullptr : &ready,
+    AddScheduleCollective(s, &bytes, ready.is_null() ? nullptr : &ready, after.is_null() ? nullptr : &after,
                           [&](const std::string& field, const std::string& problem) { fail(field + ": " + problem); });
   }
-  if (s.bytes.empty()) fail("no collectives (a header bytes[,ready_us], then one line per collective)");
+  if (s.bytes.empty()) fail("no collectives (a header bytes[,ready_us][,after], then one line per collective)");
 }
 
 /// workload.schedule.file: the collectives from a CSV or JSON file (relative to the scenario).
@@ -355,26 +380,32 @@ const ScheduleKeys& Schedule() {
           .Custom("file",
                   {"string", "", "(none)", "a .csv or .json file",
                    "The collectives from a collective-trace file instead of `collectives` (relative to the "
-                   "scenario): a CSV with a header naming `bytes` and optionally `ready_us`, one collective per "
+                   "scenario): a CSV with a header naming `bytes` and optionally `ready_us` and `after`, one collective per "
                    "line (# comments and blank lines skipped), or a JSON object {\"collectives\": [...]} as below. "
                    "Errors name the file, the line and the field."},
                   [] { return json{{"type", "string"}}; }, ReadScheduleFile)
           .Custom("collectives",
-                  {"array of objects", "", "**required** (or `file`)", "1 .. 100,000 of {`bytes`, `ready_us`}",
+                  {"array of objects", "", "**required** (or `file`)",
+                   "1 .. 100,000 of {`bytes`, `ready_us`, `after`}",
                    "The iteration's collectives (allreduces), run in this order at each rank: each starts when it "
-                   "is ready (`ready_us` after the iteration's start, default 0; a gradient bucket filled during "
-                   "the backward pass) and the one before it has finished there. `bytes`: payload per rank, a "
-                   "multiple of 4."},
+                   "is ready and the one before it has finished there. Ready: `ready_us` (default 0) after what "
+                   "`after` names: `\"start\"` (the default: the iteration's start; a gradient bucket filled "
+                   "during the backward pass), `\"compute\"` (the end of the rank's compute: e.g. a gradient-norm "
+                   "allreduce after the backward pass) or the index of an earlier collective (its end at the rank: "
+                   "a step that uses its result). `bytes`: payload per rank, a multiple of 4."},
                   [] {
+                    const json after = {{"oneOf", json::array({{{"enum", {"start", "compute"}}},
+                                                               {{"type", "integer"}, {"minimum", 0}}})}};
+                    const json properties = {{"bytes", {{"type", "integer"}, {"minimum", 4}, {"multipleOf", 4}}},
+                                             {"ready_us", {{"type", "number"}, {"minimum", 0}}},
+                                             {"after", after}};
                     return json{{"type", "array"},
                                 {"minItems", 1},
                                 {"items",
                                  {{"type", "object"},
                                   {"required", {"bytes"}},
                                   {"additionalProperties", false},
-                                  {"properties",
-                                   {{"bytes", {{"type", "integer"}, {"minimum", 4}, {"multipleOf", 4}}},
-                                    {"ready_us", {{"type", "number"}, {"minimum", 0}}}}}}}};
+                                  {"properties", properties}}}};
                   },
                   ReadScheduleCollectives)
           .Num("jitter_cv", &ScheduleSpec::jitter_cv, 0, 0, 0.5, "",
@@ -396,10 +427,10 @@ const ScheduleKeys& Schedule() {
                   ReadStragglers)
           .Check([](const ScheduleSpec& s, Reader& r) {
             for (size_t i = 0; i < s.ready_ps.size(); ++i)
-              if (s.ready_ps[i] > s.compute_ps)
+              if (s.after[i] == kAfterStart && s.ready_ps[i] > s.compute_ps)
                 r.Fail(fmt::format("collectives[{}].ready_us", i),
                        fmt::format("{} us is after the iteration's compute ({} us): a gradient is ready during "
-                                   "the backward pass, at the latest when it ends",
+                                   "the backward pass, at the latest when it ends (or give `after`: \"compute\")",
                                    s.ready_ps[i] / 1e6, s.compute_ps / 1e6));
           });
   return section;

@@ -37,9 +37,15 @@ PROTOCOLS = {"switchml": (SWITCHML, []),
              "panama": ("scenarios/panama/small-8.json", []),
              "ring": (RING, [])}
 PS = 1e-12
+# Four buckets ready during the backward pass, then one allreduce 100 us
+# after the rank's compute ends (after: "compute") and one 30 us after that
+# one ends at the rank (after: 4); both waits bind (the test checks).
 SCHEDULE = {"compute_us": 400, "after_us": 10,
             "collectives": [{"bytes": 262144, "ready_us": 100}, {"bytes": 262144, "ready_us": 200},
-                            {"bytes": 262144, "ready_us": 300}, {"bytes": 131072, "ready_us": 400}]}
+                            {"bytes": 262144, "ready_us": 300}, {"bytes": 131072, "ready_us": 400},
+                            {"bytes": 4096, "ready_us": 100, "after": "compute"},
+                            {"bytes": 4096, "ready_us": 30, "after": 4}]}
+PER_ITERATION = len(SCHEDULE["collectives"])
 
 
 def run(tmp_path, sets, name="out", scenario=SWITCHML):
@@ -68,17 +74,27 @@ def step(request, tmp_path_factory):
 
 def test_buckets_start_when_ready_and_in_order(step):
     hosts, iters, result = step
-    assert result["correct"] and result["workload"]["collectives_completed"] == 12
+    assert result["correct"] and result["workload"]["collectives_completed"] == 3 * PER_ITERATION
     assert result["workload"]["check"].startswith("values"), "hashed or uniform data: values checked"
-    ready = [ps(c["ready_us"] * 1e-6) for c in SCHEDULE["collectives"]]
+    compute = ps(SCHEDULE["compute_us"] * 1e-6)
     for (rank, it), rows in hosts.groupby(["rank", "iteration"]):
         start = ps(iters[(iters["rank"] == rank) & (iters.iteration == it)].start_s.iloc[0])
         rows = rows.sort_values("collective")
-        previous_end = None
+        ends = []
         for c, row in enumerate(rows.itertuples()):
-            want = start + ready[c] if previous_end is None else max(start + ready[c], previous_end)
+            spec = SCHEDULE["collectives"][c]
+            after = spec.get("after", "start")
+            base = start if after == "start" else start + compute if after == "compute" else ends[after]
+            want = base + ps(spec["ready_us"] * 1e-6)
+            if ends:
+                want = max(want, ends[-1])
             assert ps(row.start_s) == want, (rank, it, c)
-            previous_end = ps(row.end_s)
+            ends.append(ps(row.end_s))
+        # The dependency, not the bucket before, sets the last start (and the
+        # one after the compute, where the buckets ended by then: not on
+        # PANAMA's 10 Gb/s).
+        assert ps(rows.start_s.iloc[5]) == ends[4] + ps(30e-6) > ends[4], (rank, it)
+        assert ps(rows.start_s.iloc[4]) == max(start + compute + ps(100e-6), ends[3]), (rank, it)
 
 
 def test_a_bucket_ends_nowhere_before_every_rank_launched_it(step):
@@ -90,7 +106,7 @@ def test_a_bucket_ends_nowhere_before_every_rank_launched_it(step):
 def test_communication_overlaps_the_backward_pass(step):
     hosts, iters, _ = step
     compute = ps(SCHEDULE["compute_us"] * 1e-6)
-    first = hosts[hosts.collective % 4 == 0]
+    first = hosts[hosts.collective % PER_ITERATION == 0]
     for row in first.itertuples():
         start = ps(iters[(iters["rank"] == row.rank) & (iters.iteration == row.iteration)].start_s.iloc[0])
         assert ps(row.end_s) < start + compute, "bucket 0 finished during the backward pass"
@@ -111,7 +127,7 @@ def test_next_iteration_after_compute_last_bucket_and_optimizer(step):
             comm_end, compute_end = ps(row.comm_end_s), ps(row.compute_end_s)
             assert ps(row.step_s) == max(comm_end, compute_end) - ps(row.start_s)
             assert ps(row.exposed_comm_s) == max(0, comm_end - compute_end)
-            assert row.collectives == 4
+            assert row.collectives == PER_ITERATION
 
 
 def test_without_a_schedule_tensors_run_back_to_back(tmp_path):
@@ -151,6 +167,12 @@ def test_bad_schedules_exit_2(tmp_path, sets, key, words):
     ([{"bytes": 1024, "ready": 1}], "collectives[0].ready"),
     ([], "workload.schedule.collectives"),
     ([{"bytes": 1024, "ready_us": -1}], "collectives[0].ready_us"),
+    ([{"bytes": 1024, "after": 0}], "collectives[0].after: must be \"start\", \"compute\" or the index of an "
+                                    "earlier collective (there is none before the first), got 0"),
+    ([{"bytes": 1024}, {"bytes": 1024, "after": 1}], "collectives[1].after: must be \"start\", \"compute\" or "
+                                                     "the index of an earlier collective (0..0), got 1"),
+    ([{"bytes": 1024}, {"bytes": 1024, "after": "end"}], "collectives[1].after"),
+    ([{"bytes": 1024}, {"bytes": 1024, "after": -1}], "collectives[1].after"),
 ])
 def test_bad_collectives_exit_2(tmp_path, collectives, key):
     p, out = run(tmp_path, ["workload.schedule=" + json.dumps({"compute_us": 100, "collectives": collectives})])
@@ -173,8 +195,9 @@ def test_a_collective_trace_file_is_the_same_schedule(tmp_path):
     """workload.schedule.file: a CSV (or JSON) collective trace runs exactly
     the schedule written inline."""
     csv = tmp_path / "buckets.csv"
-    csv.write_text("# DDP buckets\nready_us,bytes\n" +
-                   "".join(f"{c['ready_us']},{c['bytes']}\n" for c in SCHEDULE["collectives"]) + "\n")
+    csv.write_text("# DDP buckets\nready_us,bytes,after\n" +
+                   "".join(f"{c['ready_us']},{c['bytes']},{c.get('after', 'start')}\n" for c in SCHEDULE["collectives"])
+                   + "\n")
     js = tmp_path / "buckets.json"
     js.write_text(json.dumps({"collectives": SCHEDULE["collectives"]}))
     inline = {k: v for k, v in SCHEDULE.items()}
@@ -196,6 +219,9 @@ def test_a_collective_trace_file_is_the_same_schedule(tmp_path):
     ("ready_us\n5\n", ":1: the header must name the column bytes once"),
     ("# nothing\n", ":1: no collectives"),
     ("bytes,ready_us\n1024,-1\n", ":2: ready_us: must be a number of microseconds"),
+    ("bytes,after\n1024,start\n1024,1\n", ":3: after: must be \"start\", \"compute\" or the index of an earlier "
+                                             "collective (0..0), got 1"),
+    ("bytes,after\n1024,later\n", ":2: after: must be"),
 ])
 def test_bad_trace_files_name_the_line_and_field(tmp_path, text, words):
     f = tmp_path / "t.csv"

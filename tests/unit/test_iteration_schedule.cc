@@ -128,3 +128,37 @@ TEST(IterationSchedule, AStragglerBeyondTheRanksIsRefusedNamingTheKey) {
 }
 
 }  // namespace
+
+namespace {
+
+// `after` (in us): bucket 0 ready 20 after the start; collective 1 ready 10
+// after the rank's compute (100) ends; collective 2 ready 5 after collective
+// 1 ends; collective 3 ready 200 after collective 0 ends. Rank 0's
+// collectives take 10, 5, 5 and 10 us: 0 runs 20-30, 1 waits for the compute
+// (110-115), 2 for 1's end + 5 (120-125), 3 for 0's end + 200 (230-240); the
+// next step starts at max(240, 100) and its bucket 0 at 260.
+TEST(IterationSchedule, ACollectiveWaitsForTheComputeOrAnEarlierCollectivesEnd) {
+  using inasim::kAfterCompute;
+  using inasim::kAfterStart;
+  ScheduleSpec spec;
+  spec.given = true;
+  spec.compute_ps = 100 * kUs;
+  spec.ready_ps = {20 * kUs, 10 * kUs, 5 * kUs, 200 * kUs};
+  spec.after = {kAfterStart, kAfterCompute, 1, 0};
+  spec.straggler_ranks = {1};
+  spec.straggler_factor = 2;
+  IterationSchedule s = IterationSchedule::Of(spec, 2, 4, 0, 1);
+  EXPECT_EQ(s.StartOf(0, 0, 0), 20 * kUs);
+  EXPECT_EQ(s.StartOf(0, 1, 30 * kUs), 110 * kUs);
+  EXPECT_EQ(s.StartOf(0, 2, 115 * kUs), 120 * kUs);
+  EXPECT_EQ(s.StartOf(0, 3, 125 * kUs), 230 * kUs);
+  EXPECT_EQ(s.StartOf(0, 4, 240 * kUs), 260 * kUs);
+  // Rank 1 computes x 2 (200 us), its waits after the compute too: 200 + 20.
+  EXPECT_EQ(s.StartOf(1, 0, 0), 40 * kUs);
+  EXPECT_EQ(s.StartOf(1, 1, 50 * kUs), 220 * kUs);
+  // Only an earlier collective can be waited for.
+  EXPECT_THROW(IterationSchedule(1, 0, 0, {0, 0}, {}, {kAfterStart, 1}), std::invalid_argument);
+  EXPECT_THROW(IterationSchedule(1, 0, 0, {0}, {}, {0}), std::invalid_argument);
+}
+
+}  // namespace
