@@ -30,6 +30,19 @@ std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t 
   return out;
 }
 
+const char* CollectiveKindName(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kReduceScatter: return "reduce_scatter";
+    case CollectiveKind::kAllGather: return "all_gather";
+    default: return "allreduce";
+  }
+}
+
+std::vector<CollectiveKind> CollectiveKinds(const ScheduleSpec& schedule) {
+  if (!schedule.given) return {CollectiveKind::kAllreduce};
+  return schedule.kinds;
+}
+
 uint64_t LargestCollectiveBytes(const ScheduleSpec& schedule, uint64_t bytes) {
   if (!schedule.given) return bytes;
   return *std::max_element(schedule.bytes.begin(), schedule.bytes.end());

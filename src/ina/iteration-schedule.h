@@ -30,6 +30,14 @@ namespace inasim {
 /// the rank of that earlier collective of the iteration.
 constexpr int64_t kAfterStart = -1, kAfterCompute = -2;
 
+/// What a collective of a schedule does with a tensor of `bytes` per rank
+/// (the whole tensor: each rank's input of a reduce-scatter, each rank's
+/// output of an all-gather). Only allreduce runs everywhere; a protocol
+/// lists the others it runs in its protocol.json ("schedule_kinds").
+enum class CollectiveKind : uint8_t { kAllreduce, kReduceScatter, kAllGather };
+/// "allreduce", "reduce_scatter", "all_gather".
+const char* CollectiveKindName(CollectiveKind k);
+
 /// workload.schedule as parsed.
 struct ScheduleSpec {
   bool given = false;
@@ -38,6 +46,7 @@ struct ScheduleSpec {
   std::vector<uint64_t> bytes;      ///< per collective, in the order they run
   std::vector<uint64_t> ready_ps;   ///< per collective, after what `after` names
   std::vector<int64_t> after;       ///< per collective: kAfterStart, kAfterCompute or an earlier index
+  std::vector<CollectiveKind> kinds;  ///< per collective
   /// Each rank's compute per iteration x max(0.1, 1 + jitter_cv z), z ~ N(0, 1)
   /// drawn from (seed, rank, iteration); 0: every rank computes `compute`.
   double jitter_cv = 0;
@@ -48,6 +57,8 @@ struct ScheduleSpec {
 /// The elements of each collective of an iteration: the schedule's sizes, or
 /// (no schedule) one collective of `bytes`.
 std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t bytes);
+/// The kind of each collective of an iteration (no schedule: one allreduce).
+std::vector<CollectiveKind> CollectiveKinds(const ScheduleSpec& schedule);
 /// The largest collective's bytes (what a rank holds at once).
 uint64_t LargestCollectiveBytes(const ScheduleSpec& schedule, uint64_t bytes);
 

@@ -218,7 +218,8 @@ using ScheduleKeys = spec::Section<ScheduleSpec, ScenarioInput>;
 /// index of an earlier collective; default "start"). A problem is reported
 /// by `fail(field, problem)`.
 template <typename Fail>
-void AddScheduleCollective(ScheduleSpec& s, const json* bytes, const json* ready, const json* after, Fail&& fail) {
+void AddScheduleCollective(ScheduleSpec& s, const json* bytes, const json* ready, const json* after, const json* kind,
+                           Fail&& fail) {
   if (!bytes || !bytes->is_number_unsigned() || bytes->get<uint64_t>() < 4 || bytes->get<uint64_t>() > (1ull << 40) ||
       bytes->get<uint64_t>() % 4)
     fail("bytes", "is required: a multiple of 4 from 4 to 2^40 (the collective's payload per rank), got " +
@@ -237,6 +238,15 @@ void AddScheduleCollective(ScheduleSpec& s, const json* bytes, const json* ready
                                          : fmt::format("(0..{})", index - 1),
                               after->dump()));
   }
+  CollectiveKind k = CollectiveKind::kAllreduce;
+  if (kind) {
+    const std::string name = kind->is_string() ? kind->get<std::string>() : "";
+    if (name == "reduce_scatter") k = CollectiveKind::kReduceScatter;
+    else if (name == "all_gather") k = CollectiveKind::kAllGather;
+    else if (name != "allreduce")
+      fail("kind", "must be \"allreduce\", \"reduce_scatter\" or \"all_gather\", got " + kind->dump());
+  }
+  s.kinds.push_back(k);
   s.bytes.push_back(bytes->get<uint64_t>());
   s.ready_ps.push_back(ready ? static_cast<uint64_t>(std::llround(ready->get<double>() * 1e6)) : 0);
   s.after.push_back(from);
@@ -245,24 +255,24 @@ void AddScheduleCollective(ScheduleSpec& s, const json* bytes, const json* ready
 /// The collectives of a JSON array [{"bytes", "ready_us"}, ...]; `at` prefixes the messages' keys.
 void ReadCollectivesArray(const json& v, ScheduleSpec& s, const std::function<void(std::string, std::string)>& fail) {
   if (!v.is_array() || v.empty() || v.size() > 100'000)
-    fail("", "must be an array of 1 to 100,000 objects {\"bytes\", \"ready_us\", \"after\"}, got " +
+    fail("", "must be an array of 1 to 100,000 objects {\"bytes\", \"ready_us\", \"after\", \"kind\"}, got " +
                  v.dump().substr(0, 80));
   for (size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
     const std::string at = fmt::format("[{}]", i);
     if (!e.is_object())
-      fail(at, "must be an object {\"bytes\", \"ready_us\", \"after\"}, got " + e.dump().substr(0, 80));
+      fail(at, "must be an object {\"bytes\", \"ready_us\", \"after\", \"kind\"}, got " + e.dump().substr(0, 80));
     for (const auto& [key, value] : e.items())
-      if (key != "bytes" && key != "ready_us" && key != "after")
-        fail(at + "." + key, "unknown key (known: bytes, ready_us, after)");
+      if (key != "bytes" && key != "ready_us" && key != "after" && key != "kind")
+        fail(at + "." + key, "unknown key (known: bytes, ready_us, after, kind)");
     auto get = [&e](const char* key) { return e.contains(key) ? &e[key] : nullptr; };
-    AddScheduleCollective(s, get("bytes"), get("ready_us"), get("after"),
+    AddScheduleCollective(s, get("bytes"), get("ready_us"), get("after"), get("kind"),
                           [&](const std::string& field, const std::string& problem) { fail(at + "." + field, problem); });
   }
 }
 
 /// A collective-trace CSV: a header naming `bytes` and optionally
-/// `ready_us` and `after` (any order; other columns are refused), then one collective
+/// `ready_us`, `after` and `kind` (any order; other columns are refused), then one collective
 /// per line; blank lines and lines starting with # are skipped.
 void ReadCollectivesCsv(const std::string& text, const std::string& path, ScheduleSpec& s, Reader& r) {
   std::vector<std::string> columns;
@@ -283,14 +293,18 @@ void ReadCollectivesCsv(const std::string& text, const std::string& path, Schedu
     if (columns.empty()) {
       columns = cells;
       for (const std::string& c : columns)
-        if (c != "bytes" && c != "ready_us" && c != "after")
-          fail(fmt::format("column \"{}\": unknown (known: bytes, ready_us, after)", c));
+        if (c != "bytes" && c != "ready_us" && c != "after" && c != "kind")
+          fail(fmt::format("column \"{}\": unknown (known: bytes, ready_us, after, kind)", c));
       if (std::count(columns.begin(), columns.end(), "bytes") != 1) fail("the header must name the column bytes once");
       continue;
     }
     if (cells.size() != columns.size()) fail(fmt::format("{} fields, the header has {}", cells.size(), columns.size()));
-    json bytes, ready, after;
+    json bytes, ready, after, kind;
     for (size_t i = 0; i < cells.size(); ++i) {
+      if (columns[i] == "kind") {
+        kind = cells[i];
+        continue;
+      }
       if (columns[i] == "after") {  // start, compute or an index
         const json index = json::parse(cells[i], nullptr, false);
         after = !index.is_discarded() && index.is_number() ? index : json(cells[i]);
@@ -302,9 +316,10 @@ void ReadCollectivesCsv(const std::string& text, const std::string& path, Schedu
     }
     if (s.bytes.size() == 100'000) fail("more than 100,000 collectives");
     AddScheduleCollective(s, &bytes, ready.is_null() ? nullptr : &ready, after.is_null() ? nullptr : &after,
+                          kind.is_null() ? nullptr : &kind,
                           [&](const std::string& field, const std::string& problem) { fail(field + ": " + problem); });
   }
-  if (s.bytes.empty()) fail("no collectives (a header bytes[,ready_us][,after], then one line per collective)");
+  if (s.bytes.empty()) fail("no collectives (a header bytes[,ready_us][,after][,kind], then one line per collective)");
 }
 
 /// workload.schedule.file: the collectives from a CSV or JSON file (relative to the scenario).
@@ -380,25 +395,29 @@ const ScheduleKeys& Schedule() {
           .Custom("file",
                   {"string", "", "(none)", "a .csv or .json file",
                    "The collectives from a collective-trace file instead of `collectives` (relative to the "
-                   "scenario): a CSV with a header naming `bytes` and optionally `ready_us` and `after`, one collective per "
+                   "scenario): a CSV with a header naming `bytes` and optionally `ready_us`, `after` and `kind`, one collective per "
                    "line (# comments and blank lines skipped), or a JSON object {\"collectives\": [...]} as below. "
                    "Errors name the file, the line and the field."},
                   [] { return json{{"type", "string"}}; }, ReadScheduleFile)
           .Custom("collectives",
                   {"array of objects", "", "**required** (or `file`)",
-                   "1 .. 100,000 of {`bytes`, `ready_us`, `after`}",
+                   "1 .. 100,000 of {`bytes`, `ready_us`, `after`, `kind`}",
                    "The iteration's collectives (allreduces), run in this order at each rank: each starts when it "
                    "is ready and the one before it has finished there. Ready: `ready_us` (default 0) after what "
                    "`after` names: `\"start\"` (the default: the iteration's start; a gradient bucket filled "
                    "during the backward pass), `\"compute\"` (the end of the rank's compute: e.g. a gradient-norm "
                    "allreduce after the backward pass) or the index of an earlier collective (its end at the rank: "
-                   "a step that uses its result). `bytes`: payload per rank, a multiple of 4."},
+                   "a step that uses its result). `bytes`: payload per rank, a multiple of 4 (the whole tensor). "
+                   "`kind`: `\"allreduce\"` (the default), or where the protocol runs them `\"reduce_scatter\"` "
+                   "(each rank ends with its 1/n of the sum) and `\"all_gather\"` (each rank contributes its "
+                   "1/n and ends with every rank's)."},
                   [] {
                     const json after = {{"oneOf", json::array({{{"enum", {"start", "compute"}}},
                                                                {{"type", "integer"}, {"minimum", 0}}})}};
                     const json properties = {{"bytes", {{"type", "integer"}, {"minimum", 4}, {"multipleOf", 4}}},
                                              {"ready_us", {{"type", "number"}, {"minimum", 0}}},
-                                             {"after", after}};
+                                             {"after", after},
+                                             {"kind", {{"enum", {"allreduce", "reduce_scatter", "all_gather"}}}}};
                     return json{{"type", "array"},
                                 {"minItems", 1},
                                 {"items",
@@ -436,6 +455,26 @@ const ScheduleKeys& Schedule() {
   return section;
 }
 
+/// Whether protocol `q` runs collectives of kind `k` in a schedule (every
+/// one runs allreduce; protocol.json "schedule_kinds" lists the others).
+bool RunsKind(const Protocol& q, CollectiveKind k) {
+  if (k == CollectiveKind::kAllreduce) return true;
+  static const json all = ProtocolsJson();
+  for (const json& p : all)
+    if (p.value("name", "") == q.name && p.contains("schedule_kinds"))
+      for (const json& name : p["schedule_kinds"])
+        if (name == CollectiveKindName(k)) return true;
+  return false;
+}
+
+/// The protocols that run kind `k`, quoted.
+std::string KindProtocols(CollectiveKind k) {
+  std::vector<std::string> names;
+  for (const Protocol& q : Protocols())
+    if (q.runs_schedule && RunsKind(q, k)) names.push_back(fmt::format("\"{}\"", q.name));
+  return names.empty() ? "none" : JoinNames(names, " and ");
+}
+
 /// The protocols whose registry entry says they run workload.schedule, quoted.
 std::string ScheduleProtocols() {
   std::vector<std::string> names;
@@ -469,6 +508,12 @@ WorkloadKeys& DeclareSchedule(WorkloadKeys& a) {
         if (s.workload.compute_gap_ps != 0)
           w.Fail("compute_gap_us", "is not used with workload.schedule: give the pause after an iteration as "
                                    "workload.schedule.after_us");
+        const std::vector<CollectiveKind>& kinds = s.workload.schedule.kinds;
+        for (size_t i = 0; i < kinds.size(); ++i)
+          if (!RunsKind(TheProtocol(s), kinds[i]))
+            w.Fail(fmt::format("schedule.collectives[{}].kind", i),
+                   fmt::format("protocol \"{}\" does not run \"{}\" (the protocols that do: {})",
+                               TheProtocol(s).name, CollectiveKindName(kinds[i]), KindProtocols(kinds[i])));
       })
       .U32("jobs", spec::In(&Scenario::workload, &WorkloadSpec::jobs), 1, 1, 256, "",
            "Concurrent allreduces: the selected hosts are dealt into this many groups of equal size (+-1), each "

@@ -333,3 +333,59 @@ def test_compare_relates_training_steps_only_with_a_schedule():
     _, header, body, _ = cr._paired_table(steps, ["ring", "switchml"])
     assert header[3:] == ["training step / ring's", "exposed communication / ring's"]
     assert body[0][3].startswith("0.850 ± ") and body[0][4].startswith("0.500 ± ")
+
+
+def test_ring_runs_reduce_scatter_and_all_gather(tmp_path):
+    """`kind` on the UDP ring: a reduce-scatter (the allreduce's first n-1
+    steps: each rank ends with one chunk's exact sum, E checks in all) and an
+    all-gather (its last n-1: each rank ends with every other rank's chunk,
+    its owner's values, (n-1) E checks), each about half an allreduce's time
+    on the same ring; exact under loss too (retransmitted packets)."""
+    import pandas as pd
+
+    n, size = 8, 1 << 20
+    sched = {"compute_us": 0, "collectives": [{"bytes": size}, {"bytes": size, "kind": "reduce_scatter"},
+                                              {"bytes": size, "kind": "all_gather"}]}
+    for loss in (0, 0.001):
+        p, out = run(tmp_path, ["workload.iterations=2", f"faults.loss_rate={loss}",
+                                "workload.schedule=" + json.dumps(sched)], name=f"loss{loss}", scenario=RING)
+        assert p.returncode == 0, p.stderr
+        result = json.loads((out / "results.json").read_text())
+        assert result["correct"], p.stdout
+        rows = pd.read_csv(out / "collectives.csv")
+        e = size // 4
+        assert list(rows.elements_checked) == [n * e, e, (n - 1) * e] * 2
+        assert (rows.mismatches == 0).all()
+        if loss:
+            assert rows.retransmissions.sum() > 0, "the loss was recovered, not avoided"
+            continue
+        ar, rs, ag = rows.duration_s[:3]
+        assert 0.4 < rs / ar < 0.6 and 0.4 < ag / ar < 0.6, (ar, rs, ag)
+        assert (rows.bound_ratio < 1).all()
+
+
+@pytest.mark.parametrize("scenario,sets,kind,key,words", [
+    (SWITCHML, [], "all_gather", "collectives[1].kind", 'protocol "switchml" does not run "all_gather" '
+                                                         '(the protocols that do: "ring")'),
+    (RING, ["workload.protocol=nccl"], "reduce_scatter", "collectives[1].kind", 'does not run "reduce_scatter"'),
+    (RING, [], "gather", "collectives[1].kind", 'must be "allreduce", "reduce_scatter" or "all_gather", got "gather"'),
+])
+def test_a_kind_the_protocol_does_not_run_exits_2(tmp_path, scenario, sets, kind, key, words):
+    sched = {"compute_us": 0, "collectives": [{"bytes": 4096}, {"bytes": 4096, "kind": kind}]}
+    p, out = run(tmp_path, sets + ["workload.schedule=" + json.dumps(sched)], scenario=scenario)
+    assert p.returncode == 2 and key in p.stderr and words in p.stderr, p.stderr
+    assert not out.exists()
+
+
+def test_a_trace_file_gives_kinds(tmp_path):
+    """The CSV trace's `kind` column runs what the inline `kind` does."""
+    csv = tmp_path / "t.csv"
+    csv.write_text("bytes,kind\n65536,allreduce\n65536,reduce_scatter\n65536,all_gather\n")
+    inline = {"compute_us": 0, "collectives": [{"bytes": 65536}, {"bytes": 65536, "kind": "reduce_scatter"},
+                                               {"bytes": 65536, "kind": "all_gather"}]}
+    texts = []
+    for name, sched in [("csv", {"compute_us": 0, "file": str(csv)}), ("inline", inline)]:
+        p, out = run(tmp_path, ["workload.schedule=" + json.dumps(sched)], name=name, scenario=RING)
+        assert p.returncode == 0, p.stderr
+        texts.append((out / "collectives.csv").read_text())
+    assert texts[0] == texts[1]

@@ -27,14 +27,17 @@ uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds(
 }  // namespace
 
 // ------------------------------------------------------------------ RingPlan
-RingPlan::RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_packet)
-    : n_(ranks), elements_(elements), epp_(elements_per_packet) {
+RingPlan::RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_packet, CollectiveKind kind)
+    : n_(ranks), elements_(elements), epp_(elements_per_packet), kind_(kind) {
   if (ranks < 2) throw std::invalid_argument("ring allreduce needs at least 2 ranks");
   if (elements == 0 || elements_per_packet == 0) throw std::invalid_argument("empty ring allreduce");
   total_ = (elements + epp_ - 1) / epp_;
+  first_ = kind == CollectiveKind::kAllGather ? n_ - 1 : 0;
+  last_ = kind == CollectiveKind::kReduceScatter ? n_ - 1 : 2 * (n_ - 1);
 }
 
-uint32_t RingPlan::chunk_sent(uint32_t r, uint32_t t) const {
+uint32_t RingPlan::chunk_sent(uint32_t r, uint32_t step) const {
+  const uint32_t t = first_ + step;
   if (t < n_ - 1) return (r + n_ - t) % n_;
   const uint32_t u = t - (n_ - 1);
   return (r + 1 + n_ - u) % n_;
@@ -46,7 +49,26 @@ uint64_t RingPlan::CyclicSum(uint32_t lo, uint32_t len) const {
   return (total_ - chunk_first(lo)) + chunk_first(static_cast<uint32_t>(hi - n_));
 }
 
-uint64_t RingPlan::step_base(uint32_t r, uint32_t t) const {
+uint64_t RingPlan::step_base(uint32_t r, uint32_t step) const {
+  return AllreduceBase(r, first_ + step) - AllreduceBase(r, first_);
+}
+
+// After reduce-scatter's last step (n-2) rank r holds the sum of chunk
+// (r + 1) mod n, the chunk it sends first in the all-gather.
+uint32_t RingPlan::Expected(const TensorData& data, uint32_t chunk, uint64_t e) const {
+  if (kind_ != CollectiveKind::kAllGather) return data.Expected(e);
+  return data.Contribution((chunk + n_ - 1) % n_, e);
+}
+
+uint64_t RingPlan::checks() const {
+  switch (kind_) {
+    case CollectiveKind::kReduceScatter: return elements_;
+    case CollectiveKind::kAllGather: return (uint64_t{n_} - 1) * elements_;
+    default: return uint64_t{n_} * elements_;
+  }
+}
+
+uint64_t RingPlan::AllreduceBase(uint32_t r, uint32_t t) const {
   // Steps 0..t-1 of reduce-scatter send chunks r, r-1, ..., r-t+1: a cyclic
   // range, so the packet count telescopes to two chunk_first() lookups.
   if (t <= n_ - 1) return t == 0 ? 0 : CyclicSum((r + 1 + n_ - t) % n_, t);
@@ -81,8 +103,9 @@ RingAllreduce::RingAllreduce(const NodeContainer& hosts, const std::vector<Ipv4A
   const uint32_t n = hosts.GetN();
   const uint32_t epp = config.elements_per_packet ? config.elements_per_packet
                                                   : (mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
-  for (uint64_t e : elements) {
-    plans_.emplace_back(n, e, epp);
+  const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
+  for (size_t i = 0; i < elements.size(); ++i) {
+    plans_.emplace_back(n, elements[i], epp, i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce);
     if (plans_.back().stream_packets(0) >= (1ull << 32) - 1)
       throw std::invalid_argument("ring stream longer than 2^32 packets");
   }
@@ -115,8 +138,7 @@ void RingAllreduce::RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint64
 }
 
 double RingAllreduce::AnalyticBound(const RingPlan& plan, double host_rate_gbps) {
-  const uint32_t n = plan.ranks();
-  return 2.0 * (n - 1) / n * static_cast<double>(plan.elements() * 4) * 8.0 / (host_rate_gbps * 1e9);
+  return plan.traffic_factor() * static_cast<double>(plan.elements() * 4) * 8.0 / (host_rate_gbps * 1e9);
 }
 
 std::vector<std::string> RingAllreduce::ExtraColumns() {
@@ -135,17 +157,18 @@ uint32_t RingAllreduce::AddCollectives(CollectiveTable& table, double host_rate_
       table.AddUnfinished(j, rec.elements_checked, rec.mismatches);
       continue;
     }
-    // Every rank ends with every element: n x E checks.
-    CollectiveRow row = CollectiveRow::Of(rec, uint64_t{n} * (rec.bytes / 4));
+    // Every rank ends with every element (n x E checks), or its chunk, or the others' chunks.
+    const RingPlan& plan = plan_of(c);
+    CollectiveRow row = CollectiveRow::Of(rec, plan.checks());
     row.job = j;
     const double bound = AnalyticBound(plan_of(c), host_rate_gbps);
     RowExtras extras;
-    extras.Add("busbw_gbps", row.goodput_gbps() * 2.0 * (n - 1) / n, "{:.6f}")
+    extras.Add("busbw_gbps", row.goodput_gbps() * plan.traffic_factor(), "{:.6f}")
         .Add("bound_s", bound, "{:.12f}")
         .Add("bound_ratio", bound / row.duration_s(), "{:.6f}")
         .Add("retransmissions", retransmissions_[c]);
     table.Add(row, std::move(extras));
-    payload_delivered += 2 * (uint64_t{n} - 1) * rec.bytes;
+    payload_delivered += uint64_t{plan.steps()} * rec.bytes;
   }
   return j;
 }
@@ -351,8 +374,9 @@ void RingRank::OnData(const uint8_t* p, uint32_t len) {
   while (rcv_cum_ < rcv_total_ && received_[rcv_cum_]) ++rcv_cum_;
 
   const TensorData& data = owner_->data(collective_);
-  const bool reduce = step < n - 1;
-  const bool final = step >= n - 2;
+  const uint32_t t = plan_->allreduce_step(step);
+  const bool reduce = t < n - 1;
+  const bool final = t >= n - 2;
   const bool forward = step + 1 < plan_->steps();
   uint32_t* out = nullptr;
   if (forward) {
@@ -366,7 +390,7 @@ void RingRank::OnData(const uint8_t* p, uint32_t len) {
     if (reduce) v = AddElements(data.dtype(), v, data.Contribution(rank_, e0 + k));
     if (final) {
       ++checked_;
-      if (v != data.Expected(e0 + k)) ++mismatches_;
+      if (v != plan_->Expected(data, chunk, e0 + k)) ++mismatches_;
     }
     if (out) out[k] = v;
   }

@@ -1,6 +1,9 @@
 // Host-based ring allreduce over UDP: the bandwidth-optimal baseline
 // (reduce-scatter then allgather, 2(n-1) steps; Patarasuk & Yuan 2009), pipelined
-// at packet granularity as NCCL/Gloo pipeline at slice granularity.
+// at packet granularity as NCCL/Gloo pipeline at slice granularity. In a
+// schedule a collective may also be the reduce-scatter alone (its first n-1
+// steps: each rank ends with the sum of one chunk) or the all-gather alone
+// (its last n-1 steps: each rank starts with its chunk and ends with all).
 //
 // Each rank streams 2(n-1) chunks to its successor. Packet j of step t can leave
 // once packet j of step t-1 arrived from the predecessor (step 0 is the rank's
@@ -49,31 +52,49 @@ struct RingWire {
   static constexpr uint32_t kAckBytes = 16;    // type, 0, iter(2), cum(4), sack(8)
 };
 
-/// Packet layout shared by all ranks of one collective.
+/// Packet layout shared by all ranks of one collective. Steps count from
+/// the collective's first: an allreduce's 2(n-1), a reduce-scatter's n-1
+/// (the allreduce's first), an all-gather's n-1 (its last).
 class RingPlan {
  public:
-  RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_packet);
+  RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_packet,
+           CollectiveKind kind = CollectiveKind::kAllreduce);
   uint32_t ranks() const { return n_; }
   uint64_t elements() const { return elements_; }
   uint32_t epp() const { return epp_; }
   uint64_t total_packets() const { return total_; }
-  uint32_t steps() const { return 2 * (n_ - 1); }
+  CollectiveKind kind() const { return kind_; }
+  uint32_t steps() const { return last_ - first_; }
+  /// Step t as the allreduce's step (0 .. 2n-3): t < n-1 reduce, t >= n-2 complete an element.
+  uint32_t allreduce_step(uint32_t t) const { return first_ + t; }
   uint64_t chunk_first(uint32_t c) const { return c * total_ / n_; }
   uint32_t chunk_packets(uint32_t c) const { return static_cast<uint32_t>(chunk_first(c + 1) - chunk_first(c)); }
   /// Chunk rank r sends at step t.
   uint32_t chunk_sent(uint32_t r, uint32_t t) const;
   /// First sequence number of step t in rank r's outgoing stream.
   uint64_t step_base(uint32_t r, uint32_t t) const;
+  /// What element e of `chunk` must be once complete: the sum, or (all-gather)
+  /// the contribution of the rank that owns the chunk.
+  uint32_t Expected(const TensorData& data, uint32_t chunk, uint64_t e) const;
+  /// Elements every rank together checks: n x E (allreduce), E (reduce-scatter), (n-1) x E (all-gather).
+  uint64_t checks() const;
+  /// Bytes each rank sends, as a factor of the tensor: 2(n-1)/n or (n-1)/n.
+  double traffic_factor() const { return static_cast<double>(steps()) / n_; }
+  /// The analytic bound's formula: "2(n-1)/n * S / B" or "(n-1)/n * S / B".
+  const char* bound_formula() const { return steps() == 2 * (n_ - 1) ? "2(n-1)/n * S / B" : "(n-1)/n * S / B"; }
   uint64_t stream_packets(uint32_t r) const { return step_base(r, steps()); }
   /// Elements carried by global packet g: [g*epp, end).
   uint32_t packet_elements(uint64_t g) const;
 
  private:
   uint64_t CyclicSum(uint32_t lo, uint32_t len) const;
+  uint64_t AllreduceBase(uint32_t r, uint32_t t) const;
   uint32_t n_;
   uint64_t elements_;
   uint32_t epp_;
   uint64_t total_;
+  CollectiveKind kind_;
+  uint32_t first_ = 0, last_ = 0;  ///< the allreduce's steps this collective runs
 };
 
 class RingRank;

@@ -70,7 +70,7 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
   CollectiveTable table(RingAllreduce::ExtraColumns());
   json ring = {{"elements", rings[0]->plan().elements()},
                {"elements_per_packet", rings[0]->plan().epp()},
-               {"analytic_bound_formula", "2(n-1)/n * S / B"}};
+               {"analytic_bound_formula", rings[0]->plan().bound_formula()}};
   const bool scheduled = s.workload.schedule.given;
   uint64_t iterations_done = rings[0]->records().size();
   for (uint32_t j = 0; j < rings.size(); ++j) {
@@ -104,15 +104,19 @@ void ReportRings(const std::vector<std::unique_ptr<RingAllreduce>>& rings, const
   const double framing_bound = out.workload["ring"]["framing_bound_s"].get<double>();
   if (iterations_done)
     out.summary += fmt::format("ring allreduce of {} ({}, {}) over {} hosts at {} Gb/s: {} per collective "
-                               "(x{} iterations)\n  analytic bound 2(n-1)/n*S/B = {} ({:.1f} % of it reached); "
+                               "(x{} iterations)\n  analytic bound {} = {} ({:.1f} % of it reached); "
                                "with framing {} ({:.1f} %)\n",
                                HumanBytes(rings[0]->plan().elements() * 4),
                                s.workload.dtype == DType::kInt32 ? "int32" : "float32",
                                s.workload.data == DataPattern::kHashed ? "hashed data" : "all ones", n,
-                               s.links.host_rate_gbps, HumanTime(mean), iterations_done, HumanTime(bound),
+                               s.links.host_rate_gbps, HumanTime(mean), iterations_done,
+                               rings[0]->plan().bound_formula(), HumanTime(bound),
                                100.0 * bound / mean, HumanTime(framing_bound), 100.0 * framing_bound / mean);
-  out.summary += fmt::format("  result: {} - {} elements checked against the exact sum, {} mismatches{}\n",
-                             VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches(),
+  const std::vector<CollectiveKind> kinds = CollectiveKinds(s.workload.schedule);
+  const bool gathers = std::count(kinds.begin(), kinds.end(), CollectiveKind::kAllGather) > 0;
+  out.summary += fmt::format("  result: {} - {} elements checked against the exact sum{}, {} mismatches{}\n",
+                             VerdictWord(out.correct, s.workload.data), table.elements_checked(),
+                             gathers ? " (an all-gather's: each chunk's owner's values)" : "", table.mismatches(),
                              finished ? "" : fmt::format(" (only {} of {} iterations finished by the time limit)",
                                                          iterations_done, s.workload.iterations));
 }

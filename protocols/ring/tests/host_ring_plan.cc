@@ -162,3 +162,54 @@ TEST(TensorData, OnesAndInt32Wraparound) {
   EXPECT_EQ(i.Expected(0), 5u);
   EXPECT_EQ(AddElements(DType::kInt32, 0x7fffffffu, 1u), 0x80000000u);  // INT32_MAX + 1 wraps
 }
+
+// A reduce-scatter is the allreduce's first n-1 steps and an all-gather its
+// last n-1, numbered from their own first step: the same chunks, the same
+// packets, each stream half the allreduce's.
+TEST(RingPlan, ReduceScatterAndAllGatherAreTheAllreducesHalves) {
+  for (uint32_t n : {2u, 3u, 6u, 8u}) {
+    for (uint64_t elements : {5ull, 600ull, 4097ull}) {
+      const RingPlan ar(n, elements, 10);
+      const RingPlan rs(n, elements, 10, CollectiveKind::kReduceScatter);
+      const RingPlan ag(n, elements, 10, CollectiveKind::kAllGather);
+      ASSERT_EQ(rs.steps(), n - 1);
+      ASSERT_EQ(ag.steps(), n - 1);
+      for (uint32_t r = 0; r < n; ++r) {
+        for (uint32_t t = 0; t < n - 1; ++t) {
+          EXPECT_EQ(rs.chunk_sent(r, t), ar.chunk_sent(r, t));
+          EXPECT_EQ(ag.chunk_sent(r, t), ar.chunk_sent(r, n - 1 + t));
+          EXPECT_EQ(rs.allreduce_step(t), t);
+          EXPECT_EQ(ag.allreduce_step(t), n - 1 + t);
+        }
+        for (uint32_t t = 0; t <= n - 1; ++t) {
+          EXPECT_EQ(rs.step_base(r, t), ar.step_base(r, t));
+          EXPECT_EQ(ag.step_base(r, t), ar.step_base(r, n - 1 + t) - ar.step_base(r, n - 1));
+        }
+        EXPECT_EQ(rs.stream_packets(r) + ag.stream_packets(r), ar.stream_packets(r));
+        // The all-gather starts from the chunk the reduce-scatter completed there.
+        EXPECT_EQ(ag.chunk_sent(r, 0), (r + 1) % n);
+      }
+      EXPECT_EQ(ar.checks(), n * elements);
+      EXPECT_EQ(rs.checks(), elements);
+      EXPECT_EQ(ag.checks(), (n - 1) * elements);
+      EXPECT_STREQ(rs.bound_formula(), "(n-1)/n * S / B");
+      EXPECT_STREQ(ar.bound_formula(), "2(n-1)/n * S / B");
+    }
+  }
+}
+
+// What an all-gather's element must end as: chunk c is owned (sent first)
+// by rank c - 1, so its elements are that rank's contribution; the other
+// kinds end with the sum.
+TEST(RingPlan, AnAllGathersElementIsItsOwnersValue) {
+  const uint32_t n = 4;
+  const TensorData data(DType::kInt32, DataPattern::kHashed, 9, n);
+  const RingPlan ag(n, 400, 10, CollectiveKind::kAllGather), rs(n, 400, 10, CollectiveKind::kReduceScatter);
+  for (uint32_t c = 0; c < n; ++c)
+    for (uint64_t e : {uint64_t{0}, uint64_t{57}, uint64_t{399}}) {
+      EXPECT_EQ(ag.Expected(data, c, e), data.Contribution((c + n - 1) % n, e));
+      EXPECT_EQ(rs.Expected(data, c, e), data.Expected(e));
+    }
+  // Hashed contributions differ, so a chunk taken from the wrong rank fails.
+  EXPECT_NE(data.Contribution(0, 57), data.Contribution(1, 57));
+}
