@@ -87,7 +87,7 @@ void TcpFlowSet::Install() {
   // Per node, not Config::SetDefault: other TCP users in the same process keep theirs.
   for (uint32_t h : hosts) node_of_(h)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", TypeIdValue(variant));
   for (uint32_t h : receivers) {
-    Ptr<Socket> listener = Socket::CreateSocket(node_of_(h), TcpSocketFactory::GetTypeId());
+    Ptr<Socket> listener = CreateTcpSocket(node_of_(h));
     ConfigureSocket(listener);
     if (listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), config_.port)) != 0)
       throw std::runtime_error("background TCP: cannot bind the listening port");
@@ -100,10 +100,9 @@ void TcpFlowSet::Install() {
     Simulator::Schedule(PicoSeconds(flows_[i].spec.start_ps), &TcpFlowSet::Start, this, i);
 }
 
-Ptr<TsqTcpSocket> TcpFlowSet::CreateSender(Ptr<Node> node, Ptr<TcpCongestionOps>& cc_out) const {
-  // TcpL4Protocol::CreateSocket() with our socket class: the node's RTT
-  // estimator, congestion control and recovery, registered with its TCP.
-  // Without SetSmallQueue a TsqTcpSocket is TcpSocketBase unchanged.
+Ptr<TsqTcpSocket> CreateTcpSocket(Ptr<Node> node, Ptr<TcpCongestionOps>* cc_out) {
+  // Without SetSmallQueue a TsqTcpSocket is TcpSocketBase with a
+  // microsecond RTT (TsqTcpSocket::EstimateRtt).
   Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
   TypeIdValue rtt, cc, recovery;
   tcp->GetAttribute("RttEstimatorType", rtt);
@@ -116,8 +115,9 @@ Ptr<TsqTcpSocket> TcpFlowSet::CreateSender(Ptr<Node> node, Ptr<TcpCongestionOps>
   factory.SetTypeId(rtt.Get());
   s->SetRtt(factory.Create<RttEstimator>());
   factory.SetTypeId(cc.Get());
-  cc_out = factory.Create<TcpCongestionOps>();
-  s->SetCongestionControlAlgorithm(cc_out);
+  Ptr<TcpCongestionOps> ops = factory.Create<TcpCongestionOps>();
+  s->SetCongestionControlAlgorithm(ops);
+  if (cc_out) *cc_out = ops;
   factory.SetTypeId(recovery.Get());
   s->SetRecoveryAlgorithm(factory.Create<TcpRecoveryOps>());
   tcp->AddSocket(s);
@@ -140,7 +140,7 @@ void TcpFlowSet::Start(size_t i) {
   const FlowSpec& f = flows_[i].spec;
   HostTxBacklog* nic = config_.small_queue_bytes > 0 && backlog_of_ ? backlog_of_(f.src) : nullptr;
   Ptr<TcpCongestionOps> cc;
-  Ptr<TsqTcpSocket> s = CreateSender(node_of_(f.src), cc);
+  Ptr<TsqTcpSocket> s = CreateTcpSocket(node_of_(f.src), &cc);
   s->CountTimeoutsInto(timeouts_.get());
   ConfigureSocket(s);
   s->Bind();

@@ -40,6 +40,13 @@ struct FlowState {
   bool done() const { return received_bytes == spec.bytes; }
 };
 
+/// TcpL4Protocol::CreateSocket() with our socket class (TsqTcpSocket: its
+/// RTT in microseconds, and TSQ once asked): the node's RTT estimator,
+/// congestion control and recovery, registered with its TCP. Every TCP
+/// socket the simulator opens comes from here; `cc` (if given) gets its
+/// congestion control.
+ns3::Ptr<TsqTcpSocket> CreateTcpSocket(ns3::Ptr<ns3::Node> node, ns3::Ptr<ns3::TcpCongestionOps>* cc = nullptr);
+
 /// Opens every flow at its start time and times it. Node lookups go through
 /// `node_of(host)` and `address_of(host)` so this class knows nothing of the
 /// fabric.
@@ -88,8 +95,6 @@ class TcpFlowSet {
   std::function<ns3::Ptr<ns3::Node>(uint32_t)> node_of_;
   std::function<ns3::Ipv4Address(uint32_t)> address_of_;
   std::function<HostTxBacklog*(uint32_t)> backlog_of_;
-  /// TcpL4Protocol::CreateSocket() with our socket class; `cc` gets its congestion control.
-  ns3::Ptr<TsqTcpSocket> CreateSender(ns3::Ptr<ns3::Node> node, ns3::Ptr<ns3::TcpCongestionOps>& cc) const;
   std::vector<ns3::Ptr<TsqTcpSocket>> tsq_senders_;
   std::vector<ns3::Ptr<ns3::Socket>> senders_;                 // per flow (null when done)
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;

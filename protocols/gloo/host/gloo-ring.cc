@@ -91,14 +91,14 @@ void GlooRank::Connect() {
   const GlooSpec& g = owner_->spec();
   const congestion::TcpConfig tcp = TcpOf(g, owner_->max_segment_elements() * 4);
   auto node = GetNode();
-  listener_ = Socket::CreateSocket(node, ns3::TcpSocketFactory::GetTypeId());
+  listener_ = congestion::CreateTcpSocket(node);
   congestion::ConfigureTcpSocket(listener_, tcp);
   if (listener_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), g.port)) != 0)
     throw std::runtime_error(fmt::format("gloo rank {}: cannot bind TCP port {}", rank_, g.port));
   listener_->Listen();
   listener_->SetAcceptCallback(ns3::MakeCallback(&GlooRank::OnAcceptRequest, this),
                                ns3::MakeCallback(&GlooRank::OnAccept, this));
-  to_prev_ = Socket::CreateSocket(node, ns3::TcpSocketFactory::GetTypeId());
+  to_prev_ = congestion::CreateTcpSocket(node);
   congestion::ConfigureTcpSocket(to_prev_, tcp);
   to_prev_->Bind();
   to_prev_->SetConnectCallback(ns3::MakeCallback(&GlooRank::OnConnected, this),

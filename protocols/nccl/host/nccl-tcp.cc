@@ -78,7 +78,7 @@ void NcclTcpRank::Connect() {
   for (uint32_t c = 0; c < channels_.size(); ++c) {
     Channel& ch = *channels_[c];
     const auto port = static_cast<uint16_t>(spec.tcp_port + c);
-    ch.listener = Socket::CreateSocket(GetNode(), ns3::TcpSocketFactory::GetTypeId());
+    ch.listener = congestion::CreateTcpSocket(GetNode());
     congestion::ConfigureTcpSocket(ch.listener, tcp);
     if (ch.listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), port)) != 0)
       throw std::runtime_error(fmt::format("nccl rank {}: cannot bind TCP port {}", rank_, port));
@@ -88,7 +88,7 @@ void NcclTcpRank::Connect() {
         ns3::MakeCallback(+[](NcclTcpRank* self, uint32_t ch_index, Ptr<Socket> s, const ns3::Address&) {
           self->OnAccept(ch_index, s);
         }).Bind(this, c));
-    ch.out = Socket::CreateSocket(GetNode(), ns3::TcpSocketFactory::GetTypeId());
+    ch.out = congestion::CreateTcpSocket(GetNode());
     congestion::ConfigureTcpSocket(ch.out, tcp);
     ch.out->SetAttribute("SndBufSize", ns3::UintegerValue(spec.sndbuf_bytes));
     ch.out->SetAttribute("TcpNoDelay", ns3::BooleanValue(true));  // socket.h:377-378
