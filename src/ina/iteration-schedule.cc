@@ -43,6 +43,38 @@ std::vector<CollectiveKind> CollectiveKinds(const ScheduleSpec& schedule) {
   return schedule.kinds;
 }
 
+bool ScheduleSpec::has_communicators() const {
+  return std::any_of(communicator.begin(), communicator.end(), [](int32_t i) { return i != kWorld; });
+}
+
+std::vector<std::vector<uint32_t>> GroupsOf(const ScheduleSpec& schedule, size_t c, uint32_t ranks) {
+  if (!schedule.given || c >= schedule.communicator.size() || schedule.communicator[c] == ScheduleSpec::kWorld) {
+    std::vector<uint32_t> all(ranks);
+    for (uint32_t r = 0; r < ranks; ++r) all[r] = r;
+    return {all};
+  }
+  return schedule.communicator_groups[static_cast<size_t>(schedule.communicator[c])];
+}
+
+void CheckCommunicators(const ScheduleSpec& schedule, uint32_t ranks) {
+  for (size_t i = 0; i < schedule.communicator_groups.size(); ++i) {
+    const std::string key = "workload.schedule.communicators." + schedule.communicator_names[i];
+    std::vector<int> seen(ranks, 0);
+    for (const auto& group : schedule.communicator_groups[i])
+      for (uint32_t r : group) {
+        if (r >= ranks)
+          throw std::invalid_argument(key + ": rank " + std::to_string(r) + ", but the job has " +
+                                      std::to_string(ranks) + " ranks (0.." + std::to_string(ranks - 1) + ")");
+        ++seen[r];
+      }
+    for (uint32_t r = 0; r < ranks; ++r)
+      if (seen[r] != 1)
+        throw std::invalid_argument(key + ": rank " + std::to_string(r) + " is in " + std::to_string(seen[r]) +
+                                    " groups; a communicator puts every rank of the job (0.." +
+                                    std::to_string(ranks - 1) + ") in exactly one");
+  }
+}
+
 uint64_t LargestCollectiveBytes(const ScheduleSpec& schedule, uint64_t bytes) {
   if (!schedule.given) return bytes;
   return *std::max_element(schedule.bytes.begin(), schedule.bytes.end());
@@ -83,6 +115,7 @@ IterationSchedule::IterationSchedule(uint32_t ranks, uint64_t compute_ps, uint64
 IterationSchedule IterationSchedule::Of(const ScheduleSpec& spec, uint32_t ranks, size_t collectives,
                                         uint64_t gap_ps, uint64_t seed) {
   if (!spec.given) return IterationSchedule(ranks, 0, gap_ps, std::vector<uint64_t>(collectives, 0));
+  CheckCommunicators(spec, ranks);
   for (size_t i = 0; i < spec.straggler_ranks.size(); ++i)
     if (spec.straggler_ranks[i] >= ranks)
       throw std::invalid_argument("workload.schedule.stragglers.ranks[" + std::to_string(i) + "]: rank " +

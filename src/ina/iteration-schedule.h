@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace inasim {
@@ -47,6 +48,16 @@ struct ScheduleSpec {
   std::vector<uint64_t> ready_ps;   ///< per collective, after what `after` names
   std::vector<int64_t> after;       ///< per collective: kAfterStart, kAfterCompute or an earlier index
   std::vector<CollectiveKind> kinds;  ///< per collective
+  /// Named partitions of a job's ranks into groups (`communicators`): each
+  /// collective runs in every group of its communicator at once, the groups
+  /// apart (e.g. tensor-parallel groups inside racks, data-parallel across).
+  std::vector<std::string> communicator_names;
+  std::vector<std::vector<std::vector<uint32_t>>> communicator_groups;
+  /// Per collective: its communicator's index, or kWorld (every rank, one group).
+  std::vector<int32_t> communicator;
+  static constexpr int32_t kWorld = -1;
+  /// Whether some collective runs in a communicator other than the world.
+  bool has_communicators() const;
   /// Each rank's compute per iteration x max(0.1, 1 + jitter_cv z), z ~ N(0, 1)
   /// drawn from (seed, rank, iteration); 0: every rank computes `compute`.
   double jitter_cv = 0;
@@ -57,6 +68,13 @@ struct ScheduleSpec {
 /// The elements of each collective of an iteration: the schedule's sizes, or
 /// (no schedule) one collective of `bytes`.
 std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t bytes);
+/// The groups collective `c` of an iteration runs in (each a list of ranks,
+/// together every rank once): its communicator's, or one group of all `ranks`.
+std::vector<std::vector<uint32_t>> GroupsOf(const ScheduleSpec& schedule, size_t c, uint32_t ranks);
+/// std::invalid_argument, naming the key, unless every communicator is a
+/// partition of ranks 0 .. ranks-1.
+void CheckCommunicators(const ScheduleSpec& schedule, uint32_t ranks);
+
 /// The kind of each collective of an iteration (no schedule: one allreduce).
 std::vector<CollectiveKind> CollectiveKinds(const ScheduleSpec& schedule);
 /// The largest collective's bytes (what a rank holds at once).

@@ -26,10 +26,59 @@ RankCollectives::RankCollectives(uint32_t ranks, std::vector<uint64_t> elements,
   // Fresh values for every collective: a stale result is wrong data.
   const TensorData run_data(dtype, pattern, seed, ranks);
   for (uint32_t c = 0; c < records_.size(); ++c) data_.push_back(run_data.ForIteration(c));
+  SetGroups(schedule, dtype, pattern, seed);
+}
+
+void RankCollectives::SetGroups(const ScheduleSpec& schedule, DType dtype, DataPattern pattern, uint64_t seed) {
+  for (size_t k = 0; k < elements_.size(); ++k) {
+    groups_.push_back(GroupsOf(schedule, k, ranks_));
+    group_of_.emplace_back(ranks_);
+    place_.emplace_back(ranks_);
+    for (uint32_t g = 0; g < groups_[k].size(); ++g)
+      for (uint32_t i = 0; i < groups_[k][g].size(); ++i) {
+        group_of_[k][groups_[k][g][i]] = g;
+        place_[k][groups_[k][g][i]] = i;
+      }
+  }
+  if (!scheduled_ || !schedule.has_communicators()) return;
+  // Each group's own values: its sum is over its ranks only.
+  for (uint32_t c = 0; c < records_.size(); ++c) {
+    std::vector<TensorData> per_group;
+    for (uint32_t g = 0; g < groups(c).size(); ++g) {
+      const uint64_t group_seed = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t{g} + 1 + (uint64_t{kind(c)} << 20)));
+      const auto size = static_cast<uint32_t>(groups(c)[g].size());
+      per_group.push_back(TensorData(dtype, pattern, group_seed, size).ForIteration(c));
+    }
+    group_data_.push_back(std::move(per_group));
+    launched_.emplace_back(groups(c).size(), 0);
+  }
+  ended_.assign(records_.size(), 0);
+}
+
+const TensorData& RankCollectives::data(uint32_t c, uint32_t g) const {
+  return grouped() ? group_data_[c][g] : data_[c];
 }
 
 void RankCollectives::Start() {
-  if (!records_.empty()) Launch(0, NowPs());
+  if (records_.empty()) return;
+  if (!grouped()) return Launch(0, NowPs());
+  for (uint32_t r = 0; r < ranks_; ++r) LaunchRank(r, 0, NowPs());
+}
+
+void RankCollectives::LaunchRank(uint32_t r, uint32_t c, uint64_t ended) {
+  CollectiveRecord& rec = records_[c];
+  rec.start_ps[r] = schedule_.StartOf(r, c, ended);
+  const uint32_t g = group_of(c, r);
+  const std::vector<uint32_t>& group = groups(c)[g];
+  if (++launched_[c][g] < group.size()) return;
+  uint64_t last = NowPs();
+  for (uint32_t member : group) last = std::max(last, rec.start_ps[member]);
+  ns3::Simulator::Schedule(ns3::PicoSeconds(last - NowPs()), &RankCollectives::BeginGroup, this, c, g);
+}
+
+void RankCollectives::BeginGroup(uint32_t c, uint32_t g) {
+  NS_LOG_INFO("collective " << c << " (iteration " << records_[c].iteration << ") begins in group " << g);
+  begin_group(c, g);
 }
 
 void RankCollectives::Launch(uint32_t c, uint64_t now) {
@@ -58,6 +107,12 @@ void RankCollectives::RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint
   NS_LOG_LOGIC("rank " << rank << " holds collective " << c << "'s result");
   rec.elements_checked += checked;
   rec.mismatches += mismatches;
+  if (grouped()) {
+    if (c + 1 < records_.size()) LaunchRank(rank, c + 1, NowPs());
+    if (++ended_[c] < ranks_) return;
+    if (++collectives_done_ == records_.size() && on_finished) on_finished();
+    return;
+  }
   if (++ranks_done_ < ranks_) return;
   ranks_done_ = 0;
   if (++collectives_done_ == records_.size()) {

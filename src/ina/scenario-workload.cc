@@ -213,61 +213,82 @@ WorkloadKeys& DeclareTensor(WorkloadKeys& a) {
 
 using ScheduleKeys = spec::Section<ScheduleSpec, ScenarioInput>;
 
+/// A collective's fields by name (nullptr: not given).
+using FieldOf = std::function<const json*(const char*)>;
+/// Reports a problem with one field of a collective: fail(field, problem).
+using FailField = std::function<void(const std::string&, const std::string&)>;
+
+/// `after`: "start" (default), "compute" or the index of an earlier collective.
+int64_t ReadAfter(const json* after, size_t index, const FailField& fail) {
+  if (!after || (after->is_string() && after->get<std::string>() == "start")) return kAfterStart;
+  if (after->is_string() && after->get<std::string>() == "compute") return kAfterCompute;
+  if (after->is_number_unsigned() && after->get<uint64_t>() < index) return after->get<int64_t>();
+  fail("after", fmt::format("must be \"start\", \"compute\" or the index of an earlier collective {}, got {}",
+                            index == 0 ? std::string("(there is none before the first)")
+                                       : fmt::format("(0..{})", index - 1),
+                            after->dump()));
+  return kAfterStart;
+}
+
+/// `kind`: "allreduce" (default), "reduce_scatter" or "all_gather".
+CollectiveKind ReadKind(const json* kind, const FailField& fail) {
+  const std::string name = kind && kind->is_string() ? kind->get<std::string>() : "allreduce";
+  if (name == "reduce_scatter") return CollectiveKind::kReduceScatter;
+  if (name == "all_gather") return CollectiveKind::kAllGather;
+  if (name != "allreduce" || (kind && !kind->is_string()))
+    fail("kind", "must be \"allreduce\", \"reduce_scatter\" or \"all_gather\", got " + kind->dump());
+  return CollectiveKind::kAllreduce;
+}
+
+/// `communicator`: "world" (default: every rank) or a name of `communicators`.
+int32_t ReadCommunicator(const ScheduleSpec& s, const json* name, const FailField& fail) {
+  if (!name || *name == "world") return ScheduleSpec::kWorld;
+  for (size_t i = 0; i < s.communicator_names.size(); ++i)
+    if (*name == s.communicator_names[i]) return static_cast<int32_t>(i);
+  std::string known = "\"world\"";
+  for (const std::string& n : s.communicator_names) known += ", \"" + n + "\"";
+  fail("communicator", fmt::format("must be a communicator ({}), got {}", known, name->dump()));
+  return ScheduleSpec::kWorld;
+}
+
 /// One collective of a schedule: `bytes` (a multiple of 4, 4 .. 2^40),
-/// `ready_us` (0 .. 1e9, default 0) and `after` ("start", "compute" or the
-/// index of an earlier collective; default "start"). A problem is reported
-/// by `fail(field, problem)`.
-template <typename Fail>
-void AddScheduleCollective(ScheduleSpec& s, const json* bytes, const json* ready, const json* after, const json* kind,
-                           Fail&& fail) {
+/// `ready_us` (0 .. 1e9, default 0), `after`, `kind` and `communicator`.
+void AddScheduleCollective(ScheduleSpec& s, const FieldOf& get, const FailField& fail) {
+  const json* bytes = get("bytes");
+  const json* ready = get("ready_us");
   if (!bytes || !bytes->is_number_unsigned() || bytes->get<uint64_t>() < 4 || bytes->get<uint64_t>() > (1ull << 40) ||
       bytes->get<uint64_t>() % 4)
     fail("bytes", "is required: a multiple of 4 from 4 to 2^40 (the collective's payload per rank), got " +
                       (bytes ? bytes->dump() : std::string("nothing")));
   if (ready && (!ready->is_number() || ready->get<double>() < 0 || ready->get<double>() > 1e9))
     fail("ready_us", "must be a number of microseconds from 0 to 1e9, got " + ready->dump());
-  int64_t from = kAfterStart;
-  const auto index = static_cast<int64_t>(s.bytes.size());
-  if (after && after->is_string() && after->get<std::string>() == "compute") {
-    from = kAfterCompute;
-  } else if (after && after->is_number_unsigned() && after->get<uint64_t>() < s.bytes.size()) {
-    from = after->get<int64_t>();
-  } else if (after && !(after->is_string() && after->get<std::string>() == "start")) {
-    fail("after", fmt::format("must be \"start\", \"compute\" or the index of an earlier collective {}, got {}",
-                              index == 0 ? std::string("(there is none before the first)")
-                                         : fmt::format("(0..{})", index - 1),
-                              after->dump()));
-  }
-  CollectiveKind k = CollectiveKind::kAllreduce;
-  if (kind) {
-    const std::string name = kind->is_string() ? kind->get<std::string>() : "";
-    if (name == "reduce_scatter") k = CollectiveKind::kReduceScatter;
-    else if (name == "all_gather") k = CollectiveKind::kAllGather;
-    else if (name != "allreduce")
-      fail("kind", "must be \"allreduce\", \"reduce_scatter\" or \"all_gather\", got " + kind->dump());
-  }
-  s.kinds.push_back(k);
+  s.after.push_back(ReadAfter(get("after"), s.bytes.size(), fail));
+  s.kinds.push_back(ReadKind(get("kind"), fail));
+  s.communicator.push_back(ReadCommunicator(s, get("communicator"), fail));
   s.bytes.push_back(bytes->get<uint64_t>());
   s.ready_ps.push_back(ready ? static_cast<uint64_t>(std::llround(ready->get<double>() * 1e6)) : 0);
-  s.after.push_back(from);
+}
+
+constexpr const char* kCollectiveFields = "bytes, ready_us, after, kind, communicator";
+bool IsCollectiveField(const std::string& k) {
+  return k == "bytes" || k == "ready_us" || k == "after" || k == "kind" || k == "communicator";
 }
 
 /// The collectives of a JSON array [{"bytes", "ready_us"}, ...]; `at` prefixes the messages' keys.
 void ReadCollectivesArray(const json& v, ScheduleSpec& s, const std::function<void(std::string, std::string)>& fail) {
   if (!v.is_array() || v.empty() || v.size() > 100'000)
-    fail("", "must be an array of 1 to 100,000 objects {\"bytes\", \"ready_us\", \"after\", \"kind\"}, got " +
+    fail("", "must be an array of 1 to 100,000 objects {\"bytes\", \"ready_us\", ...}, got " +
                  v.dump().substr(0, 80));
   for (size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
     const std::string at = fmt::format("[{}]", i);
     if (!e.is_object())
-      fail(at, "must be an object {\"bytes\", \"ready_us\", \"after\", \"kind\"}, got " + e.dump().substr(0, 80));
+      fail(at, "must be an object {\"bytes\", \"ready_us\", ...}, got " + e.dump().substr(0, 80));
     for (const auto& [key, value] : e.items())
-      if (key != "bytes" && key != "ready_us" && key != "after" && key != "kind")
-        fail(at + "." + key, "unknown key (known: bytes, ready_us, after, kind)");
-    auto get = [&e](const char* key) { return e.contains(key) ? &e[key] : nullptr; };
-    AddScheduleCollective(s, get("bytes"), get("ready_us"), get("after"), get("kind"),
-                          [&](const std::string& field, const std::string& problem) { fail(at + "." + field, problem); });
+      if (!IsCollectiveField(key)) fail(at + "." + key, "unknown key (known: " + std::string(kCollectiveFields) + ")");
+    AddScheduleCollective(
+        s, [&e](const char* key) { return e.contains(key) ? &e[key] : nullptr; },
+        [&](const std::string& field, const std::string& problem) { fail(at + "." + field, problem); });
   }
 }
 
@@ -293,33 +314,29 @@ void ReadCollectivesCsv(const std::string& text, const std::string& path, Schedu
     if (columns.empty()) {
       columns = cells;
       for (const std::string& c : columns)
-        if (c != "bytes" && c != "ready_us" && c != "after" && c != "kind")
-          fail(fmt::format("column \"{}\": unknown (known: bytes, ready_us, after, kind)", c));
+        if (!IsCollectiveField(c)) fail(fmt::format("column \"{}\": unknown (known: {})", c, kCollectiveFields));
       if (std::count(columns.begin(), columns.end(), "bytes") != 1) fail("the header must name the column bytes once");
       continue;
     }
     if (cells.size() != columns.size()) fail(fmt::format("{} fields, the header has {}", cells.size(), columns.size()));
-    json bytes, ready, after, kind;
+    // Numbers are numbers; `after` an index or a word; `kind` and `communicator` words.
+    json row = json::object();
     for (size_t i = 0; i < cells.size(); ++i) {
-      if (columns[i] == "kind") {
-        kind = cells[i];
+      const json v = json::parse(cells[i], nullptr, false);
+      const bool number = !v.is_discarded() && v.is_number();
+      if (columns[i] == "kind" || columns[i] == "communicator" || (columns[i] == "after" && !number)) {
+        row[columns[i]] = cells[i];
         continue;
       }
-      if (columns[i] == "after") {  // start, compute or an index
-        const json index = json::parse(cells[i], nullptr, false);
-        after = !index.is_discarded() && index.is_number() ? index : json(cells[i]);
-        continue;
-      }
-      json v = json::parse(cells[i], nullptr, false);
-      if (v.is_discarded() || !v.is_number()) fail(fmt::format("{}: \"{}\" is not a number", columns[i], cells[i]));
-      (columns[i] == "bytes" ? bytes : ready) = v;
+      if (!number) fail(fmt::format("{}: \"{}\" is not a number", columns[i], cells[i]));
+      row[columns[i]] = v;
     }
     if (s.bytes.size() == 100'000) fail("more than 100,000 collectives");
-    AddScheduleCollective(s, &bytes, ready.is_null() ? nullptr : &ready, after.is_null() ? nullptr : &after,
-                          kind.is_null() ? nullptr : &kind,
-                          [&](const std::string& field, const std::string& problem) { fail(field + ": " + problem); });
+    AddScheduleCollective(
+        s, [&row](const char* key) { return row.contains(key) ? &row[key] : nullptr; },
+        [&](const std::string& field, const std::string& problem) { fail(field + ": " + problem); });
   }
-  if (s.bytes.empty()) fail("no collectives (a header bytes[,ready_us][,after][,kind], then one line per collective)");
+  if (s.bytes.empty()) fail("no collectives (a header naming bytes and optional columns, then one line per collective)");
 }
 
 /// workload.schedule.file: the collectives from a CSV or JSON file (relative to the scenario).
@@ -358,6 +375,41 @@ void ReadScheduleCollectives(Reader& r, ScheduleSpec& s, const ScenarioInput&) {
   r.out()["collectives"] = *v;
 }
 
+/// workload.schedule.communicators: {"name": [[ranks], [ranks], ...], ...}:
+/// each a list of disjoint groups of at least 2 ranks (that they cover the
+/// job's ranks is checked once the job's size is known: CheckCommunicators).
+void ReadCommunicators(Reader& r, ScheduleSpec& s, const ScenarioInput&) {
+  const json* v = r.Raw("communicators");
+  if (!v) return;
+  if (!v->is_object() || v->empty() || v->size() > 64)
+    r.Fail("communicators", "must be an object of 1 to 64 named communicators {\"name\": [[ranks], ...]}, got " +
+                                v->dump().substr(0, 80));
+  for (const auto& [name, groups] : v->items()) {
+    const std::string at = "communicators." + name;
+    if (name.empty() || name == "world" || name.size() > 64)
+      r.Fail(at, "a communicator's name must be 1 to 64 characters and not \"world\" (every rank, built in)");
+    if (!groups.is_array() || groups.empty())
+      r.Fail(at, "must be a non-empty array of groups, each an array of ranks, got " + groups.dump().substr(0, 80));
+    std::vector<std::vector<uint32_t>> parsed;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const json& group = groups[g];
+      const std::string where = fmt::format("{}[{}]", at, g);
+      if (!group.is_array() || group.size() < 2)
+        r.Fail(where, "must be an array of at least 2 ranks (a collective needs two), got " + group.dump().substr(0, 80));
+      std::vector<uint32_t> ranks;
+      for (const json& x : group) {
+        if (!x.is_number_unsigned() || x.get<uint64_t>() > 1'000'000)
+          r.Fail(where, "must hold ranks (integers from 0), got " + x.dump());
+        ranks.push_back(x.get<uint32_t>());
+      }
+      parsed.push_back(std::move(ranks));
+    }
+    s.communicator_names.push_back(name);
+    s.communicator_groups.push_back(std::move(parsed));
+  }
+  r.out()["communicators"] = *v;
+}
+
 /// workload.schedule.stragglers: {"ranks": [...], "factor": >= 1}.
 void ReadStragglers(Reader& r, ScheduleSpec& s, const ScenarioInput&) {
   const json* v = r.Raw("stragglers");
@@ -392,6 +444,20 @@ const ScheduleKeys& Schedule() {
           .TimePs("after_us", &ScheduleSpec::after_ps, 0, 0, 1e9, TimeUnit::kUs,
                   "After the compute and the last collective of an iteration, before the next (the optimizer "
                   "step).")
+          .Custom("communicators",
+                  {"object", "", "(none)", "{\"name\": [[ranks], ...], ...}",
+                   "Named communicators: each splits the job's ranks into groups (every rank in exactly one; at "
+                   "least 2 per group). A collective naming one (`communicator`) runs in each of its groups at "
+                   "once, each group on its own: its sum is the group's, and a group begins it when its own ranks "
+                   "have launched it (tensor-parallel groups inside racks, data-parallel groups across them). "
+                   "`\"world\"` (every rank in one group) is built in and the default."},
+                  [] {
+                    const json rank = {{"type", "integer"}, {"minimum", 0}};
+                    const json group = {{"type", "array"}, {"minItems", 2}, {"items", rank}};
+                    const json groups = {{"type", "array"}, {"minItems", 1}, {"items", group}};
+                    return json{{"type", "object"}, {"additionalProperties", groups}};
+                  },
+                  ReadCommunicators)
           .Custom("file",
                   {"string", "", "(none)", "a .csv or .json file",
                    "The collectives from a collective-trace file instead of `collectives` (relative to the "
@@ -401,7 +467,7 @@ const ScheduleKeys& Schedule() {
                   [] { return json{{"type", "string"}}; }, ReadScheduleFile)
           .Custom("collectives",
                   {"array of objects", "", "**required** (or `file`)",
-                   "1 .. 100,000 of {`bytes`, `ready_us`, `after`, `kind`}",
+                   "1 .. 100,000 of {`bytes`, `ready_us`, `after`, `kind`, `communicator`}",
                    "The iteration's collectives (allreduces), run in this order at each rank: each starts when it "
                    "is ready and the one before it has finished there. Ready: `ready_us` (default 0) after what "
                    "`after` names: `\"start\"` (the default: the iteration's start; a gradient bucket filled "
@@ -410,14 +476,16 @@ const ScheduleKeys& Schedule() {
                    "a step that uses its result). `bytes`: payload per rank, a multiple of 4 (the whole tensor). "
                    "`kind`: `\"allreduce\"` (the default), or where the protocol runs them `\"reduce_scatter\"` "
                    "(each rank ends with its 1/n of the sum) and `\"all_gather\"` (each rank contributes its "
-                   "1/n and ends with every rank's)."},
+                   "1/n and ends with every rank's). `communicator`: `\"world\"` (the default) or a name of "
+                   "`communicators`, where the protocol runs them."},
                   [] {
                     const json after = {{"oneOf", json::array({{{"enum", {"start", "compute"}}},
                                                                {{"type", "integer"}, {"minimum", 0}}})}};
                     const json properties = {{"bytes", {{"type", "integer"}, {"minimum", 4}, {"multipleOf", 4}}},
                                              {"ready_us", {{"type", "number"}, {"minimum", 0}}},
                                              {"after", after},
-                                             {"kind", {{"enum", {"allreduce", "reduce_scatter", "all_gather"}}}}};
+                                             {"kind", {{"enum", {"allreduce", "reduce_scatter", "all_gather"}}}},
+                                             {"communicator", {{"type", "string"}}}};
                     return json{{"type", "array"},
                                 {"minItems", 1},
                                 {"items",
@@ -467,6 +535,22 @@ bool RunsKind(const Protocol& q, CollectiveKind k) {
   return false;
 }
 
+/// Whether protocol `q` runs a schedule's communicators (protocol.json
+/// "schedule_communicators": true).
+bool RunsCommunicators(const Protocol& q) {
+  static const json all = ProtocolsJson();
+  for (const json& p : all)
+    if (p.value("name", "") == q.name) return p.value("schedule_communicators", false);
+  return false;
+}
+
+std::string CommunicatorProtocols() {
+  std::vector<std::string> names;
+  for (const Protocol& q : Protocols())
+    if (q.runs_schedule && RunsCommunicators(q)) names.push_back(fmt::format("\"{}\"", q.name));
+  return names.empty() ? "none" : JoinNames(names, " and ");
+}
+
 /// The protocols that run kind `k`, quoted.
 std::string KindProtocols(CollectiveKind k) {
   std::vector<std::string> names;
@@ -508,6 +592,10 @@ WorkloadKeys& DeclareSchedule(WorkloadKeys& a) {
         if (s.workload.compute_gap_ps != 0)
           w.Fail("compute_gap_us", "is not used with workload.schedule: give the pause after an iteration as "
                                    "workload.schedule.after_us");
+        if (s.workload.schedule.has_communicators() && !RunsCommunicators(TheProtocol(s)))
+          w.Fail("schedule.communicators",
+                 fmt::format("protocol \"{}\" runs every collective over all its ranks (the protocols with "
+                             "communicators: {})", TheProtocol(s).name, CommunicatorProtocols()));
         const std::vector<CollectiveKind>& kinds = s.workload.schedule.kinds;
         for (size_t i = 0; i < kinds.size(); ++i)
           if (!RunsKind(TheProtocol(s), kinds[i]))

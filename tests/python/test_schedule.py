@@ -389,3 +389,66 @@ def test_a_trace_file_gives_kinds(tmp_path):
         assert p.returncode == 0, p.stderr
         texts.append((out / "collectives.csv").read_text())
     assert texts[0] == texts[1]
+
+
+TP_DP = {"tp": [[0, 1, 2, 3], [4, 5, 6, 7]], "dp": [[0, 4], [1, 5], [2, 6], [3, 7]]}
+
+
+def test_communicators_run_each_group_apart_with_its_own_sum(tmp_path):
+    """Communicators on the UDP ring (8 ranks; tensor-parallel groups of 4,
+    data-parallel pairs across them). Ranks 4-7 compute 3x slower, so TP
+    group 0's first bucket is ready at 50 us and group 1's at 150 us: group
+    0 runs both its TP allreduces before group 1 begins its first, and a DP
+    pair ends only after its slower member launched it. Each group's sum is
+    over its own ranks (hashed data, different per group), checked exact:
+    m x E checks per group of m for an allreduce, E per group for a
+    reduce-scatter."""
+    import pandas as pd
+
+    sched = {"compute_us": 200, "communicators": TP_DP, "stragglers": {"ranks": [4, 5, 6, 7], "factor": 3},
+             "collectives": [{"bytes": 262144, "ready_us": 50, "communicator": "tp"},
+                             {"bytes": 262144, "ready_us": 50, "communicator": "tp"},
+                             {"bytes": 262144, "ready_us": 50, "communicator": "dp"},
+                             {"bytes": 262144, "ready_us": 50, "communicator": "tp", "kind": "reduce_scatter"}]}
+    p, out = run(tmp_path, ["workload.schedule=" + json.dumps(sched)], scenario=RING)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "results.json").read_text())["correct"]
+    e = 262144 // 4
+    assert list(pd.read_csv(out / "collectives.csv").elements_checked) == [8 * e, 8 * e, 8 * e, 2 * e]
+    h = pd.read_csv(out / "hosts.csv")
+    start = {(r.rank, r.collective): ps(r.start_s) for r in h.itertuples()}
+    end = {(r.rank, r.collective): ps(r.end_s) for r in h.itertuples()}
+    fast, slow = [0, 1, 2, 3], [4, 5, 6, 7]
+    assert all(start[r, 0] == ps(50e-6) for r in fast) and all(start[r, 0] == ps(150e-6) for r in slow)
+    # Group 0's second allreduce is over before group 1 began its first.
+    assert max(end[r, 1] for r in fast) < ps(150e-6)
+    # Each rank launches its next collective when it ended its last.
+    for r in range(8):
+        ready = ps(50e-6) * (3 if r in slow else 1)
+        for c in (1, 2, 3):
+            assert start[r, c] == max(end[r, c - 1], ready), (r, c)
+    # A DP pair (r, r + 4) runs once both launched: it ends after the slow member's launch.
+    for r in fast:
+        assert end[r, 2] > start[r + 4, 2] > start[r, 2]
+
+
+@pytest.mark.parametrize("sets,comms,collective,key,words", [
+    (["workload.protocol=nccl"], TP_DP, {"communicator": "tp"}, "workload.schedule.communicators",
+     'protocol "nccl" runs every collective over all its ranks (the protocols with communicators: "ring")'),
+    ([], {"tp": [[0, 1, 2, 3], [4, 5, 6]]}, {"communicator": "tp"}, "workload.schedule.communicators.tp",
+     "rank 7 is in 0 groups"),
+    ([], {"tp": [[0, 1, 2, 3], [3, 4, 5, 6, 7]]}, {"communicator": "tp"}, "workload.schedule.communicators.tp",
+     "rank 3 is in 2 groups"),
+    ([], {"tp": [[0, 1, 2, 3], [4, 5, 6, 7, 8]]}, {"communicator": "tp"}, "workload.schedule.communicators.tp",
+     "rank 8, but the job has 8 ranks (0..7)"),
+    ([], {"tp": [[0], [1, 2, 3, 4, 5, 6, 7]]}, {"communicator": "tp"}, "workload.schedule.communicators.tp[0]",
+     "at least 2 ranks"),
+    ([], {"world": [[0, 1, 2, 3], [4, 5, 6, 7]]}, {}, "workload.schedule.communicators.world", "not \"world\""),
+    ([], TP_DP, {"communicator": "pp"}, "workload.schedule.collectives[0].communicator",
+     'must be a communicator ("world", "dp", "tp"), got "pp"'),
+])
+def test_bad_communicators_exit_2(tmp_path, sets, comms, collective, key, words):
+    sched = {"compute_us": 0, "communicators": comms, "collectives": [{"bytes": 4096, **collective}]}
+    p, out = run(tmp_path, sets + ["workload.schedule=" + json.dumps(sched)], scenario=RING)
+    assert p.returncode == 2 and key in p.stderr and words in p.stderr, p.stderr
+    assert not out.exists()

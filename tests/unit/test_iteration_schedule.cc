@@ -162,3 +162,30 @@ TEST(IterationSchedule, ACollectiveWaitsForTheComputeOrAnEarlierCollectivesEnd) 
 }
 
 }  // namespace
+
+namespace {
+
+// Communicators: a collective's groups are its communicator's partition, or
+// every rank in one group; a partition must hold every rank exactly once.
+TEST(IterationSchedule, CommunicatorsArePartitionsOfTheRanks) {
+  ScheduleSpec spec;
+  spec.given = true;
+  spec.communicator_names = {"tp"};
+  spec.communicator_groups = {{{0, 1}, {2, 3}}};
+  spec.communicator = {ScheduleSpec::kWorld, 0};
+  EXPECT_TRUE(spec.has_communicators());
+  EXPECT_EQ(inasim::GroupsOf(spec, 0, 4), (std::vector<std::vector<uint32_t>>{{0, 1, 2, 3}}));
+  EXPECT_EQ(inasim::GroupsOf(spec, 1, 4), (std::vector<std::vector<uint32_t>>{{0, 1}, {2, 3}}));
+  EXPECT_NO_THROW(inasim::CheckCommunicators(spec, 4));
+  try {
+    inasim::CheckCommunicators(spec, 5);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "workload.schedule.communicators.tp: rank 4 is in 0 groups; a communicator puts every "
+                           "rank of the job (0..4) in exactly one");
+  }
+  spec.communicator = {ScheduleSpec::kWorld, ScheduleSpec::kWorld};
+  EXPECT_FALSE(spec.has_communicators());
+}
+
+}  // namespace

@@ -103,16 +103,25 @@ RingAllreduce::RingAllreduce(const NodeContainer& hosts, const std::vector<Ipv4A
   const uint32_t n = hosts.GetN();
   const uint32_t epp = config.elements_per_packet ? config.elements_per_packet
                                                   : (mtu_bytes - 20 - 8 - RingWire::kDataHeader) / 4;
+  addresses_ = addresses;
   const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
   for (size_t i = 0; i < elements.size(); ++i) {
-    plans_.emplace_back(n, elements[i], epp, i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce);
-    if (plans_.back().stream_packets(0) >= (1ull << 32) - 1)
-      throw std::invalid_argument("ring stream longer than 2^32 packets");
+    const CollectiveKind kind = i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce;
+    plans_.emplace_back();
+    for (const std::vector<uint32_t>& group : coll_.groups(static_cast<uint32_t>(i))) {
+      plans_.back().emplace_back(static_cast<uint32_t>(group.size()), elements[i], epp, kind);
+      if (plans_.back().back().stream_packets(0) >= (1ull << 32) - 1)
+        throw std::invalid_argument("ring stream longer than 2^32 packets");
+    }
   }
   retransmissions_.assign(coll_.records().size(), 0);
   coll_.begin = [this](uint32_t c) {
     current_ = c;
     for (auto& r : ranks_) r->BeginCollective(c);
+  };
+  coll_.begin_group = [this](uint32_t c, uint32_t g) {
+    current_ = c;
+    for (uint32_t r : coll_.groups(c)[g]) ranks_[r]->BeginCollective(c);
   };
   coll_.on_finished = [this] {
     if (on_finished) on_finished();
@@ -120,12 +129,23 @@ RingAllreduce::RingAllreduce(const NodeContainer& hosts, const std::vector<Ipv4A
   for (uint32_t r = 0; r < n; ++r) {
     auto rank = CreateObject<RingRank>();
     hosts.Get(r)->AddApplication(rank);
-    rank->Setup(this, r, addresses[(r + 1) % n], addresses[(r + n - 1) % n]);
+    rank->Setup(this, r);
     ranks_.push_back(rank);
   }
 }
 
 RingAllreduce::~RingAllreduce() = default;
+
+RingAllreduce::Seat RingAllreduce::SeatOf(uint32_t c, uint32_t rank) const {
+  Seat s;
+  s.group = coll_.group_of(c, rank);
+  s.place = coll_.place_in_group(c, rank);
+  const std::vector<uint32_t>& group = coll_.groups(c)[s.group];
+  const auto m = static_cast<uint32_t>(group.size());
+  s.succ = addresses_[group[(s.place + 1) % m]];
+  s.pred = addresses_[group[(s.place + m - 1) % m]];
+  return s;
+}
 
 void RingAllreduce::Start(uint64_t at_ps) {
   Simulator::Schedule(PicoSeconds(at_ps), &RankCollectives::Start, &coll_);
@@ -157,9 +177,12 @@ uint32_t RingAllreduce::AddCollectives(CollectiveTable& table, double host_rate_
       table.AddUnfinished(j, rec.elements_checked, rec.mismatches);
       continue;
     }
-    // Every rank ends with every element (n x E checks), or its chunk, or the others' chunks.
+    // Every rank ends with every element (n x E checks), or its chunk, or
+    // the others' chunks, in each group of the collective's communicator.
     const RingPlan& plan = plan_of(c);
-    CollectiveRow row = CollectiveRow::Of(rec, plan.checks());
+    uint64_t checks = 0;
+    for (uint32_t g = 0; g < coll_.groups(c).size(); ++g) checks += plan_of(c, g).checks();
+    CollectiveRow row = CollectiveRow::Of(rec, checks);
     row.job = j;
     const double bound = AnalyticBound(plan_of(c), host_rate_gbps);
     RowExtras extras;
@@ -168,7 +191,7 @@ uint32_t RingAllreduce::AddCollectives(CollectiveTable& table, double host_rate_
         .Add("bound_ratio", bound / row.duration_s(), "{:.6f}")
         .Add("retransmissions", retransmissions_[c]);
     table.Add(row, std::move(extras));
-    payload_delivered += uint64_t{plan.steps()} * rec.bytes;
+    for (uint32_t g = 0; g < coll_.groups(c).size(); ++g) payload_delivered += uint64_t{plan_of(c, g).steps()} * rec.bytes;
   }
   return j;
 }
@@ -178,7 +201,7 @@ double RingAllreduce::progress() const {
   if (total == 0) return 1.0;
   const uint32_t done = coll_.collectives_done();
   double in_current = 0;
-  if (done < total) {
+  if (done < total && !coll_.grouped()) {
     uint64_t have = 0, want = 0;
     const RingPlan& p = plan_of(current_);
     for (uint32_t r = 0; r < ranks_.size(); ++r) {
@@ -212,16 +235,13 @@ TypeId RingRank::GetTypeId() {
   return tid;
 }
 
-void RingRank::Setup(RingAllreduce* owner, uint32_t rank, Ipv4Address succ, Ipv4Address pred) {
+void RingRank::Setup(RingAllreduce* owner, uint32_t rank) {
   owner_ = owner;
   plan_ = &owner->plan();  // until the first collective begins
   rank_ = rank;
-  const uint16_t port = owner->config().udp_port;
-  succ_ = succ.Get();
-  pred_ = pred.Get();
-  port_ = port;
+  port_ = owner->config().udp_port;
   // The port exists from set-up on, so an iteration may begin at t = 0.
-  endpoint_.Open(HostNic(*GetNode()), port,
+  endpoint_.Open(HostNic(*GetNode()), port_,
                  [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { OnDatagram(b, len); });
   buf_.resize(RingWire::kDataHeader + 4 * plan_->epp());
 }
@@ -239,17 +259,22 @@ void RingRank::DoDispose() {
 void RingRank::BeginCollective(uint32_t c) {
   NS_LOG_INFO("rank " << rank_ << ": collective " << c << " begins");
   collective_ = c;
-  plan_ = &owner_->plan_of(c);
+  const RingAllreduce::Seat seat = owner_->SeatOf(c, rank_);
+  group_ = seat.group;
+  me_ = seat.place;
+  succ_ = seat.succ.Get();
+  pred_ = seat.pred.Get();
+  plan_ = &owner_->plan_of(c, group_);
   checked_before_ = checked_;
   mismatches_before_ = mismatches_;
   retransmissions_before_ = retransmissions_;
   const uint32_t n = plan_->ranks();
-  snd_total_ = plan_->stream_packets(rank_);
-  rcv_total_ = plan_->stream_packets((rank_ + n - 1) % n);
+  snd_total_ = plan_->stream_packets(me_);
+  rcv_total_ = plan_->stream_packets((me_ + n - 1) % n);
   snd_una_ = snd_next_ = snd_acked_ = 0;
   in_flight_ = 0;
   cur_step_ = 0;
-  cur_step_end_ = plan_->step_base(rank_, 1);
+  cur_step_end_ = plan_->step_base(me_, 1);
   acked_.assign(snd_total_, 0);
   ready_.assign(snd_total_, 0);
   retx_.clear();
@@ -300,15 +325,15 @@ void RingRank::TrySend() {
   }
   retx_.clear();
   const uint32_t window = owner_->config().window_packets;
-  const TensorData& data = owner_->data(collective_);
+  const TensorData& data = owner_->data(collective_, group_);
   while (in_flight_ < window && snd_next_ < snd_total_) {
-    while (snd_next_ >= cur_step_end_) cur_step_end_ = plan_->step_base(rank_, ++cur_step_ + 1);
+    while (snd_next_ >= cur_step_end_) cur_step_end_ = plan_->step_base(me_, ++cur_step_ + 1);
     if (cur_step_ == 0 && !ready_[snd_next_]) {
       // Step 0 sends the rank's own chunk: generate it now.
-      const uint64_t g = plan_->chunk_first(plan_->chunk_sent(rank_, 0)) + snd_next_;
+      const uint64_t g = plan_->chunk_first(plan_->chunk_sent(me_, 0)) + snd_next_;
       uint32_t* slot = Slot(snd_next_);
       const uint32_t count = plan_->packet_elements(g);
-      for (uint32_t k = 0; k < count; ++k) slot[k] = data.Contribution(rank_, g * plan_->epp() + k);
+      for (uint32_t k = 0; k < count; ++k) slot[k] = data.Contribution(me_, g * plan_->epp() + k);
       ready_[snd_next_] = 1;
     }
     if (!ready_[snd_next_]) break;
@@ -325,15 +350,15 @@ void RingRank::SendData(uint64_t seq) {
   uint32_t lo = 0, hi = plan_->steps();  // invariant: base(lo) <= seq < base(hi)
   while (hi - lo > 1) {
     const uint32_t mid = (lo + hi) / 2;
-    if (plan_->step_base(rank_, mid) <= seq) lo = mid; else hi = mid;
+    if (plan_->step_base(me_, mid) <= seq) lo = mid; else hi = mid;
   }
   const uint32_t step = lo;
-  const uint64_t index = seq - plan_->step_base(rank_, step);
-  const uint64_t g = plan_->chunk_first(plan_->chunk_sent(rank_, step)) + index;
+  const uint64_t index = seq - plan_->step_base(me_, step);
+  const uint64_t g = plan_->chunk_first(plan_->chunk_sent(me_, step)) + index;
   const uint32_t count = plan_->packet_elements(g);
   uint8_t* b = buf_.data();
   b[0] = RingWire::kData;
-  b[1] = static_cast<uint8_t>(owner_->data(collective_).dtype());
+  b[1] = static_cast<uint8_t>(owner_->data(collective_, group_).dtype());
   StoreBe16(b + 2, static_cast<uint16_t>(collective_));
   StoreBe16(b + 4, static_cast<uint16_t>(step));
   StoreBe16(b + 6, static_cast<uint16_t>(count));
@@ -355,7 +380,7 @@ void RingRank::OnDatagram(const uint8_t* p, uint32_t len) {
 void RingRank::OnData(const uint8_t* p, uint32_t len) {
   if (LoadBe16(p + 2) != static_cast<uint16_t>(collective_)) return;  // stale duplicate
   const uint32_t n = plan_->ranks();
-  const uint32_t pred = (rank_ + n - 1) % n;
+  const uint32_t pred = (me_ + n - 1) % n;
   const uint32_t step = LoadBe16(p + 4);
   const uint32_t count = LoadBe16(p + 6);
   const uint64_t seq = LoadBe32(p + 8);
@@ -373,21 +398,21 @@ void RingRank::OnData(const uint8_t* p, uint32_t len) {
   ++rcv_count_;
   while (rcv_cum_ < rcv_total_ && received_[rcv_cum_]) ++rcv_cum_;
 
-  const TensorData& data = owner_->data(collective_);
+  const TensorData& data = owner_->data(collective_, group_);
   const uint32_t t = plan_->allreduce_step(step);
   const bool reduce = t < n - 1;
   const bool final = t >= n - 2;
   const bool forward = step + 1 < plan_->steps();
   uint32_t* out = nullptr;
   if (forward) {
-    const uint64_t out_seq = plan_->step_base(rank_, step + 1) + index;
+    const uint64_t out_seq = plan_->step_base(me_, step + 1) + index;
     out = Slot(out_seq);
     ready_[out_seq] = 1;
   }
   const uint64_t e0 = g * plan_->epp();
   for (uint32_t k = 0; k < count; ++k) {
     uint32_t v = LoadBe32(p + RingWire::kDataHeader + 4 * k);
-    if (reduce) v = AddElements(data.dtype(), v, data.Contribution(rank_, e0 + k));
+    if (reduce) v = AddElements(data.dtype(), v, data.Contribution(me_, e0 + k));
     if (final) {
       ++checked_;
       if (v != plan_->Expected(data, chunk, e0 + k)) ++mismatches_;

@@ -126,9 +126,18 @@ class RingAllreduce {
   /// (busbw, the bound, retransmissions); adds the payload they delivered
   /// (summed over ranks). Returns the job's index.
   uint32_t AddCollectives(CollectiveTable& table, double host_rate_gbps, uint64_t& payload_delivered) const;
-  /// The first collective's plan (the only one without a schedule); collective c's.
-  const RingPlan& plan() const { return plans_[0]; }
-  const RingPlan& plan_of(uint32_t c) const { return plans_[coll_.kind(c)]; }
+  /// The first collective's plan (the only one without a schedule); collective
+  /// c's (in its first group); collective c's in group g of its communicator.
+  const RingPlan& plan() const { return plans_[0][0]; }
+  const RingPlan& plan_of(uint32_t c) const { return plans_[coll_.kind(c)][0]; }
+  const RingPlan& plan_of(uint32_t c, uint32_t g) const { return plans_[coll_.kind(c)][g]; }
+  /// Where rank r runs collective c: its group, its place there, and the
+  /// addresses of the group's next and previous ranks around the ring.
+  struct Seat {
+    uint32_t group = 0, place = 0;
+    ns3::Ipv4Address succ, pred;
+  };
+  Seat SeatOf(uint32_t c, uint32_t rank) const;
   /// Iteration starts per rank, with workload.schedule (iterations.csv).
   std::vector<IterationStart> IterationStarts(uint32_t job) const { return coll_.IterationStarts(job); }
   /// Fraction of the whole workload finished, for progress reports.
@@ -140,11 +149,12 @@ class RingAllreduce {
   // Called by ranks: rank `rank` holds collective c's result, with this
   // collective's checks, mismatches and retransmissions.
   void RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint64_t mismatches, uint64_t retransmissions);
-  const TensorData& data(uint32_t c) const { return coll_.data(c); }
+  const TensorData& data(uint32_t c, uint32_t g) const { return coll_.data(c, g); }
   const RingConfig& config() const { return config_; }
 
  private:
-  std::vector<RingPlan> plans_;  ///< per collective of an iteration
+  std::vector<std::vector<RingPlan>> plans_;  ///< [collective of an iteration][group of its communicator]
+  std::vector<ns3::Ipv4Address> addresses_;  ///< by rank
   RingConfig config_;
   RankCollectives coll_;
   std::vector<uint64_t> retransmissions_;  ///< per collective
@@ -157,7 +167,7 @@ class RingRank : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
   RingRank() = default;
-  void Setup(RingAllreduce* owner, uint32_t rank, ns3::Ipv4Address succ, ns3::Ipv4Address pred);
+  void Setup(RingAllreduce* owner, uint32_t rank);
   void BeginCollective(uint32_t c);
   uint64_t mismatches() const { return mismatches_; }
   uint64_t checked() const { return checked_; }
@@ -185,7 +195,9 @@ class RingRank : public ns3::Application {
 
   RingAllreduce* owner_ = nullptr;
   const RingPlan* plan_ = nullptr;
-  uint32_t rank_ = 0;
+  uint32_t rank_ = 0;   ///< in the job
+  uint32_t me_ = 0;     ///< in the current collective's group (the plan's rank)
+  uint32_t group_ = 0;  ///< the current collective's group
   uint32_t collective_ = 0;
   HostEndpoint endpoint_;
   uint32_t succ_ = 0, pred_ = 0;  ///< IPv4 addresses
