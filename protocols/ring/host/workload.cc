@@ -154,15 +154,29 @@ void CheckRingStream(const Scenario& s, size_t ranks) {
                                     "workload.ring.elements_per_packet)", ranks, plan.stream_packets(0)));
 }
 
+/// The schedule's communicators must partition each ring's ranks (as
+/// RankCollectives checks when it is built).
+void CheckRingCommunicators(const Scenario& s, size_t ranks) {
+  try {
+    CheckCommunicators(s.workload.schedule, static_cast<uint32_t>(ranks));
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(e.what());
+  }
+}
+
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
   if (s.workload.jobs == 1) {
     CheckRingStream(s, hosts.size());
+    CheckRingCommunicators(s, hosts.size());
     return;
   }
   // The smallest group has the longest per-rank stream (fewer ranks, larger chunks).
   const auto groups = SplitHosts(hosts, s.workload.jobs, s.seed, s.workload.jobs_contiguous);
   size_t smallest = hosts.size();
-  for (const auto& g : groups) smallest = std::min(smallest, g.size());
+  for (const auto& g : groups) {
+    smallest = std::min(smallest, g.size());
+    CheckRingCommunicators(s, g.size());
+  }
   CheckRingStream(s, smallest);
 }
 
