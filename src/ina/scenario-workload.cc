@@ -523,47 +523,31 @@ const ScheduleKeys& Schedule() {
   return section;
 }
 
+/// Protocol `q`'s protocol.json (the registry's metadata).
+const json& MetadataOf(const Protocol& q) {
+  static const json all = ProtocolsJson();
+  for (const json& p : all)
+    if (p.value("name", "") == q.name) return p;
+  throw std::logic_error("protocol \"" + std::string(q.name) + "\" has no metadata");
+}
+
 /// Whether protocol `q` runs collectives of kind `k` in a schedule (every
 /// one runs allreduce; protocol.json "schedule_kinds" lists the others).
 bool RunsKind(const Protocol& q, CollectiveKind k) {
   if (k == CollectiveKind::kAllreduce) return true;
-  static const json all = ProtocolsJson();
-  for (const json& p : all)
-    if (p.value("name", "") == q.name && p.contains("schedule_kinds"))
-      for (const json& name : p["schedule_kinds"])
-        if (name == CollectiveKindName(k)) return true;
-  return false;
+  const json kinds = MetadataOf(q).value("schedule_kinds", json::array());
+  return std::find(kinds.begin(), kinds.end(), CollectiveKindName(k)) != kinds.end();
 }
 
 /// Whether protocol `q` runs a schedule's communicators (protocol.json
 /// "schedule_communicators": true).
-bool RunsCommunicators(const Protocol& q) {
-  static const json all = ProtocolsJson();
-  for (const json& p : all)
-    if (p.value("name", "") == q.name) return p.value("schedule_communicators", false);
-  return false;
-}
+bool RunsCommunicators(const Protocol& q) { return MetadataOf(q).value("schedule_communicators", false); }
 
-std::string CommunicatorProtocols() {
+/// The protocols that run a schedule and satisfy `runs`, quoted.
+std::string ScheduleProtocols(const std::function<bool(const Protocol&)>& runs = {}) {
   std::vector<std::string> names;
   for (const Protocol& q : Protocols())
-    if (q.runs_schedule && RunsCommunicators(q)) names.push_back(fmt::format("\"{}\"", q.name));
-  return names.empty() ? "none" : JoinNames(names, " and ");
-}
-
-/// The protocols that run kind `k`, quoted.
-std::string KindProtocols(CollectiveKind k) {
-  std::vector<std::string> names;
-  for (const Protocol& q : Protocols())
-    if (q.runs_schedule && RunsKind(q, k)) names.push_back(fmt::format("\"{}\"", q.name));
-  return names.empty() ? "none" : JoinNames(names, " and ");
-}
-
-/// The protocols whose registry entry says they run workload.schedule, quoted.
-std::string ScheduleProtocols() {
-  std::vector<std::string> names;
-  for (const Protocol& q : Protocols())
-    if (q.runs_schedule) names.push_back(fmt::format("\"{}\"", q.name));
+    if (q.runs_schedule && (!runs || runs(q))) names.push_back(fmt::format("\"{}\"", q.name));
   return names.empty() ? "none" : JoinNames(names, " and ");
 }
 
@@ -595,13 +579,13 @@ WorkloadKeys& DeclareSchedule(WorkloadKeys& a) {
         if (s.workload.schedule.has_communicators() && !RunsCommunicators(TheProtocol(s)))
           w.Fail("schedule.communicators",
                  fmt::format("protocol \"{}\" runs every collective over all its ranks (the protocols with "
-                             "communicators: {})", TheProtocol(s).name, CommunicatorProtocols()));
+                             "communicators: {})", TheProtocol(s).name, ScheduleProtocols(RunsCommunicators)));
         const std::vector<CollectiveKind>& kinds = s.workload.schedule.kinds;
         for (size_t i = 0; i < kinds.size(); ++i)
           if (!RunsKind(TheProtocol(s), kinds[i]))
             w.Fail(fmt::format("schedule.collectives[{}].kind", i),
                    fmt::format("protocol \"{}\" does not run \"{}\" (the protocols that do: {})",
-                               TheProtocol(s).name, CollectiveKindName(kinds[i]), KindProtocols(kinds[i])));
+                               TheProtocol(s).name, CollectiveKindName(kinds[i]), ScheduleProtocols([&](const Protocol& q) { return RunsKind(q, kinds[i]); })));
       })
       .U32("jobs", spec::In(&Scenario::workload, &WorkloadSpec::jobs), 1, 1, 256, "",
            "Concurrent allreduces: the selected hosts are dealt into this many groups of equal size (+-1), each "

@@ -72,6 +72,22 @@ NcclPlan::Op NcclPlan::OpAt(size_t op) const {
   return o;
 }
 
+void NcclPlan::RunGpuOp(const TensorData& data, uint32_t rank, uint32_t c, const Op& op, const uint8_t* in,
+                        uint8_t* out, uint64_t& checked, uint64_t& mismatches) const {
+  if (!op.recv) {
+    const auto [first, count] = Range(rank, c, op.sent_message, false);
+    data.FillBe32(rank, first, count, out);
+    return;
+  }
+  const auto [first, count] = Range(rank, c, op.received_message, true);
+  const uint32_t t = streams[c][op.received_message].step;  // the sender's step
+  if (!in) mismatches += count;
+  for (uint64_t e = 0; e < count; ++e) {
+    const uint32_t v = Take(data, rank, t, first + e, in ? p4::LoadBe32(in + 4 * e) : 0, checked, mismatches);
+    if (op.send) p4::StoreBe32(out + 4 * e, v);
+  }
+}
+
 std::pair<uint64_t, uint64_t> NcclPlan::Range(uint32_t r, uint32_t c, size_t m, bool received) const {
   const NcclSlice& x = streams[c][m];
   const uint32_t sender = received ? (r + n - 1) % n : r;
@@ -185,8 +201,7 @@ void NcclRank::OnSlice(uint32_t c, std::vector<uint8_t>&& msg) {
       p4::LoadBe32(msg.data()) != iteration_ || p4::LoadBe32(msg.data() + 4) != m)
     return;
   if (msg.size() != kSliceHeader + 4 * plan.Range(rank_, c, m, true).second) return;
-  msg.erase(msg.begin(), msg.begin() + kSliceHeader);
-  ch.inbox.push_back(std::move(msg));
+  ch.inbox.push_back(std::move(msg));  // the values stay behind the header: no copy
   ch.max_held = std::max(ch.max_held, ch.inbox.size() + ch.send_slots);
   ++ch.received;
   Advance(c);
@@ -210,23 +225,16 @@ bool NcclRank::RunOp(uint32_t c) {
   const NcclPlan::Op op = plan.OpAt(ch.op);
   if (op.recv && ch.received <= op.received_message) return false;
   if (op.send && ch.send_slots >= owner_->spec().slots) return false;
-  const TensorData& data = owner_->data(iteration_);
   std::vector<uint8_t> out;
   if (op.send) {
-    const auto [first, count] = plan.Range(rank_, c, op.sent_message, false);
-    out.resize(kSliceHeader + 4 * count);
+    out.resize(kSliceHeader + 4 * plan.Range(rank_, c, op.sent_message, false).second);
     p4::StoreBe32(out.data(), iteration_);
     p4::StoreBe32(out.data() + 4, static_cast<uint32_t>(op.sent_message));
-    if (!op.recv) data.FillBe32(rank_, first, count, out.data() + kSliceHeader);
   }
+  const uint8_t* in = op.recv ? ch.inbox.front().data() + kSliceHeader : nullptr;
+  uint8_t* values = op.send ? out.data() + kSliceHeader : nullptr;
+  plan.RunGpuOp(owner_->data(iteration_), rank_, c, op, in, values, checked_, mismatches_);
   if (op.recv) {
-    const auto [first, count] = plan.Range(rank_, c, op.received_message, true);
-    const uint32_t t = plan.streams[c][op.received_message].step;  // the sender's step
-    const std::vector<uint8_t>& in = ch.inbox.front();
-    for (uint64_t e = 0; e < count; ++e) {
-      const uint32_t v = plan.Take(data, rank_, t, first + e, p4::LoadBe32(in.data() + 4 * e), checked_, mismatches_);
-      if (op.send) p4::StoreBe32(out.data() + kSliceHeader + 4 * e, v);
-    }
     ch.inbox.pop_front();
     const size_t again = op.received_message + owner_->spec().slots;
     if (again < plan.streams[c].size()) Grant(c, again);

@@ -72,6 +72,13 @@ struct NcclPlan {
     size_t sent_message = 0;      ///< the stream index this op sends (if `send`)
     size_t received_message = 0;  ///< the stream index it takes (if `recv`)
   };
+  /// What `rank`'s GPU does in op `op` of channel c, both transports alike:
+  /// step 0 writes the rank's own values to `out`; a later step takes the
+  /// received slice's values `in` (nullptr: it came short, its elements
+  /// count as mismatches) through Take and, if it sends, writes them to
+  /// `out`. Big-endian 32-bit values, no headers.
+  void RunGpuOp(const TensorData& data, uint32_t rank, uint32_t c, const Op& op, const uint8_t* in, uint8_t* out,
+                uint64_t& checked, uint64_t& mismatches) const;
   /// The ops of channel c, in the order the GPU runs them.
   size_t Ops(uint32_t c) const { return streams[c].size() / MessagesPerLoop() * (2 * size_t{n} - 1) * kSlicesPerChunk; }
   Op OpAt(size_t op) const;
@@ -115,7 +122,7 @@ class NcclRank : public ns3::Application {
     size_t received = 0;     ///< messages arrived from prev
     uint32_t send_slots = 0; ///< slices written by the GPU and not yet acknowledged (across collectives)
     std::deque<std::vector<uint8_t>> outbox;  ///< written slices waiting for a grant, in order
-    std::deque<std::vector<uint8_t>> inbox;   ///< arrived slices (payload) the GPU has not consumed, in order
+    std::deque<std::vector<uint8_t>> inbox;   ///< arrived slices (header + values) the GPU has not consumed, in order
     size_t max_held = 0;     ///< the most slices in receive and send slots at once
   };
   void StartApplication() override {}

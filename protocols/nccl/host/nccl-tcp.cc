@@ -178,26 +178,19 @@ bool NcclTcpRank::RunOp(uint32_t c) {
   const size_t si = op.sent_message, ri = op.received_message;
   if (recv && ch.received <= ri) return false;
   if (send && ch.posted - ch.written >= owner_->spec().slots) return false;
-  const TensorData& data = owner_->data(iteration_);
   // The slice is built where the send proxy takes it: [size][bytes].
   std::vector<uint8_t> out;
-  if (!recv) {
-    const auto [first, count] = plan.Range(rank_, c, si, false);
-    out.resize(kSizeBytes + 4 * count);
-    data.FillBe32(rank_, first, count, out.data() + kSizeBytes);
-  } else {
-    const auto [first, count] = plan.Range(rank_, c, ri, true);
-    std::vector<uint8_t>& in = ch.got[ri];
-    const uint32_t t = plan.streams[c][ri].step;  // the sender's step
-    const bool whole = in.size() == 4 * count;  // TCP delivers it whole; counted wrong if not
-    if (!whole) mismatches_ += count;
-    if (send) out.resize(kSizeBytes + 4 * count);
-    for (uint64_t e = 0; e < count; ++e) {
-      const uint32_t v =
-          plan.Take(data, rank_, t, first + e, whole ? p4::LoadBe32(in.data() + 4 * e) : 0, checked_, mismatches_);
-      if (send) p4::StoreBe32(out.data() + kSizeBytes + 4 * e, v);
-    }
-    in = {};
+  if (send) out.resize(kSizeBytes + 4 * plan.Range(rank_, c, si, false).second);
+  const uint8_t* in = nullptr;
+  if (recv) {
+    const std::vector<uint8_t>& got = ch.got[ri];
+    // TCP delivers it whole; counted wrong if not.
+    if (got.size() == 4 * plan.Range(rank_, c, ri, true).second) in = got.data();
+  }
+  uint8_t* values = send ? out.data() + kSizeBytes : nullptr;
+  plan.RunGpuOp(owner_->data(iteration_), rank_, c, op, in, values, checked_, mismatches_);
+  if (recv) {
+    ch.got[ri] = {};
     ++ch.consumed;  // its receive slot is free again (NET:345)
   }
   if (send) Post(c, std::move(out));
