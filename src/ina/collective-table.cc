@@ -132,15 +132,17 @@ void CollectiveTable::AddRecord(const CollectiveRecord& r, uint64_t expected_che
 }
 
 uint32_t CollectiveTable::AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records,
-                                       std::vector<uint32_t> hosts) {
+                                       std::vector<uint32_t> hosts, const std::vector<uint64_t>& checks) {
   const uint32_t j = AddJob(ranks, records.size());
   SetJobHosts(j, std::move(hosts));
-  for (const CollectiveRecord& r : records) {
+  for (size_t i = 0; i < records.size(); ++i) {
+    const CollectiveRecord& r = records[i];
     if (!r.finished()) {
       AddUnfinished(j, r.elements_checked, r.mismatches);
       continue;
     }
-    CollectiveRow row = CollectiveRow::Of(r, ranks * (r.bytes / 4));
+    const uint64_t expected = checks.empty() ? ranks * (r.bytes / 4) : checks[i % checks.size()];
+    CollectiveRow row = CollectiveRow::Of(r, expected);
     row.job = j;
     Add(row);
   }

@@ -114,10 +114,11 @@ class CollectiveTable {
   void AddRecord(const CollectiveRecord& r, uint64_t expected_checks, RowExtras extras = {});
   /// A new job of `ranks` whose collectives are `records` (AddRecord each,
   /// as this job), every rank expected to check every element of each:
-  /// ranks x bytes / 4 checks. `hosts` (by rank, optional): SetJobHosts for
-  /// it first. Returns its index.
+  /// ranks x bytes / 4 checks, unless `checks` gives them per collective of
+  /// an iteration (record i's: checks[i % size]). `hosts` (by rank,
+  /// optional): SetJobHosts for it first. Returns its index.
   uint32_t AddJobRecords(uint64_t ranks, const std::vector<CollectiveRecord>& records,
-                         std::vector<uint32_t> hosts = {});
+                         std::vector<uint32_t> hosts = {}, const std::vector<uint64_t>& checks = {});
   /// Lists at most `rows` collectives (the first ones); later ones count in
   /// every total and mean but are not listed (`collectives_listed`).
   void set_max_listed(size_t rows) { max_listed_ = rows; }

@@ -130,9 +130,10 @@ double RankCollectives::progress() const {
   return records_.empty() ? 1.0 : static_cast<double>(collectives_done_) / records_.size();
 }
 
-CollectiveTable RankCollectives::Report(std::string_view protocol, bool finished, bool ok, WorkloadReport& out) const {
+CollectiveTable RankCollectives::Report(std::string_view protocol, bool finished, bool ok, WorkloadReport& out,
+                                        const std::vector<uint64_t>& checks) const {
   CollectiveTable table;
-  table.AddJobRecords(ranks_, records_, hosts);  // every rank checks every element
+  table.AddJobRecords(ranks_, records_, hosts, checks);
   for (const CollectiveRecord& r : records_)
     if (r.finished()) out.payload_delivered += r.bytes * ranks_;
   out.rank_spans = table.rank_spans();

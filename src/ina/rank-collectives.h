@@ -77,9 +77,11 @@ class RankCollectives {
 
   /// The core keys of results.json's "workload" (protocol `protocol`),
   /// collectives.csv, the payload delivered and, with a schedule, the
-  /// iterations' starts; `ok`: the protocol's own condition for correct.
-  /// Returns the table.
-  CollectiveTable Report(std::string_view protocol, bool finished, bool ok, WorkloadReport& out) const;
+  /// iterations' starts; `ok`: the protocol's own condition for correct;
+  /// `checks`: the elements all ranks check per collective of an iteration
+  /// (empty: every rank every element). Returns the table.
+  CollectiveTable Report(std::string_view protocol, bool finished, bool ok, WorkloadReport& out,
+                         const std::vector<uint64_t>& checks = {}) const;
 
  private:
   void Launch(uint32_t c, uint64_t now_of_every_rank);

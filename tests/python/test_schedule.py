@@ -335,20 +335,31 @@ def test_compare_relates_training_steps_only_with_a_schedule():
     assert body[0][3].startswith("0.850 ± ") and body[0][4].startswith("0.500 ± ")
 
 
-def test_ring_runs_reduce_scatter_and_all_gather(tmp_path):
-    """`kind` on the UDP ring: a reduce-scatter (the allreduce's first n-1
-    steps: each rank ends with one chunk's exact sum, E checks in all) and an
-    all-gather (its last n-1: each rank ends with every other rank's chunk,
-    its owner's values, (n-1) E checks), each about half an allreduce's time
-    on the same ring; exact under loss too (retransmitted packets)."""
+RETRANSMITTED = {"ring": lambda r, rows: rows.retransmissions.sum(),
+                 "nccl": lambda r, rows: r["workload"]["nccl"]["packets_retransmitted"],
+                 "nccl-tcp": lambda r, rows: r["workload"]["nccl"]["tcp_fast_recoveries"]
+                 + r["workload"]["nccl"]["tcp_timeouts"]}
+
+
+@pytest.mark.parametrize("ring,sets", [
+    ("ring", []),
+    ("nccl", ["workload.protocol=nccl"]),
+    ("nccl-tcp", ["workload.protocol=nccl", "workload.nccl.transport=tcp"]),
+])
+def test_rings_run_reduce_scatter_and_all_gather(tmp_path, ring, sets):
+    """`kind` on the UDP ring and on NCCL (RoCE and TCP): a reduce-scatter
+    (each rank ends with one segment's exact sum, E checks in all) and an
+    all-gather (each rank ends with every other rank's segment, its owner's
+    values, (n-1) E checks), each about half an allreduce's time on the same
+    ring; exact under loss too (recovered, not avoided)."""
     import pandas as pd
 
     n, size = 8, 1 << 20
     sched = {"compute_us": 0, "collectives": [{"bytes": size}, {"bytes": size, "kind": "reduce_scatter"},
                                               {"bytes": size, "kind": "all_gather"}]}
     for loss in (0, 0.001):
-        p, out = run(tmp_path, ["workload.iterations=2", f"faults.loss_rate={loss}",
-                                "workload.schedule=" + json.dumps(sched)], name=f"loss{loss}", scenario=RING)
+        p, out = run(tmp_path, sets + ["workload.iterations=2", f"faults.loss_rate={loss}",
+                                       "workload.schedule=" + json.dumps(sched)], name=f"loss{loss}", scenario=RING)
         assert p.returncode == 0, p.stderr
         result = json.loads((out / "results.json").read_text())
         assert result["correct"], p.stdout
@@ -357,17 +368,32 @@ def test_ring_runs_reduce_scatter_and_all_gather(tmp_path):
         assert list(rows.elements_checked) == [n * e, e, (n - 1) * e] * 2
         assert (rows.mismatches == 0).all()
         if loss:
-            assert rows.retransmissions.sum() > 0, "the loss was recovered, not avoided"
+            assert RETRANSMITTED[ring](result, rows) > 0, "the loss was recovered, not avoided"
             continue
         ar, rs, ag = rows.duration_s[:3]
         assert 0.4 < rs / ar < 0.6 and 0.4 < ag / ar < 0.6, (ar, rs, ag)
-        assert (rows.bound_ratio < 1).all()
+        if ring == "ring":
+            assert (rows.bound_ratio < 1).all()
+
+
+def test_nccl_refuses_a_segment_that_does_not_split_per_rank(tmp_path):
+    """ncclReduceScatter / ncclAllGather take a count per rank: 8 ranks and
+    1,001 elements cannot be cut into 8 equal segments."""
+    sched = {"compute_us": 0, "collectives": [{"bytes": 4096}, {"bytes": 4004, "kind": "all_gather"}]}
+    p, out = run(tmp_path, ["workload.protocol=nccl", "workload.schedule=" + json.dumps(sched)], scenario=RING)
+    assert p.returncode == 2, p.stderr
+    assert "workload.schedule.collectives[1].bytes" in p.stderr and "8 equal segments" in p.stderr, p.stderr
+    assert not out.exists()
+    v = subprocess.run([BIN, "validate", str(SOURCE_DIR / RING), "--set", "workload.protocol=nccl",
+                        "--set", "workload.schedule=" + json.dumps(sched)], capture_output=True, text=True,
+                       env=child_env(), timeout=60)
+    assert v.returncode == 2 and "collectives[1].bytes" in v.stderr, v.stderr
 
 
 @pytest.mark.parametrize("scenario,sets,kind,key,words", [
     (SWITCHML, [], "all_gather", "collectives[1].kind", 'protocol "switchml" does not run "all_gather" '
-                                                         '(the protocols that do: "ring")'),
-    (RING, ["workload.protocol=nccl"], "reduce_scatter", "collectives[1].kind", 'does not run "reduce_scatter"'),
+                                                         '(the protocols that do: "nccl" and "ring")'),
+    (RING, ["workload.protocol=gloo"], "reduce_scatter", "collectives[1].kind", 'does not run "reduce_scatter"'),
     (RING, [], "gather", "collectives[1].kind", 'must be "allreduce", "reduce_scatter" or "all_gather", got "gather"'),
 ])
 def test_a_kind_the_protocol_does_not_run_exits_2(tmp_path, scenario, sets, kind, key, words):

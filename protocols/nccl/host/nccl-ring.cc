@@ -34,42 +34,74 @@ constexpr uint16_t kSourcePortBase = 50000;
 }  // namespace
 
 // all_reduce.h:20-36: chunk = buffer / NCCL_STEPS x CHUNKSTEPS = buffer / 2;
-// loops of n x channels x realChunkSize.
-NcclPlan::NcclPlan(uint32_t ranks, uint64_t elems, const NcclSpec& spec)
-    : n(ranks), channels(spec.channels), elements(elems), streams(spec.channels) {
+// loops of n x channels x realChunkSize. reduce_scatter.h:20-36 and
+// all_gather.h:20-36: the same chunk, loops of channels x realChunkSize over
+// one rank's segment (count = elements / n).
+NcclPlan::NcclPlan(uint32_t ranks, uint64_t elems, const NcclSpec& spec, CollectiveKind k)
+    : n(ranks), channels(spec.channels), elements(elems), kind(k), streams(spec.channels) {
   if (ranks < 2) throw std::invalid_argument("an NCCL ring needs at least 2 ranks");
+  const bool allreduce = kind == CollectiveKind::kAllreduce;
+  if (!allreduce && elements % n != 0)
+    throw std::invalid_argument("an NCCL reduce-scatter or all-gather needs a multiple of the ranks' count");
+  segment = allreduce ? 0 : elements / n;
+  const uint64_t size = allreduce ? elements : segment;     // what a loop walks
+  const uint64_t ways = allreduce ? uint64_t{n} * channels : channels;  // a loop's chunks per step
   const uint64_t chunk = std::max<uint64_t>(1, spec.buffer_bytes / 2 / 4);
   uint32_t loop = 0;
-  for (uint64_t grid = 0; grid < elements || (elements == 0 && loop == 0); grid += uint64_t{n} * channels * chunk, ++loop) {
-    const uint64_t real = std::max<uint64_t>(1, std::min(chunk, CeilDiv(elements - grid, uint64_t{n} * channels)));
-    for (uint32_t c = 0; c < channels; ++c)
-      for (uint32_t t = 0; t < 2 * (n - 1); ++t)
+  for (uint64_t grid = 0; grid < size || (size == 0 && loop == 0); grid += ways * chunk, ++loop) {
+    const uint64_t real = std::max<uint64_t>(1, std::min(chunk, CeilDiv(size - grid, ways)));
+    for (uint32_t c = 0; c < channels; ++c) {
+      const uint64_t first = grid + c * (allreduce ? uint64_t{n} : 1) * real;
+      for (uint32_t t = 0; t < SendSteps(); ++t)
         for (uint32_t s = 0; s < kSlicesPerChunk; ++s)
-          streams[c].push_back({loop, t, s, grid + uint64_t{c} * n * real, real, CeilDiv(real, kSlicesPerChunk)});
-    if (elements == 0) break;
+          streams[c].push_back({loop, t, s, first, real, CeilDiv(real, kSlicesPerChunk)});
+    }
+    if (size == 0) break;
   }
 }
 
 uint32_t NcclPlan::Take(const TensorData& data, uint32_t rank, uint32_t t, uint64_t element, uint32_t v,
                         uint64_t& checked, uint64_t& mismatches) const {
-  // Steps 0..n-2 reduce (the last of them completes this rank's chunk), the rest copy.
-  if (t + 1 < n) v = AddElements(data.dtype(), v, data.Contribution(rank, element));
-  if (t + 2 >= n) {
-    ++checked;
-    mismatches += v != data.Expected(element);
+  switch (kind) {
+    case CollectiveKind::kReduceScatter:  // recvReduceSend, then recvReduceCopy at the last step
+      v = AddElements(data.dtype(), v, data.Contribution(rank, element));
+      if (t + 2 == n) {
+        ++checked;
+        mismatches += v != data.Expected(element);
+      }
+      return v;
+    case CollectiveKind::kAllGather:  // directRecvCopySend / directRecv: the segment owner's values
+      ++checked;
+      mismatches += v != data.Contribution(static_cast<uint32_t>(element / segment), element);
+      return v;
+    default:
+      // Steps 0..n-2 reduce (the last of them completes this rank's chunk), the rest copy.
+      if (t + 1 < n) v = AddElements(data.dtype(), v, data.Contribution(rank, element));
+      if (t + 2 >= n) {
+        ++checked;
+        mismatches += v != data.Expected(element);
+      }
+      return v;
   }
-  return v;
 }
 
 NcclPlan::Op NcclPlan::OpAt(size_t op) const {
-  const size_t k = kSlicesPerChunk, ops_per_loop = (2 * size_t{n} - 1) * k;
+  const size_t k = kSlicesPerChunk, ops_per_loop = (size_t{SendSteps()} + 1) * k;
   const size_t loop = op / ops_per_loop, u = op % ops_per_loop / k, s = op % k;
   Op o;
   o.recv = u >= 1;
-  o.send = u + 2 <= 2 * size_t{n} - 1;
+  o.send = u < SendSteps();
   o.sent_message = loop * MessagesPerLoop() + u * k + s;
   o.received_message = o.recv ? o.sent_message - k : 0;
   return o;
+}
+
+uint64_t NcclPlan::checks() const {
+  switch (kind) {
+    case CollectiveKind::kReduceScatter: return elements;
+    case CollectiveKind::kAllGather: return (uint64_t{n} - 1) * elements;
+    default: return uint64_t{n} * elements;
+  }
 }
 
 void NcclPlan::RunGpuOp(const TensorData& data, uint32_t rank, uint32_t c, const Op& op, const uint8_t* in,
@@ -88,12 +120,27 @@ void NcclPlan::RunGpuOp(const TensorData& data, uint32_t rank, uint32_t c, const
   }
 }
 
+// At step t a rank sends: allreduce chunk (rank - t) mod n; reduce-scatter
+// segment ring->devUserRanks[n-1-t], i.e. (rank - 1 - t) mod n
+// (reduce_scatter.h:42-51); all-gather devUserRanks[0] at step 0, then
+// devUserRanks[n-t], i.e. (rank - t) mod n (all_gather.h:43-56).
+uint32_t NcclPlan::SegmentSent(uint32_t sender, uint32_t t) const {
+  const uint32_t back = kind == CollectiveKind::kReduceScatter ? t + 1 : t;
+  return (sender + 2 * n - back % n) % n;
+}
+
 std::pair<uint64_t, uint64_t> NcclPlan::Range(uint32_t r, uint32_t c, size_t m, bool received) const {
   const NcclSlice& x = streams[c][m];
   const uint32_t sender = received ? (r + n - 1) % n : r;
-  const uint32_t chunk = (sender + n - x.step % n) % n;  // at step t a rank sends chunk (rank - t) mod n
-  const uint64_t offset = x.chunk_first + chunk * x.real_chunk;
-  const uint64_t nelem = offset < elements ? std::min(x.real_chunk, elements - offset) : 0;
+  const uint32_t part = SegmentSent(sender, x.step % n);
+  uint64_t offset = 0, nelem = 0;
+  if (kind == CollectiveKind::kAllreduce) {
+    offset = x.chunk_first + part * x.real_chunk;
+    nelem = offset < elements ? std::min(x.real_chunk, elements - offset) : 0;
+  } else {
+    offset = part * segment + x.chunk_first;
+    nelem = x.chunk_first < segment ? std::min(x.real_chunk, segment - x.chunk_first) : 0;
+  }
   const uint64_t lo = std::min(nelem, x.slice * x.slice_elements), hi = std::min(nelem, lo + x.slice_elements);
   return {offset + lo, hi - lo};
 }
@@ -291,7 +338,10 @@ NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, std::vect
       spec_(spec),
       coll_(static_cast<uint32_t>(hosts.size()), elements, dtype, pattern, seed, iterations, compute_gap_ps,
             schedule) {
-  for (uint64_t e : elements) plans_.emplace_back(static_cast<uint32_t>(hosts.size()), e, spec);
+  const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
+  for (size_t i = 0; i < elements.size(); ++i)
+    plans_.emplace_back(static_cast<uint32_t>(hosts.size()), elements[i], spec,
+                        i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce);
   coll_.hosts = hosts;
   coll_.begin = [this](uint32_t c) {
     current_ = coll_.kind(c);
@@ -375,9 +425,12 @@ RcCounters NcclRing::counters() const {
 }
 
 void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
-  const CollectiveTable table = coll_.Report("nccl", finished, qp_failures_ == 0, out);
+  std::vector<uint64_t> checks;  // per collective of an iteration
+  for (const NcclPlan& p : plans_) checks.push_back(p.checks());
+  const CollectiveTable table = coll_.Report("nccl", finished, qp_failures_ == 0, out, checks);
   const NcclPlan& first = plans_[0];  // with a schedule: the first collective's
-  const double bound = 2.0 * (first.n - 1) / first.n * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
+  const double bound = first.traffic_factor() * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
+  const char* formula = first.SendSteps() == 2 * (first.n - 1) ? "2(n-1)/n * S / B" : "(n-1)/n * S / B";
   nlohmann::json& j = out.workload["nccl"];
   j = {{"transport", tcp() ? "tcp" : "roce"},
        {"channels", first.channels},
@@ -385,7 +438,7 @@ void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
        {"slice_bytes", spec_.buffer_bytes / 4},
        {"messages_per_channel", first.streams.empty() ? 0 : first.streams[0].size()},
        {"analytic_bound_s", bound},
-       {"analytic_bound_formula", "2(n-1)/n * S / B"}};
+       {"analytic_bound_formula", formula}};
   std::string transport;
   if (tcp()) {
     const NcclTcpCounters t = tcp_counters();
@@ -412,10 +465,11 @@ void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
                             q.packets_sent, q.retransmitted, q.naks_sent, q.timeouts, qp_failures_);
   }
   out.summary += fmt::format(
-      "nccl ring allreduce of {} over {} ranks ({} channels, {}): {} per collective, {} completed\n{}"
-      "  analytic bound 2(n-1)/n*S/B = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
-      HumanBytes(first.elements * 4), first.n, first.channels, tcp() ? "TCP sockets" : "RoCE RC go-back-N",
-      HumanTime(table.mean_duration_s()), table.completed(), transport, HumanTime(bound),
+      "nccl ring {} of {} over {} ranks ({} channels, {}): {} per collective, {} completed\n{}"
+      "  analytic bound {} = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
+      CollectiveKindName(first.kind), HumanBytes(first.elements * 4), first.n, first.channels,
+      tcp() ? "TCP sockets" : "RoCE RC go-back-N", HumanTime(table.mean_duration_s()), table.completed(), transport,
+      first.SendSteps() == 2 * (first.n - 1) ? "2(n-1)/n*S/B" : "(n-1)/n*S/B", HumanTime(bound),
       VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());
 }
 

@@ -53,20 +53,36 @@ struct NcclSlice {
   uint64_t slice_elements = 0;
 };
 
-/// Who sends what, per channel: the messages of its stream in order.
+/// Who sends what, per channel: the messages of its stream in order. An
+/// allreduce (all_reduce.h:20-84) walks the tensor in loops of
+/// n x channels x chunk and runs 2(n-1) sending steps per loop; a
+/// reduce-scatter (reduce_scatter.h:11-56) and an all-gather
+/// (all_gather.h:11-63) take the tensor as n segments of `segment`
+/// elements, one per rank (NCCL's per-rank count), walk a segment in loops
+/// of channels x chunk and run n-1 sending steps per loop, each step on the
+/// same chunk of another rank's segment. All three cut a chunk into the same
+/// kSlicesPerChunk slices (collectives.h:62-67).
 struct NcclPlan {
-  /// Slices per chunk: ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS.
+  /// Slices per chunk: ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS, and
+  /// REDUCESCATTER_ and ALLGATHER_'s alike.
   static constexpr uint32_t kSlicesPerChunk = 2;
-  NcclPlan(uint32_t ranks, uint64_t elements, const NcclSpec& spec);
+  /// `elements`: the whole tensor; a reduce-scatter or all-gather needs a
+  /// multiple of `ranks` (NCCL takes the count per rank).
+  NcclPlan(uint32_t ranks, uint64_t elements, const NcclSpec& spec,
+           CollectiveKind kind = CollectiveKind::kAllreduce);
   /// Element v of a slice the previous rank sent at its step t, as this rank
-  /// takes it: reduced into `rank`'s contribution in the reduce-scatter steps
-  /// (t < n-1), checked against the exact sum where it completes the result
-  /// (t >= n-2). The value this rank keeps and, before the last step, sends on.
+  /// takes it. An allreduce reduces it into `rank`'s contribution in the
+  /// reduce-scatter steps (t < n-1) and checks it against the exact sum
+  /// where it completes the result (t >= n-2); a reduce-scatter reduces at
+  /// every step and checks at the last (t = n-2); an all-gather copies and
+  /// checks every element against its segment owner's contribution. The
+  /// value this rank keeps and, before the last step, sends on.
   uint32_t Take(const TensorData& data, uint32_t rank, uint32_t t, uint64_t element, uint32_t v, uint64_t& checked,
                 uint64_t& mismatches) const;
-  /// One of the GPU's ops on a channel (all_reduce.h:43-82): a loop has
-  /// 2n-1 steps of kSlicesPerChunk slices each; step u >= 1 takes the
-  /// previous rank's step u-1 slice (`recv`), step u <= 2n-3 sends (`send`).
+  /// One of the GPU's ops on a channel (all_reduce.h:43-82,
+  /// reduce_scatter.h:38-55, all_gather.h:38-62): a loop has SendSteps()+1
+  /// steps of kSlicesPerChunk slices each; step u >= 1 takes the previous
+  /// rank's step u-1 slice (`recv`), step u < SendSteps() sends (`send`).
   struct Op {
     bool recv = false, send = false;
     size_t sent_message = 0;      ///< the stream index this op sends (if `send`)
@@ -79,17 +95,30 @@ struct NcclPlan {
   /// `out`. Big-endian 32-bit values, no headers.
   void RunGpuOp(const TensorData& data, uint32_t rank, uint32_t c, const Op& op, const uint8_t* in, uint8_t* out,
                 uint64_t& checked, uint64_t& mismatches) const;
+  /// Sending steps per loop: 2(n-1) for an allreduce, n-1 for the others.
+  uint32_t SendSteps() const { return kind == CollectiveKind::kAllreduce ? 2 * (n - 1) : n - 1; }
   /// The ops of channel c, in the order the GPU runs them.
-  size_t Ops(uint32_t c) const { return streams[c].size() / MessagesPerLoop() * (2 * size_t{n} - 1) * kSlicesPerChunk; }
+  size_t Ops(uint32_t c) const { return streams[c].size() / MessagesPerLoop() * (SendSteps() + 1) * kSlicesPerChunk; }
   Op OpAt(size_t op) const;
+  /// Elements every rank together checks: n E, E (each rank its segment's
+  /// sum) or (n-1) E (each rank every other segment).
+  uint64_t checks() const;
+  /// Bytes a rank sends, as a factor of the tensor: 2(n-1)/n or (n-1)/n.
+  double traffic_factor() const { return static_cast<double>(SendSteps()) / n; }
   uint32_t n = 0, channels = 0;
   uint64_t elements = 0;
+  CollectiveKind kind = CollectiveKind::kAllreduce;
+  uint64_t segment = 0;  ///< a reduce-scatter's or all-gather's elements per rank
   std::vector<std::vector<NcclSlice>> streams;  ///< [channel][message]
-  /// A loop's messages on one channel: 2(n-1) sending steps of kSlicesPerChunk.
-  size_t MessagesPerLoop() const { return 2 * (size_t{n} - 1) * kSlicesPerChunk; }
+  /// A loop's messages on one channel: SendSteps() sending steps of kSlicesPerChunk.
+  size_t MessagesPerLoop() const { return size_t{SendSteps()} * kSlicesPerChunk; }
   /// Elements [first, first + count) of rank r's message m on channel c
   /// (count 0: an empty slice, sent all the same).
   std::pair<uint64_t, uint64_t> Range(uint32_t r, uint32_t c, size_t m, bool received) const;
+
+ private:
+  /// The segment (of n) that `sender` sends at step t of a loop.
+  uint32_t SegmentSent(uint32_t sender, uint32_t t) const;
 };
 
 class NcclRank : public ns3::Application {

@@ -30,8 +30,22 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 
 namespace {
 
+// ncclReduceScatter and ncclAllGather take a count per rank: the tensor must
+// split into as many equal segments as there are ranks.
+void CheckSegments(const Scenario& s, size_t ranks) {
+  const std::vector<CollectiveKind> kinds = CollectiveKinds(s.workload.schedule);
+  const std::vector<uint64_t> elements = CollectiveElements(s.workload.schedule, s.workload.bytes);
+  for (size_t i = 0; i < kinds.size() && i < elements.size(); ++i) {
+    if (kinds[i] == CollectiveKind::kAllreduce || elements[i] % ranks == 0) continue;
+    throw ScenarioError(fmt::format("workload.schedule.collectives[{}].bytes: an NCCL {} takes a count per rank, so "
+                                    "its {} elements must split into {} equal segments (one per rank)",
+                                    i, CollectiveKindName(kinds[i]), elements[i], ranks));
+  }
+}
+
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
   if (hosts.size() < 2) throw ScenarioError("workload.hosts: an NCCL ring needs at least 2 hosts");
+  CheckSegments(s, hosts.size());
   const NcclSpec& spec = s.workload.spec<NcclSpec>();
   if (spec.transport == NcclTransport::kTcp) {  // RoCE's MTU and PSN limits do not apply
     if (uint32_t{spec.tcp_port} + spec.channels - 1 > 65535)

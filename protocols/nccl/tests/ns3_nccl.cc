@@ -39,6 +39,62 @@ TEST(NcclPlan, SlicesAreNcclsForFourMiBOnEightRanks) {
   EXPECT_EQ(final_elements, 8u << 20);
 }
 
+// reduce_scatter.h / all_gather.h with the same buffers, 8 ranks, 2 channels
+// and a segment (NCCL's per-rank count) of 2^20 elements: one loop of
+// channels x chunk = 2^20, realChunkSize = min(2^19, ceil(2^20 / 2)) = 2^19,
+// n-1 = 7 sending steps of 2 slices: 14 messages per channel.
+TEST(NcclPlan, ReduceScatterAndAllGatherWalkEachRanksSegmentAsNcclDoes) {
+  NcclSpec spec;
+  for (CollectiveKind kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    const NcclPlan p(8, 8u << 20, spec, kind);
+    ASSERT_EQ(p.segment, 1u << 20);
+    ASSERT_EQ(p.streams[0].size(), 14u);
+    EXPECT_EQ(p.streams[1][0].real_chunk, 1u << 19);
+    EXPECT_EQ(p.streams[1][0].chunk_first, 1u << 19);  // channel 1: the segment's second half
+    EXPECT_EQ(p.Ops(0), 16u);                          // n = 8 steps of 2 slices
+    // Step 0 of rank 3, slice 0 on channel 0: segment devUserRanks[n-1] = 2
+    // (reduce-scatter) or devUserRanks[0] = 3 (all-gather), from its start.
+    const uint64_t seg = kind == CollectiveKind::kReduceScatter ? 2 : 3;
+    EXPECT_EQ(p.Range(3, 0, 0, false), std::make_pair(seg << 20, uint64_t{1} << 18));
+    for (uint32_t c = 0; c < 2; ++c)
+      for (size_t m = 0; m < p.streams[c].size(); ++m)
+        for (uint32_t r = 0; r < 8; ++r) EXPECT_EQ(p.Range(r, c, m, false), p.Range((r + 1) % 8, c, m, true));
+  }
+  EXPECT_THROW(NcclPlan(8, (8u << 20) + 1, spec, CollectiveKind::kAllGather), std::invalid_argument);
+}
+
+// Every rank's GPU runs its ops in lockstep, each slice handed straight to
+// the next rank: no network, only the plan's ranges and NcclPlan::Take. With
+// hashed values a segment sent or reduced at the wrong step cannot sum right.
+TEST(NcclPlan, EachKindEndsExactWhenTheRanksRunThePlan) {
+  NcclSpec spec;
+  spec.buffer_bytes = 4096;  // chunks of 512 elements: several loops and a short last one
+  const uint32_t n = 5;
+  const uint64_t elements = 5 * 1'999;
+  for (CollectiveKind kind : {CollectiveKind::kAllreduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    const NcclPlan p(n, elements, spec, kind);
+    const TensorData data(DType::kInt32, DataPattern::kHashed, 7, n);
+    uint64_t checked = 0, mismatches = 0;
+    for (uint32_t c = 0; c < p.channels; ++c) {
+      std::vector<std::vector<std::vector<uint8_t>>> sent(n, std::vector<std::vector<uint8_t>>(p.streams[c].size()));
+      for (size_t o = 0; o < p.Ops(c); ++o)
+        for (uint32_t r = 0; r < n; ++r) {
+          const NcclPlan::Op op = p.OpAt(o);
+          const uint8_t* in = op.recv ? sent[(r + n - 1) % n][op.received_message].data() : nullptr;
+          std::vector<uint8_t> out(op.send ? 4 * p.Range(r, c, op.sent_message, false).second : 0);
+          if (op.recv) {
+            ASSERT_EQ(sent[(r + n - 1) % n][op.received_message].size(),
+                      4 * p.Range(r, c, op.received_message, true).second);
+          }
+          p.RunGpuOp(data, r, c, op, in, out.data(), checked, mismatches);
+          if (op.send) sent[r][op.sent_message] = std::move(out);
+        }
+    }
+    EXPECT_EQ(checked, p.checks()) << CollectiveKindName(kind);
+    EXPECT_EQ(mismatches, 0u) << CollectiveKindName(kind);
+  }
+}
+
 TEST(NcclScenario, EveryRankEndsWithTheExactSumInBothDtypes) {
   for (const char* dtype : {"int32", "float32"}) {
     const RunResult r = RunQuietly(json::parse(fmt::format(
