@@ -13,11 +13,11 @@ using nlohmann::json;
 
 void CollectiveRecord::Reset(uint32_t ranks) {
   start_ps.assign(ranks, 0);
-  end_ps.assign(ranks, 0);
+  end_ps.assign(ranks, kNotEnded);
 }
 
 bool CollectiveRecord::finished() const {
-  return !end_ps.empty() && std::all_of(end_ps.begin(), end_ps.end(), [](uint64_t e) { return e != 0; });
+  return !end_ps.empty() && std::all_of(end_ps.begin(), end_ps.end(), [](uint64_t e) { return e != kNotEnded; });
 }
 
 uint64_t CollectiveRecord::first_start_ps() const {

@@ -31,15 +31,17 @@ struct CollectiveRecord {
   uint32_t job = 0;        ///< concurrent job (workload.jobs), 0 with one
   uint32_t iteration = 0;  ///< the iteration it belongs to
   uint64_t bytes = 0;      ///< payload per rank
-  std::vector<uint64_t> start_ps, end_ps;  ///< per rank; end 0 = not finished there
+  /// An end not reached yet (a rank can end at 0: a broadcast's root with nothing to wait for).
+  static constexpr uint64_t kNotEnded = UINT64_MAX;
+  std::vector<uint64_t> start_ps, end_ps;  ///< per rank; end kNotEnded = not finished there
   uint64_t elements_checked = 0, mismatches = 0;
 
-  /// `ranks` entries of start and end, all 0.
+  /// `ranks` entries of start (0) and end (kNotEnded).
   void Reset(uint32_t ranks);
   /// Every rank ended it (and it has ranks).
   bool finished() const;
   uint64_t first_start_ps() const;  ///< the earliest start
-  uint64_t last_end_ps() const;     ///< the latest end
+  uint64_t last_end_ps() const;     ///< the latest end (of a finished record)
 };
 
 /// One rank's part of one listed collective (hosts.csv; the runner adds the

@@ -34,6 +34,7 @@ const char* CollectiveKindName(CollectiveKind k) {
   switch (k) {
     case CollectiveKind::kReduceScatter: return "reduce_scatter";
     case CollectiveKind::kAllGather: return "all_gather";
+    case CollectiveKind::kBroadcast: return "broadcast";
     default: return "allreduce";
   }
 }
@@ -57,6 +58,16 @@ std::vector<std::vector<uint32_t>> GroupsOf(const ScheduleSpec& schedule, size_t
 }
 
 void CheckCommunicators(const ScheduleSpec& schedule, uint32_t ranks) {
+  for (size_t c = 0; c < schedule.roots.size(); ++c) {
+    size_t smallest = ranks;
+    if (c < schedule.communicator.size() && schedule.communicator[c] != ScheduleSpec::kWorld)
+      for (const auto& group : schedule.communicator_groups[schedule.communicator[c]])
+        smallest = std::min(smallest, group.size());
+    if (schedule.roots[c] >= smallest)
+      throw std::invalid_argument("workload.schedule.collectives[" + std::to_string(c) + "].root: " +
+                                  std::to_string(schedule.roots[c]) + ", but the smallest group it runs in has " +
+                                  std::to_string(smallest) + " ranks (places 0.." + std::to_string(smallest - 1) + ")");
+  }
   for (size_t i = 0; i < schedule.communicator_groups.size(); ++i) {
     const std::string key = "workload.schedule.communicators." + schedule.communicator_names[i];
     std::vector<int> seen(ranks, 0);

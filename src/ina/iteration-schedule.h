@@ -33,10 +33,11 @@ constexpr int64_t kAfterStart = -1, kAfterCompute = -2;
 
 /// What a collective of a schedule does with a tensor of `bytes` per rank
 /// (the whole tensor: each rank's input of a reduce-scatter, each rank's
-/// output of an all-gather). Only allreduce runs everywhere; a protocol
-/// lists the others it runs in its protocol.json ("schedule_kinds").
-enum class CollectiveKind : uint8_t { kAllreduce, kReduceScatter, kAllGather };
-/// "allreduce", "reduce_scatter", "all_gather".
+/// output of an all-gather, the root's tensor of a broadcast). Only
+/// allreduce runs everywhere; a protocol lists the others it runs in its
+/// protocol.json ("schedule_kinds").
+enum class CollectiveKind : uint8_t { kAllreduce, kReduceScatter, kAllGather, kBroadcast };
+/// "allreduce", "reduce_scatter", "all_gather", "broadcast".
 const char* CollectiveKindName(CollectiveKind k);
 
 /// workload.schedule as parsed.
@@ -48,6 +49,7 @@ struct ScheduleSpec {
   std::vector<uint64_t> ready_ps;   ///< per collective, after what `after` names
   std::vector<int64_t> after;       ///< per collective: kAfterStart, kAfterCompute or an earlier index
   std::vector<CollectiveKind> kinds;  ///< per collective
+  std::vector<uint32_t> roots;        ///< per collective: a broadcast's root (its place in its group), else 0
   /// Named partitions of a job's ranks into groups (`communicators`): each
   /// collective runs in every group of its communicator at once, the groups
   /// apart (e.g. tensor-parallel groups inside racks, data-parallel across).
@@ -72,7 +74,8 @@ std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t 
 /// together every rank once): its communicator's, or one group of all `ranks`.
 std::vector<std::vector<uint32_t>> GroupsOf(const ScheduleSpec& schedule, size_t c, uint32_t ranks);
 /// std::invalid_argument, naming the key, unless every communicator is a
-/// partition of ranks 0 .. ranks-1.
+/// partition of ranks 0 .. ranks-1 and every broadcast's root is a place in
+/// each group it runs in.
 void CheckCommunicators(const ScheduleSpec& schedule, uint32_t ranks);
 
 /// The kind of each collective of an iteration (no schedule: one allreduce).

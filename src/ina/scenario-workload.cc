@@ -230,14 +230,25 @@ int64_t ReadAfter(const json* after, size_t index, const FailField& fail) {
   return kAfterStart;
 }
 
-/// `kind`: "allreduce" (default), "reduce_scatter" or "all_gather".
+/// `kind`: "allreduce" (default), "reduce_scatter", "all_gather" or "broadcast".
 CollectiveKind ReadKind(const json* kind, const FailField& fail) {
   const std::string name = kind && kind->is_string() ? kind->get<std::string>() : "allreduce";
   if (name == "reduce_scatter") return CollectiveKind::kReduceScatter;
   if (name == "all_gather") return CollectiveKind::kAllGather;
+  if (name == "broadcast") return CollectiveKind::kBroadcast;
   if (name != "allreduce" || (kind && !kind->is_string()))
-    fail("kind", "must be \"allreduce\", \"reduce_scatter\" or \"all_gather\", got " + kind->dump());
+    fail("kind", "must be \"allreduce\", \"reduce_scatter\", \"all_gather\" or \"broadcast\", got " + kind->dump());
   return CollectiveKind::kAllreduce;
+}
+
+/// `root`: a broadcast's root, its place in the group (default 0); no other kind takes one.
+uint32_t ReadRoot(const json* root, CollectiveKind kind, const FailField& fail) {
+  if (!root) return 0;
+  if (kind != CollectiveKind::kBroadcast)
+    fail("root", fmt::format("is only for kind \"broadcast\" (this collective is an {})", CollectiveKindName(kind)));
+  if (!root->is_number_unsigned() || root->get<uint64_t>() > 65'535)
+    fail("root", "must be a rank (its place in the collective's group) from 0 to 65535, got " + root->dump());
+  return root->get<uint32_t>();
 }
 
 /// `communicator`: "world" (default: every rank) or a name of `communicators`.
@@ -252,7 +263,7 @@ int32_t ReadCommunicator(const ScheduleSpec& s, const json* name, const FailFiel
 }
 
 /// One collective of a schedule: `bytes` (a multiple of 4, 4 .. 2^40),
-/// `ready_us` (0 .. 1e9, default 0), `after`, `kind` and `communicator`.
+/// `ready_us` (0 .. 1e9, default 0), `after`, `kind`, `root` and `communicator`.
 void AddScheduleCollective(ScheduleSpec& s, const FieldOf& get, const FailField& fail) {
   const json* bytes = get("bytes");
   const json* ready = get("ready_us");
@@ -264,14 +275,15 @@ void AddScheduleCollective(ScheduleSpec& s, const FieldOf& get, const FailField&
     fail("ready_us", "must be a number of microseconds from 0 to 1e9, got " + ready->dump());
   s.after.push_back(ReadAfter(get("after"), s.bytes.size(), fail));
   s.kinds.push_back(ReadKind(get("kind"), fail));
+  s.roots.push_back(ReadRoot(get("root"), s.kinds.back(), fail));
   s.communicator.push_back(ReadCommunicator(s, get("communicator"), fail));
   s.bytes.push_back(bytes->get<uint64_t>());
   s.ready_ps.push_back(ready ? static_cast<uint64_t>(std::llround(ready->get<double>() * 1e6)) : 0);
 }
 
-constexpr const char* kCollectiveFields = "bytes, ready_us, after, kind, communicator";
+constexpr const char* kCollectiveFields = "bytes, ready_us, after, kind, root, communicator";
 bool IsCollectiveField(const std::string& k) {
-  return k == "bytes" || k == "ready_us" || k == "after" || k == "kind" || k == "communicator";
+  return k == "bytes" || k == "ready_us" || k == "after" || k == "kind" || k == "root" || k == "communicator";
 }
 
 /// The collectives of a JSON array [{"bytes", "ready_us"}, ...]; `at` prefixes the messages' keys.
@@ -293,7 +305,7 @@ void ReadCollectivesArray(const json& v, ScheduleSpec& s, const std::function<vo
 }
 
 /// A collective-trace CSV: a header naming `bytes` and optionally
-/// `ready_us`, `after` and `kind` (any order; other columns are refused), then one collective
+/// `ready_us`, `after`, `kind`, `root` and `communicator` (any order; other columns are refused), then one collective
 /// per line; blank lines and lines starting with # are skipped.
 void ReadCollectivesCsv(const std::string& text, const std::string& path, ScheduleSpec& s, Reader& r) {
   std::vector<std::string> columns;
@@ -461,13 +473,14 @@ const ScheduleKeys& Schedule() {
           .Custom("file",
                   {"string", "", "(none)", "a .csv or .json file",
                    "The collectives from a collective-trace file instead of `collectives` (relative to the "
-                   "scenario): a CSV with a header naming `bytes` and optionally `ready_us`, `after` and `kind`, one collective per "
+                   "scenario): a CSV with a header naming `bytes` and optionally `ready_us`, `after`, `kind`, `root` and "
+                   "`communicator`, one collective per "
                    "line (# comments and blank lines skipped), or a JSON object {\"collectives\": [...]} as below. "
                    "Errors name the file, the line and the field."},
                   [] { return json{{"type", "string"}}; }, ReadScheduleFile)
           .Custom("collectives",
                   {"array of objects", "", "**required** (or `file`)",
-                   "1 .. 100,000 of {`bytes`, `ready_us`, `after`, `kind`, `communicator`}",
+                   "1 .. 100,000 of {`bytes`, `ready_us`, `after`, `kind`, `root`, `communicator`}",
                    "The iteration's collectives (allreduces), run in this order at each rank: each starts when it "
                    "is ready and the one before it has finished there. Ready: `ready_us` (default 0) after what "
                    "`after` names: `\"start\"` (the default: the iteration's start; a gradient bucket filled "
@@ -475,16 +488,18 @@ const ScheduleKeys& Schedule() {
                    "allreduce after the backward pass) or the index of an earlier collective (its end at the rank: "
                    "a step that uses its result). `bytes`: payload per rank, a multiple of 4 (the whole tensor). "
                    "`kind`: `\"allreduce\"` (the default), or where the protocol runs them `\"reduce_scatter\"` "
-                   "(each rank ends with its 1/n of the sum) and `\"all_gather\"` (each rank contributes its "
-                   "1/n and ends with every rank's). `communicator`: `\"world\"` (the default) or a name of "
-                   "`communicators`, where the protocol runs them."},
+                   "(each rank ends with its 1/n of the sum), `\"all_gather\"` (each rank contributes its "
+                   "1/n and ends with every rank's) and `\"broadcast\"` (every rank ends with the tensor of "
+                   "`root`, its place in the collective's group, default 0). `communicator`: `\"world\"` (the "
+                   "default) or a name of `communicators`, where the protocol runs them."},
                   [] {
                     const json after = {{"oneOf", json::array({{{"enum", {"start", "compute"}}},
                                                                {{"type", "integer"}, {"minimum", 0}}})}};
                     const json properties = {{"bytes", {{"type", "integer"}, {"minimum", 4}, {"multipleOf", 4}}},
                                              {"ready_us", {{"type", "number"}, {"minimum", 0}}},
                                              {"after", after},
-                                             {"kind", {{"enum", {"allreduce", "reduce_scatter", "all_gather"}}}},
+                                             {"kind", {{"enum", {"allreduce", "reduce_scatter", "all_gather", "broadcast"}}}},
+                                             {"root", {{"type", "integer"}, {"minimum", 0}, {"maximum", 65535}}},
                                              {"communicator", {{"type", "string"}}}};
                     return json{{"type", "array"},
                                 {"minItems", 1},

@@ -376,6 +376,58 @@ def test_rings_run_reduce_scatter_and_all_gather(tmp_path, ring, sets):
             assert (rows.bound_ratio < 1).all()
 
 
+@pytest.mark.parametrize("transport", ["roce", "tcp"])
+def test_nccl_broadcasts_from_any_root(tmp_path, transport):
+    """NCCL's ring broadcast (broadcast.h: a chain from the root, chunks of an
+    eighth of the buffer): every rank but the root ends with the root's
+    tensor, (n-1) E checks, for roots 0 and 5; exact under loss; a 64 MiB
+    broadcast runs within 1.3x of S / B (the pipeline fills once)."""
+    import pandas as pd
+
+    n, size = 8, 1 << 20
+    sched = {"compute_us": 0, "collectives": [{"bytes": size, "kind": "broadcast"},
+                                              {"bytes": size, "kind": "broadcast", "root": 5}, {"bytes": size}]}
+    for loss in (0, 0.001):
+        p, out = run(tmp_path, ["workload.protocol=nccl", f"workload.nccl.transport={transport}",
+                                f"faults.loss_rate={loss}", "workload.schedule=" + json.dumps(sched)],
+                     name=f"loss{loss}", scenario=RING)
+        assert p.returncode == 0, p.stderr
+        result = json.loads((out / "results.json").read_text())
+        assert result["correct"], p.stdout
+        rows = pd.read_csv(out / "collectives.csv")
+        assert list(rows.elements_checked) == [(n - 1) * size // 4] * 2 + [n * size // 4]
+        assert (rows.mismatches == 0).all()
+        if loss:
+            key = "packets_retransmitted" if transport == "roce" else "tcp_fast_recoveries"
+            assert result["workload"]["nccl"][key] > 0, "the loss was recovered, not avoided"
+    big = {"compute_us": 0, "collectives": [{"bytes": 64 << 20, "kind": "broadcast", "root": 3}]}
+    p, out = run(tmp_path, ["workload.protocol=nccl", f"workload.nccl.transport={transport}",
+                            "workload.schedule=" + json.dumps(big)], name="big", scenario=RING)
+    assert p.returncode == 0, p.stderr
+    nccl = json.loads((out / "results.json").read_text())["workload"]["nccl"]
+    duration = pd.read_csv(out / "collectives.csv").duration_s[0]
+    assert nccl["analytic_bound_formula"] == "S / B" and nccl["chunk_bytes"] == nccl["slice_bytes"]
+    assert 1 < duration / nccl["analytic_bound_s"] < 1.3, duration
+
+
+@pytest.mark.parametrize("collective,words", [
+    ({"bytes": 4096, "kind": "broadcast", "root": 8}, "collectives[1].root: 8, but the smallest group it runs in has 8"),
+    ({"bytes": 4096, "root": 1}, 'collectives[1].root: is only for kind "broadcast"'),
+    ({"bytes": 4096, "kind": "broadcast", "root": -1}, "collectives[1].root: must be a rank"),
+])
+def test_a_bad_root_exits_2(tmp_path, collective, words):
+    sched = {"compute_us": 0, "collectives": [{"bytes": 4096}, collective]}
+    sets = ["workload.protocol=nccl", "workload.schedule=" + json.dumps(sched)]
+    p, out = run(tmp_path, sets, scenario=RING)
+    assert p.returncode == 2 and words in p.stderr, p.stderr
+    assert not out.exists()
+    args = [BIN, "validate", str(SOURCE_DIR / RING)]
+    for s in sets:
+        args += ["--set", s]
+    v = subprocess.run(args, capture_output=True, text=True, env=child_env(), timeout=60)
+    assert v.returncode == 2 and words in v.stderr, v.stderr
+
+
 def test_nccl_refuses_a_segment_that_does_not_split_per_rank(tmp_path):
     """ncclReduceScatter / ncclAllGather take a count per rank: 8 ranks and
     1,001 elements cannot be cut into 8 equal segments."""
@@ -394,7 +446,9 @@ def test_nccl_refuses_a_segment_that_does_not_split_per_rank(tmp_path):
     (SWITCHML, [], "all_gather", "collectives[1].kind", 'protocol "switchml" does not run "all_gather" '
                                                          '(the protocols that do: "nccl" and "ring")'),
     (RING, ["workload.protocol=gloo"], "reduce_scatter", "collectives[1].kind", 'does not run "reduce_scatter"'),
-    (RING, [], "gather", "collectives[1].kind", 'must be "allreduce", "reduce_scatter" or "all_gather", got "gather"'),
+    (RING, [], "gather", "collectives[1].kind",
+     'must be "allreduce", "reduce_scatter", "all_gather" or "broadcast", got "gather"'),
+    (RING, [], "broadcast", "collectives[1].kind", 'does not run "broadcast" (the protocols that do: "nccl")'),
 ])
 def test_a_kind_the_protocol_does_not_run_exits_2(tmp_path, scenario, sets, kind, key, words):
     sched = {"compute_us": 0, "collectives": [{"bytes": 4096}, {"bytes": 4096, "kind": kind}]}

@@ -29,10 +29,12 @@ TEST(CollectiveRecord, StartsFirstEndsLastFinishesWhenEveryRankEnded) {
   EXPECT_FALSE(r.finished());  // no ranks
   r.Reset(3);
   r.start_ps = {30, 10, 20};
-  r.end_ps = {70, 0, 90};
-  EXPECT_FALSE(r.finished());
-  r.end_ps[1] = 50;
+  r.end_ps[0] = 70;
+  r.end_ps[2] = 90;
+  EXPECT_FALSE(r.finished());  // rank 1 has not ended
+  r.end_ps[1] = 0;             // a rank may end at 0 (a broadcast's root with nothing to wait for)
   EXPECT_TRUE(r.finished());
+  r.end_ps[1] = 50;
   EXPECT_EQ(r.first_start_ps(), 10u);
   EXPECT_EQ(r.last_end_ps(), 90u);
   r.elements_checked = 12;

@@ -37,27 +37,43 @@ constexpr uint16_t kSourcePortBase = 50000;
 // loops of n x channels x realChunkSize. reduce_scatter.h:20-36 and
 // all_gather.h:20-36: the same chunk, loops of channels x realChunkSize over
 // one rank's segment (count = elements / n).
-NcclPlan::NcclPlan(uint32_t ranks, uint64_t elems, const NcclSpec& spec, CollectiveKind k)
-    : n(ranks), channels(spec.channels), elements(elems), kind(k), streams(spec.channels) {
+// broadcast.h:20-31: chunk = buffer / NCCL_STEPS x BROADCAST_CHUNKSTEPS = buffer / 8.
+NcclPlan::NcclPlan(uint32_t ranks, uint64_t elems, const NcclSpec& spec, CollectiveKind k, uint32_t root_rank)
+    : n(ranks), channels(spec.channels), elements(elems), kind(k), root(root_rank), streams(spec.channels) {
   if (ranks < 2) throw std::invalid_argument("an NCCL ring needs at least 2 ranks");
+  if (root >= n) throw std::invalid_argument("an NCCL broadcast's root must be one of its ranks");
   const bool allreduce = kind == CollectiveKind::kAllreduce;
-  if (!allreduce && elements % n != 0)
+  const bool segmented = kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kAllGather;
+  if (segmented && elements % n != 0)
     throw std::invalid_argument("an NCCL reduce-scatter or all-gather needs a multiple of the ranks' count");
-  segment = allreduce ? 0 : elements / n;
-  const uint64_t size = allreduce ? elements : segment;     // what a loop walks
+  segment = segmented ? elements / n : 0;
+  slots = spec.slots * (kSlicesPerChunk / slices());
+  const uint64_t size = segmented ? segment : elements;               // what a loop walks
   const uint64_t ways = allreduce ? uint64_t{n} * channels : channels;  // a loop's chunks per step
-  const uint64_t chunk = std::max<uint64_t>(1, spec.buffer_bytes / 2 / 4);
+  const uint64_t chunk = std::max<uint64_t>(1, spec.buffer_bytes / (broadcast() ? 8 : 2) / 4);
   uint32_t loop = 0;
   for (uint64_t grid = 0; grid < size || (size == 0 && loop == 0); grid += ways * chunk, ++loop) {
     const uint64_t real = std::max<uint64_t>(1, std::min(chunk, CeilDiv(size - grid, ways)));
     for (uint32_t c = 0; c < channels; ++c) {
       const uint64_t first = grid + c * (allreduce ? uint64_t{n} : 1) * real;
       for (uint32_t t = 0; t < SendSteps(); ++t)
-        for (uint32_t s = 0; s < kSlicesPerChunk; ++s)
-          streams[c].push_back({loop, t, s, first, real, CeilDiv(real, kSlicesPerChunk)});
+        for (uint32_t s = 0; s < slices(); ++s) streams[c].push_back({loop, t, s, first, real, CeilDiv(real, slices())});
     }
     if (size == 0) break;
   }
+}
+
+uint32_t NcclPlan::SendSteps() const {
+  switch (kind) {
+    case CollectiveKind::kAllreduce: return 2 * (n - 1);
+    case CollectiveKind::kBroadcast: return 1;
+    default: return n - 1;
+  }
+}
+
+const char* NcclPlan::bound_formula() const {
+  if (broadcast()) return "S / B";
+  return kind == CollectiveKind::kAllreduce ? "2(n-1)/n * S / B" : "(n-1)/n * S / B";
 }
 
 uint32_t NcclPlan::Take(const TensorData& data, uint32_t rank, uint32_t t, uint64_t element, uint32_t v,
@@ -74,6 +90,10 @@ uint32_t NcclPlan::Take(const TensorData& data, uint32_t rank, uint32_t t, uint6
       ++checked;
       mismatches += v != data.Contribution(static_cast<uint32_t>(element / segment), element);
       return v;
+    case CollectiveKind::kBroadcast:  // recvCopySend / recv: the root's values
+      ++checked;
+      mismatches += v != data.Contribution(root, element);
+      return v;
     default:
       // Steps 0..n-2 reduce (the last of them completes this rank's chunk), the rest copy.
       if (t + 1 < n) v = AddElements(data.dtype(), v, data.Contribution(rank, element));
@@ -85,7 +105,14 @@ uint32_t NcclPlan::Take(const TensorData& data, uint32_t rank, uint32_t t, uint6
   }
 }
 
-NcclPlan::Op NcclPlan::OpAt(size_t op) const {
+NcclPlan::Op NcclPlan::OpAt(size_t op, uint32_t rank) const {
+  if (broadcast()) {
+    Op o;
+    o.recv = rank != root;
+    o.send = (rank + 1) % n != root;
+    o.sent_message = o.received_message = op;
+    return o;
+  }
   const size_t k = kSlicesPerChunk, ops_per_loop = (size_t{SendSteps()} + 1) * k;
   const size_t loop = op / ops_per_loop, u = op % ops_per_loop / k, s = op % k;
   Op o;
@@ -99,7 +126,8 @@ NcclPlan::Op NcclPlan::OpAt(size_t op) const {
 uint64_t NcclPlan::checks() const {
   switch (kind) {
     case CollectiveKind::kReduceScatter: return elements;
-    case CollectiveKind::kAllGather: return (uint64_t{n} - 1) * elements;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kBroadcast: return (uint64_t{n} - 1) * elements;
     default: return uint64_t{n} * elements;
   }
 }
@@ -132,9 +160,9 @@ uint32_t NcclPlan::SegmentSent(uint32_t sender, uint32_t t) const {
 std::pair<uint64_t, uint64_t> NcclPlan::Range(uint32_t r, uint32_t c, size_t m, bool received) const {
   const NcclSlice& x = streams[c][m];
   const uint32_t sender = received ? (r + n - 1) % n : r;
-  const uint32_t part = SegmentSent(sender, x.step % n);
+  const uint32_t part = broadcast() ? 0 : SegmentSent(sender, x.step % n);  // a broadcast: every rank the same chunk
   uint64_t offset = 0, nelem = 0;
-  if (kind == CollectiveKind::kAllreduce) {
+  if (kind == CollectiveKind::kAllreduce || broadcast()) {
     offset = x.chunk_first + part * x.real_chunk;
     nelem = offset < elements ? std::min(x.real_chunk, elements - offset) : 0;
   } else {
@@ -212,8 +240,10 @@ void NcclRank::BeginIteration(uint32_t iteration) {
     ch.op = ch.sent = ch.granted = ch.received = 0;
     ch.outbox.clear();
     ch.inbox.clear();
-    // The receive proxy posts its first `slots` receives at once (net.cc:345-348).
-    for (size_t m = 0; m < std::min<size_t>(owner_->spec().slots, plan.streams[c].size()); ++m) Grant(c, m);
+    // The receive proxy posts its first `slots` receives at once
+    // (net.cc:345-348); a broadcast's root has no receive proxy (proxy.cc:14-26).
+    if (!plan.Receives(rank_)) continue;
+    for (size_t m = 0; m < std::min<size_t>(plan.slots, plan.streams[c].size()); ++m) Grant(c, m);
   }
   for (uint32_t c = 0; c < channels_.size(); ++c) Advance(c);
 }
@@ -269,9 +299,9 @@ bool NcclRank::RunOp(uint32_t c) {
   const NcclPlan& plan = owner_->plan();
   Channel& ch = *channels_[c];
   if (ch.op >= plan.Ops(c)) return false;
-  const NcclPlan::Op op = plan.OpAt(ch.op);
+  const NcclPlan::Op op = plan.OpAt(ch.op, rank_);
   if (op.recv && ch.received <= op.received_message) return false;
-  if (op.send && ch.send_slots >= owner_->spec().slots) return false;
+  if (op.send && ch.send_slots >= plan.slots) return false;
   std::vector<uint8_t> out;
   if (op.send) {
     out.resize(kSliceHeader + 4 * plan.Range(rank_, c, op.sent_message, false).second);
@@ -283,7 +313,7 @@ bool NcclRank::RunOp(uint32_t c) {
   plan.RunGpuOp(owner_->data(iteration_), rank_, c, op, in, values, checked_, mismatches_);
   if (op.recv) {
     ch.inbox.pop_front();
-    const size_t again = op.received_message + owner_->spec().slots;
+    const size_t again = op.received_message + plan.slots;
     if (again < plan.streams[c].size()) Grant(c, again);
   }
   if (op.send) {
@@ -341,7 +371,8 @@ NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, std::vect
   const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
   for (size_t i = 0; i < elements.size(); ++i)
     plans_.emplace_back(static_cast<uint32_t>(hosts.size()), elements[i], spec,
-                        i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce);
+                        i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce,
+                        i < schedule.roots.size() ? schedule.roots[i] : 0);
   coll_.hosts = hosts;
   coll_.begin = [this](uint32_t c) {
     current_ = coll_.kind(c);
@@ -430,12 +461,14 @@ void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
   const CollectiveTable table = coll_.Report("nccl", finished, qp_failures_ == 0, out, checks);
   const NcclPlan& first = plans_[0];  // with a schedule: the first collective's
   const double bound = first.traffic_factor() * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
-  const char* formula = first.SendSteps() == 2 * (first.n - 1) ? "2(n-1)/n * S / B" : "(n-1)/n * S / B";
+  const std::string formula = first.bound_formula();
+  std::string compact = formula;  // the summary's: no spaces
+  compact.erase(std::remove(compact.begin(), compact.end(), ' '), compact.end());
   nlohmann::json& j = out.workload["nccl"];
   j = {{"transport", tcp() ? "tcp" : "roce"},
        {"channels", first.channels},
-       {"chunk_bytes", spec_.buffer_bytes / 2},
-       {"slice_bytes", spec_.buffer_bytes / 4},
+       {"chunk_bytes", spec_.buffer_bytes / (first.broadcast() ? 8 : 2)},
+       {"slice_bytes", spec_.buffer_bytes / (first.broadcast() ? 8 : 4)},
        {"messages_per_channel", first.streams.empty() ? 0 : first.streams[0].size()},
        {"analytic_bound_s", bound},
        {"analytic_bound_formula", formula}};
@@ -469,7 +502,7 @@ void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
       "  analytic bound {} = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
       CollectiveKindName(first.kind), HumanBytes(first.elements * 4), first.n, first.channels,
       tcp() ? "TCP sockets" : "RoCE RC go-back-N", HumanTime(table.mean_duration_s()), table.completed(), transport,
-      first.SendSteps() == 2 * (first.n - 1) ? "2(n-1)/n*S/B" : "(n-1)/n*S/B", HumanTime(bound),
+      compact, HumanTime(bound),
       VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());
 }
 

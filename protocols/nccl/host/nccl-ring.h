@@ -61,28 +61,36 @@ struct NcclSlice {
 /// elements, one per rank (NCCL's per-rank count), walk a segment in loops
 /// of channels x chunk and run n-1 sending steps per loop, each step on the
 /// same chunk of another rank's segment. All three cut a chunk into the same
-/// kSlicesPerChunk slices (collectives.h:62-67).
+/// kSlicesPerChunk slices (collectives.h:62-67). A broadcast
+/// (broadcast.h:10-52) is a chain from `root`: loops of channels x chunk
+/// with chunks of buffer / 8 (BROADCAST_CHUNKSTEPS 1), one slice each
+/// (BROADCAST_SLICESTEPS 1), so twice the allreduce's slots of half the
+/// size; the root only sends, the rank before it only receives.
 struct NcclPlan {
   /// Slices per chunk: ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS, and
   /// REDUCESCATTER_ and ALLGATHER_'s alike.
   static constexpr uint32_t kSlicesPerChunk = 2;
   /// `elements`: the whole tensor; a reduce-scatter or all-gather needs a
-  /// multiple of `ranks` (NCCL takes the count per rank).
+  /// multiple of `ranks` (NCCL takes the count per rank). `root`: a
+  /// broadcast's.
   NcclPlan(uint32_t ranks, uint64_t elements, const NcclSpec& spec,
-           CollectiveKind kind = CollectiveKind::kAllreduce);
+           CollectiveKind kind = CollectiveKind::kAllreduce, uint32_t root = 0);
   /// Element v of a slice the previous rank sent at its step t, as this rank
   /// takes it. An allreduce reduces it into `rank`'s contribution in the
   /// reduce-scatter steps (t < n-1) and checks it against the exact sum
   /// where it completes the result (t >= n-2); a reduce-scatter reduces at
   /// every step and checks at the last (t = n-2); an all-gather copies and
-  /// checks every element against its segment owner's contribution. The
-  /// value this rank keeps and, before the last step, sends on.
+  /// checks every element against its segment owner's contribution, a
+  /// broadcast copies and checks it against the root's. The value this rank
+  /// keeps and, before the last step, sends on.
   uint32_t Take(const TensorData& data, uint32_t rank, uint32_t t, uint64_t element, uint32_t v, uint64_t& checked,
                 uint64_t& mismatches) const;
   /// One of the GPU's ops on a channel (all_reduce.h:43-82,
   /// reduce_scatter.h:38-55, all_gather.h:38-62): a loop has SendSteps()+1
   /// steps of kSlicesPerChunk slices each; step u >= 1 takes the previous
   /// rank's step u-1 slice (`recv`), step u < SendSteps() sends (`send`).
+  /// A broadcast's loop is one op: `rank` receives unless it is the root and
+  /// sends unless the next rank is (broadcast.h:38-50).
   struct Op {
     bool recv = false, send = false;
     size_t sent_message = 0;      ///< the stream index this op sends (if `send`)
@@ -95,23 +103,38 @@ struct NcclPlan {
   /// `out`. Big-endian 32-bit values, no headers.
   void RunGpuOp(const TensorData& data, uint32_t rank, uint32_t c, const Op& op, const uint8_t* in, uint8_t* out,
                 uint64_t& checked, uint64_t& mismatches) const;
-  /// Sending steps per loop: 2(n-1) for an allreduce, n-1 for the others.
-  uint32_t SendSteps() const { return kind == CollectiveKind::kAllreduce ? 2 * (n - 1) : n - 1; }
+  /// Sending steps per loop: 2(n-1) for an allreduce, n-1 for a
+  /// reduce-scatter or all-gather, 1 for a broadcast.
+  uint32_t SendSteps() const;
+  /// Steps per loop, each of slices() ops: SendSteps() + 1, a broadcast's 1.
+  uint32_t StepsPerLoop() const { return broadcast() ? 1 : SendSteps() + 1; }
+  /// Slices per chunk: kSlicesPerChunk, a broadcast's 1.
+  uint32_t slices() const { return broadcast() ? 1 : kSlicesPerChunk; }
+  bool broadcast() const { return kind == CollectiveKind::kBroadcast; }
+  /// Whether `rank` receives slices (all but a broadcast's root).
+  bool Receives(uint32_t rank) const { return !broadcast() || rank != root; }
   /// The ops of channel c, in the order the GPU runs them.
-  size_t Ops(uint32_t c) const { return streams[c].size() / MessagesPerLoop() * (SendSteps() + 1) * kSlicesPerChunk; }
-  Op OpAt(size_t op) const;
+  size_t Ops(uint32_t c) const { return streams[c].size() / MessagesPerLoop() * StepsPerLoop() * slices(); }
+  Op OpAt(size_t op, uint32_t rank) const;
   /// Elements every rank together checks: n E, E (each rank its segment's
-  /// sum) or (n-1) E (each rank every other segment).
+  /// sum) or (n-1) E (each rank every other segment, or the root's tensor).
   uint64_t checks() const;
-  /// Bytes a rank sends, as a factor of the tensor: 2(n-1)/n or (n-1)/n.
-  double traffic_factor() const { return static_cast<double>(SendSteps()) / n; }
+  /// Bytes a rank sends, as a factor of the tensor: 2(n-1)/n, (n-1)/n, or 1
+  /// (a broadcast: each rank of the chain but the last sends the tensor).
+  double traffic_factor() const { return broadcast() ? 1.0 : static_cast<double>(SendSteps()) / n; }
+  /// The analytic bound's formula (traffic_factor() x S / B).
+  const char* bound_formula() const;
   uint32_t n = 0, channels = 0;
   uint64_t elements = 0;
   CollectiveKind kind = CollectiveKind::kAllreduce;
+  uint32_t root = 0;     ///< a broadcast's
   uint64_t segment = 0;  ///< a reduce-scatter's or all-gather's elements per rank
+  /// Slices in flight each way per connection: NCCL_STEPS / SLICESTEPS, i.e.
+  /// the spec's `slots` (the allreduce's), twice that for a broadcast.
+  uint32_t slots = 0;
   std::vector<std::vector<NcclSlice>> streams;  ///< [channel][message]
-  /// A loop's messages on one channel: SendSteps() sending steps of kSlicesPerChunk.
-  size_t MessagesPerLoop() const { return size_t{SendSteps()} * kSlicesPerChunk; }
+  /// A loop's messages on one channel: SendSteps() sending steps of slices().
+  size_t MessagesPerLoop() const { return size_t{SendSteps()} * slices(); }
   /// Elements [first, first + count) of rank r's message m on channel c
   /// (count 0: an empty slice, sent all the same).
   std::pair<uint64_t, uint64_t> Range(uint32_t r, uint32_t c, size_t m, bool received) const;

@@ -173,11 +173,11 @@ bool NcclTcpRank::RunOp(uint32_t c) {
   const NcclPlan& plan = owner_->plan();
   Channel& ch = *channels_[c];
   if (ch.op >= plan.Ops(c)) return false;
-  const NcclPlan::Op op = plan.OpAt(ch.op);
+  const NcclPlan::Op op = plan.OpAt(ch.op, rank_);
   const bool recv = op.recv, send = op.send;
   const size_t si = op.sent_message, ri = op.received_message;
   if (recv && ch.received <= ri) return false;
-  if (send && ch.posted - ch.written >= owner_->spec().slots) return false;
+  if (send && ch.posted - ch.written >= plan.slots) return false;
   // The slice is built where the send proxy takes it: [size][bytes].
   std::vector<uint8_t> out;
   if (send) out.resize(kSizeBytes + 4 * plan.Range(rank_, c, si, false).second);
@@ -231,7 +231,7 @@ void NcclTcpRank::Read(uint32_t c) {
   counters_.max_unread_bytes = std::max<uint64_t>(counters_.max_unread_bytes, ch.in->GetRxAvailable());
   const size_t messages = owner_->plan().streams[c].size();
   while (true) {
-    if (ch.handshake && (ch.received >= messages || ch.received >= ch.consumed + owner_->spec().slots)) return;
+    if (ch.handshake && (ch.received >= messages || ch.received >= ch.consumed + owner_->plan().slots)) return;
     size_t want = kSizeBytes;  // the index, or a message's size ...
     if (ch.handshake && ch.head.size() >= kSizeBytes) want += LoadLe32(ch.head.data());  // ... and its bytes
     if (ch.head.size() < want) {

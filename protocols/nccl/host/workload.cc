@@ -46,6 +46,11 @@ void CheckSegments(const Scenario& s, size_t ranks) {
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
   if (hosts.size() < 2) throw ScenarioError("workload.hosts: an NCCL ring needs at least 2 hosts");
   CheckSegments(s, hosts.size());
+  try {  // a broadcast's root must be a rank (as RankCollectives checks when it is built)
+    CheckCommunicators(s.workload.schedule, static_cast<uint32_t>(hosts.size()));
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(e.what());
+  }
   const NcclSpec& spec = s.workload.spec<NcclSpec>();
   if (spec.transport == NcclTransport::kTcp) {  // RoCE's MTU and PSN limits do not apply
     if (uint32_t{spec.tcp_port} + spec.channels - 1 > 65535)

@@ -64,22 +64,28 @@ TEST(NcclPlan, ReduceScatterAndAllGatherWalkEachRanksSegmentAsNcclDoes) {
 }
 
 // Every rank's GPU runs its ops in lockstep, each slice handed straight to
-// the next rank: no network, only the plan's ranges and NcclPlan::Take. With
-// hashed values a segment sent or reduced at the wrong step cannot sum right.
+// the next rank (from a broadcast's root on): no network, only the plan's
+// ranges and NcclPlan::Take. With hashed values a segment sent or reduced at
+// the wrong step, or a chain that does not start at the root, cannot come
+// out right.
 TEST(NcclPlan, EachKindEndsExactWhenTheRanksRunThePlan) {
   NcclSpec spec;
-  spec.buffer_bytes = 4096;  // chunks of 512 elements: several loops and a short last one
+  spec.buffer_bytes = 4096;  // chunks of 512 (128 for a broadcast) elements: several loops and a short last one
   const uint32_t n = 5;
   const uint64_t elements = 5 * 1'999;
-  for (CollectiveKind kind : {CollectiveKind::kAllreduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
-    const NcclPlan p(n, elements, spec, kind);
+  const std::vector<std::pair<CollectiveKind, uint32_t>> cases = {
+      {CollectiveKind::kAllreduce, 0}, {CollectiveKind::kReduceScatter, 0}, {CollectiveKind::kAllGather, 0},
+      {CollectiveKind::kBroadcast, 0}, {CollectiveKind::kBroadcast, 3}};
+  for (const auto& [kind, root] : cases) {
+    const NcclPlan p(n, elements, spec, kind, root);
     const TensorData data(DType::kInt32, DataPattern::kHashed, 7, n);
-    uint64_t checked = 0, mismatches = 0;
+    uint64_t checked = 0, mismatches = 0, sent_bytes = 0;
     for (uint32_t c = 0; c < p.channels; ++c) {
       std::vector<std::vector<std::vector<uint8_t>>> sent(n, std::vector<std::vector<uint8_t>>(p.streams[c].size()));
       for (size_t o = 0; o < p.Ops(c); ++o)
-        for (uint32_t r = 0; r < n; ++r) {
-          const NcclPlan::Op op = p.OpAt(o);
+        for (uint32_t i = 0; i < n; ++i) {
+          const uint32_t r = (root + i) % n;
+          const NcclPlan::Op op = p.OpAt(o, r);
           const uint8_t* in = op.recv ? sent[(r + n - 1) % n][op.received_message].data() : nullptr;
           std::vector<uint8_t> out(op.send ? 4 * p.Range(r, c, op.sent_message, false).second : 0);
           if (op.recv) {
@@ -87,12 +93,37 @@ TEST(NcclPlan, EachKindEndsExactWhenTheRanksRunThePlan) {
                       4 * p.Range(r, c, op.received_message, true).second);
           }
           p.RunGpuOp(data, r, c, op, in, out.data(), checked, mismatches);
+          sent_bytes += out.size();
           if (op.send) sent[r][op.sent_message] = std::move(out);
         }
     }
-    EXPECT_EQ(checked, p.checks()) << CollectiveKindName(kind);
-    EXPECT_EQ(mismatches, 0u) << CollectiveKindName(kind);
+    const std::string what = fmt::format("{} from {}", CollectiveKindName(kind), root);
+    EXPECT_EQ(checked, p.checks()) << what;
+    EXPECT_EQ(mismatches, 0u) << what;
+    // What the ranks sent, as a factor of the tensor: 2(n-1), n-1 or (a chain) n-1.
+    EXPECT_DOUBLE_EQ(static_cast<double>(sent_bytes) / (4.0 * elements), p.traffic_factor() * (p.broadcast() ? n - 1 : n))
+        << what;
   }
+}
+
+// broadcast.h with 4 MiB buffers: chunks of buffer / 8 = 131,072 elements,
+// one slice each, 8 slots (NCCL_STEPS / BROADCAST_SLICESTEPS); 1 MiB of
+// elements on 2 channels: 4 loops of 2 x 131,072, one message per loop. The
+// root (2) only sends and the rank before it (1) only receives.
+TEST(NcclPlan, ABroadcastIsAChainFromTheRootInChunksOfAnEighthOfTheBuffer) {
+  NcclSpec spec;
+  const NcclPlan p(4, 1u << 20, spec, CollectiveKind::kBroadcast, 2);
+  EXPECT_EQ(p.slots, 2 * spec.slots);
+  ASSERT_EQ(p.streams[1].size(), 4u);
+  EXPECT_EQ(p.streams[1][3].chunk_first, 3u * 262'144 + 131'072);
+  EXPECT_EQ(p.Range(0, 1, 3, false), std::make_pair(uint64_t{3 * 262'144 + 131'072}, uint64_t{131'072}));
+  EXPECT_EQ(p.Ops(1), 4u);
+  const NcclPlan::Op root = p.OpAt(0, 2), last = p.OpAt(0, 1), middle = p.OpAt(0, 3);
+  EXPECT_TRUE(root.send && !root.recv);
+  EXPECT_TRUE(last.recv && !last.send);
+  EXPECT_TRUE(middle.recv && middle.send);
+  EXPECT_FALSE(p.Receives(2));
+  EXPECT_THROW(NcclPlan(4, 64, spec, CollectiveKind::kBroadcast, 4), std::invalid_argument);
 }
 
 TEST(NcclScenario, EveryRankEndsWithTheExactSumInBothDtypes) {

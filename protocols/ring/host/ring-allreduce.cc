@@ -31,6 +31,7 @@ RingPlan::RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_pack
     : n_(ranks), elements_(elements), epp_(elements_per_packet), kind_(kind) {
   if (ranks < 2) throw std::invalid_argument("ring allreduce needs at least 2 ranks");
   if (elements == 0 || elements_per_packet == 0) throw std::invalid_argument("empty ring allreduce");
+  if (kind == CollectiveKind::kBroadcast) throw std::invalid_argument("the UDP ring runs no broadcast");
   total_ = (elements + epp_ - 1) / epp_;
   first_ = kind == CollectiveKind::kAllGather ? n_ - 1 : 0;
   last_ = kind == CollectiveKind::kReduceScatter ? n_ - 1 : 2 * (n_ - 1);
