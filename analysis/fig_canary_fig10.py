@@ -24,7 +24,12 @@ job), 1, 4 and 16 jobs, one seed: 12 runs.
 
 Writes OUT/fig_canary_fig10.png and .csv (panel a: protocol, jobs,
 goodput_gbps (mean over jobs and seeds), min_job_goodput_gbps,
-max_job_goodput_gbps, hosts_per_job, runs, util_mean; panel b: protocol,
+max_job_goodput_gbps, hosts_per_job, runs, util_mean, peak_descriptor_bytes,
+collisions (the most over the seeds, Canary), jobs_without_collisions (the
+jobs, where no seed had a collision, else 0: Sec. 5.1), links_70_90_pct (the share of
+link directions at 70-90 % utilisation, Sec. 5.2.4), frames_out_per_in
+(frames a switch sends per frame it receives, the mean over the switches and
+seeds, Sec. 4.2); panel b: protocol,
 jobs, bin_low_pct, links, fraction, util_mean) and keeps every run under
 OUT/sweeps/<name>/. Exit status: 0 ok; 1 a run failed or was not correct;
 2 bad input.
@@ -38,8 +43,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # figscript.py, also when loaded by path (tests)
 import figscript  # noqa: E402
 from figscript import paper_value  # noqa: E402
-from canaryfig import (PROTOCOLS as LABELS, mean, point,  # noqa: E402
-                       placements, run_points, status, utilization_line)
+from canaryfig import (BINS, PROTOCOLS as LABELS, mean, point,  # noqa: E402
+                       placements, run_points, status, utilization_histogram, utilization_line)
 
 STEM = "fig_canary_fig10"
 CONFIGS = figscript.scenario_configs(
@@ -53,6 +58,49 @@ SLOTS_PER_TREE = 256
 #: canary-fgcs24 Sec. 5.2.4: mean link utilisation at 20 concurrent allreduces.
 PAPER_UTIL = {p: paper_value("canary", f"fig10b-util-{c}") / 100
               for p, c in (("canary", "canary"), ("st4", "4-trees"), ("st1", "1-tree"))}
+
+
+def collisions(run_dir: Path) -> float:
+    """Descriptor collisions summed over the switches (Canary's
+    workload.canary.switches.collisions; NaN for the other protocols)."""
+    import json
+
+    workload = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["workload"]
+    return float(workload.get("canary", {}).get("switches", {}).get("collisions", float("nan")))
+
+
+def share_in_bins(runs, low_pct: int, high_pct: int) -> float:
+    """The share (%) of link directions whose utilisation lies in
+    [low_pct, high_pct) %, over the runs' links.csv (summed over the seeds)."""
+    counts = [0] * BINS
+    for r in runs:
+        counts = [a + b for a, b in zip(counts, utilization_histogram(Path(r["dir"]), BINS) or [0] * BINS)]
+    lo, hi = low_pct * BINS // 100, high_pct * BINS // 100
+    return 100 * sum(counts[lo:hi]) / sum(counts) if sum(counts) else float("nan")
+
+
+def frames_out_per_in(run_dir: Path) -> float:
+    """Frames a switch sends per frame it receives (links.csv: the frames of
+    each link direction, its sender first), averaged over the switches that
+    canary_switches.csv lists (Sec. 4.2: "the switch forwards, on average,
+    one packet for each packet it receives"); NaN without that file."""
+    import csv
+
+    try:
+        with open(run_dir / "canary_switches.csv", newline="", encoding="utf-8") as f:
+            switches = sorted({r["switch"] for r in csv.DictReader(f)})  # a fixed order: the same sum every run
+        with open(run_dir / "links.csv", newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        return float("nan")
+    sent = {s: 0 for s in switches}
+    received = {s: 0 for s in switches}
+    for r in rows:
+        if r["a"] in sent:
+            sent[r["a"]] += int(r["tx_frames"])
+        if r["b"] in received:
+            received[r["b"]] += int(r["tx_frames"])
+    return mean([sent[s] / received[s] for s in switches if received[s]])
 
 
 def draw(fig):
@@ -70,7 +118,8 @@ def draw(fig):
                      "Gb/s", logx=2, legend_loc="lower left")
     for proto in PROTOCOLS:
         cols = {k: [] for k in ("protocol", "jobs", "goodput_gbps", "min_job_goodput_gbps", "max_job_goodput_gbps",
-                                "hosts_per_job", "runs", "util_mean", "correct", "peak_descriptor_bytes")}
+                                "hosts_per_job", "runs", "util_mean", "correct", "peak_descriptor_bytes",
+                                "collisions", "jobs_without_collisions", "links_70_90_pct", "frames_out_per_in")}
         for j in jobs:
             rs = [r for r in runs if r["protocol"] == proto and r["meta"]["x.jobs"] == j]
             g = mean([r["job_goodput_gbps"] for r in rs])
@@ -79,9 +128,14 @@ def draw(fig):
             ok = all(r["correct"] for r in rs)
             util = mean([r["util_mean"] for r in rs])
             peak = max(r["peak_descriptor_bytes"] for r in rs)
+            collided = max(collisions(Path(r["dir"])) for r in rs)
+            out_per_in = mean([frames_out_per_in(Path(r["dir"])) for r in rs])
             for k, v in (("protocol", proto), ("jobs", j), ("goodput_gbps", g), ("min_job_goodput_gbps", lo),
                          ("max_job_goodput_gbps", hi), ("hosts_per_job", rs[0]["hosts"] / j), ("runs", len(rs)),
-                         ("util_mean", util), ("correct", ok), ("peak_descriptor_bytes", peak)):
+                         ("util_mean", util), ("correct", ok), ("peak_descriptor_bytes", peak),
+                         ("collisions", collided), ("jobs_without_collisions", j if collided == 0 else 0),
+                         ("links_70_90_pct", share_in_bins(rs, 70, 90)),
+                         ("frames_out_per_in", out_per_in)):
                 cols[k].append(v)
             print(f"{LABELS[proto][0]:<16s} {j:3d} jobs: {g:7.2f} Gb/s per job (min {lo:6.2f}, max {hi:6.2f}), "
                   f"util {util * 100:5.1f} %  {status(ok)}")
