@@ -474,8 +474,11 @@ def test_a_trace_file_gives_kinds(tmp_path):
 TP_DP = {"tp": [[0, 1, 2, 3], [4, 5, 6, 7]], "dp": [[0, 4], [1, 5], [2, 6], [3, 7]]}
 
 
-def test_communicators_run_each_group_apart_with_its_own_sum(tmp_path):
-    """Communicators on the UDP ring (8 ranks; tensor-parallel groups of 4,
+@pytest.mark.parametrize("sets", [[], ["workload.protocol=nccl"],
+                                  ["workload.protocol=nccl", "workload.nccl.transport=tcp"]])
+def test_communicators_run_each_group_apart_with_its_own_sum(tmp_path, sets):
+    """Communicators on the UDP ring and on NCCL over RoCE and TCP (each
+    communicator its own rings, as ncclCommSplit makes) (8 ranks; tensor-parallel groups of 4,
     data-parallel pairs across them). Ranks 4-7 compute 3x slower, so TP
     group 0's first bucket is ready at 50 us and group 1's at 150 us: group
     0 runs both its TP allreduces before group 1 begins its first, and a DP
@@ -490,7 +493,7 @@ def test_communicators_run_each_group_apart_with_its_own_sum(tmp_path):
                              {"bytes": 262144, "ready_us": 50, "communicator": "tp"},
                              {"bytes": 262144, "ready_us": 50, "communicator": "dp"},
                              {"bytes": 262144, "ready_us": 50, "communicator": "tp", "kind": "reduce_scatter"}]}
-    p, out = run(tmp_path, ["workload.schedule=" + json.dumps(sched)], scenario=RING)
+    p, out = run(tmp_path, sets + ["workload.schedule=" + json.dumps(sched)], scenario=RING)
     assert p.returncode == 0, p.stderr
     assert json.loads((out / "results.json").read_text())["correct"]
     e = 262144 // 4
@@ -498,13 +501,14 @@ def test_communicators_run_each_group_apart_with_its_own_sum(tmp_path):
     h = pd.read_csv(out / "hosts.csv")
     start = {(r.rank, r.collective): ps(r.start_s) for r in h.itertuples()}
     end = {(r.rank, r.collective): ps(r.end_s) for r in h.itertuples()}
+    t0 = ps(pd.read_csv(out / "iterations.csv").start_s.min())  # NCCL over TCP connects first
     fast, slow = [0, 1, 2, 3], [4, 5, 6, 7]
-    assert all(start[r, 0] == ps(50e-6) for r in fast) and all(start[r, 0] == ps(150e-6) for r in slow)
+    assert all(start[r, 0] == t0 + ps(50e-6) for r in fast) and all(start[r, 0] == t0 + ps(150e-6) for r in slow)
     # Group 0's second allreduce is over before group 1 began its first.
-    assert max(end[r, 1] for r in fast) < ps(150e-6)
+    assert max(end[r, 1] for r in fast) < t0 + ps(150e-6)
     # Each rank launches its next collective when it ended its last.
     for r in range(8):
-        ready = ps(50e-6) * (3 if r in slow else 1)
+        ready = t0 + ps(50e-6) * (3 if r in slow else 1)
         for c in (1, 2, 3):
             assert start[r, c] == max(end[r, c - 1], ready), (r, c)
     # A DP pair (r, r + 4) runs once both launched: it ends after the slow member's launch.
@@ -512,9 +516,34 @@ def test_communicators_run_each_group_apart_with_its_own_sum(tmp_path):
         assert end[r, 2] > start[r + 4, 2] > start[r, 2]
 
 
+@pytest.mark.parametrize("transport,key", [("roce", "packets_retransmitted"), ("tcp", "tcp_fast_recoveries")])
+def test_nccl_mixes_communicators_kinds_and_the_world_under_loss(tmp_path, transport, key):
+    """NCCL with each communicator's own rings: TP allreduce, DP allreduce,
+    TP all-gather, DP broadcast from place 1, a world allreduce, 3
+    iterations at 0.1 % loss. A rank may begin its next collective on
+    another communicator's rings while its last one still owes slices on
+    the old ones (they are sent as the old ring grants them); every group's
+    result is exact."""
+    import pandas as pd
+
+    sched = {"compute_us": 0, "communicators": TP_DP,
+             "collectives": [{"bytes": 1 << 20, "communicator": "tp"}, {"bytes": 1 << 20, "communicator": "dp"},
+                             {"bytes": 1 << 20, "communicator": "tp", "kind": "all_gather"},
+                             {"bytes": 1 << 20, "communicator": "dp", "kind": "broadcast", "root": 1},
+                             {"bytes": 1 << 20}]}
+    p, out = run(tmp_path, ["workload.protocol=nccl", f"workload.nccl.transport={transport}", "faults.loss_rate=0.001",
+                            "workload.iterations=3", "workload.schedule=" + json.dumps(sched)], scenario=RING)
+    assert p.returncode == 0, p.stderr
+    result = json.loads((out / "results.json").read_text())
+    assert result["correct"] and result["workload"]["nccl"][key] > 0
+    e = (1 << 20) // 4
+    # tp: 2 groups of 4 (allreduce 4E each, all-gather 3E each); dp: 4 pairs (2E, E); world 8E.
+    assert list(pd.read_csv(out / "collectives.csv").elements_checked) == [8 * e, 8 * e, 6 * e, 4 * e, 8 * e] * 3
+
+
 @pytest.mark.parametrize("sets,comms,collective,key,words", [
-    (["workload.protocol=nccl"], TP_DP, {"communicator": "tp"}, "workload.schedule.communicators",
-     'protocol "nccl" runs every collective over all its ranks (the protocols with communicators: "ring")'),
+    (["workload.protocol=gloo"], TP_DP, {"communicator": "tp"}, "workload.schedule.communicators",
+     'protocol "gloo" runs every collective over all its ranks (the protocols with communicators: "nccl" and "ring")'),
     ([], {"tp": [[0, 1, 2, 3], [4, 5, 6]]}, {"communicator": "tp"}, "workload.schedule.communicators.tp",
      "rank 7 is in 0 groups"),
     ([], {"tp": [[0, 1, 2, 3], [3, 4, 5, 6, 7]]}, {"communicator": "tp"}, "workload.schedule.communicators.tp",
@@ -526,6 +555,8 @@ def test_communicators_run_each_group_apart_with_its_own_sum(tmp_path):
     ([], {"world": [[0, 1, 2, 3], [4, 5, 6, 7]]}, {}, "workload.schedule.communicators.world", "not \"world\""),
     ([], TP_DP, {"communicator": "pp"}, "workload.schedule.collectives[0].communicator",
      'must be a communicator ("world", "dp", "tp"), got "pp"'),
+    (["workload.protocol=nccl", "workload.nccl.channels=32"], TP_DP, {"communicator": "tp"},
+     "workload.schedule.communicators", "make 96 connections per rank, more than 64"),
 ])
 def test_bad_communicators_exit_2(tmp_path, sets, comms, collective, key, words):
     sched = {"compute_us": 0, "communicators": comms, "collectives": [{"bytes": 4096, **collective}]}

@@ -184,24 +184,31 @@ ns3::TypeId NcclRank::GetTypeId() {
   return tid;
 }
 
+// Per connection set, `channels` queue pairs to the set's next rank and as
+// many from its previous one (connection c = set x channels + channel).
 void NcclRank::Setup(NcclRing* owner, uint32_t rank) {
   owner_ = owner;
   rank_ = rank;
-  const NcclPlan& plan = owner->plan();
-  const uint32_t n = plan.n, next = (rank + 1) % n, prev = (rank + n - 1) % n;
+  const uint32_t channels = owner->plan().channels;
   InaNetDevice& nic = owner->fabric().device(owner->host(rank), 0);
   roce_.Open(nic, owner->spec().port, [this](const uint8_t* b, uint32_t len, const DatagramInfo&) { Deliver(b, len); });
   const RcConfig rc = owner->rc();
-  for (uint32_t c = 0; c < plan.channels; ++c) {
-    auto ch = std::make_unique<Channel>();
-    ch->to_next.Setup(rc, nic, static_cast<uint16_t>(kSourcePortBase + 2 * c), NcclRing::QpnToNext(rank, c),
-                      HostIpv4(owner->host(next)), NcclRing::QpnFromPrev(next, c),
-                      [this, c](std::vector<uint8_t>&& m) { OnGrant(c, std::move(m)); }, [this] { owner_->QpFailed(); },
-                      [this, c](uint32_t messages) { OnAcknowledged(c, messages); });
-    ch->from_prev.Setup(rc, nic, static_cast<uint16_t>(kSourcePortBase + 2 * c + 1), NcclRing::QpnFromPrev(rank, c),
-                        HostIpv4(owner->host(prev)), NcclRing::QpnToNext(prev, c),
-                        [this, c](std::vector<uint8_t>&& m) { OnSlice(c, std::move(m)); }, [this] { owner_->QpFailed(); });
-    channels_.push_back(std::move(ch));
+  for (uint32_t set = 0; set < owner->connection_sets(); ++set) {
+    const auto [next, prev] = owner->NeighboursIn(set, rank);
+    for (uint32_t i = 0; i < channels; ++i) {
+      const uint32_t c = set * channels + i;
+      auto ch = std::make_unique<Channel>();
+      ch->channel = i;
+      ch->to_next.Setup(rc, nic, static_cast<uint16_t>(kSourcePortBase + 2 * c), NcclRing::QpnToNext(rank, c),
+                        HostIpv4(owner->host(next)), NcclRing::QpnFromPrev(next, c),
+                        [this, c](std::vector<uint8_t>&& m) { OnGrant(c, std::move(m)); },
+                        [this] { owner_->QpFailed(); }, [this, c](uint32_t messages) { OnAcknowledged(c, messages); });
+      ch->from_prev.Setup(rc, nic, static_cast<uint16_t>(kSourcePortBase + 2 * c + 1), NcclRing::QpnFromPrev(rank, c),
+                          HostIpv4(owner->host(prev)), NcclRing::QpnToNext(prev, c),
+                          [this, c](std::vector<uint8_t>&& m) { OnSlice(c, std::move(m)); },
+                          [this] { owner_->QpFailed(); });
+      channels_.push_back(std::move(ch));
+    }
   }
 }
 
@@ -232,32 +239,39 @@ void NcclRank::BeginIteration(uint32_t iteration) {
   iteration_ = iteration;
   running_ = true;
   checked_ = mismatches_ = 0;
-  const NcclPlan& plan = owner_->plan();
-  for (uint32_t c = 0; c < channels_.size(); ++c) {
+  const NcclRing::Seat seat = owner_->SeatOf(iteration, rank_);
+  const NcclPlan& plan = owner_->plan_of(iteration, seat.group);
+  conns_ = plan.channels;
+  first_conn_ = seat.set * conns_;
+  for (uint32_t c = first_conn_; c < first_conn_ + conns_; ++c) {
     Channel& ch = *channels_[c];
-    // Every rank's last collective is whole at every rank, so nothing of it
-    // waits here; its last slices may still be unacknowledged (send_slots).
+    // Every rank of the group ended the set's last collective, so nothing of
+    // it waits here; its last slices may still be unacknowledged (send_slots).
+    ch.collective = iteration;
+    ch.place = seat.place;
+    ch.plan = &plan;
+    ch.data = &owner_->data(iteration, seat.group);
     ch.op = ch.sent = ch.granted = ch.received = 0;
     ch.outbox.clear();
     ch.inbox.clear();
     // The receive proxy posts its first `slots` receives at once
     // (net.cc:345-348); a broadcast's root has no receive proxy (proxy.cc:14-26).
-    if (!plan.Receives(rank_)) continue;
-    for (size_t m = 0; m < std::min<size_t>(plan.slots, plan.streams[c].size()); ++m) Grant(c, m);
+    if (!plan.Receives(seat.place)) continue;
+    for (size_t m = 0; m < std::min<size_t>(plan.slots, plan.streams[ch.channel].size()); ++m) Grant(c, m);
   }
-  for (uint32_t c = 0; c < channels_.size(); ++c) Advance(c);
+  for (uint32_t c = first_conn_; c < first_conn_ + conns_; ++c) Advance(c);
 }
 
 // A clear-to-send for message m, back to the previous rank on the same queue pair.
 void NcclRank::Grant(uint32_t c, size_t message) {
   std::vector<uint8_t> g(kGrantBytes, 0);
-  p4::StoreBe32(g.data(), iteration_);
+  p4::StoreBe32(g.data(), channels_[c]->collective);
   p4::StoreBe32(g.data() + 4, static_cast<uint32_t>(message));
   channels_[c]->from_prev.Post(std::move(g));
 }
 
 void NcclRank::OnGrant(uint32_t c, std::vector<uint8_t>&& msg) {
-  if (msg.size() < 8 || p4::LoadBe32(msg.data()) != iteration_) return;
+  if (msg.size() < 8 || p4::LoadBe32(msg.data()) != channels_[c]->collective) return;
   Channel& ch = *channels_[c];
   ch.granted = std::max<size_t>(ch.granted, p4::LoadBe32(msg.data() + 4) + 1u);
   TrySend(c);
@@ -271,13 +285,12 @@ void NcclRank::OnAcknowledged(uint32_t c, uint32_t messages) {
 }
 
 void NcclRank::OnSlice(uint32_t c, std::vector<uint8_t>&& msg) {
-  const NcclPlan& plan = owner_->plan();
   Channel& ch = *channels_[c];
   const size_t m = ch.received;
-  if (!running_ || m >= plan.streams[c].size() || msg.size() < kSliceHeader ||
-      p4::LoadBe32(msg.data()) != iteration_ || p4::LoadBe32(msg.data() + 4) != m)
+  if (!ch.plan || m >= ch.plan->streams[ch.channel].size() || msg.size() < kSliceHeader ||
+      p4::LoadBe32(msg.data()) != ch.collective || p4::LoadBe32(msg.data() + 4) != m)
     return;
-  if (msg.size() != kSliceHeader + 4 * plan.Range(rank_, c, m, true).second) return;
+  if (msg.size() != kSliceHeader + 4 * ch.plan->Range(ch.place, ch.channel, m, true).second) return;
   ch.inbox.push_back(std::move(msg));  // the values stay behind the header: no copy
   ch.max_held = std::max(ch.max_held, ch.inbox.size() + ch.send_slots);
   ++ch.received;
@@ -285,7 +298,7 @@ void NcclRank::OnSlice(uint32_t c, std::vector<uint8_t>&& msg) {
 }
 
 void NcclRank::Advance(uint32_t c) {
-  while (running_ && RunOp(c)) {
+  while (RunOp(c)) {
   }
   TrySend(c);
   MaybeDone();
@@ -296,25 +309,27 @@ void NcclRank::Advance(uint32_t c) {
 // copies the slice (NcclPlan::Take checks what completes the result), frees
 // its receive slot and writes the send slot.
 bool NcclRank::RunOp(uint32_t c) {
-  const NcclPlan& plan = owner_->plan();
   Channel& ch = *channels_[c];
-  if (ch.op >= plan.Ops(c)) return false;
-  const NcclPlan::Op op = plan.OpAt(ch.op, rank_);
+  if (!ch.plan) return false;
+  const NcclPlan& plan = *ch.plan;
+  const uint32_t i = ch.channel;
+  if (ch.op >= plan.Ops(i)) return false;
+  const NcclPlan::Op op = plan.OpAt(ch.op, ch.place);
   if (op.recv && ch.received <= op.received_message) return false;
   if (op.send && ch.send_slots >= plan.slots) return false;
   std::vector<uint8_t> out;
   if (op.send) {
-    out.resize(kSliceHeader + 4 * plan.Range(rank_, c, op.sent_message, false).second);
-    p4::StoreBe32(out.data(), iteration_);
+    out.resize(kSliceHeader + 4 * plan.Range(ch.place, i, op.sent_message, false).second);
+    p4::StoreBe32(out.data(), ch.collective);
     p4::StoreBe32(out.data() + 4, static_cast<uint32_t>(op.sent_message));
   }
   const uint8_t* in = op.recv ? ch.inbox.front().data() + kSliceHeader : nullptr;
   uint8_t* values = op.send ? out.data() + kSliceHeader : nullptr;
-  plan.RunGpuOp(owner_->data(iteration_), rank_, c, op, in, values, checked_, mismatches_);
+  plan.RunGpuOp(*ch.data, ch.place, i, op, in, values, checked_, mismatches_);
   if (op.recv) {
     ch.inbox.pop_front();
     const size_t again = op.received_message + plan.slots;
-    if (again < plan.streams[c].size()) Grant(c, again);
+    if (again < plan.streams[i].size()) Grant(c, again);
   }
   if (op.send) {
     ch.outbox.push_back(std::move(out));
@@ -336,10 +351,9 @@ void NcclRank::TrySend(uint32_t c) {
 }
 
 void NcclRank::MaybeDone() {
-  const NcclPlan& plan = owner_->plan();
   if (!running_) return;
-  for (uint32_t c = 0; c < channels_.size(); ++c)
-    if (channels_[c]->op < plan.Ops(c)) return;
+  for (uint32_t c = first_conn_; c < first_conn_ + conns_; ++c)
+    if (channels_[c]->op < channels_[c]->plan->Ops(channels_[c]->channel)) return;
   running_ = false;  // its result is complete (it may still owe the next rank slices)
   NS_LOG_LOGIC("rank " << rank_ << ": iteration " << iteration_ << "'s result complete");
   owner_->RankDone(rank_, iteration_, checked_, mismatches_);
@@ -369,20 +383,50 @@ NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, std::vect
       coll_(static_cast<uint32_t>(hosts.size()), elements, dtype, pattern, seed, iterations, compute_gap_ps,
             schedule) {
   const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
-  for (size_t i = 0; i < elements.size(); ++i)
-    plans_.emplace_back(static_cast<uint32_t>(hosts.size()), elements[i], spec,
-                        i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce,
-                        i < schedule.roots.size() ? schedule.roots[i] : 0);
+  for (uint32_t i = 0; i < elements.size(); ++i) {
+    plans_.emplace_back();
+    for (const std::vector<uint32_t>& group : coll_.groups(i))
+      plans_.back().emplace_back(static_cast<uint32_t>(group.size()), elements[i], spec,
+                                 i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce,
+                                 i < schedule.roots.size() ? schedule.roots[i] : 0);
+    const bool world = !schedule.given || i >= schedule.communicator.size() ||
+                       schedule.communicator[i] == ScheduleSpec::kWorld;
+    set_of_.push_back(world ? 0 : static_cast<uint32_t>(schedule.communicator[i]) + 1);
+  }
+  SetNeighbours(schedule);
   coll_.hosts = hosts;
   coll_.begin = [this](uint32_t c) {
-    current_ = coll_.kind(c);
     for (auto& r : ranks_) r->BeginIteration(c);
     for (auto& r : tcp_ranks_) r->BeginIteration(c);
+  };
+  coll_.begin_group = [this](uint32_t c, uint32_t g) {
+    for (uint32_t r : coll_.groups(c)[g]) {
+      if (tcp()) tcp_ranks_[r]->BeginIteration(c);
+      else ranks_[r]->BeginIteration(c);
+    }
   };
   coll_.on_finished = [this] {
     if (on_finished) on_finished();
   };
   CreateRanks(fabric, hosts);
+}
+
+// Set 0: the ring of every rank; set k: each group of communicator k-1 its
+// own ring, in the group's order (ncclCommSplit's new communicator).
+void NcclRing::SetNeighbours(const ScheduleSpec& schedule) {
+  const auto n = static_cast<uint32_t>(hosts_.size());
+  neighbours_.emplace_back();
+  for (uint32_t r = 0; r < n; ++r) neighbours_[0].emplace_back((r + 1) % n, (r + n - 1) % n);
+  for (const auto& groups : schedule.communicator_groups) {
+    neighbours_.emplace_back(n);
+    for (const std::vector<uint32_t>& group : groups)
+      for (size_t p = 0; p < group.size(); ++p)
+        neighbours_.back()[group[p]] = {group[(p + 1) % group.size()], group[(p + group.size() - 1) % group.size()]};
+  }
+}
+
+NcclRing::Seat NcclRing::SeatOf(uint32_t c, uint32_t rank) const {
+  return {set_of_[coll_.kind(c)], coll_.group_of(c, rank), coll_.place_in_group(c, rank)};
 }
 
 // RoCE ranks on kernel-bypass endpoints; TCP ranks on ns-3's stack with the
@@ -408,7 +452,7 @@ void NcclRing::CreateRanks(Fabric& fabric, const std::vector<uint32_t>& hosts) {
 
 void NcclRing::TcpConnectionUp() {
   // Every rank's connections to its next rank and from its previous one.
-  if (++tcp_connections_ == 2 * plan().n * plan().channels && start_due_) coll_.Start();
+  if (++tcp_connections_ == connections() && start_due_) coll_.Start();
 }
 
 NcclTcpCounters NcclRing::tcp_counters() const {
@@ -439,7 +483,7 @@ void NcclRing::Start(uint64_t at_ps) {
   for (auto& r : tcp_ranks_) r->Connect();
   Simulator::Schedule(PicoSeconds(at_ps), [this] {
     start_due_ = true;
-    if (tcp_connections_ == 2 * plan().n * plan().channels) coll_.Start();
+    if (tcp_connections_ == connections()) coll_.Start();
   });
 }
 
@@ -457,9 +501,12 @@ RcCounters NcclRing::counters() const {
 
 void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
   std::vector<uint64_t> checks;  // per collective of an iteration
-  for (const NcclPlan& p : plans_) checks.push_back(p.checks());
+  for (const std::vector<NcclPlan>& groups : plans_) {  // every group of the collective's communicator
+    checks.push_back(0);
+    for (const NcclPlan& p : groups) checks.back() += p.checks();
+  }
   const CollectiveTable table = coll_.Report("nccl", finished, qp_failures_ == 0, out, checks);
-  const NcclPlan& first = plans_[0];  // with a schedule: the first collective's
+  const NcclPlan& first = plans_[0][0];  // with a schedule: the first collective's (its first group's)
   const double bound = first.traffic_factor() * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
   const std::string formula = first.bound_formula();
   std::string compact = formula;  // the summary's: no spaces

@@ -166,8 +166,16 @@ class NcclRank : public ns3::Application {
   // :307-315). An op that receives needs its slice arrived; consuming it
   // frees its receive slot, which the receive proxy posts again with a
   // clear-to-send for `slots` messages later (net.cc:345-348).
+  // A connection of one connection set (NcclRing::SeatOf): it serves one
+  // collective at a time, which may still owe slices after the rank moved on
+  // to a collective of another set (with communicators).
   struct Channel {
     RcQp to_next, from_prev;
+    uint32_t collective = UINT32_MAX;  ///< the collective it serves
+    uint32_t channel = 0;              ///< its index in the plan's channels
+    uint32_t place = 0;                ///< the rank's place in the collective's group
+    const NcclPlan* plan = nullptr;    ///< the collective's plan in that group
+    const TensorData* data = nullptr;  ///< and its data
     size_t op = 0;           ///< the GPU's next op of this collective
     size_t granted = 0;      ///< messages the next rank has granted (clear-to-send)
     size_t sent = 0;         ///< messages handed to to_next
@@ -193,8 +201,9 @@ class NcclRank : public ns3::Application {
   NcclRing* owner_ = nullptr;
   uint32_t rank_ = 0;
   HostEndpoint roce_;  ///< UDP 4791: every queue pair's incoming packets
-  std::vector<std::unique_ptr<Channel>> channels_;
+  std::vector<std::unique_ptr<Channel>> channels_;  ///< [set x channels + channel]
   uint32_t iteration_ = 0;
+  uint32_t first_conn_ = 0, conns_ = 0;  ///< the current collective's connections
   bool running_ = false;
   uint64_t checked_ = 0, mismatches_ = 0;
 };
@@ -213,17 +222,33 @@ class NcclRing {
   std::function<void()> on_finished;
   void Report(const struct Scenario& s, bool finished, struct WorkloadReport& out) const;
 
-  // For the ranks. The plan of the collective in progress (every rank runs
-  // the same one: RankCollectives starts the next when all are done).
-  const NcclPlan& plan() const { return plans_[current_]; }
+  // For the ranks. The first collective's plan (its channels and ranks: the
+  // connections every rank makes); collective c's plan in group g of its
+  // communicator, and its data there.
+  const NcclPlan& plan() const { return plans_[0][0]; }
+  const NcclPlan& plan_of(uint32_t c, uint32_t g) const { return plans_[coll_.kind(c)][g]; }
+  const TensorData& data(uint32_t c, uint32_t g) const { return coll_.data(c, g); }
   const NcclSpec& spec() const { return spec_; }
   RcConfig rc() const;
-  const TensorData& data(uint32_t it) const { return coll_.data(it); }
   uint32_t host(uint32_t rank) const { return hosts_[rank]; }
   Fabric& fabric() const { return *fabric_; }
-  /// Queue pair numbers: rank r's to-next and from-prev QPs of channel c.
-  static uint32_t QpnToNext(uint32_t r, uint32_t c) { return 2 * (r * 64 + c) + 16; }
-  static uint32_t QpnFromPrev(uint32_t r, uint32_t c) { return 2 * (r * 64 + c) + 17; }
+  /// Connection sets a rank makes (as NCCL connects each communicator's
+  /// rings when it is made): set 0 the ring of every rank, set k > 0 the ring
+  /// of the rank's group in communicator k-1; `channels` connections each way per set.
+  uint32_t connection_sets() const { return static_cast<uint32_t>(neighbours_.size()); }
+  /// Rank r's next and previous ranks around the ring of connection set k.
+  std::pair<uint32_t, uint32_t> NeighboursIn(uint32_t k, uint32_t r) const { return neighbours_[k][r]; }
+  /// Where rank r runs collective c: its connection set, its group and its place (the plan's rank).
+  struct Seat {
+    uint32_t set = 0, group = 0, place = 0;
+  };
+  Seat SeatOf(uint32_t c, uint32_t rank) const;
+  /// Connections per rank each way, over every set: at most kMaxConnections.
+  static constexpr uint32_t kMaxConnections = 64;
+  /// Queue pair numbers: rank r's to-next and from-prev QPs of connection
+  /// `conn` (set x channels + channel).
+  static uint32_t QpnToNext(uint32_t r, uint32_t conn) { return 2 * (r * kMaxConnections + conn) + 16; }
+  static uint32_t QpnFromPrev(uint32_t r, uint32_t conn) { return 2 * (r * kMaxConnections + conn) + 17; }
   void RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
     coll_.RankDone(rank, it, checked, mismatches);
   }
@@ -240,8 +265,10 @@ class NcclRing {
  private:
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;
-  std::vector<NcclPlan> plans_;  ///< per collective of an iteration
-  uint32_t current_ = 0;         ///< plans_ index of the collective in progress
+  std::vector<std::vector<NcclPlan>> plans_;  ///< [collective of an iteration][group of its communicator]
+  /// [connection set][rank]: its next and previous ranks.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> neighbours_;
+  std::vector<uint32_t> set_of_;  ///< per collective of an iteration: its connection set
   NcclSpec spec_;
   RankCollectives coll_;
   std::vector<ns3::Ptr<NcclRank>> ranks_;          ///< RoCE
@@ -250,6 +277,11 @@ class NcclRing {
   uint32_t tcp_connections_ = 0;
   bool start_due_ = false;
   void CreateRanks(Fabric& fabric, const std::vector<uint32_t>& hosts);
+  void SetNeighbours(const ScheduleSpec& schedule);
+  /// TCP connections every rank makes and accepts: 2 x ranks x channels x sets.
+  uint32_t connections() const {
+    return 2 * static_cast<uint32_t>(hosts_.size()) * plan().channels * connection_sets();
+  }
   bool tcp() const { return spec_.transport == NcclTransport::kTcp; }
 };
 

@@ -56,7 +56,11 @@ ns3::TypeId NcclTcpRank::GetTypeId() {
 void NcclTcpRank::Setup(NcclRing* owner, uint32_t rank) {
   owner_ = owner;
   rank_ = rank;
-  for (uint32_t c = 0; c < owner->plan().channels; ++c) channels_.push_back(std::make_unique<Channel>());
+  const uint32_t channels = owner->plan().channels;
+  for (uint32_t c = 0; c < owner->connection_sets() * channels; ++c) {
+    channels_.push_back(std::make_unique<Channel>());
+    channels_.back()->channel = c % channels;
+  }
 }
 
 void NcclTcpRank::DoDispose() {
@@ -73,10 +77,10 @@ void NcclTcpRank::DoDispose() {
 void NcclTcpRank::Connect() {
   const NcclSpec& spec = owner_->spec();
   const congestion::TcpConfig tcp = congestion::LinuxTcpOf(spec, spec.rcvbuf_bytes);
-  const uint32_t n = owner_->plan().n;
-  const uint32_t next = owner_->host((rank_ + 1) % n);
+  const uint32_t channels = owner_->plan().channels;
   for (uint32_t c = 0; c < channels_.size(); ++c) {
     Channel& ch = *channels_[c];
+    const uint32_t next = owner_->host(owner_->NeighboursIn(c / channels, rank_).first);
     const auto port = static_cast<uint16_t>(spec.tcp_port + c);
     ch.listener = congestion::CreateTcpSocket(GetNode());
     congestion::ConfigureTcpSocket(ch.listener, tcp);
@@ -145,21 +149,29 @@ void NcclTcpRank::BeginIteration(uint32_t iteration) {
   iteration_ = iteration;
   running_ = true;
   checked_ = mismatches_ = 0;
-  for (uint32_t c = 0; c < channels_.size(); ++c) {
+  const NcclRing::Seat seat = owner_->SeatOf(iteration, rank_);
+  const NcclPlan& plan = owner_->plan_of(iteration, seat.group);
+  conns_ = plan.channels;
+  first_conn_ = seat.set * conns_;
+  for (uint32_t c = first_conn_; c < first_conn_ + conns_; ++c) {
     Channel& ch = *channels_[c];
+    ch.collective = iteration;
+    ch.place = seat.place;
+    ch.plan = &plan;
+    ch.data = &owner_->data(iteration, seat.group);
     ch.op = ch.received = ch.consumed = 0;
-    ch.got.assign(owner_->plan().streams[c].size(), {});
+    ch.got.assign(plan.streams[ch.channel].size(), {});
   }
-  for (uint32_t c = 0; c < channels_.size(); ++c) Advance(c);
+  for (uint32_t c = first_conn_; c < first_conn_ + conns_; ++c) Advance(c);
 }
 
 void NcclTcpRank::Advance(uint32_t c) {
   for (bool progress = true; progress;) {
     progress = false;
-    while (running_ && RunOp(c)) progress = true;
+    while (RunOp(c)) progress = true;
     const size_t written = channels_[c]->written, received = channels_[c]->received;
     Write(c);
-    if (running_) Read(c);
+    Read(c);
     progress = progress || channels_[c]->written != written || channels_[c]->received != received;
   }
   MaybeDone();
@@ -170,25 +182,27 @@ void NcclTcpRank::Advance(uint32_t c) {
 // reduce-scatter steps) or takes it as is, keeps it if it completes the
 // result, and sends it on (u <= 2n-3); step 0 sends this rank's own.
 bool NcclTcpRank::RunOp(uint32_t c) {
-  const NcclPlan& plan = owner_->plan();
   Channel& ch = *channels_[c];
-  if (ch.op >= plan.Ops(c)) return false;
-  const NcclPlan::Op op = plan.OpAt(ch.op, rank_);
+  if (!ch.plan) return false;
+  const NcclPlan& plan = *ch.plan;
+  const uint32_t i = ch.channel;
+  if (ch.op >= plan.Ops(i)) return false;
+  const NcclPlan::Op op = plan.OpAt(ch.op, ch.place);
   const bool recv = op.recv, send = op.send;
   const size_t si = op.sent_message, ri = op.received_message;
   if (recv && ch.received <= ri) return false;
   if (send && ch.posted - ch.written >= plan.slots) return false;
   // The slice is built where the send proxy takes it: [size][bytes].
   std::vector<uint8_t> out;
-  if (send) out.resize(kSizeBytes + 4 * plan.Range(rank_, c, si, false).second);
+  if (send) out.resize(kSizeBytes + 4 * plan.Range(ch.place, i, si, false).second);
   const uint8_t* in = nullptr;
   if (recv) {
     const std::vector<uint8_t>& got = ch.got[ri];
     // TCP delivers it whole; counted wrong if not.
-    if (got.size() == 4 * plan.Range(rank_, c, ri, true).second) in = got.data();
+    if (got.size() == 4 * plan.Range(ch.place, i, ri, true).second) in = got.data();
   }
   uint8_t* values = send ? out.data() + kSizeBytes : nullptr;
-  plan.RunGpuOp(owner_->data(iteration_), rank_, c, op, in, values, checked_, mismatches_);
+  plan.RunGpuOp(*ch.data, ch.place, i, op, in, values, checked_, mismatches_);
   if (recv) {
     ch.got[ri] = {};
     ++ch.consumed;  // its receive slot is free again (NET:345)
@@ -229,9 +243,10 @@ void NcclTcpRank::Read(uint32_t c) {
   Channel& ch = *channels_[c];
   if (!ch.in) return;
   counters_.max_unread_bytes = std::max<uint64_t>(counters_.max_unread_bytes, ch.in->GetRxAvailable());
-  const size_t messages = owner_->plan().streams[c].size();
+  if (!ch.plan) return;  // no collective yet: the connection's index waits in the socket
+  const size_t messages = ch.plan->streams[ch.channel].size();
   while (true) {
-    if (ch.handshake && (ch.received >= messages || ch.received >= ch.consumed + owner_->plan().slots)) return;
+    if (ch.handshake && (ch.received >= messages || ch.received >= ch.consumed + ch.plan->slots)) return;
     size_t want = kSizeBytes;  // the index, or a message's size ...
     if (ch.handshake && ch.head.size() >= kSizeBytes) want += LoadLe32(ch.head.data());  // ... and its bytes
     if (ch.head.size() < want) {
@@ -250,9 +265,8 @@ void NcclTcpRank::Read(uint32_t c) {
 
 void NcclTcpRank::MaybeDone() {
   if (!running_) return;
-  const NcclPlan& plan = owner_->plan();
-  for (uint32_t c = 0; c < channels_.size(); ++c)
-    if (channels_[c]->op < plan.Ops(c)) return;
+  for (uint32_t c = first_conn_; c < first_conn_ + conns_; ++c)
+    if (channels_[c]->op < channels_[c]->plan->Ops(channels_[c]->channel)) return;
   running_ = false;  // its result is complete (its last slices may still be on their way)
   owner_->RankDone(rank_, iteration_, checked_, mismatches_);
 }

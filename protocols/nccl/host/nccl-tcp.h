@@ -32,6 +32,8 @@
 namespace inasim {
 
 class NcclRing;
+struct NcclPlan;
+class TensorData;
 
 struct NcclTcpCounters {
   uint64_t tcp_timeouts = 0, tcp_recoveries = 0;
@@ -50,7 +52,8 @@ class NcclTcpRank : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
   void Setup(NcclRing* owner, uint32_t rank);
-  /// Listens on tcp_port + c per channel and connects to the next rank's.
+  /// Listens on tcp_port + c per connection c (set x channels + channel)
+  /// and connects to the set's next rank's.
   void Connect();
   void BeginIteration(uint32_t iteration);
   const NcclTcpCounters& counters() const { return counters_; }
@@ -59,8 +62,15 @@ class NcclTcpRank : public ns3::Application {
   void DoDispose() override;
 
  private:
+  // A connection of one connection set (NcclRing::SeatOf), serving one
+  // collective at a time (see NcclRank::Channel).
   struct Channel {
     ns3::Ptr<ns3::Socket> listener, out, in;
+    uint32_t collective = UINT32_MAX;  ///< the collective it serves
+    uint32_t channel = 0;              ///< its index in the plan's channels
+    uint32_t place = 0;                ///< the rank's place in the collective's group
+    const NcclPlan* plan = nullptr;
+    const TensorData* data = nullptr;
     bool handshake = false;  ///< the connection's 4-byte index read
     size_t op = 0;           ///< the GPU's next op of this iteration
     // Send proxy.
@@ -90,8 +100,9 @@ class NcclTcpRank : public ns3::Application {
 
   NcclRing* owner_ = nullptr;
   uint32_t rank_ = 0;
-  std::vector<std::unique_ptr<Channel>> channels_;
+  std::vector<std::unique_ptr<Channel>> channels_;  ///< [set x channels + channel]
   uint32_t iteration_ = 0;
+  uint32_t first_conn_ = 0, conns_ = 0;  ///< the current collective's connections
   bool running_ = false;
   uint64_t checked_ = 0, mismatches_ = 0;
   NcclTcpCounters counters_;

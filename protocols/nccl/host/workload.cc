@@ -46,16 +46,23 @@ void CheckSegments(const Scenario& s, size_t ranks) {
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
   if (hosts.size() < 2) throw ScenarioError("workload.hosts: an NCCL ring needs at least 2 hosts");
   CheckSegments(s, hosts.size());
-  try {  // a broadcast's root must be a rank (as RankCollectives checks when it is built)
+  try {  // communicators partition the ranks, a broadcast's root is one (as RankCollectives checks when built)
     CheckCommunicators(s.workload.schedule, static_cast<uint32_t>(hosts.size()));
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(e.what());
   }
   const NcclSpec& spec = s.workload.spec<NcclSpec>();
+  // Every communicator has its own rings (ncclCommSplit): channels connections each.
+  const uint32_t conns = spec.channels * (1 + static_cast<uint32_t>(s.workload.schedule.communicator_names.size()));
+  if (conns > NcclRing::kMaxConnections)
+    throw ScenarioError(fmt::format("workload.schedule.communicators: {} communicators and the world's ring with "
+                                    "workload.nccl.channels {} make {} connections per rank, more than {}",
+                                    s.workload.schedule.communicator_names.size(), spec.channels, conns,
+                                    NcclRing::kMaxConnections));
   if (spec.transport == NcclTransport::kTcp) {  // RoCE's MTU and PSN limits do not apply
-    if (uint32_t{spec.tcp_port} + spec.channels - 1 > 65535)
-      throw ScenarioError(fmt::format("workload.nccl.tcp_port: channels listen on tcp_port .. tcp_port + {} = {}, "
-                                      "beyond 65535", spec.channels - 1, uint32_t{spec.tcp_port} + spec.channels - 1));
+    if (uint32_t{spec.tcp_port} + conns - 1 > 65535)
+      throw ScenarioError(fmt::format("workload.nccl.tcp_port: connections listen on tcp_port .. tcp_port + {} = {}, "
+                                      "beyond 65535", conns - 1, uint32_t{spec.tcp_port} + conns - 1));
     return;
   }
   // A rank's op that sends step 1 frees a receive slot only once a send slot
