@@ -376,20 +376,26 @@ def test_rings_run_reduce_scatter_and_all_gather(tmp_path, ring, sets):
             assert (rows.bound_ratio < 1).all()
 
 
-@pytest.mark.parametrize("transport", ["roce", "tcp"])
-def test_nccl_broadcasts_from_any_root(tmp_path, transport):
+BROADCASTERS = {"roce": (["workload.protocol=nccl"], "packets_retransmitted"),
+                "tcp": (["workload.protocol=nccl", "workload.nccl.transport=tcp"], "tcp_fast_recoveries"),
+                "ring": ([], None)}
+
+
+@pytest.mark.parametrize("transport", ["roce", "tcp", "ring"])
+def test_rings_broadcast_from_any_root(tmp_path, transport):
     """NCCL's ring broadcast (broadcast.h: a chain from the root, chunks of an
-    eighth of the buffer): every rank but the root ends with the root's
-    tensor, (n-1) E checks, for roots 0 and 5; exact under loss; a 64 MiB
-    broadcast runs within 1.3x of S / B (the pipeline fills once)."""
+    eighth of the buffer) and the UDP ring's (the same chain, packet by
+    packet): every rank but the root ends with the root's tensor, (n-1) E
+    checks, for roots 0 and 5; exact under loss; a 64 MiB broadcast runs
+    within 1.3x of S / B (the pipeline fills once)."""
     import pandas as pd
 
     n, size = 8, 1 << 20
+    sets, key = BROADCASTERS[transport]
     sched = {"compute_us": 0, "collectives": [{"bytes": size, "kind": "broadcast"},
                                               {"bytes": size, "kind": "broadcast", "root": 5}, {"bytes": size}]}
     for loss in (0, 0.001):
-        p, out = run(tmp_path, ["workload.protocol=nccl", f"workload.nccl.transport={transport}",
-                                f"faults.loss_rate={loss}", "workload.schedule=" + json.dumps(sched)],
+        p, out = run(tmp_path, sets + [f"faults.loss_rate={loss}", "workload.schedule=" + json.dumps(sched)],
                      name=f"loss{loss}", scenario=RING)
         assert p.returncode == 0, p.stderr
         result = json.loads((out / "results.json").read_text())
@@ -398,16 +404,17 @@ def test_nccl_broadcasts_from_any_root(tmp_path, transport):
         assert list(rows.elements_checked) == [(n - 1) * size // 4] * 2 + [n * size // 4]
         assert (rows.mismatches == 0).all()
         if loss:
-            key = "packets_retransmitted" if transport == "roce" else "tcp_fast_recoveries"
-            assert result["workload"]["nccl"][key] > 0, "the loss was recovered, not avoided"
+            resent = result["workload"]["nccl"][key] if key else rows.retransmissions.sum()
+            assert resent > 0, "the loss was recovered, not avoided"
     big = {"compute_us": 0, "collectives": [{"bytes": 64 << 20, "kind": "broadcast", "root": 3}]}
-    p, out = run(tmp_path, ["workload.protocol=nccl", f"workload.nccl.transport={transport}",
-                            "workload.schedule=" + json.dumps(big)], name="big", scenario=RING)
+    p, out = run(tmp_path, sets + ["workload.schedule=" + json.dumps(big)], name="big", scenario=RING)
     assert p.returncode == 0, p.stderr
-    nccl = json.loads((out / "results.json").read_text())["workload"]["nccl"]
+    own = json.loads((out / "results.json").read_text())["workload"]["nccl" if key else "ring"]
     duration = pd.read_csv(out / "collectives.csv").duration_s[0]
-    assert nccl["analytic_bound_formula"] == "S / B" and nccl["chunk_bytes"] == nccl["slice_bytes"]
-    assert 1 < duration / nccl["analytic_bound_s"] < 1.3, duration
+    assert own["analytic_bound_formula"] == "S / B"
+    if key:
+        assert own["chunk_bytes"] == own["slice_bytes"]
+    assert 1 < duration / own["analytic_bound_s"] < 1.3, duration
 
 
 @pytest.mark.parametrize("collective,words", [
@@ -448,7 +455,8 @@ def test_nccl_refuses_a_segment_that_does_not_split_per_rank(tmp_path):
     (RING, ["workload.protocol=gloo"], "reduce_scatter", "collectives[1].kind", 'does not run "reduce_scatter"'),
     (RING, [], "gather", "collectives[1].kind",
      'must be "allreduce", "reduce_scatter", "all_gather" or "broadcast", got "gather"'),
-    (RING, [], "broadcast", "collectives[1].kind", 'does not run "broadcast" (the protocols that do: "nccl")'),
+    (RING, ["workload.protocol=gloo"], "broadcast", "collectives[1].kind",
+     'does not run "broadcast" (the protocols that do: "nccl" and "ring")'),
 ])
 def test_a_kind_the_protocol_does_not_run_exits_2(tmp_path, scenario, sets, kind, key, words):
     sched = {"compute_us": 0, "collectives": [{"bytes": 4096}, {"bytes": 4096, "kind": kind}]}

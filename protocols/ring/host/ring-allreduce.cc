@@ -27,17 +27,34 @@ uint64_t NowPs() { return static_cast<uint64_t>(Simulator::Now().GetPicoSeconds(
 }  // namespace
 
 // ------------------------------------------------------------------ RingPlan
-RingPlan::RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_packet, CollectiveKind kind)
-    : n_(ranks), elements_(elements), epp_(elements_per_packet), kind_(kind) {
+RingPlan::RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_packet, CollectiveKind kind,
+                   uint32_t root)
+    : n_(ranks), elements_(elements), epp_(elements_per_packet), kind_(kind), root_(root) {
   if (ranks < 2) throw std::invalid_argument("ring allreduce needs at least 2 ranks");
   if (elements == 0 || elements_per_packet == 0) throw std::invalid_argument("empty ring allreduce");
-  if (kind == CollectiveKind::kBroadcast) throw std::invalid_argument("the UDP ring runs no broadcast");
+  if (root >= ranks) throw std::invalid_argument("a broadcast's root must be one of the ring's ranks");
   total_ = (elements + epp_ - 1) / epp_;
+  chunks_ = broadcast() ? 1 : n_;
   first_ = kind == CollectiveKind::kAllGather ? n_ - 1 : 0;
-  last_ = kind == CollectiveKind::kReduceScatter ? n_ - 1 : 2 * (n_ - 1);
+  last_ = broadcast() ? 1 : kind == CollectiveKind::kReduceScatter ? n_ - 1 : 2 * (n_ - 1);
+}
+
+const char* RingPlan::bound_formula() const {
+  if (broadcast()) return "S / B";
+  return steps() == 2 * (n_ - 1) ? "2(n-1)/n * S / B" : "(n-1)/n * S / B";
+}
+
+bool RingPlan::Forwards(uint32_t r, uint32_t step, uint32_t& out_step) const {
+  if (broadcast()) {
+    out_step = 0;
+    return (r + 1) % n_ != root_;  // the root's previous rank ends the chain
+  }
+  out_step = step + 1;
+  return out_step < steps();
 }
 
 uint32_t RingPlan::chunk_sent(uint32_t r, uint32_t step) const {
+  if (broadcast()) return 0;
   const uint32_t t = first_ + step;
   if (t < n_ - 1) return (r + n_ - t) % n_;
   const uint32_t u = t - (n_ - 1);
@@ -51,12 +68,14 @@ uint64_t RingPlan::CyclicSum(uint32_t lo, uint32_t len) const {
 }
 
 uint64_t RingPlan::step_base(uint32_t r, uint32_t step) const {
+  if (broadcast()) return step == 0 || (r + 1) % n_ == root_ ? 0 : total_;
   return AllreduceBase(r, first_ + step) - AllreduceBase(r, first_);
 }
 
 // After reduce-scatter's last step (n-2) rank r holds the sum of chunk
 // (r + 1) mod n, the chunk it sends first in the all-gather.
 uint32_t RingPlan::Expected(const TensorData& data, uint32_t chunk, uint64_t e) const {
+  if (broadcast()) return data.Contribution(root_, e);
   if (kind_ != CollectiveKind::kAllGather) return data.Expected(e);
   return data.Contribution((chunk + n_ - 1) % n_, e);
 }
@@ -64,7 +83,8 @@ uint32_t RingPlan::Expected(const TensorData& data, uint32_t chunk, uint64_t e) 
 uint64_t RingPlan::checks() const {
   switch (kind_) {
     case CollectiveKind::kReduceScatter: return elements_;
-    case CollectiveKind::kAllGather: return (uint64_t{n_} - 1) * elements_;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kBroadcast: return (uint64_t{n_} - 1) * elements_;
     default: return uint64_t{n_} * elements_;
   }
 }
@@ -109,8 +129,9 @@ RingAllreduce::RingAllreduce(const NodeContainer& hosts, const std::vector<Ipv4A
   for (size_t i = 0; i < elements.size(); ++i) {
     const CollectiveKind kind = i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce;
     plans_.emplace_back();
+    const uint32_t root = i < schedule.roots.size() ? schedule.roots[i] : 0;
     for (const std::vector<uint32_t>& group : coll_.groups(static_cast<uint32_t>(i))) {
-      plans_.back().emplace_back(static_cast<uint32_t>(group.size()), elements[i], epp, kind);
+      plans_.back().emplace_back(static_cast<uint32_t>(group.size()), elements[i], epp, kind, root);
       if (plans_.back().back().stream_packets(0) >= (1ull << 32) - 1)
         throw std::invalid_argument("ring stream longer than 2^32 packets");
     }
@@ -329,8 +350,8 @@ void RingRank::TrySend() {
   const TensorData& data = owner_->data(collective_, group_);
   while (in_flight_ < window && snd_next_ < snd_total_) {
     while (snd_next_ >= cur_step_end_) cur_step_end_ = plan_->step_base(me_, ++cur_step_ + 1);
-    if (cur_step_ == 0 && !ready_[snd_next_]) {
-      // Step 0 sends the rank's own chunk: generate it now.
+    if (plan_->OwnData(me_, cur_step_) && !ready_[snd_next_]) {
+      // Step 0 (a broadcast's root) sends the rank's own chunk: generate it now.
       const uint64_t g = plan_->chunk_first(plan_->chunk_sent(me_, 0)) + snd_next_;
       uint32_t* slot = Slot(snd_next_);
       const uint32_t count = plan_->packet_elements(g);
@@ -400,13 +421,13 @@ void RingRank::OnData(const uint8_t* p, uint32_t len) {
   while (rcv_cum_ < rcv_total_ && received_[rcv_cum_]) ++rcv_cum_;
 
   const TensorData& data = owner_->data(collective_, group_);
-  const uint32_t t = plan_->allreduce_step(step);
-  const bool reduce = t < n - 1;
-  const bool final = t >= n - 2;
-  const bool forward = step + 1 < plan_->steps();
+  const bool reduce = plan_->Reduces(step);
+  const bool final = plan_->Completes(step);
+  uint32_t out_step = 0;
+  const bool forward = plan_->Forwards(me_, step, out_step);
   uint32_t* out = nullptr;
   if (forward) {
-    const uint64_t out_seq = plan_->step_base(me_, step + 1) + index;
+    const uint64_t out_seq = plan_->step_base(me_, out_step) + index;
     out = Slot(out_seq);
     ready_[out_seq] = 1;
   }

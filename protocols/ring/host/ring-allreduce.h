@@ -3,7 +3,10 @@
 // at packet granularity as NCCL/Gloo pipeline at slice granularity. In a
 // schedule a collective may also be the reduce-scatter alone (its first n-1
 // steps: each rank ends with the sum of one chunk) or the all-gather alone
-// (its last n-1 steps: each rank starts with its chunk and ends with all).
+// (its last n-1 steps: each rank starts with its chunk and ends with all),
+// or a broadcast (a chain from the root, as NCCL's ring broadcast: each rank
+// but the root receives the root's tensor and each but the last forwards it,
+// packet by packet).
 //
 // Each rank streams 2(n-1) chunks to its successor. Packet j of step t can leave
 // once packet j of step t-1 arrived from the predecessor (step 0 is the rank's
@@ -54,11 +57,13 @@ struct RingWire {
 
 /// Packet layout shared by all ranks of one collective. Steps count from
 /// the collective's first: an allreduce's 2(n-1), a reduce-scatter's n-1
-/// (the allreduce's first), an all-gather's n-1 (its last).
+/// (the allreduce's first), an all-gather's n-1 (its last); a broadcast has
+/// one step, the whole tensor as one chunk, empty at the root's previous
+/// rank (the chain's last).
 class RingPlan {
  public:
   RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_packet,
-           CollectiveKind kind = CollectiveKind::kAllreduce);
+           CollectiveKind kind = CollectiveKind::kAllreduce, uint32_t root = 0);
   uint32_t ranks() const { return n_; }
   uint64_t elements() const { return elements_; }
   uint32_t epp() const { return epp_; }
@@ -67,21 +72,32 @@ class RingPlan {
   uint32_t steps() const { return last_ - first_; }
   /// Step t as the allreduce's step (0 .. 2n-3): t < n-1 reduce, t >= n-2 complete an element.
   uint32_t allreduce_step(uint32_t t) const { return first_ + t; }
-  uint64_t chunk_first(uint32_t c) const { return c * total_ / n_; }
+  uint64_t chunk_first(uint32_t c) const { return c * total_ / chunks_; }
   uint32_t chunk_packets(uint32_t c) const { return static_cast<uint32_t>(chunk_first(c + 1) - chunk_first(c)); }
   /// Chunk rank r sends at step t.
   uint32_t chunk_sent(uint32_t r, uint32_t t) const;
   /// First sequence number of step t in rank r's outgoing stream.
   uint64_t step_base(uint32_t r, uint32_t t) const;
-  /// What element e of `chunk` must be once complete: the sum, or (all-gather)
-  /// the contribution of the rank that owns the chunk.
+  /// Whether rank r sends its own values at `step` (step 0; a broadcast's root).
+  bool OwnData(uint32_t r, uint32_t step) const { return broadcast() ? r == root_ : step == 0; }
+  /// Whether a packet received at the sender's `step` is reduced into the
+  /// rank's own values, and whether it completes an element there.
+  bool Reduces(uint32_t step) const { return !broadcast() && allreduce_step(step) < n_ - 1; }
+  bool Completes(uint32_t step) const { return broadcast() || allreduce_step(step) + 2 >= n_; }
+  /// The step at which rank r sends on what it received at the sender's
+  /// `step`; false when it keeps it (its last step, the chain's last rank).
+  bool Forwards(uint32_t r, uint32_t step, uint32_t& out_step) const;
+  bool broadcast() const { return kind_ == CollectiveKind::kBroadcast; }
+  /// What element e of `chunk` must be once complete: the sum, (all-gather)
+  /// the contribution of the rank that owns the chunk, or the root's.
   uint32_t Expected(const TensorData& data, uint32_t chunk, uint64_t e) const;
   /// Elements every rank together checks: n x E (allreduce), E (reduce-scatter), (n-1) x E (all-gather).
   uint64_t checks() const;
-  /// Bytes each rank sends, as a factor of the tensor: 2(n-1)/n or (n-1)/n.
-  double traffic_factor() const { return static_cast<double>(steps()) / n_; }
-  /// The analytic bound's formula: "2(n-1)/n * S / B" or "(n-1)/n * S / B".
-  const char* bound_formula() const { return steps() == 2 * (n_ - 1) ? "2(n-1)/n * S / B" : "(n-1)/n * S / B"; }
+  /// Bytes each rank sends, as a factor of the tensor: 2(n-1)/n, (n-1)/n,
+  /// or 1 (a broadcast's every rank but the last sends the tensor).
+  double traffic_factor() const { return broadcast() ? 1.0 : static_cast<double>(steps()) / n_; }
+  /// The analytic bound's formula: "2(n-1)/n * S / B", "(n-1)/n * S / B" or "S / B".
+  const char* bound_formula() const;
   uint64_t stream_packets(uint32_t r) const { return step_base(r, steps()); }
   /// Elements carried by global packet g: [g*epp, end).
   uint32_t packet_elements(uint64_t g) const;
@@ -94,6 +110,8 @@ class RingPlan {
   uint32_t epp_;
   uint64_t total_;
   CollectiveKind kind_;
+  uint32_t root_ = 0;    ///< a broadcast's
+  uint32_t chunks_ = 0;  ///< n, a broadcast's 1
   uint32_t first_ = 0, last_ = 0;  ///< the allreduce's steps this collective runs
 };
 

@@ -213,3 +213,30 @@ TEST(RingPlan, AnAllGathersElementIsItsOwnersValue) {
   // Hashed contributions differ, so a chunk taken from the wrong rank fails.
   EXPECT_NE(data.Contribution(0, 57), data.Contribution(1, 57));
 }
+
+// A broadcast from rank 2 of 5 (1,000 elements, 10 per packet): one step of
+// the whole tensor (100 packets) at the root and the middle ranks, none at
+// the root's previous rank (4, the chain's last); only the root sends its
+// own values, nobody reduces, every received packet completes its elements
+// (the root's values) and is sent on at step 0 except at rank 4.
+TEST(RingPlan, ABroadcastIsAChainFromTheRoot) {
+  const uint32_t n = 5, root = 2;
+  const RingPlan b(n, 1000, 10, CollectiveKind::kBroadcast, root);
+  const TensorData data(DType::kInt32, DataPattern::kHashed, 9, n);
+  ASSERT_EQ(b.steps(), 1u);
+  for (uint32_t r = 0; r < n; ++r) {
+    EXPECT_EQ(b.stream_packets(r), r == 1 ? 0u : 100u) << r;
+    EXPECT_EQ(b.OwnData(r, 0), r == root) << r;
+    uint32_t out = 7;
+    EXPECT_EQ(b.Forwards(r, 0, out), r != 1) << r;
+    EXPECT_EQ(out, 0u);
+  }
+  EXPECT_EQ(b.chunk_sent(3, 0), 0u);
+  EXPECT_EQ(b.chunk_packets(0), 100u);
+  EXPECT_FALSE(b.Reduces(0));
+  EXPECT_TRUE(b.Completes(0));
+  EXPECT_EQ(b.Expected(data, 0, 57), data.Contribution(root, 57));
+  EXPECT_EQ(b.checks(), (n - 1) * 1000u);
+  EXPECT_STREQ(b.bound_formula(), "S / B");
+  EXPECT_THROW(RingPlan(n, 1000, 10, CollectiveKind::kBroadcast, n), std::invalid_argument);
+}
