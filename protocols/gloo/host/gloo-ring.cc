@@ -325,6 +325,10 @@ GlooRing::GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, const std
       coll_(static_cast<uint32_t>(hosts.size()), elements, dtype, pattern, seed, iterations, compute_gap_ps,
             schedule) {
   const uint32_t n = static_cast<uint32_t>(hosts.size());
+  // A reduce-scatter is this same allreduce of the whole tensor: PyTorch's
+  // ProcessGroupGloo has no reduce-scatter of its own and takes
+  // allreduce(input).chunk(world_size)[rank] (pytorch/pytorch#118911; its
+  // list form, #149869: one allreduce per rank's chunk, the same bytes).
   for (uint64_t e : elements) plans_.emplace_back(n, e * 4, spec.max_segment_bytes);
   coll_.hosts = hosts;
   coll_.begin = [this](uint32_t c) {
