@@ -39,6 +39,15 @@ const char* CollectiveKindName(CollectiveKind k) {
   }
 }
 
+uint64_t CollectiveChecks(CollectiveKind kind, uint32_t n, uint64_t elements) {
+  switch (kind) {
+    case CollectiveKind::kReduceScatter: return elements;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kBroadcast: return (uint64_t{n} - 1) * elements;
+    default: return uint64_t{n} * elements;
+  }
+}
+
 std::vector<CollectiveKind> CollectiveKinds(const ScheduleSpec& schedule) {
   if (!schedule.given) return {CollectiveKind::kAllreduce};
   return schedule.kinds;

@@ -39,6 +39,11 @@ constexpr int64_t kAfterStart = -1, kAfterCompute = -2;
 enum class CollectiveKind : uint8_t { kAllreduce, kReduceScatter, kAllGather, kBroadcast };
 /// "allreduce", "reduce_scatter", "all_gather", "broadcast".
 const char* CollectiveKindName(CollectiveKind k);
+/// The elements the n ranks of a group check together at the end of a
+/// collective of `kind` over a tensor of `elements`: n E (allreduce), E
+/// (reduce-scatter: each rank its 1/n), (n-1) E (all-gather: each rank the
+/// others' parts; broadcast: every rank but the root).
+uint64_t CollectiveChecks(CollectiveKind kind, uint32_t n, uint64_t elements);
 
 /// workload.schedule as parsed.
 struct ScheduleSpec {

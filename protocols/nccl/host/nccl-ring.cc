@@ -123,14 +123,7 @@ NcclPlan::Op NcclPlan::OpAt(size_t op, uint32_t rank) const {
   return o;
 }
 
-uint64_t NcclPlan::checks() const {
-  switch (kind) {
-    case CollectiveKind::kReduceScatter: return elements;
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kBroadcast: return (uint64_t{n} - 1) * elements;
-    default: return uint64_t{n} * elements;
-  }
-}
+uint64_t NcclPlan::checks() const { return CollectiveChecks(kind, n, elements); }
 
 void NcclPlan::RunGpuOp(const TensorData& data, uint32_t rank, uint32_t c, const Op& op, const uint8_t* in,
                         uint8_t* out, uint64_t& checked, uint64_t& mismatches) const {

@@ -80,14 +80,7 @@ uint32_t RingPlan::Expected(const TensorData& data, uint32_t chunk, uint64_t e) 
   return data.Contribution((chunk + n_ - 1) % n_, e);
 }
 
-uint64_t RingPlan::checks() const {
-  switch (kind_) {
-    case CollectiveKind::kReduceScatter: return elements_;
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kBroadcast: return (uint64_t{n_} - 1) * elements_;
-    default: return uint64_t{n_} * elements_;
-  }
-}
+uint64_t RingPlan::checks() const { return CollectiveChecks(kind_, n_, elements_); }
 
 uint64_t RingPlan::AllreduceBase(uint32_t r, uint32_t t) const {
   // Steps 0..t-1 of reduce-scatter send chunks r, r-1, ..., r-t+1: a cyclic
