@@ -42,15 +42,58 @@ constexpr uint32_t kWriteChunk = 64 * 1024;
 
 }  // namespace
 
-// allreduce.cc:196-218.
-GlooPlan::GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes) : n(ranks), elements(bytes / 4) {
+// allreduce.cc:196-218; allgather.cc:44-61 (each rank's inBytes = out / n).
+GlooPlan::GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes, CollectiveKind k)
+    : n(ranks), elements(bytes / 4), kind(k) {
   if (ranks < 2) throw std::invalid_argument("a Gloo ring needs at least 2 ranks");
+  if (all_gather()) {
+    if (elements % n != 0) throw std::invalid_argument("a Gloo all-gather needs a multiple of the ranks' count");
+    segments = n;
+    per_rank = 1;
+    segment_elements = elements / n;
+    return;
+  }
   const uint64_t at_least = std::max<uint64_t>(CeilDiv(bytes, max_segment_bytes), 2ull * ranks);
   const uint64_t count = CeilDiv(at_least, ranks) * ranks;
   if (count > (1u << 30)) throw std::invalid_argument("workload.gloo.max_segment_bytes: too many segments");
   segments = static_cast<uint32_t>(count);
   per_rank = segments / n;
   segment_elements = std::max<uint64_t>(1, CeilDiv(elements, segments));
+}
+
+// An all-gather's piece 2s + h is half h of rank s's part: chunkSize[0] =
+// inBytes / 2 (allgather.cc:63-68), here in whole elements.
+uint64_t GlooPlan::first(uint32_t s) const {
+  if (!all_gather()) return std::min<uint64_t>(elements, s * segment_elements);
+  return s / 2 * segment_elements + (s % 2) * (segment_elements / 2);
+}
+
+uint64_t GlooPlan::count(uint32_t s) const {
+  if (!all_gather()) return std::min<uint64_t>(elements, (s + 1) * segment_elements) - first(s);
+  return s % 2 == 0 ? segment_elements / 2 : segment_elements - segment_elements / 2;
+}
+
+// allgather.cc:70-77: sendSegment = size + rank - i/2, recvSegment = sendSegment - 1, half i & 1.
+uint32_t GlooPlan::sent(uint32_t r, uint32_t phase, uint32_t i) const {
+  if (all_gather()) return (n + r - i / 2) % n * 2 + i % 2;
+  return ((r + 1 - phase + n) % n * per_rank + i) % segments;
+}
+
+uint32_t GlooPlan::received(uint32_t r, uint32_t phase, uint32_t i) const {
+  if (all_gather()) return (2 * n + r - i / 2 - 1) % n * 2 + i % 2;
+  return ((r + 2 - phase) % n * per_rank + i) % segments;
+}
+
+// An all-gather sends what it received at i two iterations later; an
+// allreduce's reduce-scatter sends on every segment, its allgather all but
+// the last P.
+bool GlooPlan::Forwards(uint32_t phase, uint32_t i) const {
+  if (all_gather()) return i + 2 < transfers();
+  return i + per_rank < transfers() || phase == 0;
+}
+
+uint32_t GlooPlan::Expected(const TensorData& data, uint64_t e) const {
+  return all_gather() ? data.Contribution(static_cast<uint32_t>(e / segment_elements), e) : data.Expected(e);
 }
 
 // ------------------------------------------------------------------ rank ----
@@ -160,8 +203,11 @@ void GlooRank::Parse(std::vector<uint8_t>& in, bool from_next) {
     Message m{p4::LoadBe64(h), p4::LoadBe64(h + 8), p4::LoadBe64(h + 16), p4::LoadBe64(h + 24)};
     const size_t need = kPreamble + (m.type == kData ? m.bytes : 0);
     if (in.size() - pos < need) break;
-    if (from_next && m.type == kData) OnSegment(m, h + kPreamble);
-    else if (!from_next && m.type == kRecvReady) OnRecvReady(m);
+    // An allreduce's data comes from rank + 1 (its ready notes go there); an
+    // all-gather's from rank - 1 (allgather.cc:31-38).
+    const bool data_from_next = !owner_->plan().all_gather();
+    if (from_next == data_from_next && m.type == kData) OnSegment(m, h + kPreamble);
+    else if (from_next != data_from_next && m.type == kRecvReady) OnRecvReady(m);
     pos += need;
   }
   in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(pos));
@@ -238,8 +284,9 @@ void GlooRank::Advance() {
 
 void GlooRank::Post(uint32_t i) {
   posted_[i] = 1;
-  // recv(i): tell rank + 1 this buffer is ready (tcp/pair.cc:932-960).
-  Write(from_next_box_, Message{kRecvReady, iteration_, uint64_t{phase_} << 32 | i, 0}, nullptr, 0, -1);
+  // recv(i): tell the sender (rank + 1; an all-gather's rank - 1) this buffer is ready (tcp/pair.cc:932-960).
+  Write(owner_->plan().all_gather() ? to_prev_box_ : from_next_box_,
+        Message{kRecvReady, iteration_, uint64_t{phase_} << 32 | i, 0}, nullptr, 0, -1);
   TrySend(i);
 }
 
@@ -259,7 +306,7 @@ void GlooRank::TrySend(uint32_t i) {
   const uint32_t seg = plan.sent(rank_, phase_, i);
   const uint64_t first = plan.first(seg), count = plan.count(seg);
   scratch_.resize(4 * count);
-  if (phase_ == 0 && i < plan.per_rank) {  // this rank's own data starts the segment's trip
+  if (plan.OwnData(phase_, i)) {  // this rank's own data starts the piece's trip
     owner_->data(iteration_).FillBe32(rank_, first, count, scratch_.data());
   } else {
     auto it = segments_.find(seg);
@@ -267,7 +314,8 @@ void GlooRank::TrySend(uint32_t i) {
     for (uint64_t k = 0; k < count; ++k) p4::StoreBe32(scratch_.data() + 4 * k, it->second[k]);
     segments_.erase(it);  // sent on: this rank needs it no more
   }
-  Write(to_prev_box_, Message{kData, iteration_, uint64_t{phase_} << 32 | i, 4 * count}, scratch_.data(), 4 * count,
+  Write(plan.all_gather() ? from_next_box_ : to_prev_box_,
+        Message{kData, iteration_, uint64_t{phase_} << 32 | i, 4 * count}, scratch_.data(), 4 * count,
         static_cast<int>(i));
 }
 
@@ -281,16 +329,17 @@ void GlooRank::OnSegment(const Message& m, const uint8_t* payload) {
   const TensorData& data = owner_->data(iteration_);
   // Reduce-scatter adds this rank's data; its last P segments are then final
   // (this rank's own, sent first in allgather); allgather's are final as they come.
-  const bool final = phase_ == 1 || i + plan.per_rank >= plan.transfers();
-  const bool forward = i + plan.per_rank < plan.transfers() || phase_ == 0;
+  const bool final = plan.Final(phase_, i);
+  const bool forward = plan.Forwards(phase_, i);
+  const bool reduce = phase_ == 0 && !plan.all_gather();
   std::vector<uint32_t> values(count);
   for (uint64_t k = 0; k < count; ++k) {
     uint32_t v = p4::LoadBe32(payload + 4 * k);
-    if (phase_ == 0) v = AddElements(data.dtype(), v, data.Contribution(rank_, first + k));
+    if (reduce) v = AddElements(data.dtype(), v, data.Contribution(rank_, first + k));
     values[k] = v;
     if (final) {
       ++checked_;
-      mismatches_ += v != data.Expected(first + k);
+      mismatches_ += v != plan.Expected(data, first + k);
     }
   }
   if (forward) segments_[seg] = std::move(values);
@@ -299,7 +348,7 @@ void GlooRank::OnSegment(const Message& m, const uint8_t* payload) {
 }
 
 void GlooRank::PhaseDone() {
-  if (phase_ == 0) {
+  if (phase_ + 1 < owner_->plan().phases()) {
     phase_ = 1;
     const uint32_t t = owner_->plan().transfers();
     received_.assign(t, 0);
@@ -328,8 +377,14 @@ GlooRing::GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, const std
   // A reduce-scatter is this same allreduce of the whole tensor: PyTorch's
   // ProcessGroupGloo has no reduce-scatter of its own and takes
   // allreduce(input).chunk(world_size)[rank] (pytorch/pytorch#118911; its
-  // list form, #149869: one allreduce per rank's chunk, the same bytes).
-  for (uint64_t e : elements) plans_.emplace_back(n, e * 4, spec.max_segment_bytes);
+  // list form, #149869: one allreduce per rank's chunk, the same bytes). An
+  // all-gather is gloo::allgather (ProcessGroupGloo's allgather).
+  const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const bool gather = i < kinds.size() && kinds[i] == CollectiveKind::kAllGather;
+    plans_.emplace_back(n, elements[i] * 4, spec.max_segment_bytes,
+                        gather ? CollectiveKind::kAllGather : CollectiveKind::kAllreduce);
+  }
   coll_.hosts = hosts;
   coll_.begin = [this](uint32_t c) {
     current_ = coll_.kind(c);
@@ -383,9 +438,13 @@ uint64_t GlooRing::tcp_recoveries() const {
 }
 
 void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
-  const CollectiveTable table = coll_.Report("gloo", finished, true, out);
+  std::vector<uint64_t> checks;  // per collective of an iteration: an all-gather's (n-1) E
+  for (const GlooPlan& p : plans_) checks.push_back(CollectiveChecks(p.kind, p.n, p.elements));
+  const CollectiveTable table = coll_.Report("gloo", finished, true, out, checks);
   const GlooPlan& first = plans_[0];  // with a schedule: the first collective's
-  const double bound = 2.0 * (first.n - 1) / first.n * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
+  const double factor = (first.all_gather() ? 1.0 : 2.0) * (first.n - 1) / first.n;
+  const double bound = factor * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
+  const char* formula = first.all_gather() ? "(n-1)/n * S / B" : "2(n-1)/n * S / B";
   out.workload["gloo"] = {{"segments", first.segments},
                           {"segments_per_rank", first.per_rank},
                           {"segment_bytes", first.segment_elements * 4},
@@ -394,13 +453,14 @@ void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
                           {"tcp_timeouts", tcp_timeouts()},
                           {"tcp_fast_recoveries", tcp_recoveries()},
                           {"analytic_bound_s", bound},
-                          {"analytic_bound_formula", "2(n-1)/n * S / B"}};
+                          {"analytic_bound_formula", formula}};
   out.summary += fmt::format(
-      "gloo ring allreduce of {} over {} ranks ({} segments of {}, TCP {}): {} per collective, {} completed\n"
+      "gloo ring {} of {} over {} ranks ({} segments of {}, TCP {}): {} per collective, {} completed\n"
       "  TCP: {} retransmission timeouts, {} fast recoveries\n"
-      "  analytic bound 2(n-1)/n*S/B = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
-      HumanBytes(first.elements * 4), first.n, first.segments, HumanBytes(first.segment_elements * 4),
-      spec_.tcp_variant, HumanTime(table.mean_duration_s()), table.completed(), tcp_timeouts(), tcp_recoveries(),
+      "  analytic bound {} = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
+      first.all_gather() ? "all_gather" : "allreduce", HumanBytes(first.elements * 4), first.n, first.segments,
+      HumanBytes(first.segment_elements * 4), spec_.tcp_variant, HumanTime(table.mean_duration_s()),
+      table.completed(), tcp_timeouts(), tcp_recoveries(), first.all_gather() ? "(n-1)/n*S/B" : "2(n-1)/n*S/B",
       HumanTime(bound),
       VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());
 }

@@ -36,22 +36,37 @@ namespace inasim {
 class Fabric;
 class GlooRing;
 
-/// Who sends which segment when: the plan every rank shares.
+/// Who sends which piece when: the plan every rank shares. An allreduce's
+/// pieces are its segments; an all-gather's (gloo/allgather.cc:52-96, its
+/// own ring: rank r sends to r+1, one phase of 2(n-1) transfers, two in
+/// flight) are the two halves of each rank's 1/n of the tensor.
 struct GlooPlan {
-  GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes);
+  GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes,
+           CollectiveKind kind = CollectiveKind::kAllreduce);
   uint32_t n = 0;
   uint64_t elements = 0;
-  uint32_t segments = 0;     ///< numSegments
+  CollectiveKind kind = CollectiveKind::kAllreduce;
+  uint32_t segments = 0;     ///< numSegments (an all-gather: n)
   uint32_t per_rank = 0;     ///< P
   uint64_t segment_elements = 0;
-  /// Iterations with a send and a receive per phase: numSegments - P.
-  uint32_t transfers() const { return segments - per_rank; }
-  /// Elements of segment s: [first, first + count).
-  uint64_t first(uint32_t s) const { return std::min<uint64_t>(elements, s * segment_elements); }
-  uint64_t count(uint32_t s) const { return std::min<uint64_t>(elements, (s + 1) * segment_elements) - first(s); }
-  /// Segment rank r sends (receives) at iteration i of reduce-scatter (phase 0) or allgather (1).
-  uint32_t sent(uint32_t r, uint32_t phase, uint32_t i) const { return ((r + 1 - phase + n) % n * per_rank + i) % segments; }
-  uint32_t received(uint32_t r, uint32_t phase, uint32_t i) const { return ((r + 2 - phase) % n * per_rank + i) % segments; }
+  bool all_gather() const { return kind == CollectiveKind::kAllGather; }
+  /// Phases: reduce-scatter and allgather, or the all-gather's one.
+  uint32_t phases() const { return all_gather() ? 1 : 2; }
+  /// Iterations with a send and a receive per phase: numSegments - P, or 2(n-1).
+  uint32_t transfers() const { return all_gather() ? 2 * (n - 1) : segments - per_rank; }
+  /// Elements of piece s: [first, first + count).
+  uint64_t first(uint32_t s) const;
+  uint64_t count(uint32_t s) const;
+  /// Piece rank r sends (receives) at iteration i of reduce-scatter (phase 0) or allgather (1).
+  uint32_t sent(uint32_t r, uint32_t phase, uint32_t i) const;
+  uint32_t received(uint32_t r, uint32_t phase, uint32_t i) const;
+  /// Whether rank r sends its own values at iteration i of `phase` (else a piece it received).
+  bool OwnData(uint32_t phase, uint32_t i) const { return phase == 0 && i < (all_gather() ? 2 : per_rank); }
+  /// Whether what arrives at iteration i of `phase` completes its elements, and is sent on later.
+  bool Final(uint32_t phase, uint32_t i) const { return all_gather() || phase == 1 || i + per_rank >= transfers(); }
+  bool Forwards(uint32_t phase, uint32_t i) const;
+  /// Its owner's contribution (an all-gather's piece) or the sum, for element e.
+  uint32_t Expected(const TensorData& data, uint64_t e) const;
 };
 
 class GlooRank : public ns3::Application {

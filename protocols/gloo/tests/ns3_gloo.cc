@@ -48,6 +48,41 @@ json Rack(uint32_t hosts, uint64_t bytes, const char* dtype = "int32") {
                                  hosts, bytes, dtype));
 }
 
+// gloo/allgather.cc:63-96 on 4 ranks and 8,002 elements (2,000.5 per rank is
+// refused; 8,000 is 2,000 each): pieces are each rank's two halves of
+// 1,000; at iteration i rank r sends half i & 1 of rank (r - i/2)'s part to
+// r + 1, so it starts with its own and ends, after 2(n-1) = 6 iterations,
+// holding every other rank's two halves, each received once and sent on two
+// iterations later unless it is among the last two.
+TEST(GlooPlan, AnAllGatherIsGloosOwnRingOfHalves) {
+  const uint32_t n = 4;
+  const GlooPlan p(n, 8000 * 4, 1 << 20, CollectiveKind::kAllGather);
+  EXPECT_THROW(GlooPlan(n, 8002 * 4, 1 << 20, CollectiveKind::kAllGather), std::invalid_argument);
+  ASSERT_EQ(p.transfers(), 6u);
+  EXPECT_EQ(p.phases(), 1u);
+  EXPECT_EQ(p.first(5), 2u * 2000 + 1000);  // rank 2's second half
+  EXPECT_EQ(p.count(5), 1000u);
+  for (uint32_t r = 0; r < n; ++r) {
+    EXPECT_EQ(p.sent(r, 0, 0), 2 * r);
+    EXPECT_EQ(p.sent(r, 0, 1), 2 * r + 1);
+    std::vector<int> got(2 * n, 0);
+    for (uint32_t i = 0; i < p.transfers(); ++i) {
+      EXPECT_EQ(p.received((r + 1) % n, 0, i), p.sent(r, 0, i)) << r << " " << i;
+      if (i >= 2) {
+        EXPECT_EQ(p.sent(r, 0, i), p.received(r, 0, i - 2)) << r << " " << i;  // sent on two later
+      }
+      ++got[p.received(r, 0, i)];
+    }
+    for (uint32_t piece = 0; piece < 2 * n; ++piece) EXPECT_EQ(got[piece], piece / 2 == r ? 0 : 1) << r;
+  }
+  EXPECT_TRUE(p.OwnData(0, 1));
+  EXPECT_FALSE(p.OwnData(0, 2));
+  EXPECT_TRUE(p.Forwards(0, 3));
+  EXPECT_FALSE(p.Forwards(0, 4));
+  const TensorData data(DType::kInt32, DataPattern::kHashed, 3, n);
+  EXPECT_EQ(p.Expected(data, 5000), data.Contribution(2, 5000));
+}
+
 TEST(GlooScenario, EveryRankEndsWithTheExactSumInBothDtypes) {
   for (const char* dtype : {"int32", "float32"}) {
     const RunResult r = RunQuietly(Rack(5, 3'000'004, dtype));
