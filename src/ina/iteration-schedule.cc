@@ -48,6 +48,25 @@ uint64_t CollectiveChecks(CollectiveKind kind, uint32_t n, uint64_t elements) {
   }
 }
 
+double TrafficFactor(CollectiveKind kind, uint32_t n) {
+  switch (kind) {
+    case CollectiveKind::kAllreduce: return static_cast<double>(2 * (n - 1)) / n;
+    case CollectiveKind::kBroadcast: return 1.0;
+    default: return static_cast<double>(n - 1) / n;
+  }
+}
+
+const char* BoundFormula(CollectiveKind kind) {
+  if (kind == CollectiveKind::kAllreduce) return "2(n-1)/n * S / B";
+  return kind == CollectiveKind::kBroadcast ? "S / B" : "(n-1)/n * S / B";
+}
+
+std::string CompactBoundFormula(CollectiveKind kind) {
+  std::string out = BoundFormula(kind);
+  out.erase(std::remove(out.begin(), out.end(), ' '), out.end());
+  return out;
+}
+
 std::vector<CollectiveKind> CollectiveKinds(const ScheduleSpec& schedule) {
   if (!schedule.given) return {CollectiveKind::kAllreduce};
   return schedule.kinds;

@@ -44,6 +44,14 @@ const char* CollectiveKindName(CollectiveKind k);
 /// (reduce-scatter: each rank its 1/n), (n-1) E (all-gather: each rank the
 /// others' parts; broadcast: every rank but the root).
 uint64_t CollectiveChecks(CollectiveKind kind, uint32_t n, uint64_t elements);
+/// The bytes a ring rank sends in a collective of `kind` on n ranks, as a
+/// factor of the tensor: 2(n-1)/n (allreduce), (n-1)/n (reduce-scatter,
+/// all-gather), 1 (broadcast: every rank of the chain but the last sends it);
+/// the analytic bound is this x S / B, written as BoundFormula(kind) ("S / B";
+/// CompactBoundFormula: "S/B", for a summary line).
+double TrafficFactor(CollectiveKind kind, uint32_t n);
+const char* BoundFormula(CollectiveKind kind);
+std::string CompactBoundFormula(CollectiveKind kind);
 
 /// workload.schedule as parsed.
 struct ScheduleSpec {

@@ -7,6 +7,8 @@
 #include "ina/scenario.h"
 #include "topology/topology.h"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -57,6 +59,21 @@ void AddSpecTimer(const Scenario& s, const topo::Topology&, std::vector<NamedTim
 template <typename Spec, uint16_t Spec::*kPort, const char* kKey>
 void AddSpecUdpPort(const Scenario& s, std::vector<std::pair<const char*, uint16_t>>& ports) {
   ports.emplace_back(kKey, s.workload.spec<Spec>().*kPort);
+}
+
+/// check_placement's part for a schedule's collectives that take a count per
+/// rank (those whose kind `per_rank` accepts): each must split into `ranks`
+/// equal segments, else ScenarioError naming
+/// workload.schedule.collectives[i].bytes. `who`: "an NCCL", "a Gloo".
+inline void CheckEqualSegments(const Scenario& s, size_t ranks, bool (*per_rank)(CollectiveKind), const char* who) {
+  const std::vector<CollectiveKind> kinds = CollectiveKinds(s.workload.schedule);
+  const std::vector<uint64_t> elements = CollectiveElements(s.workload.schedule, s.workload.bytes);
+  for (size_t i = 0; i < kinds.size() && i < elements.size(); ++i) {
+    if (!per_rank(kinds[i]) || elements[i] % ranks == 0) continue;
+    throw ScenarioError(fmt::format("workload.schedule.collectives[{}].bytes: {} {} takes a count per rank, so its "
+                                    "{} elements must split into {} equal segments (one per rank)",
+                                    i, who, CollectiveKindName(kinds[i]), elements[i], ranks));
+  }
 }
 
 }  // namespace inasim

@@ -442,9 +442,7 @@ void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
   for (const GlooPlan& p : plans_) checks.push_back(CollectiveChecks(p.kind, p.n, p.elements));
   const CollectiveTable table = coll_.Report("gloo", finished, true, out, checks);
   const GlooPlan& first = plans_[0];  // with a schedule: the first collective's
-  const double factor = (first.all_gather() ? 1.0 : 2.0) * (first.n - 1) / first.n;
-  const double bound = factor * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
-  const char* formula = first.all_gather() ? "(n-1)/n * S / B" : "2(n-1)/n * S / B";
+  const double bound = TrafficFactor(first.kind, first.n) * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
   out.workload["gloo"] = {{"segments", first.segments},
                           {"segments_per_rank", first.per_rank},
                           {"segment_bytes", first.segment_elements * 4},
@@ -453,15 +451,14 @@ void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
                           {"tcp_timeouts", tcp_timeouts()},
                           {"tcp_fast_recoveries", tcp_recoveries()},
                           {"analytic_bound_s", bound},
-                          {"analytic_bound_formula", formula}};
+                          {"analytic_bound_formula", BoundFormula(first.kind)}};
   out.summary += fmt::format(
       "gloo ring {} of {} over {} ranks ({} segments of {}, TCP {}): {} per collective, {} completed\n"
       "  TCP: {} retransmission timeouts, {} fast recoveries\n"
       "  analytic bound {} = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
-      first.all_gather() ? "all_gather" : "allreduce", HumanBytes(first.elements * 4), first.n, first.segments,
+      CollectiveKindName(first.kind), HumanBytes(first.elements * 4), first.n, first.segments,
       HumanBytes(first.segment_elements * 4), spec_.tcp_variant, HumanTime(table.mean_duration_s()),
-      table.completed(), tcp_timeouts(), tcp_recoveries(), first.all_gather() ? "(n-1)/n*S/B" : "2(n-1)/n*S/B",
-      HumanTime(bound),
+      table.completed(), tcp_timeouts(), tcp_recoveries(), CompactBoundFormula(first.kind), HumanTime(bound),
       VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());
 }
 

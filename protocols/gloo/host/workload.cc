@@ -31,18 +31,13 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 
 namespace {
 
+// gloo::allgather enforces out->size % context->size == 0 (allgather.cc:39-43); here per element.
+bool TakesCountPerRank(CollectiveKind k) { return k == CollectiveKind::kAllGather; }
+
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
-  const std::vector<uint64_t> elements = CollectiveElements(s.workload.schedule, s.workload.bytes);
-  const std::vector<CollectiveKind> kinds = CollectiveKinds(s.workload.schedule);
-  for (size_t i = 0; i < elements.size(); ++i) {
-    // gloo::allgather enforces out->size % context->size == 0 (allgather.cc:39-43); here per element.
-    if (i < kinds.size() && kinds[i] == CollectiveKind::kAllGather && elements[i] % hosts.size() != 0)
-      throw ScenarioError(fmt::format("workload.schedule.collectives[{}].bytes: Gloo's all-gather takes equal "
-                                      "parts per rank, so its {} elements must split into {} equal parts",
-                                      i, elements[i], hosts.size()));
-  }
+  CheckEqualSegments(s, hosts.size(), &TakesCountPerRank, "a Gloo");
   try {
-    for (uint64_t e : elements)
+    for (uint64_t e : CollectiveElements(s.workload.schedule, s.workload.bytes))
       (void)GlooPlan(static_cast<uint32_t>(hosts.size()), e * 4, s.workload.spec<GlooSpec>().max_segment_bytes);
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(fmt::format("workload.hosts: {}", e.what()));

@@ -50,7 +50,8 @@ NcclPlan::NcclPlan(uint32_t ranks, uint64_t elems, const NcclSpec& spec, Collect
   slots = spec.slots * (kSlicesPerChunk / slices());
   const uint64_t size = segmented ? segment : elements;               // what a loop walks
   const uint64_t ways = allreduce ? uint64_t{n} * channels : channels;  // a loop's chunks per step
-  const uint64_t chunk = std::max<uint64_t>(1, spec.buffer_bytes / (broadcast() ? 8 : 2) / 4);
+  chunk_elements = std::max<uint64_t>(1, spec.buffer_bytes / (broadcast() ? 8 : 2) / 4);
+  const uint64_t chunk = chunk_elements;
   uint32_t loop = 0;
   for (uint64_t grid = 0; grid < size || (size == 0 && loop == 0); grid += ways * chunk, ++loop) {
     const uint64_t real = std::max<uint64_t>(1, std::min(chunk, CeilDiv(size - grid, ways)));
@@ -69,11 +70,6 @@ uint32_t NcclPlan::SendSteps() const {
     case CollectiveKind::kBroadcast: return 1;
     default: return n - 1;
   }
-}
-
-const char* NcclPlan::bound_formula() const {
-  if (broadcast()) return "S / B";
-  return kind == CollectiveKind::kAllreduce ? "2(n-1)/n * S / B" : "(n-1)/n * S / B";
 }
 
 uint32_t NcclPlan::Take(const TensorData& data, uint32_t rank, uint32_t t, uint64_t element, uint32_t v,
@@ -218,13 +214,16 @@ void NcclRank::DoDispose() {
   ns3::Application::DoDispose();
 }
 
+// The destination QPN names the connection (NcclRing::QpnToNext /
+// QpnFromPrev): no search over the rank's connections per packet.
 void NcclRank::Deliver(const uint8_t* p, uint32_t len) {
   if (len < RcQp::kBth) return;
   const uint32_t qpn = RcQp::DestQpn(p);
-  for (uint32_t c = 0; c < channels_.size(); ++c) {
-    if (qpn == NcclRing::QpnToNext(rank_, c)) return channels_[c]->to_next.Deliver(p, len);
-    if (qpn == NcclRing::QpnFromPrev(rank_, c)) return channels_[c]->from_prev.Deliver(p, len);
-  }
+  if (qpn < NcclRing::QpnToNext(rank_, 0)) return;
+  const uint32_t c = (qpn - NcclRing::QpnToNext(rank_, 0)) / 2;
+  if (c >= channels_.size()) return;
+  if (qpn == NcclRing::QpnToNext(rank_, c)) channels_[c]->to_next.Deliver(p, len);
+  else channels_[c]->from_prev.Deliver(p, len);
 }
 
 void NcclRank::BeginIteration(uint32_t iteration) {
@@ -501,14 +500,12 @@ void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
   const CollectiveTable table = coll_.Report("nccl", finished, qp_failures_ == 0, out, checks);
   const NcclPlan& first = plans_[0][0];  // with a schedule: the first collective's (its first group's)
   const double bound = first.traffic_factor() * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
-  const std::string formula = first.bound_formula();
-  std::string compact = formula;  // the summary's: no spaces
-  compact.erase(std::remove(compact.begin(), compact.end(), ' '), compact.end());
+  const char* formula = BoundFormula(first.kind);
   nlohmann::json& j = out.workload["nccl"];
   j = {{"transport", tcp() ? "tcp" : "roce"},
        {"channels", first.channels},
-       {"chunk_bytes", spec_.buffer_bytes / (first.broadcast() ? 8 : 2)},
-       {"slice_bytes", spec_.buffer_bytes / (first.broadcast() ? 8 : 4)},
+       {"chunk_bytes", first.chunk_elements * 4},
+       {"slice_bytes", first.chunk_elements * 4 / first.slices()},
        {"messages_per_channel", first.streams.empty() ? 0 : first.streams[0].size()},
        {"analytic_bound_s", bound},
        {"analytic_bound_formula", formula}};
@@ -542,7 +539,7 @@ void NcclRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
       "  analytic bound {} = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
       CollectiveKindName(first.kind), HumanBytes(first.elements * 4), first.n, first.channels,
       tcp() ? "TCP sockets" : "RoCE RC go-back-N", HumanTime(table.mean_duration_s()), table.completed(), transport,
-      compact, HumanTime(bound),
+      CompactBoundFormula(first.kind), HumanTime(bound),
       VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());
 }
 

@@ -121,13 +121,12 @@ struct NcclPlan {
   uint64_t checks() const;
   /// Bytes a rank sends, as a factor of the tensor: 2(n-1)/n, (n-1)/n, or 1
   /// (a broadcast: each rank of the chain but the last sends the tensor).
-  double traffic_factor() const { return broadcast() ? 1.0 : static_cast<double>(SendSteps()) / n; }
-  /// The analytic bound's formula (traffic_factor() x S / B).
-  const char* bound_formula() const;
+  double traffic_factor() const { return TrafficFactor(kind, n); }
   uint32_t n = 0, channels = 0;
   uint64_t elements = 0;
   CollectiveKind kind = CollectiveKind::kAllreduce;
   uint32_t root = 0;     ///< a broadcast's
+  uint64_t chunk_elements = 0;  ///< chunkSize: buffer / 2 (a broadcast's buffer / 8), in elements
   uint64_t segment = 0;  ///< a reduce-scatter's or all-gather's elements per rank
   /// Slices in flight each way per connection: NCCL_STEPS / SLICESTEPS, i.e.
   /// the spec's `slots` (the allreduce's), twice that for a broadcast.

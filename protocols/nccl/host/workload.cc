@@ -30,22 +30,14 @@ std::unique_ptr<Workload> MakeWorkload(const WorkloadContext& context) {
 
 namespace {
 
-// ncclReduceScatter and ncclAllGather take a count per rank: the tensor must
-// split into as many equal segments as there are ranks.
-void CheckSegments(const Scenario& s, size_t ranks) {
-  const std::vector<CollectiveKind> kinds = CollectiveKinds(s.workload.schedule);
-  const std::vector<uint64_t> elements = CollectiveElements(s.workload.schedule, s.workload.bytes);
-  for (size_t i = 0; i < kinds.size() && i < elements.size(); ++i) {
-    if (kinds[i] == CollectiveKind::kAllreduce || elements[i] % ranks == 0) continue;
-    throw ScenarioError(fmt::format("workload.schedule.collectives[{}].bytes: an NCCL {} takes a count per rank, so "
-                                    "its {} elements must split into {} equal segments (one per rank)",
-                                    i, CollectiveKindName(kinds[i]), elements[i], ranks));
-  }
+// ncclReduceScatter and ncclAllGather take a count per rank.
+bool TakesCountPerRank(CollectiveKind k) {
+  return k == CollectiveKind::kReduceScatter || k == CollectiveKind::kAllGather;
 }
 
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
   if (hosts.size() < 2) throw ScenarioError("workload.hosts: an NCCL ring needs at least 2 hosts");
-  CheckSegments(s, hosts.size());
+  CheckEqualSegments(s, hosts.size(), &TakesCountPerRank, "an NCCL");
   try {  // communicators partition the ranks, a broadcast's root is one (as RankCollectives checks when built)
     CheckCommunicators(s.workload.schedule, static_cast<uint32_t>(hosts.size()));
   } catch (const std::invalid_argument& e) {

@@ -39,11 +39,6 @@ RingPlan::RingPlan(uint32_t ranks, uint64_t elements, uint32_t elements_per_pack
   last_ = broadcast() ? 1 : kind == CollectiveKind::kReduceScatter ? n_ - 1 : 2 * (n_ - 1);
 }
 
-const char* RingPlan::bound_formula() const {
-  if (broadcast()) return "S / B";
-  return steps() == 2 * (n_ - 1) ? "2(n-1)/n * S / B" : "(n-1)/n * S / B";
-}
-
 bool RingPlan::Forwards(uint32_t r, uint32_t step, uint32_t& out_step) const {
   if (broadcast()) {
     out_step = 0;

@@ -95,9 +95,9 @@ class RingPlan {
   uint64_t checks() const;
   /// Bytes each rank sends, as a factor of the tensor: 2(n-1)/n, (n-1)/n,
   /// or 1 (a broadcast's every rank but the last sends the tensor).
-  double traffic_factor() const { return broadcast() ? 1.0 : static_cast<double>(steps()) / n_; }
+  double traffic_factor() const { return TrafficFactor(kind_, n_); }
   /// The analytic bound's formula: "2(n-1)/n * S / B", "(n-1)/n * S / B" or "S / B".
-  const char* bound_formula() const;
+  const char* bound_formula() const { return BoundFormula(kind_); }
   uint64_t stream_packets(uint32_t r) const { return step_base(r, steps()); }
   /// Elements carried by global packet g: [g*epp, end).
   uint32_t packet_elements(uint64_t g) const;
