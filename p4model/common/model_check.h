@@ -42,6 +42,11 @@ struct PipelineResult {
   uint16_t port = 0;   ///< device port
   uint16_t group = 0;  ///< multicast group id; 0 none
   std::vector<uint8_t> frame;
+  /// Copies that differ from one another (a model that builds each multicast
+  /// copy itself): (device port, frame) in the order the packet replication
+  /// engine makes them. When non-empty, these are the packet's copies and
+  /// unicast/group/frame are not read.
+  std::vector<std::pair<uint16_t, std::vector<uint8_t>>> copies;
 };
 /// A fresh model for whole-pipeline runs: `run` feeds one frame arriving on a
 /// device port (state persists between calls); `cell` reads the model's copy
@@ -52,14 +57,42 @@ struct PipelineModel {
   std::function<std::optional<std::vector<uint64_t>>(const std::string& reg, uint32_t pipe, uint32_t index)> cell;
 };
 
+/// One node of a multicast group in the packet replication engine: the copy's
+/// device port, its replication id (egress_rid), and its level-1 exclusion id
+/// (a copy is pruned when the packet's level1_exclusion_id equals it).
+struct MulticastNode {
+  uint16_t port = 0;
+  uint16_t rid = 0;
+  std::optional<uint16_t> l1_xid;
+  MulticastNode(uint16_t p, uint16_t r = 0, std::optional<uint16_t> x = std::nullopt) : port(p), rid(r), l1_xid(x) {}
+};
+
+/// One entry a controller installs in a table (the model's own copy of it):
+/// per key a value and a mask (all ones for exact), in priority order.
+struct ControllerEntry {
+  std::vector<std::pair<uint64_t, uint64_t>> keys;
+  std::string action;
+  std::vector<uint64_t> args;
+};
+/// A controller-filled table: its entries and, if the controller sets one,
+/// its default action (`action` and `args`; keys unused).
+struct ControllerTable {
+  std::vector<ControllerEntry> entries;
+  std::optional<ControllerEntry> default_action;
+};
+
 /// The model side of whole-pipeline differential runs: the upstream blocks it
 /// mirrors, a fresh model (every register zero) per run, and the device ports
 /// and frame shape the driver uses.
 struct PipelineBinding {
   std::string parser, control, deparser;  ///< upstream names, e.g. "IngressParser", "Ingress", "IngressDeparser"
   std::string egress_parser, egress_control, egress_deparser;  ///< empty: no egress
-  /// The packet replication engine's groups (id -> ports), as the model is configured.
-  std::map<uint16_t, std::vector<uint16_t>> groups;
+  /// The packet replication engine's groups (id -> nodes), as the model is configured.
+  std::map<uint16_t, std::vector<MulticastNode>> groups;
+  /// Device ports whose frames come back into ingress (recirculation and
+  /// loopback ports): a packet sent there with bypass_egress set is another
+  /// ingress pass in that port's pipe.
+  std::vector<uint16_t> recirculation_ports;
   /// The program as is, then as if recompiled (a #define given another body,
   /// or none: nullopt), each with the model configured to match, so that
   /// paths a default constant leaves unreachable are compared too.
@@ -67,6 +100,12 @@ struct PipelineBinding {
     std::string name;
     std::map<std::string, std::optional<std::string>> defines;
     std::function<PipelineModel()> make;
+    /// Controller-filled tables as the model is configured, by instance path
+    /// ("Ingress.udp_receiver.receive_udp"; a table of the top control:
+    /// "Ingress.t").
+    std::map<std::string, ControllerTable> tables;
+    /// The typical frame of this variant, if not the binding's frame_bytes.
+    std::optional<size_t> frame_bytes;
   };
   std::vector<Variant> variants;
   std::vector<uint16_t> ports;     ///< device ports frames arrive on (any pipe)
@@ -78,6 +117,11 @@ struct PipelineBinding {
     size_t offset;
     int bytes;
     std::vector<uint64_t> values;
+    /// Fields with the same link (>= 0) are set together, to the values at
+    /// one index (a worker's MAC and IP address), or not at all.
+    int link = -1;
+    /// How often the field is set (else its bytes stay random).
+    double probability = 0.75;
   };
   std::vector<Field> fields;
 };

@@ -241,16 +241,32 @@ std::string HexBytes(const std::vector<uint8_t>& b) {
   return o.str();
 }
 
-/// A frame of the binding's shape: mostly `frame_bytes`, sometimes shorter or
-/// longer; random bytes, the binding's fields mostly drawn from their sets.
-std::vector<uint8_t> RandomFrame(const p4::PipelineBinding& b, std::mt19937_64& rng) {
+/// A frame of the binding's shape: mostly `bytes`, sometimes shorter or
+/// longer; random bytes, the binding's fields mostly drawn from their sets
+/// (linked fields at one index).
+std::vector<uint8_t> RandomFrame(const p4::PipelineBinding& b, size_t bytes, std::mt19937_64& rng) {
   const uint64_t shape = rng() % 10;
-  const size_t n = shape == 0 ? rng() % b.frame_bytes : shape == 1 ? b.frame_bytes + 1 + rng() % 32 : b.frame_bytes;
+  const size_t n = shape == 0 ? rng() % bytes : shape == 1 ? bytes + 1 + rng() % 32 : bytes;
   std::vector<uint8_t> f(n);
   for (uint8_t& x : f) x = static_cast<uint8_t>(rng());
+  std::map<int, std::optional<size_t>> linked;  // link -> the drawn index, or nullopt: not set
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (const auto& field : b.fields) {
-    if (rng() % 4 == 0 || field.offset + static_cast<size_t>(field.bytes) > n) continue;
-    const uint64_t v = field.values[rng() % field.values.size()];
+    const bool fits = field.offset + static_cast<size_t>(field.bytes) <= n;
+    std::optional<size_t> pick;
+    if (field.link >= 0 && linked.count(field.link)) {
+      pick = linked[field.link];
+    } else if (field.link < 0 && field.probability == 0.75) {
+      // One draw in four leaves the field random (the first bindings' rule,
+      // kept draw for draw so their runs stay as they were).
+      if (rng() % 4 == 0 || !fits) continue;
+      pick = rng() % field.values.size();
+    } else {
+      if (unit(rng) < field.probability) pick = rng() % field.values.size();
+      if (field.link >= 0) linked[field.link] = pick;
+    }
+    if (!pick || !fits) continue;
+    const uint64_t v = field.values[*pick % field.values.size()];
     for (int i = 0; i < field.bytes; ++i) f[field.offset + i] = static_cast<uint8_t>(v >> (8 * (field.bytes - 1 - i)));
   }
   return f;
@@ -275,37 +291,41 @@ Copies UpstreamCopies(const PipelineOutcome& up) {
 Copies ModelCopies(const p4::PipelineResult& mo, const p4::PipelineBinding& b) {
   Copies out;
   if (mo.dropped) return out;
+  if (!mo.copies.empty()) return mo.copies;
   if (mo.unicast) out.emplace_back(mo.port, mo.frame);
   if (mo.group != 0)
     if (auto g = b.groups.find(mo.group); g != b.groups.end())
-      for (uint16_t p : g->second) out.emplace_back(p, mo.frame);
+      for (const p4::MulticastNode& n : g->second) out.emplace_back(n.port, mo.frame);
   if (!mo.unicast && mo.group == 0) out.emplace_back(0xffff, mo.frame);  // routed: the P4 has no such path
   return out;
 }
 
-/// The first register cell this frame touched upstream whose model copy
-/// differs (or that the model does not keep); "" when all agree.
-std::string CellDifference(const PipelineEval& up, const p4::PipelineModel& model, uint32_t pipe) {
+/// The first register cell this frame touched upstream (in any pass, in the
+/// pass's pipe) whose model copy differs (or that the model does not keep);
+/// "" when all agree.
+std::string CellDifference(const PipelineEval& up, const p4::PipelineModel& model) {
   for (const auto& c : up.TouchedCells()) {
-    const auto mine = model.cell(c.reg, pipe, c.index);
+    const auto mine = model.cell(c.reg, c.pipe, c.index);
     if (!mine) return c.reg + " is not kept by the model";
     if (*mine != c.values) {
       std::ostringstream o;
-      o << c.reg << "[" << c.index << "] in pipe " << pipe << ": upstream " << Hex(c.values.empty() ? 0 : c.values[0])
-        << ", model " << Hex(mine->empty() ? 0 : (*mine)[0]);
+      o << c.reg << "[" << c.index << "] in pipe " << c.pipe << ": upstream";
+      for (uint64_t v : c.values) o << " " << Hex(v);
+      o << ", model";
+      for (uint64_t v : *mine) o << " " << Hex(v);
       return o.str();
     }
   }
   return "";
 }
 
-/// Upstream pipeline (one PipelineEval per pipe, TNA's Switch(pipe)) against
+/// Upstream pipeline (PipelineEval: every pipe of TNA's Switch(pipe)) against
 /// the model, run by run; a run stops at its first differing frame or cell.
 void DiffPipeline(const p4src::Program& prog, const p4::PipelineBinding& b, const p4::PipelineBinding::Variant& variant,
                   uint64_t packets, std::mt19937_64& rng, DiffSummary& sum, CheckReport& report) {
   constexpr uint64_t kPerRun = 48;
-  constexpr uint32_t kPipes = 4;
   const PipelineBlocks blocks{b.parser, b.control, b.deparser, b.egress_parser, b.egress_control, b.egress_deparser};
+  const SwitchConfig config{b.groups, b.recirculation_ports, variant.tables};
   const std::string item = "pipeline " + b.parser + " -> " + b.control + " -> " + b.deparser +
                            (b.egress_parser.empty() ? "" : " -> " + b.egress_control) + " (" + variant.name + ")";
   uint64_t sent = 0, frames = 0, runs = 0, bad_runs = 0;  // sent: the budget used; frames: compared
@@ -313,20 +333,20 @@ void DiffPipeline(const p4src::Program& prog, const p4::PipelineBinding& b, cons
   std::string first;
   while (sent < packets) {
     ++runs;
-    std::vector<std::unique_ptr<PipelineEval>> pipes(kPipes);
+    PipelineEval upstream(prog, blocks, config);
     const p4::PipelineModel model = variant.make();
     for (uint64_t k = 0; k < kPerRun && sent < packets; ++k, ++sent) {
-      const std::vector<uint8_t> frame = RandomFrame(b, rng);
+      const std::vector<uint8_t> frame = RandomFrame(b, variant.frame_bytes.value_or(b.frame_bytes), rng);
       const uint16_t port = b.ports[rng() % b.ports.size()];
-      const uint32_t pipe_id = (port >> 7) & (kPipes - 1);
-      auto& pipe = pipes[pipe_id];
-      if (!pipe) pipe = std::make_unique<PipelineEval>(prog, blocks, b.groups);
-      const PipelineOutcome up = pipe->Run(frame, port);
+      const PipelineOutcome up = upstream.Run(frame, port);
       const p4::PipelineResult mo = model.run(frame, port);
       ++frames;
-      ++fates[up.dropped ? "drop (" + up.why + ")" : up.unicast ? (up.port == port ? "to its port" : "to port " + std::to_string(up.port)) : "group " + std::to_string(up.group)];
+      ++fates[(up.passes > 1 ? std::to_string(up.passes) + " passes, " : "") +
+              (up.dropped ? "drop (" + up.why + ")"
+               : up.unicast ? (up.port == port ? "to its port" : "to port " + std::to_string(up.port))
+                            : up.multicast ? "group " + std::to_string(up.group) : "no egress")];
       const bool same_out = UpstreamCopies(up) == ModelCopies(mo, b);
-      const std::string cells = same_out ? CellDifference(*pipe, model, pipe_id) : "";
+      const std::string cells = same_out ? CellDifference(upstream, model) : "";
       if (same_out && cells.empty()) continue;
       ++bad_runs;
       if (first.empty())

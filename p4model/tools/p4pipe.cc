@@ -1,6 +1,8 @@
 #include "p4model/tools/p4pipe.h"
 
+#include <algorithm>
 #include <regex>
+#include <unordered_map>
 #include <sstream>
 
 namespace inasim::p4tools {
@@ -23,6 +25,10 @@ struct Header {
   std::vector<int> w;
   std::vector<bool> s;
   int bits = 0;
+  /// Zero bits after the fields up to a whole byte: a header that is not
+  /// (only an `@flexible` bridged header may be) is laid out as the compiler
+  /// pads it, the fields in declared order.
+  int pad = 0;
 };
 
 /// A parser error (the frame is shorter than an extract, or no select case matched).
@@ -92,9 +98,10 @@ constexpr int kPortMetadataBits = 64;
 
 std::string PipelineOutcome::Describe() const {
   std::ostringstream o;
-  if (dropped) return "drop (" + why + ")";
+  if (passes > 1) o << passes << " passes, ";
+  if (dropped) return o.str() + "drop (" + why + ")";
   if (unicast) o << "port " << port;
-  if (group != 0) o << (unicast ? " + " : "") << "group " << group;
+  if (multicast) o << (unicast ? " + " : "") << "group " << group;
   o << ":";
   for (const Copy& c : copies) o << " [" << c.port << (c.dropped ? " dropped by egress" : "") << "]";
   if (copies.empty()) o << " no copies";
@@ -108,6 +115,13 @@ struct GressResult {
   std::vector<uint8_t> frame;
 };
 
+/// One ingress pass on the port's pipe, with what it told the traffic manager.
+struct IngressPass {
+  GressResult gress;
+  bool unicast = false, multicast = false, bypass = false, drop = false;
+  uint16_t port = 0, group = 0, l1_xid = 0;
+};
+
 /// One gress: parser, control, deparser.
 struct Gress {
   const p4src::ParserDecl* parser = nullptr;
@@ -119,8 +133,20 @@ struct PipelineEval::Impl {
   const p4src::Program& prog;
   Gress ingress, egress;
   bool has_egress = false;
-  std::map<uint16_t, std::vector<uint16_t>> groups;
-  std::vector<std::pair<std::string, uint32_t>> touched;  // cells register actions used this run
+  SwitchConfig config;
+  struct Touch {
+    uint32_t pipe;
+    std::string reg;  // instance path + register (or Counter)
+    uint32_t index;
+    bool counter;     // a Counter's packet count, not a register cell
+  };
+  std::vector<Touch> touched;  // cells register actions used this run
+  uint32_t pipe = 0;           // the pipe the running gress is in
+  std::string path;            // the running control instance ("Ingress.value00")
+  bool exiting = false;        // `exit` ran: the rest of the control is skipped
+  const p4src::ParserDecl* parser_block = nullptr;  // the parser running, for its externs
+  std::map<std::string, std::vector<std::pair<u128, int>>> checksum_fields;  // a parser Checksum's add()s
+  std::map<std::string, std::map<uint64_t, uint64_t>> counters;  // "pipe|path.counter" -> index -> packets
   std::map<std::string, p4src::Composite> tna = TnaComposites();
   std::map<std::string, Header> headers;                    // canonical path -> header instance
   std::map<std::string, const p4src::Composite*> structs;  // canonical path -> struct type
@@ -131,7 +157,9 @@ struct PipelineEval::Impl {
   std::string packet_in, packet_out;
   std::map<std::string, std::unique_ptr<RegisterActionEval>> actions;
   std::map<std::string, std::vector<p4src::ExprPtr>> input_exprs;  // per register action
-  std::map<std::string, std::vector<uint64_t>> cells;  // register name -> size x fields
+  // "pipe|path.register" -> index -> fields: only the cells a run touches
+  // exist (zero until then), so a fresh switch per run allocates nothing big.
+  std::map<std::string, std::unordered_map<uint64_t, std::vector<uint64_t>>> cells;
   std::vector<uint8_t> in;
   size_t cursor = 0;  // bits into `in`
   std::vector<uint8_t> out;
@@ -142,6 +170,7 @@ struct PipelineEval::Impl {
   /// Runs one gress on `prefix` + `frame`; the control's results stay in vars
   /// for the caller to read (the traffic manager's fields, drop_ctl).
   GressResult RunGress(const Gress& g, std::vector<uint8_t> prefix, const std::vector<uint8_t>& frame);
+  IngressPass RunIngressPass(const std::vector<uint8_t>& frame, uint16_t port);
   const Var* FindVar(const std::string& canonical) const;
 
   const p4src::Composite* CompositeOf(const p4src::TypeRef& t) const {
@@ -177,6 +206,7 @@ struct PipelineEval::Impl {
       h.f.push_back(0);
       h.bits += w;
     }
+    h.pad = (8 - h.bits % 8) % 8;
     headers[path] = h;
   }
 
@@ -211,6 +241,8 @@ struct PipelineEval::Impl {
       std::fill(h.f.begin(), h.f.end(), u128{0});
     }
     scopes.clear();
+    checksum_fields.clear();
+    exiting = false;
   }
 
   // --- names ---------------------------------------------------------------
@@ -342,12 +374,19 @@ struct PipelineEval::Impl {
     const auto [obj, method] = Method(e.op);
     if (!obj.empty() && method == "execute" && block && block->FindRegisterAction(obj)) return Execute(obj, e);
     if (!obj.empty() && method == "isValid") return {HeaderAt(obj, e.loc).valid ? 1u : 0u, 1, false};
+    if (!obj.empty() && (method == "minSizeInBytes" || method == "minSizeInBits") && e.args.empty()) {
+      const int bits = HeaderAt(obj, e.loc).bits;  // fixed-size headers: the size
+      return {static_cast<uint64_t>(method == "minSizeInBits" ? bits : bits / 8), 32, false};
+    }
     if (!obj.empty() && method == "update" && e.args.size() == 1 && e.args[0]->kind == p4src::Expr::Kind::kList)
       return Checksum(*e.args[0]);
     if (obj.empty() && (method == "max" || method == "min") && e.args.size() == 2)
       return ApplyBinary(method, Eval(e.args[0]), Eval(e.args[1]));
+    if (const p4src::Instance* inst = FindExtern(obj)) return CallExtern(*inst, method, e);
     if (want_value) throw ReadError(e.loc.str() + ": call of " + e.op + " in an expression is outside the subset");
-    if (!obj.empty() && method == "apply" && block && block->FindTable(obj)) {
+    if (!obj.empty() && method == "apply" && block && block->FindInstance(obj)) {
+      ApplyInstance(*block->FindInstance(obj), e);
+    } else if (!obj.empty() && method == "apply" && block && block->FindTable(obj)) {
       ApplyTable(*block->FindTable(obj), e.loc);
     } else if (obj == packet_in && !obj.empty() && method == "extract" && e.args.size() == 1) {
       Extract(e.args[0]->name, e.loc);
@@ -368,23 +407,135 @@ struct PipelineEval::Impl {
     return {};
   }
 
+  /// An extern instance of the running control or parser (Counter,
+  /// DirectCounter, Random, Checksum), or nullptr.
+  const p4src::Instance* FindExtern(const std::string& name) const {
+    if (name.empty()) return nullptr;
+    const p4src::Instance* inst = nullptr;
+    if (block) inst = block->FindInstance(name);
+    if (!block && parser_block)
+      for (const auto& x : parser_block->instances)
+        if (x.name == name) inst = &x;
+    if (!inst || prog.FindControl(inst->type)) return nullptr;
+    return inst;
+  }
+
+  P4Val CallExtern(const p4src::Instance& inst, const std::string& method, const p4src::Expr& e) {
+    const std::string key = std::to_string(pipe) + "|" + path + "." + inst.name;
+    if (inst.type == "Counter" && method == "count" && e.args.size() == 1) {
+      uint64_t index = Eval(e.args[0]).v;
+      // Counter<T, I>(size, type): like a register, addressed with the
+      // index's low bits.
+      if (inst.args.empty()) throw ReadError(inst.loc.str() + ": Counter " + inst.name + " without a size");
+      const uint64_t size = Eval(inst.args[0]).v;
+      index = size != 0 && (size & (size - 1)) == 0 ? index & (size - 1) : index % std::max<uint64_t>(size, 1);
+      ++counters[key][index];
+      touched.push_back({pipe, path + "." + inst.name, static_cast<uint32_t>(index), true});
+      return {};
+    }
+    if (inst.type == "DirectCounter" && method == "count") return {};  // counts the entry hit; nothing reads it
+    if (inst.type == "Checksum" && method == "add" && e.args.size() == 1) {
+      const Header& h = HeaderAt(e.args[0]->name, e.loc);
+      for (size_t i = 0; i < h.f.size(); ++i) checksum_fields[inst.name].push_back({h.f[i], h.w[i]});
+      return {};
+    }
+    if (inst.type == "Checksum" && method == "verify" && e.args.empty()) {
+      // True when the added fields' ones' complement sum is not all ones.
+      const P4Val sum = OnesComplement(checksum_fields[inst.name]);
+      return {sum.v != 0 ? 1u : 0u, 1, false};
+    }
+    throw ReadError(e.loc.str() + ": " + inst.type + "." + method + " is outside the subset");
+  }
+
+  /// `inst.apply(args)` of a control instance: the sub-control runs with its
+  /// own registers, tables and locals (instance path "caller.inst"). Header
+  /// and struct arguments are passed by reference (P4's copy-in/copy-out gives
+  /// the same result for them: no argument is passed twice); scalars are
+  /// copied in and, for out/inout, copied back after the apply, so
+  /// `value00.apply(hdr.d0.d00, ..., hdr.d0.d00, ...)` reads the old value
+  /// and writes the new one. An `out` scalar is copied in too: one the
+  /// control does not write keeps its value (the model's reading of what P4
+  /// leaves unspecified, protocols/switchml/dataplane/README.md).
+  void ApplyInstance(const p4src::Instance& inst, const p4src::Expr& e) {
+    const p4src::Control* sub = prog.FindControl(inst.type);
+    if (!sub || !sub->apply_read) throw ReadError(inst.loc.str() + ": control " + inst.type + "'s apply is missing or outside the subset");
+    if (sub->params.size() != e.args.size())
+      throw ReadError(e.loc.str() + ": " + inst.name + ".apply takes " + std::to_string(sub->params.size()) + " arguments");
+    const std::string sub_path = path + "." + inst.name;
+    std::map<std::string, std::string> sub_alias;
+    std::vector<std::pair<std::string, p4src::ExprPtr>> copy_back;  // sub-control storage, caller lvalue
+    for (size_t i = 0; i < sub->params.size(); ++i) {
+      const p4src::Param& p = sub->params[i];
+      const p4src::ExprPtr& a = e.args[i];
+      if (CompositeOf(p.type)) {
+        if (a->kind != p4src::Expr::Kind::kName || Canonical(a->name).empty())
+          throw ReadError(e.loc.str() + ": argument " + std::to_string(i) + " of " + inst.name + ".apply is not a header or struct");
+        sub_alias[p.name] = Canonical(a->name);
+        continue;
+      }
+      const std::string root = "%" + sub_path + "." + p.name;
+      if (!vars.count(root)) Flatten(root, p.type);
+      Var& v = vars[root];
+      v.v = Widen(Eval(a)) & MaskOf(v.w);
+      v.written = false;
+      sub_alias[p.name] = root;
+      if (p.direction == "out" || p.direction == "inout") copy_back.emplace_back(root, a);
+    }
+    for (const auto& l : sub->locals) {
+      const std::string root = "%" + sub_path + "." + l.name;
+      if (!vars.count(root) && !headers.count(root) && !structs.count(root)) Flatten(root, l.type);
+      sub_alias[l.name] = root;
+    }
+    const p4src::Control* saved_block = block;
+    std::string saved_path = std::move(path);
+    std::map<std::string, std::string> saved_alias = std::move(alias);
+    std::vector<std::map<std::string, Var>> saved_scopes = std::move(scopes);
+    block = sub;
+    path = sub_path;
+    alias = std::move(sub_alias);
+    scopes.clear();
+    Exec(sub->apply);
+    block = saved_block;
+    path = std::move(saved_path);
+    alias = std::move(saved_alias);
+    scopes = std::move(saved_scopes);
+    for (const auto& [root, lvalue] : copy_back) {
+      const Var& v = vars.at(root);
+      AssignTo(*lvalue, {v.v, v.w, v.s}, e.loc);
+    }
+  }
+
+  /// Writes `v` to an lvalue expression: a name or a slice of one.
+  void AssignTo(const p4src::Expr& lhs, P4Val v, const p4src::Loc& loc) {
+    const p4src::Expr* target = &lhs;
+    int lo = 0, w = -1;
+    if (target->kind == p4src::Expr::Kind::kSlice) {
+      lo = target->lo;
+      w = target->hi - target->lo + 1;
+      target = target->args[0].get();
+    }
+    if (target->kind != p4src::Expr::Kind::kName) throw ReadError(loc.str() + ": assignment to something not a name");
+    Write(Lookup(target->name, loc), v, lo, w);
+  }
+
   P4Val Execute(const std::string& name, const p4src::Expr& e) {
     const p4src::RegisterActionDecl* a = block->FindRegisterAction(name);
-    auto& ev = actions[block->name + "." + name];
+    auto& ev = actions[path + "." + name];
     if (!ev) ev = std::make_unique<RegisterActionEval>(prog, *block, *a);
     const p4src::RegisterDecl* reg = nullptr;
     for (const auto& r : block->registers)
       if (r.name == a->register_name) reg = &r;
     if (!reg) throw ReadError(a->loc.str() + ": no register " + a->register_name);
     const size_t fields = ev->cell().size();
-    std::vector<uint64_t>& cell = cells[block->name + "." + reg->name];
-    if (cell.empty()) cell.assign(reg->size * fields, 0);
+    const std::string reg_path = path + "." + reg->name;
     if (e.args.size() != 1) throw ReadError(e.loc.str() + ": execute takes one index");
     uint64_t index = Eval(e.args[0]).v;
     // Tofino addresses a register with the index's low bits.
     index = (reg->size & (reg->size - 1)) == 0 ? index & (reg->size - 1) : index % reg->size;
+    std::vector<uint64_t>& cell = cells[std::to_string(pipe) + "|" + reg_path][index];
+    if (cell.empty()) cell.assign(fields, 0);
     // The action's outside reads, as name expressions built once per action.
-    std::vector<p4src::ExprPtr>& reads = input_exprs[block->name + "." + name];
+    std::vector<p4src::ExprPtr>& reads = input_exprs[path + "." + name];
     if (reads.size() != ev->inputs().size()) {
       reads.clear();
       for (const auto& in_slot : ev->inputs()) {
@@ -397,8 +548,8 @@ struct PipelineEval::Impl {
     }
     std::vector<uint64_t> inputs;
     for (const auto& read : reads) inputs.push_back(Eval(read).v);
-    const uint64_t r = ev->Run(cell.data() + index * fields, inputs.data());
-    touched.emplace_back(block->name + "." + reg->name, static_cast<uint32_t>(index));
+    const uint64_t r = ev->Run(cell.data(), inputs.data());
+    touched.push_back({pipe, reg_path, static_cast<uint32_t>(index), false});
     return {r, ev->result().width, ev->result().is_signed};
   }
 
@@ -410,6 +561,12 @@ struct PipelineEval::Impl {
       const Ref r = Lookup(a->name, a->loc);
       parts.push_back({r.var ? u128{r.var->v} : r.h->f[r.field], r.var ? r.var->w : r.h->w[r.field]});
     }
+    return OnesComplement(parts);
+  }
+
+  /// The 16-bit ones' complement of the ones' complement sum of the fields
+  /// concatenated, in 16-bit words (RFC 1071).
+  static P4Val OnesComplement(const std::vector<std::pair<u128, int>>& parts) {
     uint64_t sum = 0;
     u128 acc = 0;
     int acc_bits = 0;
@@ -433,6 +590,7 @@ struct PipelineEval::Impl {
   Flow Exec(const std::vector<p4src::StmtPtr>& body) {
     for (const auto& s : body) {
       const Flow f = Exec(*s);
+      if (exiting) return Flow::kExit;
       if (f != Flow::kNext) return f;
     }
     return Flow::kNext;
@@ -443,7 +601,7 @@ struct PipelineEval::Impl {
     switch (s.kind) {
       case K::kBlock: return Exec(s.then_body);
       case K::kIf: return Exec(Eval(s.cond).v != 0 ? s.then_body : s.else_body);
-      case K::kExit: return Flow::kExit;
+      case K::kExit: exiting = true; return Flow::kExit;
       case K::kReturn: return Flow::kReturn;
       case K::kCall: Call(*s.rhs, false); return Flow::kNext;
       case K::kDecl: {
@@ -456,19 +614,31 @@ struct PipelineEval::Impl {
         return Flow::kNext;
       }
       case K::kAssign: {
-        const p4src::Expr* target = s.lhs.get();
-        int lo = 0, w = -1;
-        if (target->kind == p4src::Expr::Kind::kSlice) {
-          lo = target->lo;
-          w = target->hi - target->lo + 1;
-          target = target->args[0].get();
+        if (s.rhs->kind == p4src::Expr::Kind::kCall && s.rhs->op == "port_metadata_unpack") {
+          PortMetadataUnpack(*s.lhs, s.loc);
+          return Flow::kNext;
         }
-        const P4Val v = Eval(s.rhs);
-        Write(Lookup(target->name, s.loc), v, lo, w);
+        AssignTo(*s.lhs, Eval(s.rhs), s.loc);
         return Flow::kNext;
       }
     }
     return Flow::kNext;
+  }
+
+  /// TNA's `port_metadata_unpack<T>(pkt)`: T's fields from the port metadata
+  /// (PORT_METADATA_SIZE bits after the intrinsic metadata), which it skips.
+  void PortMetadataUnpack(const p4src::Expr& lhs, const p4src::Loc& loc) {
+    if (lhs.kind != p4src::Expr::Kind::kName) throw ReadError(loc.str() + ": port_metadata_unpack into something not a name");
+    const std::string root = Canonical(lhs.name);
+    auto st = structs.find(root);
+    if (st == structs.end()) throw ReadError(loc.str() + ": port_metadata_unpack into something not a struct");
+    const size_t start = cursor;
+    if (start + kPortMetadataBits > in.size() * 8) throw ParserError{};
+    for (const auto& f : st->second->fields) {
+      Var& v = vars.at(root + "." + f.name);
+      v.v = static_cast<uint64_t>(ReadBits(v.w));
+    }
+    cursor = start + kPortMetadataBits;
   }
 
   Flow RunAction(const p4src::ActionDecl& a, const std::vector<P4Val>& args, const p4src::Loc& loc) {
@@ -490,6 +660,9 @@ struct PipelineEval::Impl {
   }
 
   P4Val KeyValue(const std::string& path, const p4src::Loc& loc) {
+    static const std::string kIsValid = ".isValid()";
+    if (path.size() > kIsValid.size() && path.compare(path.size() - kIsValid.size(), kIsValid.size(), kIsValid) == 0)
+      return {HeaderAt(path.substr(0, path.size() - kIsValid.size()), loc).valid ? 1u : 0u, 1, false};
     static const std::regex slice(R"((.*)\[(\d+):(\d+)\])");
     std::smatch m;
     if (std::regex_match(path, m, slice)) {
@@ -507,6 +680,10 @@ struct PipelineEval::Impl {
         throw ReadError(t.loc.str() + ": table " + t.name + ": match kind " + kind + " is outside the subset");
       keys.push_back(KeyValue(path, loc));
     }
+    if (auto c = config.tables.find(path + "." + t.name); c != config.tables.end()) {
+      ApplyControllerTable(t, c->second, keys);
+      return;
+    }
     for (const auto& e : t.entries) {
       bool hit = true;
       for (size_t k = 0; k < keys.size() && hit; ++k) {
@@ -517,6 +694,30 @@ struct PipelineEval::Impl {
       }
       if (!hit) continue;
       RunTableAction(t, e.action, e.args, e.loc);
+      return;
+    }
+    if (!t.default_action.empty()) RunTableAction(t, t.default_action, t.default_args, t.loc);
+  }
+
+  /// A table the controller fills: its entries (first match; the model gives
+  /// them in priority order), else its default action as the controller set
+  /// it, else the program's.
+  void ApplyControllerTable(const p4src::TableDecl& t, const p4::ControllerTable& c, const std::vector<P4Val>& keys) {
+    for (const auto& e : c.entries) {
+      if (e.keys.size() != keys.size())
+        throw ReadError(t.loc.str() + ": a controller entry of " + path + "." + t.name + " has " + std::to_string(e.keys.size()) +
+                        " keys, the table " + std::to_string(keys.size()));
+      bool hit = true;
+      for (size_t k = 0; k < keys.size() && hit; ++k) {
+        const uint64_t m = e.keys[k].second & MaskOf(keys[k].w);
+        hit = (keys[k].v & m) == (e.keys[k].first & m);
+      }
+      if (!hit) continue;
+      RunTableAction(t, e.action, e.args, t.loc);
+      return;
+    }
+    if (c.default_action) {
+      RunTableAction(t, c.default_action->action, c.default_action->args, t.loc);
       return;
     }
     if (!t.default_action.empty()) RunTableAction(t, t.default_action, t.default_args, t.loc);
@@ -542,8 +743,10 @@ struct PipelineEval::Impl {
 
   void Extract(const std::string& path, const p4src::Loc& loc) {
     Header& h = HeaderAt(path, loc);
-    if (cursor + static_cast<size_t>(h.bits) > in.size() * 8) throw ParserError{};
+    if (cursor + static_cast<size_t>(h.bits) > in.size() * 8) throw ParserError{};  // padding checked below
     for (size_t i = 0; i < h.f.size(); ++i) h.f[i] = ReadBits(h.w[i]);
+    if (cursor + static_cast<size_t>(h.pad) > in.size() * 8) throw ParserError{};
+    cursor += static_cast<size_t>(h.pad);
     h.valid = true;
   }
 
@@ -558,6 +761,7 @@ struct PipelineEval::Impl {
     if (auto h = headers.find(canonical); h != headers.end()) {
       if (!h->second.valid) return;
       for (size_t i = 0; i < h->second.f.size(); ++i) WriteBits(h->second.f[i], h->second.w[i]);
+      WriteBits(0, h->second.pad);
       return;
     }
     auto s = structs.find(canonical);
@@ -567,6 +771,7 @@ struct PipelineEval::Impl {
 
   bool RunParser(const p4src::ParserDecl* parser) {
     block = nullptr;
+    parser_block = parser;
     Bind(parser->params, parser->locals, parser->name);
     std::string state = "start";
     for (int steps = 0; steps < 1024; ++steps) {
@@ -583,6 +788,12 @@ struct PipelineEval::Impl {
       for (const auto& e : st->select) vals.push_back(Eval(e));
       state = "reject";  // no case matches: error.NoMatch
       for (const auto& c : st->cases) {
+        // `default` (one don't-care key) matches a tuple select too.
+        const bool is_default = c.keys.size() == 1 && c.keys[0].dont_care;
+        if (is_default) {
+          state = c.next;
+          break;
+        }
         bool hit = c.keys.size() == vals.size();
         for (size_t k = 0; k < vals.size() && hit; ++k) {
           if (c.keys[k].dont_care) continue;
@@ -613,14 +824,13 @@ Gress FindGress(const p4src::Program& prog, const std::string& parser, const std
 
 }  // namespace
 
-PipelineEval::PipelineEval(const p4src::Program& prog, const PipelineBlocks& blocks,
-                           std::map<uint16_t, std::vector<uint16_t>> groups)
+PipelineEval::PipelineEval(const p4src::Program& prog, const PipelineBlocks& blocks, SwitchConfig config)
     : impl_(std::make_unique<Impl>(prog)) {
   impl_->ingress = FindGress(prog, blocks.parser, blocks.control, blocks.deparser);
   impl_->has_egress = !blocks.egress_parser.empty();
   if (impl_->has_egress)
     impl_->egress = FindGress(prog, blocks.egress_parser, blocks.egress_control, blocks.egress_deparser);
-  impl_->groups = std::move(groups);
+  impl_->config = std::move(config);
 }
 
 PipelineEval::~PipelineEval() = default;
@@ -633,16 +843,21 @@ GressResult PipelineEval::Impl::RunGress(const Gress& g, std::vector<uint8_t> pr
   m.in = std::move(prefix);
   m.in.insert(m.in.end(), frame.begin(), frame.end());
   m.cursor = 0;
+  m.path = g.parser->name;
   try {
     if (!m.RunParser(g.parser)) return r;
   } catch (const ParserError&) {
     return r;
   }
+  m.parser_block = nullptr;
   r.parsed = true;
   m.block = g.control;
+  m.path = g.control->name;
   m.Bind(g.control->params, g.control->locals, g.control->name);
   m.Exec(g.control->apply);
+  m.exiting = false;
   m.block = g.deparser;
+  m.path = g.deparser->name;
   m.scopes.clear();
   m.Bind(g.deparser->params, g.deparser->locals, g.deparser->name);
   m.out.clear();
@@ -660,53 +875,117 @@ const Var* PipelineEval::Impl::FindVar(const std::string& canonical) const {
   return it == vars.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+constexpr uint32_t kPipes = 4;
+constexpr uint32_t kMaxPasses = 16;  // a loop of recirculations is cut here (dropped, "recirculation limit")
+
+uint32_t PipeOf(uint16_t port) { return (port >> 7) & (kPipes - 1); }
+
+/// What the ingress parser sees before the frame: the intrinsic metadata (64
+/// bits: resubmit_flag, _pad1, packet_version, _pad2, ingress_port at bits
+/// 7..15, ingress_mac_tstamp 0), then the port metadata (PORT_METADATA_SIZE,
+/// zero: the configurations compared set no port metadata).
+std::vector<uint8_t> IngressPrefix(uint16_t port) {
+  std::vector<uint8_t> prefix(8 + kPortMetadataBits / 8, 0);
+  prefix[0] = static_cast<uint8_t>((port >> 8) & 1);
+  prefix[1] = static_cast<uint8_t>(port);
+  return prefix;
+}
+
+/// What the egress parser sees first: egress_intrinsic_metadata_t (27 bytes,
+/// TnaComposites' layout) with egress_port (bits 7..15) and egress_rid (bits
+/// 152..167); the rest 0.
+std::vector<uint8_t> EgressPrefix(uint16_t port, uint16_t rid) {
+  std::vector<uint8_t> prefix(27, 0);
+  prefix[0] = static_cast<uint8_t>((port >> 8) & 1);
+  prefix[1] = static_cast<uint8_t>(port);
+  prefix[19] = static_cast<uint8_t>(rid >> 8);
+  prefix[20] = static_cast<uint8_t>(rid);
+  return prefix;
+}
+
+}  // namespace
+
+IngressPass PipelineEval::Impl::RunIngressPass(const std::vector<uint8_t>& frame, uint16_t port) {
+  Impl& m = *this;
+  IngressPass p;
+  m.pipe = PipeOf(port);
+  p.gress = m.RunGress(m.ingress, IngressPrefix(port), frame);
+  if (!p.gress.parsed) return p;
+  const Var* tm = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.ucast_egress_port");
+  const Var* grp = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.mcast_grp_a");
+  const Var* xid = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.level1_exclusion_id");
+  const Var* bypass = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.bypass_egress");
+  const Var* drop = m.FindVar("@ingress_intrinsic_metadata_for_deparser_t.drop_ctl");
+  p.unicast = tm && tm->written;
+  p.port = p.unicast ? static_cast<uint16_t>(tm->v) : 0;
+  // A written mcast_grp_a is a multicast, group 0 too (SwitchML's session
+  // group is 0: switchml.py:538-541); one never written is none.
+  p.multicast = grp && grp->written;
+  p.group = grp ? static_cast<uint16_t>(grp->v) : 0;
+  p.l1_xid = xid ? static_cast<uint16_t>(xid->v) : 0;
+  p.bypass = bypass && bypass->v != 0;
+  p.drop = drop && (drop->v & 1) != 0;
+  return p;
+}
+
 PipelineOutcome PipelineEval::Run(const std::vector<uint8_t>& frame, uint16_t ingress_port) {
   Impl& m = *impl_;
   m.touched.clear();
-  // What the ingress parser sees: the intrinsic metadata (64 bits:
-  // resubmit_flag, _pad1, packet_version, _pad2, ingress_port at bits 7..15,
-  // ingress_mac_tstamp 0), the port metadata (PORT_METADATA_SIZE, zero: no
-  // port-metadata table in these programs), then the frame.
-  std::vector<uint8_t> prefix(8 + kPortMetadataBits / 8, 0);
-  prefix[0] = static_cast<uint8_t>((ingress_port >> 8) & 1);
-  prefix[1] = static_cast<uint8_t>(ingress_port);
   PipelineOutcome o;
-  const GressResult ig = m.RunGress(m.ingress, std::move(prefix), frame);
-  if (!ig.parsed) {
-    o.why = "parser error";
-    return o;
+  std::vector<uint8_t> pass_frame = frame;
+  uint16_t port = ingress_port;
+  const auto& recirc = m.config.recirculation_ports;
+  for (;;) {
+    ++o.passes;
+    const IngressPass p = m.RunIngressPass(pass_frame, port);
+    if (!p.gress.parsed) {
+      o.why = "parser error";
+      return o;
+    }
+    o.unicast = p.unicast;
+    o.multicast = p.multicast;
+    o.port = p.port;
+    o.group = p.group;
+    o.frame = p.gress.frame;
+    if (p.drop) {
+      o.why = "drop_ctl";
+      return o;
+    }
+    const bool loops = p.unicast && p.bypass && std::find(recirc.begin(), recirc.end(), p.port) != recirc.end();
+    if (!loops) break;
+    if (o.passes == kMaxPasses) {
+      o.why = "recirculation limit";
+      return o;
+    }
+    pass_frame = p.gress.frame;
+    port = p.port;
   }
-  // The traffic manager's view of what ingress decided.
-  const Var* tm = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.ucast_egress_port");
-  const Var* grp = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.mcast_grp_a");
-  const Var* drop = m.FindVar("@ingress_intrinsic_metadata_for_deparser_t.drop_ctl");
-  o.unicast = tm && tm->written;
-  o.port = o.unicast ? static_cast<uint16_t>(tm->v) : 0;
-  o.group = grp ? static_cast<uint16_t>(grp->v) : 0;
-  o.frame = ig.frame;
-  if (drop && (drop->v & 1) != 0) {
-    o.why = "drop_ctl";
-    return o;
-  }
-  if (!o.unicast && o.group == 0) {
+  if (!o.unicast && !o.multicast) {
     o.why = "no egress";
     return o;
   }
   o.dropped = false;
-  std::vector<uint16_t> ports;
-  if (o.unicast) ports.push_back(o.port);
-  if (o.group != 0)
-    if (auto g = m.groups.find(o.group); g != m.groups.end()) ports.insert(ports.end(), g->second.begin(), g->second.end());
-  for (uint16_t port : ports) {
+  const Var* bypass_var = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.bypass_egress");
+  const bool bypass = bypass_var && bypass_var->v != 0;
+  const Var* xid_var = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.level1_exclusion_id");
+  const uint16_t xid = xid_var ? static_cast<uint16_t>(xid_var->v) : 0;
+  std::vector<p4::MulticastNode> nodes;
+  if (o.unicast) nodes.emplace_back(o.port);
+  if (o.multicast)
+    if (auto g = m.config.groups.find(o.group); g != m.config.groups.end())
+      for (const auto& n : g->second)
+        if (!n.l1_xid || *n.l1_xid != xid) nodes.push_back(n);
+  const std::vector<uint8_t> deparsed = o.frame;
+  for (const auto& n : nodes) {
     PipelineOutcome::Copy c;
-    c.port = port;
-    c.frame = o.frame;
-    if (m.has_egress) {
-      // Egress sees its intrinsic metadata (egress_port set, the rest 0), then the packet.
-      std::vector<uint8_t> eg_prefix(27, 0);
-      eg_prefix[0] = static_cast<uint8_t>((port >> 8) & 1);
-      eg_prefix[1] = static_cast<uint8_t>(port);
-      const GressResult eg = m.RunGress(m.egress, std::move(eg_prefix), o.frame);
+    c.port = n.port;
+    c.frame = deparsed;
+    c.bypassed = bypass || !m.has_egress;
+    if (!c.bypassed) {
+      m.pipe = PipeOf(n.port);
+      const GressResult eg = m.RunGress(m.egress, EgressPrefix(n.port, n.rid), deparsed);
       const Var* eg_drop = m.FindVar("@egress_intrinsic_metadata_for_deparser_t.drop_ctl");
       c.dropped = !eg.parsed || (eg_drop && (eg_drop->v & 1) != 0);
       c.frame = eg.frame;
@@ -718,17 +997,12 @@ PipelineOutcome PipelineEval::Run(const std::vector<uint8_t>& frame, uint16_t in
 
 std::vector<PipelineEval::Cell> PipelineEval::TouchedCells() const {
   std::vector<Cell> out;
-  for (const auto& [reg, index] : impl_->touched) {
-    const p4src::Control* c = nullptr;
-    const std::string control = reg.substr(0, reg.find('.'));
-    c = impl_->prog.FindControl(control);
-    const std::vector<uint64_t>& cells = impl_->cells.at(reg);
-    uint64_t size = 0;
-    for (const auto& r : c->registers)
-      if (control + "." + r.name == reg) size = r.size;
-    const size_t fields = size == 0 ? 1 : cells.size() / size;
-    out.push_back({reg, index, std::vector<uint64_t>(cells.begin() + static_cast<long>(index * fields),
-                                                     cells.begin() + static_cast<long>((index + 1) * fields))});
+  for (const auto& t : impl_->touched) {
+    if (t.counter) {
+      out.push_back({t.reg, t.pipe, t.index, {impl_->counters.at(std::to_string(t.pipe) + "|" + t.reg).at(t.index)}});
+      continue;
+    }
+    out.push_back({t.reg, t.pipe, t.index, impl_->cells.at(std::to_string(t.pipe) + "|" + t.reg).at(t.index)});
   }
   return out;
 }

@@ -558,6 +558,7 @@ class Parser {
         Expr e;
         e.kind = Expr::Kind::kCall;
         e.op = base->name;
+        e.type = base->type;
         e.loc = base->loc;
         ++i_;
         if (!Is(")")) {
@@ -616,6 +617,13 @@ class Parser {
       while (Is(".") && Peek(1).kind == Token::Kind::kIdent) {
         ++i_;
         e.name += "." + Ident();
+      }
+      // A generic call `f<T>(...)` (TNA's port_metadata_unpack): T is kept
+      // for the call Postfix builds.
+      if (Is("<") && Peek(1).kind == Token::Kind::kIdent && Is(">", 2) && Is("(", 3)) {
+        ++i_;
+        e.type.name = Ident();
+        ++i_;
       }
       return Make(e);
     }
@@ -941,11 +949,47 @@ class Parser {
         f.name = Ident();
         SkipStatement();
         c.locals.push_back(f);
+      } else if (auto inst = TryInstance(mloc)) {
+        c.instances.push_back(*inst);
       } else {
-        SkipStatement();  // Counter, Hash, Random, DirectRegisterAction, ...
+        SkipStatement();  // DirectRegisterAction, ...
       }
     }
     p_.controls.push_back(std::move(c));
+  }
+
+  /// `Type[<...>](args) name;`: an instance of a control or an extern (the
+  /// constructor arguments are skipped). Leaves the position unchanged when
+  /// the declaration has another shape.
+  std::optional<Instance> TryInstance(const Loc& loc) {
+    if (Peek().kind != Token::Kind::kIdent) return std::nullopt;
+    const size_t start = i_;
+    Instance inst;
+    inst.loc = loc;
+    inst.type = Ident();
+    if (Is("<")) SkipAngles();
+    if (Is("(")) {
+      const size_t args_at = i_;
+      try {
+        ++i_;
+        if (!Is(")")) {
+          do inst.args.push_back(Expression());
+          while (Accept(","));
+        }
+        Expect(")");
+      } catch (const ReadError&) {  // arguments outside the expression subset: not kept
+        inst.args.clear();
+        i_ = args_at;
+        SkipGroup();
+      }
+      if (Peek().kind == Token::Kind::kIdent && Is(";", 1)) {
+        inst.name = Ident();
+        Expect(";");
+        return inst;
+      }
+    }
+    i_ = start;
+    return std::nullopt;
   }
 
   void ParserDeclaration(const Loc& loc) {
@@ -981,8 +1025,10 @@ class Parser {
         f.name = Ident();
         SkipStatement();
         pd.locals.push_back(f);
+      } else if (auto inst = TryInstance(sloc)) {
+        pd.instances.push_back(*inst);  // Checksum, ParserCounter, ...
       } else {
-        SkipStatement();  // value_set, Checksum, ParserCounter, ...
+        SkipStatement();  // value_set, ...
       }
     }
     p_.parsers.push_back(std::move(pd));
@@ -1071,6 +1117,9 @@ class Parser {
           SkipAnnotations();
           Expect(";");
           std::string path = f->kind == Expr::Kind::kName ? f->name : "<expression>";
+          if (f->kind == Expr::Kind::kCall && f->args.empty() && f->op.size() > 8 &&
+              f->op.compare(f->op.size() - 8, 8, ".isValid") == 0)
+            path = f->op + "()";
           if (f->kind == Expr::Kind::kSlice && f->args[0]->kind == Expr::Kind::kName)
             path = f->args[0]->name + "[" + std::to_string(f->hi) + ":" + std::to_string(f->lo) + "]";
           t.keys.emplace_back(path, kind);
@@ -1172,6 +1221,11 @@ Program ReadProgram(const std::string& root, const std::string& path, const Defi
   return p;
 }
 
+const Instance* Control::FindInstance(const std::string& n) const {
+  for (const auto& x : instances)
+    if (x.name == n) return &x;
+  return nullptr;
+}
 const RegisterActionDecl* Control::FindRegisterAction(const std::string& n) const {
   for (const auto& a : register_actions)
     if (a.name == n) return &a;

@@ -72,7 +72,7 @@ struct Expr {
   uint64_t value = 0;             ///< kLiteral
   int width = -1;                 ///< kLiteral: -1 = untyped integer, else the NwV width
   bool is_signed = false;         ///< kLiteral NsV
-  TypeRef type;                   ///< kCast
+  TypeRef type;                   ///< kCast; kCall: a generic call's type argument (`f<T>(x)`), else kNamed ""
   int hi = 0, lo = 0;             ///< kSlice [hi:lo]
   Loc loc;
 };
@@ -165,9 +165,18 @@ struct TableDecl {
   Loc loc;
 };
 
+/// An instance a control or parser declares: a control (`Processor() value00;`)
+/// or an extern (`Counter<...>(...) c;`, `Random<...>() rng;`, `Checksum() ck;`).
+struct Instance {
+  std::string type, name;
+  std::vector<ExprPtr> args;  ///< constructor arguments (a Counter's size, ...)
+  Loc loc;
+};
+
 struct Control {
   std::string name;
   std::vector<Param> params;
+  std::vector<Instance> instances;
   std::vector<Field> locals;  ///< control-level variables (`bit<32> bitmap;`), read by RegisterAction bodies
   std::vector<RegisterDecl> registers;
   std::vector<RegisterActionDecl> register_actions;
@@ -176,6 +185,7 @@ struct Control {
   std::vector<StmtPtr> apply;  ///< the apply block
   bool apply_read = false;     ///< false: outside the statement subset (or none), skipped
   Loc loc;
+  const Instance* FindInstance(const std::string& n) const;
   const RegisterActionDecl* FindRegisterAction(const std::string& n) const;
   const TableDecl* FindTable(const std::string& n) const;
   const ActionDecl* FindAction(const std::string& n) const;
@@ -201,6 +211,7 @@ struct ParserDecl {
   std::string name;
   std::vector<Param> params;
   std::vector<Field> locals;
+  std::vector<Instance> instances;  ///< externs (`Checksum() ck;`)
   std::vector<ParserState> states;
   bool read = false;  ///< false: a state outside the subset; states may be incomplete
   Loc loc;

@@ -158,7 +158,7 @@ control C(inout bit<8> x) { apply { switch (x) { default: { } } } }
 )", "bad.p4"));
   EXPECT_FALSE(prog.FindControl("C")->apply_read);
   try {
-    PipelineEval e(prog, {"P", "C", "C", "", "", ""}, {});
+    PipelineEval e(prog, {"P", "C", "C", "", "", ""}, SwitchConfig{});
     FAIL() << "no parser P, and C's apply is outside the subset";
   } catch (const p4src::ReadError& err) {
     EXPECT_NE(std::string(err.what()).find("parser P"), std::string::npos) << err.what();

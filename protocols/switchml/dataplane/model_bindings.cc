@@ -6,12 +6,23 @@
 #include "protocols/switchml/dataplane/controls.h"
 #include "protocols/switchml/dataplane/describe.h"
 #include "protocols/switchml/dataplane/next_step_selector.h"
+#include "protocols/switchml/dataplane/switchml_dataplane.h"
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
+#include <vector>
 
 namespace inasim::p4::switchml {
+
+namespace {
+/// The forwarder's flood group and the first rid of its nodes (switchml.py:70-71).
+constexpr uint16_t kFloodGroup = 0x8000;
+/// Device ports of the pipeline runs' workers: pipe-0 front-panel ports.
+constexpr uint16_t kPipelineWorkerPorts[] = {1, 5, 40};
+}  // namespace
 
 std::optional<RegisterActionBinding> BindRegisterAction(const std::string& name) {
   using UB = UpdateAndCheckWorkerBitmap;
@@ -150,10 +161,226 @@ std::optional<TableBinding> BindTable(const std::string& name) {
   return std::nullopt;
 }
 
-// Whole-pipeline runs: not yet. SwitchML's parsers (pkt.lookahead, value
-// sets), its recirculation passes and its egress controls are outside the
-// pipeline evaluator's subset (p4model/tools/p4pipe.h); its paths are covered
-// by the conformance tests (protocols/switchml/tests).
-std::optional<PipelineBinding> BindPipeline() { return std::nullopt; }
+namespace {
+
+/// Collects what the model emits for one frame, as device-port copies (the
+/// binding's workers sit on simulator ports equal to their device ports).
+class PipelineEmitter : public Emitter {
+ public:
+  PipelineResult result;
+  void Emit(inasim::Span<const uint8_t> frame, uint16_t port, Picoseconds) override {
+    result.dropped = false;
+    result.copies.emplace_back(port, std::vector<uint8_t>(frame.begin(), frame.end()));
+  }
+  void EmitMulticast(inasim::Span<const uint8_t> frame, inasim::Span<const uint16_t> ports, Picoseconds) override {
+    result.dropped = false;
+    for (uint16_t p : ports) result.copies.emplace_back(p, std::vector<uint8_t>(frame.begin(), frame.end()));
+  }
+  void EmitRouted(inasim::Span<const uint8_t> frame, Picoseconds) override {
+    result.dropped = false;  // no such path in the P4: shows as a difference
+    result.copies.emplace_back(0xffff, std::vector<uint8_t>(frame.begin(), frame.end()));
+  }
+};
+
+uint64_t Mac(const mac_addr_t& m) {
+  uint64_t v = 0;
+  for (uint8_t b : m) v = v << 8 | b;
+  return v;
+}
+
+constexpr uint64_t kAll = ~uint64_t{0};
+
+/// The model's copy of an upstream register cell or Counter index, by the
+/// instance path the evaluator gives it (switchml.p4:50-90).
+std::optional<std::vector<uint64_t>> ModelCell(const SwitchMLDataplane& dp, const std::string& reg, uint32_t pipe,
+                                               uint32_t index) {
+  const int p = static_cast<int>(pipe);
+  if (reg == "Ingress.update_and_check_worker_bitmap.worker_bitmap") {
+    const worker_bitmap_pair_t v = dp.WorkerBitmap(p, index);
+    return std::vector<uint64_t>{v.first, v.second};
+  }
+  if (reg == "Ingress.workers_counter.workers_count") {
+    const num_workers_pair_t v = dp.WorkersCount(p, index);
+    return std::vector<uint64_t>{v.first, v.second};
+  }
+  if (reg == "Ingress.exponents.exponents") {
+    const exponent_pair_t v = dp.Exponent(p, index);
+    return std::vector<uint64_t>{static_cast<uint8_t>(v.first), static_cast<uint8_t>(v.second)};
+  }
+  static const std::regex value(R"(Ingress\.value(\d\d)\.values)");
+  std::smatch m;
+  if (std::regex_match(reg, m, value)) {
+    const value_pair_t v = dp.Value(p, std::stoi(m[1]), index);
+    return std::vector<uint64_t>{v.first, v.second};
+  }
+  static const std::regex counter(R"(Ingress\.next_step_selector\.(broadcast|retransmit|recirculate|drop)_counter)");
+  if (std::regex_match(reg, m, counter)) {
+    const auto counters = dp.next_step_selector().counters(p);
+    const auto it = counters.find(index);
+    const NextStepSelector::Counters c = it == counters.end() ? NextStepSelector::Counters{} : it->second;
+    const std::string kind = m[1];
+    return std::vector<uint64_t>{kind == "broadcast"    ? c.broadcast
+                                 : kind == "retransmit" ? c.retransmit
+                                 : kind == "recirculate" ? c.recirculate
+                                                         : c.drop};
+  }
+  return std::nullopt;
+}
+
+/// What the controller installs for `c`, read off the model built from it
+/// (its own entries, the ones the declaration check compares with the
+/// controller's Python) and the controller's fixed entries.
+std::map<std::string, ControllerTable> ControllerTables(const SwitchMLDataplane& dp) {
+  const SwitchMLConfig& c = dp.config();
+  std::map<std::string, ControllerTable> t;
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/udp_receiver.py:79-150
+  auto& receive = t["Ingress.udp_receiver.receive_udp"];
+  for (const auto& e : dp.udp_receiver().entries())
+    receive.entries.push_back({{{0, 0}, {Mac(e.eth_src), kAll}, {Mac(e.eth_dst), kAll}, {e.ip_src, kAll}, {e.ip_dst, kAll},
+                                {e.udp_dst_port.value, e.udp_dst_port.mask}, {0, 0}},
+                               "set_bitmap",
+                               {e.mgid, static_cast<uint64_t>(e.worker_type), e.worker_id, e.num_workers, e.worker_bitmap}});
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:62-200
+  auto& next = t["Ingress.next_step_selector.next_step"];
+  for (const auto& e : dp.next_step_selector().entries()) {
+    const std::string a = ActionName(e.action);
+    std::vector<uint64_t> args;
+    if (a == "recirculate_for_CONSUME1" || a.rfind("recirculate_for_HARVEST", 0) == 0) args = {e.recirc_port};
+    next.entries.push_back({{{e.packet_size.value, e.packet_size.mask},
+                             {e.worker_id.value, e.worker_id.mask},
+                             {e.packet_type.value, e.packet_type.mask},
+                             {e.first_last_flag.value, e.first_last_flag.mask},
+                             {e.map_result.value, e.map_result.mask}},
+                            a,
+                            args});
+  }
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/udp_sender.py:49-110
+  t["Egress.udp_sender.switch_mac_and_ip"].default_action =
+      ControllerEntry{{}, "set_switch_mac_and_ip", {Mac(c.switch_mac), c.switch_ip}};
+  auto& dst = t["Egress.udp_sender.dst_addr"];
+  for (const auto& w : c.workers) dst.entries.push_back({{{w.worker_id, kAll}}, "set_dst_addr", {Mac(w.mac), w.ip}});
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/arp_icmp_responder.py:54-134:
+  // ARP who-has the switch IP, ICMP echo to it.
+  auto& arp = t["Ingress.arp_icmp_responder.arp_icmp"];
+  arp.entries.push_back({{{1, kAll}, {0, kAll}, {1, 0xffff}, {c.switch_ip, 0xffffffff}, {0, 0}, {c.switch_ip, 0}},
+                         "send_arp_reply",
+                         {Mac(c.switch_mac), c.switch_ip}});
+  arp.entries.push_back({{{0, kAll}, {1, kAll}, {0, 0}, {c.switch_ip, 0}, {8, 0xff}, {c.switch_ip, 0xffffffff}},
+                         "send_icmp_echo_reply",
+                         {Mac(c.switch_mac), c.switch_ip}});
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/forwarder.py:54-98,
+  // switchml.py:311-325: each port's MAC, broadcast floods, so does a miss.
+  auto& fwd = t["Ingress.forwarder.forward"];
+  for (const auto& w : c.workers) fwd.entries.push_back({{{Mac(w.mac), kAll}}, "set_egress_port", {w.port}});
+  fwd.entries.push_back({{{0xffffffffffff, kAll}}, "flood", {kFloodGroup}});
+  fwd.default_action = ControllerEntry{{}, "flood", {kFloodGroup}};
+  return t;
+}
+
+SwitchMLConfig PipelineConfig(uint8_t workers, uint32_t elements_per_packet) {
+  SwitchMLConfig c;
+  c.switch_mac = {0x02, 0, 0, 0, 0, 0xfe};
+  c.switch_ip = 0x0a0000fe;
+  c.num_workers = workers;
+  c.elements_per_packet = elements_per_packet;
+  c.forwarding = SwitchMLForwarding::kL2;
+  for (uint8_t i = 0; i < workers; ++i) {
+    SwitchMLWorker w;
+    w.worker_id = i;
+    w.port = kPipelineWorkerPorts[i];
+    w.dev_port = w.port;
+    w.mac = {0x02, 0, 0, 0, 0, static_cast<uint8_t>(i + 1)};
+    w.ip = 0x0a000001u + i;
+    c.workers.push_back(w);
+  }
+  return c;
+}
+
+}  // namespace
+
+// Whole-pipeline runs: upstream's Ingress and Egress with the controller's
+// entries for a UDP job (and its L2 forwarding), against the model
+// configured the same, frames from the workers' and other pipe-0 ports.
+std::optional<PipelineBinding> BindPipeline() {
+  PipelineBinding b;
+  b.parser = "IngressParser";
+  b.control = "Ingress";
+  b.deparser = "IngressDeparser";
+  b.egress_parser = "EgressParser";
+  b.egress_control = "Egress";
+  b.egress_deparser = "EgressDeparser";
+  const SwitchMLConfig three = PipelineConfig(3, 64);
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/pre.py:75-128: node
+  // id = rid = worker id, its L1 XID the rid; switchml.py:327-337: the flood
+  // group 0x8000, rid 0x8000 + port.
+  for (const auto& w : three.workers) {
+    b.groups[three.multicast_group].emplace_back(w.port, w.worker_id, w.worker_id);
+    b.groups[kFloodGroup].emplace_back(w.port, static_cast<uint16_t>(kFloodGroup + w.port),
+                                       static_cast<uint16_t>(kFloodGroup + w.port));
+  }
+  // Loopback: the recirculation ports the controller's next_step entries use
+  // (64, 68, and ports of pipes 1-3).
+  b.recirculation_ports = {64, 68};
+  for (uint16_t p = 128; p < 512; ++p) b.recirculation_ports.push_back(p);
+  auto variant = [](std::string name, uint8_t workers, uint32_t elements) {
+    const SwitchMLConfig c = PipelineConfig(workers, elements);
+    PipelineBinding::Variant v;
+    v.name = std::move(name);
+    v.tables = ControllerTables(SwitchMLDataplane(c));
+    v.frame_bytes = kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kSwitchmlHBytes + kExponentsHBytes + 4 * elements;
+    v.make = [c] {
+      auto dp = std::make_shared<SwitchMLDataplane>(c);
+      PipelineModel m;
+      m.run = [dp](const std::vector<uint8_t>& frame, uint16_t dev_port) {
+        PipelineEmitter out;
+        dp->Process(dev_port, inasim::Span<const uint8_t>(frame.data(), frame.size()), 0, out);
+        return out.result;
+      };
+      m.cell = [dp](const std::string& reg, uint32_t pipe, uint32_t index) { return ModelCell(*dp, reg, pipe, index); };
+      return m;
+    };
+    return v;
+  };
+  // Three workers (a slot completes with all three; duplicates retransmit),
+  // 256 B packets; then 1024 B packets, the folded pipe's eleven passes.
+  b.variants = {variant("3 workers, 256 B", 3, 64), variant("3 workers, 1024 B", 3, 256)};
+  b.ports = {kPipelineWorkerPorts[0], kPipelineWorkerPorts[1], kPipelineWorkerPorts[2], 0, 63};
+  b.frame_bytes = 308;
+  // Fields drawn so that about half the frames are a worker's SwitchML
+  // packet for one of a few slots (so slots complete, and duplicates
+  // retransmit), the rest an ARP / ICMP request or a packet with one field
+  // off: offsets of headers.p4 (Ethernet 0, IPv4 14, UDP 34, switchml_h 42,
+  // exponents 50). `Often(v, n, others)`: v n times, then each other value once.
+  auto often = [](uint64_t v, int n, std::vector<uint64_t> others) {
+    std::vector<uint64_t> out(static_cast<size_t>(n), v);
+    out.insert(out.end(), others.begin(), others.end());
+    return out;
+  };
+  const uint64_t sw_mac = Mac(three.switch_mac), sw_ip = three.switch_ip;
+  std::vector<uint64_t> src_macs, src_ips;
+  for (int k = 0; k < 4; ++k)
+    for (const auto& w : three.workers) src_macs.push_back(Mac(w.mac)), src_ips.push_back(w.ip);
+  src_macs.push_back(0x020000000077);
+  src_ips.push_back(0x0a000077);
+  b.fields = {
+      {0, 6, often(sw_mac, 16, {0xffffffffffff, Mac(three.workers[1].mac), 0x020000000099}), -1, 0.97},
+      {6, 6, src_macs, 0, 0.99},
+      {26, 4, src_ips, 0, 0.99},
+      // EtherType + IPv4 version/IHL + TOS, or ARP hw type 1, or IPv6
+      {12, 4, often(0x08004500, 16, {0x08004600, 0x08060001, 0x08060001, 0x86dd6000}), -1, 0.99},
+      // IPv4 total length + id, or ARP proto 0x0800 and sizes
+      {16, 4, {0x01340000, 0x01340000, 0x08000604}, -1, 0.99},
+      // IPv4 flags/fragment, TTL, protocol, or ARP opcode 1 / 2
+      {20, 4, often(0x00004011, 16, {0x40004011, 0x00014011, 0x00004001, 0x00010000, 0x00020000}), -1, 0.99},
+      {30, 4, often(sw_ip, 16, {0x0a000002}), -1, 0.97},
+      // UDP source and destination ports (or ICMP type, code); ARP's target IP at 38
+      {34, 4, often(0x1234bee0, 16, {0x1234bee1, 0x1234beef, 0x1234bef0, 0x08001234, 0x00001234}), -1, 0.99},
+      {38, 4, {sw_ip, 0x01340000}, -1, 0.75},
+      // switchml_h: msg_type and size (256 B, 1024 B, others); pool index; exponents
+      {42, 1, often(0x01, 8, {0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x00, 0x02, 0x11}), -1, 0.99},
+      {48, 2, {0, 0, 0, 0, 0x8000, 0x8000, 1, 5}, -1, 0.99},
+      {50, 2, {0x0000, 0x7f80, 0x0102, 0xff01, 0x8080}, -1, 0.75}};
+  return b;
+}
 
 }  // namespace inasim::p4::switchml
