@@ -106,6 +106,9 @@ struct PipelineBinding {
     std::map<std::string, ControllerTable> tables;
     /// The typical frame of this variant, if not the binding's frame_bytes.
     std::optional<size_t> frame_bytes;
+    /// The port metadata (PORT_METADATA_SIZE bits, 8 bytes) the controller
+    /// set per ingress port; a port not listed has zeros.
+    std::map<uint16_t, std::vector<uint8_t>> port_metadata;
   };
   std::vector<Variant> variants;
   std::vector<uint16_t> ports;     ///< device ports frames arrive on (any pipe)

@@ -325,7 +325,7 @@ void DiffPipeline(const p4src::Program& prog, const p4::PipelineBinding& b, cons
                   uint64_t packets, std::mt19937_64& rng, DiffSummary& sum, CheckReport& report) {
   constexpr uint64_t kPerRun = 48;
   const PipelineBlocks blocks{b.parser, b.control, b.deparser, b.egress_parser, b.egress_control, b.egress_deparser};
-  const SwitchConfig config{b.groups, b.recirculation_ports, variant.tables};
+  const SwitchConfig config{b.groups, b.recirculation_ports, variant.tables, variant.port_metadata};
   const std::string item = "pipeline " + b.parser + " -> " + b.control + " -> " + b.deparser +
                            (b.egress_parser.empty() ? "" : " -> " + b.egress_control) + " (" + variant.name + ")";
   uint64_t sent = 0, frames = 0, runs = 0, bad_runs = 0;  // sent: the budget used; frames: compared

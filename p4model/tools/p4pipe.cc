@@ -1,6 +1,7 @@
 #include "p4model/tools/p4pipe.h"
 
 #include <algorithm>
+#include <random>
 #include <regex>
 #include <unordered_map>
 #include <sstream>
@@ -147,6 +148,7 @@ struct PipelineEval::Impl {
   const p4src::ParserDecl* parser_block = nullptr;  // the parser running, for its externs
   std::map<std::string, std::vector<std::pair<u128, int>>> checksum_fields;  // a parser Checksum's add()s
   std::map<std::string, std::map<uint64_t, uint64_t>> counters;  // "pipe|path.counter" -> index -> packets
+  std::mt19937_64 random{1};  // Random.get()'s draws
   std::map<std::string, p4src::Composite> tna = TnaComposites();
   std::map<std::string, Header> headers;                    // canonical path -> header instance
   std::map<std::string, const p4src::Composite*> structs;  // canonical path -> struct type
@@ -330,6 +332,7 @@ struct PipelineEval::Impl {
     switch (e->kind) {
       case K::kLiteral: return {e->value, e->width, e->is_signed};
       case K::kName: {
+        if (auto hit = TableApplyResult(e->name, e->loc)) return *hit;
         bool scoped = false;
         for (const auto& s : scopes) scoped = scoped || s.count(e->name);
         if (!scoped && Canonical(e->name).empty())
@@ -361,6 +364,19 @@ struct PipelineEval::Impl {
       case K::kList: break;
     }
     throw ReadError(e->loc.str() + ": a list outside a checksum's update");
+  }
+
+  /// `t.apply().hit` / `.miss` (the reader keeps it as one name): applies
+  /// table t of the running control and gives whether an entry matched.
+  std::optional<P4Val> TableApplyResult(const std::string& name, const p4src::Loc& loc) {
+    static const std::string kApply = ".apply().";
+    const size_t at = name.find(kApply);
+    if (at == std::string::npos || !block) return std::nullopt;
+    const std::string field = name.substr(at + kApply.size());
+    const p4src::TableDecl* t = block->FindTable(name.substr(0, at));
+    if (!t || (field != "hit" && field != "miss")) return std::nullopt;
+    const bool hit = ApplyTable(*t, loc);
+    return P4Val{(field == "hit") == hit ? 1u : 0u, 1, false};
   }
 
   /// Splits "a.b.method" into ("a.b", "method").
@@ -434,6 +450,15 @@ struct PipelineEval::Impl {
       return {};
     }
     if (inst.type == "DirectCounter" && method == "count") return {};  // counts the entry hit; nothing reads it
+    if (inst.type == "Random" && method == "get" && e.args.empty()) {
+      // Tofino's generator is not public: a fixed-seed draw of Random<T>'s
+      // width. Bindings compare only where no draw can change the outcome
+      // (SwitchML: a drop probability of 0 or 0xffff, saturating).
+      if (inst.type_args.size() != 1) throw ReadError(inst.loc.str() + ": Random " + inst.name + " without its type");
+      const p4src::TypeRef& t = inst.type_args[0];
+      const int w = t.kind == p4src::TypeRef::Kind::kNamed ? prog.WidthOf(t) : t.width;
+      return {random() & MaskOf(w), w, false};
+    }
     if (inst.type == "Checksum" && method == "add" && e.args.size() == 1) {
       const Header& h = HeaderAt(e.args[0]->name, e.loc);
       for (size_t i = 0; i < h.f.size(); ++i) checksum_fields[inst.name].push_back({h.f[i], h.w[i]});
@@ -673,17 +698,17 @@ struct PipelineEval::Impl {
     return Read(Lookup(path, loc), loc);
   }
 
-  void ApplyTable(const p4src::TableDecl& t, const p4src::Loc& loc) {
+  /// Runs the table's matching entry's action, else its default; true when
+  /// an entry matched (`hit`).
+  bool ApplyTable(const p4src::TableDecl& t, const p4src::Loc& loc) {
     std::vector<P4Val> keys;
     for (const auto& [path, kind] : t.keys) {
       if (kind != "exact" && kind != "ternary")
         throw ReadError(t.loc.str() + ": table " + t.name + ": match kind " + kind + " is outside the subset");
       keys.push_back(KeyValue(path, loc));
     }
-    if (auto c = config.tables.find(path + "." + t.name); c != config.tables.end()) {
-      ApplyControllerTable(t, c->second, keys);
-      return;
-    }
+    if (auto c = config.tables.find(path + "." + t.name); c != config.tables.end())
+      return ApplyControllerTable(t, c->second, keys);
     for (const auto& e : t.entries) {
       bool hit = true;
       for (size_t k = 0; k < keys.size() && hit; ++k) {
@@ -694,15 +719,16 @@ struct PipelineEval::Impl {
       }
       if (!hit) continue;
       RunTableAction(t, e.action, e.args, e.loc);
-      return;
+      return true;
     }
     if (!t.default_action.empty()) RunTableAction(t, t.default_action, t.default_args, t.loc);
+    return false;
   }
 
   /// A table the controller fills: its entries (first match; the model gives
   /// them in priority order), else its default action as the controller set
   /// it, else the program's.
-  void ApplyControllerTable(const p4src::TableDecl& t, const p4::ControllerTable& c, const std::vector<P4Val>& keys) {
+  bool ApplyControllerTable(const p4src::TableDecl& t, const p4::ControllerTable& c, const std::vector<P4Val>& keys) {
     for (const auto& e : c.entries) {
       if (e.keys.size() != keys.size())
         throw ReadError(t.loc.str() + ": a controller entry of " + path + "." + t.name + " has " + std::to_string(e.keys.size()) +
@@ -714,13 +740,14 @@ struct PipelineEval::Impl {
       }
       if (!hit) continue;
       RunTableAction(t, e.action, e.args, t.loc);
-      return;
+      return true;
     }
     if (c.default_action) {
       RunTableAction(t, c.default_action->action, c.default_action->args, t.loc);
-      return;
+      return false;
     }
     if (!t.default_action.empty()) RunTableAction(t, t.default_action, t.default_args, t.loc);
+    return false;
   }
 
   void RunTableAction(const p4src::TableDecl& t, const std::string& name, const std::vector<uint64_t>& args,
@@ -884,12 +911,14 @@ uint32_t PipeOf(uint16_t port) { return (port >> 7) & (kPipes - 1); }
 
 /// What the ingress parser sees before the frame: the intrinsic metadata (64
 /// bits: resubmit_flag, _pad1, packet_version, _pad2, ingress_port at bits
-/// 7..15, ingress_mac_tstamp 0), then the port metadata (PORT_METADATA_SIZE,
-/// zero: the configurations compared set no port metadata).
-std::vector<uint8_t> IngressPrefix(uint16_t port) {
+/// 7..15, ingress_mac_tstamp 0), then the port metadata (PORT_METADATA_SIZE:
+/// what the controller set for the port, else zeros).
+std::vector<uint8_t> IngressPrefix(uint16_t port, const std::map<uint16_t, std::vector<uint8_t>>& port_metadata) {
   std::vector<uint8_t> prefix(8 + kPortMetadataBits / 8, 0);
   prefix[0] = static_cast<uint8_t>((port >> 8) & 1);
   prefix[1] = static_cast<uint8_t>(port);
+  if (auto it = port_metadata.find(port); it != port_metadata.end())
+    for (size_t i = 0; i < it->second.size() && i < kPortMetadataBits / 8; ++i) prefix[8 + i] = it->second[i];
   return prefix;
 }
 
@@ -911,7 +940,7 @@ IngressPass PipelineEval::Impl::RunIngressPass(const std::vector<uint8_t>& frame
   Impl& m = *this;
   IngressPass p;
   m.pipe = PipeOf(port);
-  p.gress = m.RunGress(m.ingress, IngressPrefix(port), frame);
+  p.gress = m.RunGress(m.ingress, IngressPrefix(port, m.config.port_metadata), frame);
   if (!p.gress.parsed) return p;
   const Var* tm = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.ucast_egress_port");
   const Var* grp = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.mcast_grp_a");

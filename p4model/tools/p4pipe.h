@@ -15,7 +15,8 @@
 // `pkt.emit(h)` (a struct emits its headers in order), `select` with masks,
 // control instances (`Processor() value00; ... value00.apply(...)`, each with
 // its own registers), Counter/DirectCounter `count`, a Checksum's `add`,
-// `verify` and `update({...})` (the IPv4 header sum), TNA's
+// `verify` and `update({...})` (the IPv4 header sum), Random `get` (drawn
+// from a fixed seed: compare only where the draw cannot matter), TNA's
 // `port_metadata_unpack`, tables the controller fills (SwitchConfig::tables);
 // then the traffic manager (unicast, multicast groups with replication ids
 // and level-1 exclusion, bypass_egress, recirculation as another ingress
@@ -70,6 +71,7 @@ struct SwitchConfig {
   std::map<uint16_t, std::vector<p4::MulticastNode>> groups;
   std::vector<uint16_t> recirculation_ports;
   std::map<std::string, p4::ControllerTable> tables;  ///< by instance path, "Ingress.udp_receiver.receive_udp"
+  std::map<uint16_t, std::vector<uint8_t>> port_metadata;  ///< per ingress port, 8 bytes; others zero
 };
 
 class PipelineEval {
@@ -79,7 +81,7 @@ class PipelineEval {
   PipelineEval(const p4src::Program& prog, const PipelineBlocks& blocks, SwitchConfig config);
   PipelineEval(const p4src::Program& prog, const PipelineBlocks& blocks,
                std::map<uint16_t, std::vector<p4::MulticastNode>> groups)
-      : PipelineEval(prog, blocks, SwitchConfig{std::move(groups), {}, {}}) {}
+      : PipelineEval(prog, blocks, SwitchConfig{std::move(groups), {}, {}, {}}) {}
   ~PipelineEval();
 
   /// One frame in from device port `ingress_port`; registers keep their values.

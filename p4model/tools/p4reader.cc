@@ -967,7 +967,19 @@ class Parser {
     Instance inst;
     inst.loc = loc;
     inst.type = Ident();
-    if (Is("<")) SkipAngles();
+    if (Is("<")) {
+      const size_t angles_at = i_;
+      try {
+        ++i_;
+        do inst.type_args.push_back(Type());
+        while (Accept(","));
+        Expect(">");
+      } catch (const ReadError&) {  // e.g. `Hash<bit<16>>`, read as `>>`: not kept
+        inst.type_args.clear();
+        i_ = angles_at;
+        SkipAngles();
+      }
+    }
     if (Is("(")) {
       const size_t args_at = i_;
       try {

@@ -169,6 +169,7 @@ struct TableDecl {
 /// or an extern (`Counter<...>(...) c;`, `Random<...>() rng;`, `Checksum() ck;`).
 struct Instance {
   std::string type, name;
+  std::vector<TypeRef> type_args;  ///< `Random<T>`'s T, ... (empty when not read)
   std::vector<ExprPtr> args;  ///< constructor arguments (a Counter's size, ...)
   Loc loc;
 };

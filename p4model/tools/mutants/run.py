@@ -90,7 +90,8 @@ def main():
                                     "(needs network; a failed clone is a skip)")
     ap.add_argument("--inputs", type=int, default=50000, help="inasim-p4 check --inputs per mutant")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--min-score", type=float, default=0.9)
+    ap.add_argument("--min-score", type=float, default=None,
+                    help="the floor (default: the list's min_score, else 0.9)")
     args = ap.parse_args()
     try:
         with open(args.mutants, encoding="utf-8") as f:
@@ -106,8 +107,10 @@ def main():
     else:
         print("run.py: no upstream source (--p4-src, --fetch or INASIM_P4_SRC); skipped", file=sys.stderr)
         return SKIP
-    if not os.path.isfile(os.path.join(src_root, doc["file"])):
-        print(f"run.py: {src_root}/{doc['file']} not found; skipped", file=sys.stderr)
+    files = doc["file"] if isinstance(doc["file"], list) else [doc["file"]]
+    missing = [f for f in files if not os.path.isfile(os.path.join(src_root, f))]
+    if missing:
+        print(f"run.py: {src_root}/{missing[0]} not found; skipped", file=sys.stderr)
         return SKIP
     if not os.access(args.inasim_p4, os.X_OK):
         fail(f"--inasim-p4 {args.inasim_p4}: not an executable")
@@ -122,11 +125,13 @@ def main():
         results = list(pool.map(lambda m: run_one(args, doc, src_root, m), doc["mutants"]))
     caught = sum(1 for _, v, _ in results if v in ("caught", "refused"))
     unexplained, stale = [], []
-    print(f"mutation score of inasim-p4 check {doc['program']} against {doc['file']} "
+    where = files[0] if len(files) == 1 else f"{len(files)} files"
+    print(f"mutation score of inasim-p4 check {doc['program']} against {where} "
           f"({doc['upstream']['commit'][:7]}), {len(results)} one-line mutants, --inputs {args.inputs}:")
     for m, verdict, why in results:
         text = f"{m['from']!r} -> {m['to']!r}"
-        print(f"  {m['id']}  {m['operator']:<10} line {m['line']:>4}  {text:<44} {verdict}")
+        place = f"line {m['line']:>4}" if len(files) == 1 else f"{os.path.basename(m['file'])}:{m['line']}"
+        print(f"  {m['id']}  {m['operator']:<10} {place}  {text:<44} {verdict}")
         if verdict == "survived":
             if m.get("survives"):
                 print(f"        survives: {m['survives']}")
@@ -140,6 +145,10 @@ def main():
     survivors = len(results) - caught
     print(f"{doc['program']}: {caught} of {len(results)} caught ({100 * score:.1f} %); {survivors} survive, "
           f"{survivors - len([i for i in unexplained])} of them with a written reason")
+    if args.min_score is None:
+        args.min_score = float(doc.get("min_score", 0.9))
+        if "min_score_note" in doc:
+            print(f"  floor {100 * args.min_score:.0f} %: {doc['min_score_note']}")
     ok = score >= args.min_score and not unexplained and not stale
     if unexplained:
         print(f"  survivors without a reason (add \"survives\" to {args.mutants}): {', '.join(unexplained)}")

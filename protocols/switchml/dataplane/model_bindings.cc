@@ -213,6 +213,12 @@ std::optional<std::vector<uint64_t>> ModelCell(const SwitchMLDataplane& dp, cons
     const value_pair_t v = dp.Value(p, std::stoi(m[1]), index);
     return std::vector<uint64_t>{v.first, v.second};
   }
+  // By QP_INDEX; a UDP packet's (its BTH invalid) is 0 on both sides.
+  if (reg == "Ingress.egress_drop_sim.simulated_drop_packet_counter" && pipe == 0) {
+    const auto& by_qp = dp.egress_drop_sim().simulated_drop_packet_counter_by_qp;
+    const auto it = by_qp.find(index);
+    return std::vector<uint64_t>{it == by_qp.end() ? 0 : it->second};
+  }
   static const std::regex counter(R"(Ingress\.next_step_selector\.(broadcast|retransmit|recirculate|drop)_counter)");
   if (std::regex_match(reg, m, counter)) {
     const auto counters = dp.next_step_selector().counters(p);
@@ -322,11 +328,18 @@ std::optional<PipelineBinding> BindPipeline() {
   // (64, 68, and ports of pipes 1-3).
   b.recirculation_ports = {64, 68};
   for (uint16_t p = 128; p < 512; ++p) b.recirculation_ports.push_back(p);
-  auto variant = [](std::string name, uint8_t workers, uint32_t elements) {
-    const SwitchMLConfig c = PipelineConfig(workers, elements);
+  auto variant = [](std::string name, uint8_t workers, uint32_t elements, bool egress_drops = false) {
+    SwitchMLConfig c = PipelineConfig(workers, elements);
     PipelineBinding::Variant v;
     v.name = std::move(name);
     v.tables = ControllerTables(SwitchMLDataplane(c));
+    if (egress_drops) {
+      // Egress drop probability 1: the controller's int(0xffff * p) in the
+      // port metadata of ports 0..287 (drop_simulator.py:64-93); any random
+      // draw saturates to 0xffff, so both sides drop every copy.
+      c.egress_drop_probability = 1.0;
+      for (uint16_t p = 0; p < 288; ++p) v.port_metadata[p] = {0, 0, 0xff, 0xff, 0, 0, 0, 0};
+    }
     v.frame_bytes = kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kSwitchmlHBytes + kExponentsHBytes + 4 * elements;
     v.make = [c] {
       auto dp = std::make_shared<SwitchMLDataplane>(c);
@@ -342,8 +355,12 @@ std::optional<PipelineBinding> BindPipeline() {
     return v;
   };
   // Three workers (a slot completes with all three; duplicates retransmit),
-  // 256 B packets; then 1024 B packets, the folded pipe's eleven passes.
-  b.variants = {variant("3 workers, 256 B", 3, 64), variant("3 workers, 1024 B", 3, 256)};
+  // 256 B packets; then 1024 B packets, the folded pipe's eleven passes;
+  // then 256 B with every result dropped by the egress drop simulator. (An
+  // ingress drop probability is not compared: upstream's dropped packet
+  // falls through to the forwarder, which the model does not follow; README.)
+  b.variants = {variant("3 workers, 256 B", 3, 64), variant("3 workers, 1024 B", 3, 256),
+                variant("3 workers, 256 B, egress drops", 3, 64, true)};
   b.ports = {kPipelineWorkerPorts[0], kPipelineWorkerPorts[1], kPipelineWorkerPorts[2], 0, 63};
   b.frame_bytes = 308;
   // Fields drawn so that about half the frames are a worker's SwitchML
@@ -374,10 +391,12 @@ std::optional<PipelineBinding> BindPipeline() {
       {20, 4, often(0x00004011, 16, {0x40004011, 0x00014011, 0x00004001, 0x00010000, 0x00020000}), -1, 0.99},
       {30, 4, often(sw_ip, 16, {0x0a000002}), -1, 0.97},
       // UDP source and destination ports (or ICMP type, code); ARP's target IP at 38
-      {34, 4, often(0x1234bee0, 16, {0x1234bee1, 0x1234beef, 0x1234bef0, 0x08001234, 0x00001234}), -1, 0.99},
+      // (or RoCEv2's 4791, which a UDP job's program parses and forwards)
+      {34, 4, often(0x1234bee0, 16, {0x1234bee1, 0x1234beef, 0x1234bef0, 0x08001234, 0x00001234, 0xc00012b7, 0xc00012b7}), -1, 0.99},
       {38, 4, {sw_ip, 0x01340000}, -1, 0.75},
       // switchml_h: msg_type and size (256 B, 1024 B, others); pool index; exponents
-      {42, 1, often(0x01, 8, {0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x00, 0x02, 0x11}), -1, 0.99},
+      // (for RoCE, the BTH opcode: UC RDMA write first, only, only with immediate, send last with immediate)
+      {42, 1, often(0x01, 8, {0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x00, 0x02, 0x11, 0x26, 0x2a, 0x2b, 0x23}), -1, 0.99},
       {48, 2, {0, 0, 0, 0, 0x8000, 0x8000, 1, 5}, -1, 0.99},
       {50, 2, {0x0000, 0x7f80, 0x0102, 0xff01, 0x8080}, -1, 0.75}};
   return b;

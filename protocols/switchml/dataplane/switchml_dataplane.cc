@@ -582,7 +582,7 @@ void IngressDropSimulator::apply(port_metadata_t& port_metadata) {
   }
 }
 
-void EgressDropSimulator::apply(port_metadata_t& port_metadata, bool& simulate_egress_drop) {
+void EgressDropSimulator::apply(port_metadata_t& port_metadata, uint32_t qp_index, bool& simulate_egress_drop) {
   if (port_metadata.egress_drop_probability != 0) {
     const auto r = static_cast<uint16_t>(rng_());
     port_metadata.egress_drop_probability = SatAdd16(r, port_metadata.egress_drop_probability);
@@ -590,6 +590,7 @@ void EgressDropSimulator::apply(port_metadata_t& port_metadata, bool& simulate_e
   simulate_egress_drop = port_metadata.egress_drop_probability == 0xffff;
   if (port_metadata.ingress_drop_probability == 0xffff || port_metadata.egress_drop_probability == 0xffff) {
     ++simulated_drop_packet_counter;
+    ++simulated_drop_packet_counter_by_qp[qp_index];
   }
 }
 
@@ -716,7 +717,9 @@ void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint32_t f
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:110
     ingress_drop_sim_.apply(ig_md.port_metadata);
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:113
-    egress_drop_sim_.apply(ig_md.port_metadata, md.simulate_egress_drop);
+    // QP_INDEX (rdma_receiver.p4:30) of the BTH, 0 for a UDP packet (whose
+    // BTH is invalid: what the P4 reads there is unspecified).
+    egress_drop_sim_.apply(ig_md.port_metadata, hdr.ib_bth.valid ? QpIndex(hdr.ib_bth.dst_qp) : 0, md.simulate_egress_drop);
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:116: the 9-bit
     // device port (a retransmit goes back to it, mapped to its simulator port).
     md.ingress_port = tofino_port;

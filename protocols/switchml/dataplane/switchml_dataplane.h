@@ -106,9 +106,11 @@ class EgressDropSimulator {
  public:
   explicit EgressDropSimulator(uint64_t seed) : rng_(seed) {}
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/drop_simulator.p4:58
-  void apply(port_metadata_t& port_metadata, bool& simulate_egress_drop);
-  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/drop_simulator.p4:51
+  void apply(port_metadata_t& port_metadata, uint32_t qp_index, bool& simulate_egress_drop);
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/drop_simulator.p4:51: the
+  // total, and by QP_INDEX (only the indices ever counted).
   uint64_t simulated_drop_packet_counter = 0;
+  std::map<uint32_t, uint64_t> simulated_drop_packet_counter_by_qp;
 
  private:
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/drop_simulator.p4:49
@@ -219,6 +221,7 @@ class SwitchMLDataplane : public Dataplane {
   const UDPSender& udp_sender() const { return udp_sender_; }
   const RDMAReceiver& rdma_receiver() const { return rdma_receiver_; }
   const RDMASender& rdma_sender() const { return rdma_sender_; }
+  const EgressDropSimulator& egress_drop_sim() const { return egress_drop_sim_; }
 
   // Register reads (no side effects). `pipe` in 0..3.
   worker_bitmap_pair_t WorkerBitmap(int pipe, uint32_t slot) const;

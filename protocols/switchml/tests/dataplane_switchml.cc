@@ -572,6 +572,9 @@ TEST(SwitchML, DropSimulation) {
   EXPECT_TRUE(rec.out.empty());
   EXPECT_EQ(eg.stats().simulated_egress_drops, 1u);
   EXPECT_EQ(eg.WorkerBitmap(0, 0).first, 1u);  // consumed before the egress drop
+  // simulated_drop_packet_counter, by QP_INDEX: a UDP packet's (no BTH) is 0.
+  EXPECT_EQ(eg.egress_drop_sim().simulated_drop_packet_counter, 1u);
+  EXPECT_EQ(eg.egress_drop_sim().simulated_drop_packet_counter_by_qp, (std::map<uint32_t, uint64_t>{{0, 1}}));
 }
 
 TEST(SwitchML, DumpStateListsTouchedRegisters) {
