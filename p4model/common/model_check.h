@@ -81,6 +81,19 @@ struct ControllerTable {
   std::optional<ControllerEntry> default_action;
 };
 
+/// A frame field the pipeline runs' driver draws from a small set: its byte
+/// offset and width, the values, fields set together (`link`), how often.
+struct PipelineField {
+  size_t offset;
+  int bytes;
+  std::vector<uint64_t> values;
+  /// Fields with the same link (>= 0) are set together, to the values at
+  /// one index (a worker's MAC and IP address), or not at all.
+  int link = -1;
+  /// How often the field is set (else its bytes stay random).
+  double probability = 0.75;
+};
+
 /// The model side of whole-pipeline differential runs: the upstream blocks it
 /// mirrors, a fresh model (every register zero) per run, and the device ports
 /// and frame shape the driver uses.
@@ -109,6 +122,8 @@ struct PipelineBinding {
     /// The port metadata (PORT_METADATA_SIZE bits, 8 bytes) the controller
     /// set per ingress port; a port not listed has zeros.
     std::map<uint16_t, std::vector<uint8_t>> port_metadata;
+    /// This variant's frame fields, if not the binding's (`fields` below).
+    std::optional<std::vector<PipelineField>> fields;
   };
   std::vector<Variant> variants;
   std::vector<uint16_t> ports;     ///< device ports frames arrive on (any pipe)
@@ -116,16 +131,7 @@ struct PipelineBinding {
   /// Byte offsets and widths the driver draws from small sets so that packets
   /// meet in the same register cells (e.g. an index), and fields it sets to
   /// edge values; the rest of each frame is random.
-  struct Field {
-    size_t offset;
-    int bytes;
-    std::vector<uint64_t> values;
-    /// Fields with the same link (>= 0) are set together, to the values at
-    /// one index (a worker's MAC and IP address), or not at all.
-    int link = -1;
-    /// How often the field is set (else its bytes stay random).
-    double probability = 0.75;
-  };
+  using Field = PipelineField;
   std::vector<Field> fields;
 };
 

@@ -244,14 +244,14 @@ std::string HexBytes(const std::vector<uint8_t>& b) {
 /// A frame of the binding's shape: mostly `bytes`, sometimes shorter or
 /// longer; random bytes, the binding's fields mostly drawn from their sets
 /// (linked fields at one index).
-std::vector<uint8_t> RandomFrame(const p4::PipelineBinding& b, size_t bytes, std::mt19937_64& rng) {
+std::vector<uint8_t> RandomFrame(const std::vector<p4::PipelineField>& fields, size_t bytes, std::mt19937_64& rng) {
   const uint64_t shape = rng() % 10;
   const size_t n = shape == 0 ? rng() % bytes : shape == 1 ? bytes + 1 + rng() % 32 : bytes;
   std::vector<uint8_t> f(n);
   for (uint8_t& x : f) x = static_cast<uint8_t>(rng());
   std::map<int, std::optional<size_t>> linked;  // link -> the drawn index, or nullopt: not set
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  for (const auto& field : b.fields) {
+  for (const auto& field : fields) {
     const bool fits = field.offset + static_cast<size_t>(field.bytes) <= n;
     std::optional<size_t> pick;
     if (field.link >= 0 && linked.count(field.link)) {
@@ -336,7 +336,8 @@ void DiffPipeline(const p4src::Program& prog, const p4::PipelineBinding& b, cons
     PipelineEval upstream(prog, blocks, config);
     const p4::PipelineModel model = variant.make();
     for (uint64_t k = 0; k < kPerRun && sent < packets; ++k, ++sent) {
-      const std::vector<uint8_t> frame = RandomFrame(b, variant.frame_bytes.value_or(b.frame_bytes), rng);
+      const std::vector<uint8_t> frame =
+          RandomFrame(variant.fields ? *variant.fields : b.fields, variant.frame_bytes.value_or(b.frame_bytes), rng);
       const uint16_t port = b.ports[rng() % b.ports.size()];
       const PipelineOutcome up = upstream.Run(frame, port);
       const p4::PipelineResult mo = model.run(frame, port);

@@ -149,6 +149,7 @@ struct PipelineEval::Impl {
   std::map<std::string, std::vector<std::pair<u128, int>>> checksum_fields;  // a parser Checksum's add()s
   std::map<std::string, std::map<uint64_t, uint64_t>> counters;  // "pipe|path.counter" -> index -> packets
   std::mt19937_64 random{1};  // Random.get()'s draws
+  std::optional<uint64_t> current_entry;  // the table entry whose action runs (a DirectRegister's cell)
   std::map<std::string, p4src::Composite> tna = TnaComposites();
   std::map<std::string, Header> headers;                    // canonical path -> header instance
   std::map<std::string, const p4src::Composite*> structs;  // canonical path -> struct type
@@ -547,16 +548,25 @@ struct PipelineEval::Impl {
     const p4src::RegisterActionDecl* a = block->FindRegisterAction(name);
     auto& ev = actions[path + "." + name];
     if (!ev) ev = std::make_unique<RegisterActionEval>(prog, *block, *a);
-    const p4src::RegisterDecl* reg = nullptr;
-    for (const auto& r : block->registers)
-      if (r.name == a->register_name) reg = &r;
-    if (!reg) throw ReadError(a->loc.str() + ": no register " + a->register_name);
     const size_t fields = ev->cell().size();
-    const std::string reg_path = path + "." + reg->name;
-    if (e.args.size() != 1) throw ReadError(e.loc.str() + ": execute takes one index");
-    uint64_t index = Eval(e.args[0]).v;
-    // Tofino addresses a register with the index's low bits.
-    index = (reg->size & (reg->size - 1)) == 0 ? index & (reg->size - 1) : index % reg->size;
+    const std::string reg_path = path + "." + a->register_name;
+    uint64_t index = 0;
+    if (a->direct) {
+      // A DirectRegister has one cell per entry of its table: the entry
+      // whose action is running.
+      if (!e.args.empty()) throw ReadError(e.loc.str() + ": a direct register action's execute takes no index");
+      if (!current_entry) throw ReadError(e.loc.str() + ": " + name + " runs outside a table entry's action");
+      index = *current_entry;
+    } else {
+      const p4src::RegisterDecl* reg = nullptr;
+      for (const auto& r : block->registers)
+        if (r.name == a->register_name) reg = &r;
+      if (!reg) throw ReadError(a->loc.str() + ": no register " + a->register_name);
+      if (e.args.size() != 1) throw ReadError(e.loc.str() + ": execute takes one index");
+      index = Eval(e.args[0]).v;
+      // Tofino addresses a register with the index's low bits.
+      index = (reg->size & (reg->size - 1)) == 0 ? index & (reg->size - 1) : index % reg->size;
+    }
     std::vector<uint64_t>& cell = cells[std::to_string(pipe) + "|" + reg_path][index];
     if (cell.empty()) cell.assign(fields, 0);
     // The action's outside reads, as name expressions built once per action.
@@ -574,7 +584,7 @@ struct PipelineEval::Impl {
     std::vector<uint64_t> inputs;
     for (const auto& read : reads) inputs.push_back(Eval(read).v);
     const uint64_t r = ev->Run(cell.data(), inputs.data());
-    touched.push_back({pipe, reg_path, static_cast<uint32_t>(index), false});
+    touched.push_back({pipe, reg_path, static_cast<uint32_t>(index), false});  // direct: the entry's index
     return {r, ev->result().width, ev->result().is_signed};
   }
 
@@ -718,7 +728,9 @@ struct PipelineEval::Impl {
         hit = (keys[k].v & m) == (km.value & m);
       }
       if (!hit) continue;
+      current_entry = static_cast<uint64_t>(&e - t.entries.data());
       RunTableAction(t, e.action, e.args, e.loc);
+      current_entry.reset();
       return true;
     }
     if (!t.default_action.empty()) RunTableAction(t, t.default_action, t.default_args, t.loc);
@@ -739,7 +751,9 @@ struct PipelineEval::Impl {
         hit = (keys[k].v & m) == (e.keys[k].first & m);
       }
       if (!hit) continue;
+      current_entry = static_cast<uint64_t>(&e - c.entries.data());
       RunTableAction(t, e.action, e.args, t.loc);
+      current_entry.reset();
       return true;
     }
     if (c.default_action) {

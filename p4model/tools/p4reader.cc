@@ -519,6 +519,10 @@ class Parser {
     }
   }
   ExprPtr Unary() {
+    if (Is("+")) {  // unary plus: the operand (SwitchML's `a +++ b` is `a ++ +b`)
+      ++i_;
+      return Unary();
+    }
     if (Is("~") || Is("!") || Is("-")) {
       Expr e;
       e.kind = Expr::Kind::kUnary;
@@ -921,6 +925,33 @@ class Parser {
         if (Ident() != "apply") Fail("apply");
         std::vector<Param> ps = Params();
         if (ps.empty() || ps.size() > 2) throw ReadError(mloc.str() + ": RegisterAction " + a.name + ": apply needs 1 or 2 parameters");
+        a.value_param = ps[0].name;
+        if (ps.size() == 2) a.result_param = ps[1].name;
+        a.body = Block();
+        Expect("}");
+        Expect(";");
+        c.register_actions.push_back(a);
+      } else if (Is("DirectRegisterAction") && Is("<", 1)) {
+        // DirectRegisterAction<T, R>(direct_register) name = { void apply(...) {...} };
+        RegisterActionDecl a;
+        a.loc = mloc;
+        a.direct = true;
+        ++i_;
+        Expect("<");
+        a.element = Type();
+        Expect(",");
+        a.result = Type();
+        Expect(">");
+        Expect("(");
+        a.register_name = Ident();
+        Expect(")");
+        a.name = Ident();
+        Expect("=");
+        Expect("{");
+        Expect("void");
+        if (Ident() != "apply") Fail("apply");
+        std::vector<Param> ps = Params();
+        if (ps.empty() || ps.size() > 2) throw ReadError(mloc.str() + ": DirectRegisterAction " + a.name + ": apply needs 1 or 2 parameters");
         a.value_param = ps[0].name;
         if (ps.size() == 2) a.result_param = ps[1].name;
         a.body = Block();

@@ -128,6 +128,7 @@ struct RegisterActionDecl {
   std::string name, register_name;
   TypeRef element, index, result;
   std::string value_param, result_param;  ///< apply(inout T value, out R result)
+  bool direct = false;  ///< a DirectRegisterAction: its cell is the running table entry's (no index)
   std::vector<StmtPtr> body;
   Loc loc;
 };

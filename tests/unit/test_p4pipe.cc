@@ -326,4 +326,56 @@ TEST(P4Pipe, ATupleSelectsDefaultMatchesAnyTuple) {
   EXPECT_FALSE(o.dropped) << o.why;
 }
 
+// A DirectRegister (one cell per table entry, as SwitchML's psn_register of
+// fill_in_qpn_and_psn) and `a +++ b` (`a ++ +b`, SwitchML's set_immediate).
+constexpr const char* kDirect = R"(
+header h_t { bit<8> k; bit<8> a; bit<8> b; bit<16> out; }
+struct hs_t { h_t h; }
+struct md_t { }
+parser P(packet_in pkt, out hs_t hdr, out md_t meta, out ingress_intrinsic_metadata_t ig_intr_md) {
+  state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.h); transition accept; }
+}
+control I(inout hs_t hdr, inout md_t meta, in ingress_intrinsic_metadata_t ig_intr_md,
+          in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+          inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+          inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+  DirectRegister<bit<16>>() seq;
+  DirectRegisterAction<bit<16>, bit<16>>(seq) next = {
+    void apply(inout bit<16> v, out bit<16> r) { r = v; v = v + 1; }
+  };
+  action number(PortId_t port) { hdr.h.out = next.execute(); ig_tm_md.ucast_egress_port = port; }
+  action cat() { hdr.h.out = hdr.h.a +++ hdr.h.b; ig_tm_md.ucast_egress_port = 1; }
+  table t { key = { hdr.h.k : exact; } actions = { number; cat; } registers = seq; }
+  apply { t.apply(); }
+}
+control D(packet_out pkt, inout hs_t hdr, in md_t meta, in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+  apply { pkt.emit(hdr); }
+}
+)";
+
+TEST(P4Pipe, DirectRegisterCellsAreTheTableEntriesAndUnaryPlusIsTheOperand) {
+  const p4src::Program prog = Parse(PreprocessText(kDirect, "direct.p4"));
+  ASSERT_TRUE(prog.FindControl("I")->FindRegisterAction("next"));
+  EXPECT_TRUE(prog.FindControl("I")->FindRegisterAction("next")->direct);
+  EXPECT_TRUE(prog.FindControl("I")->FindAction("cat")->body_read);
+  SwitchConfig c;
+  auto& t = c.tables["I.t"];
+  t.entries.push_back({{{1, 0xff}}, "number", {2}});
+  t.entries.push_back({{{2, 0xff}}, "number", {3}});
+  t.entries.push_back({{{3, 0xff}}, "cat", {}});
+  PipelineEval eval(prog, {"P", "I", "D", "", "", ""}, c);
+  // Entry 0's cell counts 0, 1; entry 1's has its own, from 0.
+  EXPECT_EQ(eval.Run({1, 0, 0, 0, 0}, 4).frame, (Bytes{1, 0, 0, 0, 0}));
+  EXPECT_EQ(eval.Run({1, 0, 0, 0, 0}, 4).frame, (Bytes{1, 0, 0, 0, 1}));
+  const PipelineOutcome o = eval.Run({2, 0, 0, 0, 0}, 4);
+  EXPECT_EQ(o.frame, (Bytes{2, 0, 0, 0, 0}));
+  EXPECT_EQ(o.port, 3);
+  ASSERT_EQ(eval.TouchedCells().size(), 1u);
+  EXPECT_EQ(eval.TouchedCells()[0].reg, "I.seq");
+  EXPECT_EQ(eval.TouchedCells()[0].index, 1u);
+  EXPECT_EQ(eval.TouchedCells()[0].values, std::vector<uint64_t>{1});
+  // a +++ b = a ++ (+b): 0xab, 0xcd -> 0xabcd.
+  EXPECT_EQ(eval.Run({3, 0xab, 0xcd, 0, 0}, 4).frame, (Bytes{3, 0xab, 0xcd, 0xab, 0xcd}));
+}
+
 }  // namespace

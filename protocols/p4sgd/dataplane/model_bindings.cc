@@ -140,9 +140,9 @@ std::optional<PipelineBinding> BindPipeline() {
   };
   // As committed; then NODE_SIZE 3 (p4fpga.p4:19), which reaches the
   // send(192) path NODE_SIZE 1 leaves dead, and without SEQ_SUP (:4).
-  b.variants = {{"as is", {}, make(kNodeSize, kSeqSup), {}, std::nullopt, {}},
-                {"NODE_SIZE 3", {{"NODE_SIZE", "3"}}, make(3, kSeqSup), {}, std::nullopt, {}},
-                {"no SEQ_SUP", {{"SEQ_SUP", std::nullopt}}, make(kNodeSize, false), {}, std::nullopt, {}}};
+  b.variants = {{"as is", {}, make(kNodeSize, kSeqSup), {}, std::nullopt, {}, std::nullopt},
+                {"NODE_SIZE 3", {{"NODE_SIZE", "3"}}, make(3, kSeqSup), {}, std::nullopt, {}, std::nullopt},
+                {"no SEQ_SUP", {{"SEQ_SUP", std::nullopt}}, make(kNodeSize, false), {}, std::nullopt, {}, std::nullopt}};
   // Table ports of pipes 0 and 1, ports outside the table, the CPU port 192,
   // and ports of pipes 2 and 3 that share seq_reg cells with pipe 0's.
   b.ports = {0, 4, 8, 60, 128, 132, 188, 1, 5, 64, 192, 256, 260, 384};

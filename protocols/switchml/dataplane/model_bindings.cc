@@ -219,6 +219,29 @@ std::optional<std::vector<uint64_t>> ModelCell(const SwitchMLDataplane& dp, cons
     const auto it = by_qp.find(index);
     return std::vector<uint64_t>{it == by_qp.end() ? 0 : it->second};
   }
+  if (reg == "Ingress.rdma_receiver.receiver_data_register") {
+    const RDMAReceiver::receiver_data_t v = dp.rdma_receiver().ReceiverData(index);
+    return std::vector<uint64_t>{v.next_sequence_number, v.pool_index};
+  }
+  static const std::regex rdma_counter(R"(Ingress\.rdma_receiver\.rdma_(packet|message|sequence_violation)_counter)");
+  std::smatch rm;
+  if (std::regex_match(reg, rm, rdma_counter)) {
+    const std::string kind = rm[1];
+    const auto counts = kind == "packet"    ? dp.rdma_receiver().packet_counter()
+                        : kind == "message" ? dp.rdma_receiver().message_counter()
+                                            : dp.rdma_receiver().sequence_violation_counter();
+    const auto it = counts.find(index);
+    return std::vector<uint64_t>{it == counts.end() ? 0 : it->second};
+  }
+  // The DirectRegister of fill_in_qpn_and_psn: one cell per entry, entries
+  // worker by worker as ControllerTables installs them.
+  if (reg == "Egress.rdma_sender.psn_register") {
+    uint32_t k = 0;
+    for (const auto& per_worker : dp.rdma_sender().fill_in_qpn_and_psn())
+      for (const auto& e : per_worker)
+        if (k++ == index) return std::vector<uint64_t>{e.psn_register};
+    return std::nullopt;
+  }
   static const std::regex counter(R"(Ingress\.next_step_selector\.(broadcast|retransmit|recirculate|drop)_counter)");
   if (std::regex_match(reg, m, counter)) {
     const auto counters = dp.next_step_selector().counters(p);
@@ -246,6 +269,33 @@ std::map<std::string, ControllerTable> ControllerTables(const SwitchMLDataplane&
                                 {e.udp_dst_port.value, e.udp_dst_port.mask}, {0, 0}},
                                "set_bitmap",
                                {e.mgid, static_cast<uint64_t>(e.worker_type), e.worker_id, e.num_workers, e.worker_bitmap}});
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/rdma_receiver.py:94-160
+  static const char* const kRoceActions[] = {"only_packet", "only_packet_with_immediate", "first_packet",
+                                             "middle_packet", "last_packet", "last_packet_with_immediate", "forward"};
+  auto& roce = t["Ingress.rdma_receiver.receive_roce"];
+  for (const auto& e : dp.rdma_receiver().entries())
+    roce.entries.push_back({{{e.ip_src, kAll}, {e.ip_dst, kAll}, {e.partition_key, kAll}, {e.opcode, kAll},
+                             {e.dst_qp.value, e.dst_qp.mask}},
+                            kRoceActions[static_cast<int>(e.action)],
+                            {e.mgid, static_cast<uint64_t>(e.worker_type), e.worker_id, e.num_workers, e.worker_bitmap,
+                             static_cast<uint64_t>(e.packet_size)}});
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/rdma_sender.py:57-170
+  // (the DirectRegister's initial PSNs are the binding's, all 0)
+  if (c.transport == SwitchMLTransport::kRdma) {
+    t["Egress.rdma_sender.switch_mac_and_ip"].default_action =
+        ControllerEntry{{}, "set_switch_mac_and_ip", {Mac(c.switch_mac), c.switch_ip, 0, 0}};
+    auto& create = t["Egress.rdma_sender.create_roce_packet"];
+    auto& qpn = t["Egress.rdma_sender.fill_in_qpn_and_psn"];
+    const auto& roce_entries = dp.rdma_sender().create_roce_packet();
+    for (uint16_t id = 0; id < roce_entries.size(); ++id)
+      if (roce_entries[id].valid)
+        create.entries.push_back({{{id, kAll}}, "fill_in_roce_write_fields",
+                                  {Mac(roce_entries[id].dest_mac), roce_entries[id].dest_ip, roce_entries[id].rkey}});
+    const auto& qpn_entries = dp.rdma_sender().fill_in_qpn_and_psn();
+    for (uint16_t id = 0; id < qpn_entries.size(); ++id)
+      for (const auto& e : qpn_entries[id])
+        qpn.entries.push_back({{{id, kAll}, {e.pool_index.value, e.pool_index.mask}}, "add_qpn_and_psn", {e.qpn}});
+  }
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/next_step_selector.py:62-200
   auto& next = t["Ingress.next_step_selector.next_step"];
   for (const auto& e : dp.next_step_selector().entries()) {
@@ -283,8 +333,14 @@ std::map<std::string, ControllerTable> ControllerTables(const SwitchMLDataplane&
   return t;
 }
 
-SwitchMLConfig PipelineConfig(uint8_t workers, uint32_t elements_per_packet) {
+SwitchMLConfig PipelineConfig(uint8_t workers, uint32_t elements_per_packet, bool rdma = false) {
   SwitchMLConfig c;
+  if (rdma) {
+    // Four packets per message (first, two middle, last), two queue pairs
+    // per worker, initial PSNs 0.
+    c.transport = SwitchMLTransport::kRdma;
+    c.message_size = 4 * 4 * elements_per_packet;
+  }
   c.switch_mac = {0x02, 0, 0, 0, 0, 0xfe};
   c.switch_ip = 0x0a0000fe;
   c.num_workers = workers;
@@ -297,6 +353,10 @@ SwitchMLConfig PipelineConfig(uint8_t workers, uint32_t elements_per_packet) {
     w.dev_port = w.port;
     w.mac = {0x02, 0, 0, 0, 0, static_cast<uint8_t>(i + 1)};
     w.ip = 0x0a000001u + i;
+    if (rdma) {
+      w.rkey = 0x1000u + i;
+      w.qpns_and_psns = {{0x100u + 2u * i, 0}, {0x101u + 2u * i, 0}};
+    }
     c.workers.push_back(w);
   }
   return c;
@@ -328,8 +388,9 @@ std::optional<PipelineBinding> BindPipeline() {
   // (64, 68, and ports of pipes 1-3).
   b.recirculation_ports = {64, 68};
   for (uint16_t p = 128; p < 512; ++p) b.recirculation_ports.push_back(p);
-  auto variant = [](std::string name, uint8_t workers, uint32_t elements, bool egress_drops = false) {
-    SwitchMLConfig c = PipelineConfig(workers, elements);
+  auto variant = [](std::string name, uint8_t workers, uint32_t elements, bool egress_drops = false,
+                    bool rdma = false) {
+    SwitchMLConfig c = PipelineConfig(workers, elements, rdma);
     PipelineBinding::Variant v;
     v.name = std::move(name);
     v.tables = ControllerTables(SwitchMLDataplane(c));
@@ -340,7 +401,9 @@ std::optional<PipelineBinding> BindPipeline() {
       c.egress_drop_probability = 1.0;
       for (uint16_t p = 0; p < 288; ++p) v.port_metadata[p] = {0, 0, 0xff, 0xff, 0, 0, 0, 0};
     }
-    v.frame_bytes = kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kSwitchmlHBytes + kExponentsHBytes + 4 * elements;
+    v.frame_bytes = rdma ? kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kIbBthHBytes + kIbRethHBytes + kIbImmediateHBytes +
+                               4 * elements
+                         : kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kSwitchmlHBytes + kExponentsHBytes + 4 * elements;
     v.make = [c] {
       auto dp = std::make_shared<SwitchMLDataplane>(c);
       PipelineModel m;
@@ -360,7 +423,9 @@ std::optional<PipelineBinding> BindPipeline() {
   // ingress drop probability is not compared: upstream's dropped packet
   // falls through to the forwarder, which the model does not follow; README.)
   b.variants = {variant("3 workers, 256 B", 3, 64), variant("3 workers, 1024 B", 3, 256),
-                variant("3 workers, 256 B, egress drops", 3, 64, true)};
+                variant("3 workers, 256 B, egress drops", 3, 64, true),
+                variant("3 workers over RoCE, 256 B", 3, 64, false, true),
+                variant("3 workers over RoCE, 1024 B", 3, 256, false, true)};
   b.ports = {kPipelineWorkerPorts[0], kPipelineWorkerPorts[1], kPipelineWorkerPorts[2], 0, 63};
   b.frame_bytes = 308;
   // Fields drawn so that about half the frames are a worker's SwitchML
@@ -399,6 +464,38 @@ std::optional<PipelineBinding> BindPipeline() {
       {42, 1, often(0x01, 8, {0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x00, 0x02, 0x11, 0x26, 0x2a, 0x2b, 0x23}), -1, 0.99},
       {48, 2, {0, 0, 0, 0, 0x8000, 0x8000, 1, 5}, -1, 0.99},
       {50, 2, {0x0000, 0x7f80, 0x0102, 0xff01, 0x8080}, -1, 0.75}};
+  // The RoCE variant's frames: a worker's UC RDMA writes (its IPv4 source
+  // and its queue pair's dst_qp together), offsets of headers.p4 (BTH 42,
+  // RETH 54, immediate after the RETH or the BTH).
+  std::vector<uint64_t> roce_macs, roce_ips, roce_qps;
+  for (int k = 0; k < 2; ++k)
+    for (const auto& w : three.workers)
+      for (uint32_t qp = 0; qp < 2; ++qp) {
+        roce_macs.push_back(Mac(w.mac));
+        roce_ips.push_back(w.ip);
+        roce_qps.push_back(0x800000u | uint32_t{w.worker_id} << 16 | qp);
+      }
+  roce_macs.push_back(0x020000000077);
+  roce_ips.push_back(0x0a000077);
+  roce_qps.push_back(0x7f0000);
+  std::vector<uint64_t> opcodes;
+  for (uint64_t op = 0x26; op <= 0x2b; ++op) opcodes.insert(opcodes.end(), 3, op);
+  opcodes.insert(opcodes.end(), {0x0a, 0x24, 0x01});
+  const std::vector<PipelineField> roce_fields{
+      {0, 6, often(sw_mac, 16, {0xffffffffffff, 0x020000000099}), -1, 0.97},
+      {6, 6, roce_macs, 0, 0.99},
+      {26, 4, roce_ips, 0, 0.99},
+      {47, 3, roce_qps, 0, 0.99},
+      {12, 4, often(0x08004500, 16, {0x08004600, 0x08060001}), -1, 0.99},
+      {20, 4, often(0x00004011, 16, {0x00014011, 0x00004001}), -1, 0.99},
+      {30, 4, often(sw_ip, 16, {0x0a000002}), -1, 0.97},
+      {34, 4, often(0xc00012b7, 16, {0xc00012b8, 0x1234bee0}), -1, 0.99},
+      {42, 1, opcodes, -1, 0.99},
+      {44, 2, often(0xffff, 16, {0x1234}), -1, 0.99},
+      {51, 3, {0, 1, 2, 3, 0xffffff}, -1, 0.99},
+      {62, 4, {0, 2, 4, 6, 1, 0x8000}, -1, 0.99}};
+  b.variants[3].fields = roce_fields;
+  b.variants[4].fields = roce_fields;
   return b;
 }
 

@@ -431,9 +431,12 @@ void PayloadBuffer::Grow(size_t n) {
 // ---------------------------------------------------------------------------
 
 UDPReceiver::UDPReceiver(const SwitchMLConfig& c) {
-  // One entry per worker, as the controller's add_udp_worker installs it.
+  // One entry per worker, as the controller's add_udp_worker installs it;
+  // none for an RDMA job (add_rdma_worker installs receive_roce's instead,
+  // p4lang/p4app-switchML@b5c74a04:dev_root/controller/switchml.py:400-480).
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/udp_receiver.py:79
   for (const auto& w : c.workers) {
+    if (c.transport != SwitchMLTransport::kUdp) break;
     entries_.push_back(Entry{w.mac, c.switch_mac, w.ip, c.switch_ip, Ternary{c.udp_port, c.udp_mask},
                              c.multicast_group, WorkerType::SWITCHML_UDP, w.worker_id, c.num_workers,
                              uint32_t{1} << w.worker_id});

@@ -555,6 +555,28 @@ TEST(SwitchML, TruncatedPacketsAreDroppedAndCounted) {
   EXPECT_EQ(dp2.stats().malformed_dropped, 1u);
 }
 
+// An RDMA job's controller installs receive_roce's entries, not
+// receive_udp's (switchml.py:400-480): a SwitchML UDP packet from one of its
+// workers is regular traffic (found by inasim-p4 check's RoCE pipeline runs).
+TEST(SwitchML, UdpPacketsOfAnRdmaJobAreNotAggregated) {
+  sml::SwitchMLConfig c = MakeConfig(2);
+  c.transport = sml::SwitchMLTransport::kRdma;
+  c.message_size = 256;
+  for (auto& w : c.workers) w.qpns_and_psns = {{0x100u + w.worker_id, 0}};
+  sml::SwitchMLDataplane dp(c);
+  EXPECT_TRUE(dp.udp_receiver().entries().empty());
+  Packet p;
+  p.values.assign(64, 5);
+  const Bytes b = WorkerPacket(p);
+  Recorder rec;
+  dp.Process(kPortBase, inasim::Span<const uint8_t>(b.data(), b.size()), 0, rec);
+  ASSERT_EQ(rec.out.size(), 1u);
+  EXPECT_EQ(rec.out[0].kind, Out::kRouted);
+  EXPECT_EQ(rec.out[0].bytes, b);
+  EXPECT_EQ(dp.stats().forwarded, 1u);
+  EXPECT_EQ(dp.WorkerBitmap(0, 0).first, 0u);
+}
+
 TEST(SwitchML, DropSimulation) {
   auto c = MakeConfig(2);
   c.ingress_drop_probability = 1.0;  // 0xffff: every packet
