@@ -100,6 +100,18 @@ struct PipelineField {
 struct PipelineBinding {
   std::string parser, control, deparser;  ///< upstream names, e.g. "IngressParser", "Ingress", "IngressDeparser"
   std::string egress_parser, egress_control, egress_deparser;  ///< empty: no egress
+  /// A binding of the usual TNA block names: IngressParser, Ingress,
+  /// IngressDeparser, EgressParser, Egress, EgressDeparser.
+  static PipelineBinding Tna() {
+    PipelineBinding b;
+    b.parser = "IngressParser";
+    b.control = "Ingress";
+    b.deparser = "IngressDeparser";
+    b.egress_parser = "EgressParser";
+    b.egress_control = "Egress";
+    b.egress_deparser = "EgressDeparser";
+    return b;
+  }
   /// The packet replication engine's groups (id -> nodes), as the model is configured.
   std::map<uint16_t, std::vector<MulticastNode>> groups;
   /// Device ports whose frames come back into ingress (recirculation and

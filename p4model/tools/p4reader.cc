@@ -904,60 +904,8 @@ class Parser {
         r.name = Ident();
         Expect(";");
         c.registers.push_back(r);
-      } else if (Is("RegisterAction") && Is("<", 1)) {
-        RegisterActionDecl a;
-        a.loc = mloc;
-        ++i_;
-        Expect("<");
-        a.element = Type();
-        Expect(",");
-        a.index = Type();
-        Expect(",");
-        a.result = Type();
-        Expect(">");
-        Expect("(");
-        a.register_name = Ident();
-        Expect(")");
-        a.name = Ident();
-        Expect("=");
-        Expect("{");
-        Expect("void");
-        if (Ident() != "apply") Fail("apply");
-        std::vector<Param> ps = Params();
-        if (ps.empty() || ps.size() > 2) throw ReadError(mloc.str() + ": RegisterAction " + a.name + ": apply needs 1 or 2 parameters");
-        a.value_param = ps[0].name;
-        if (ps.size() == 2) a.result_param = ps[1].name;
-        a.body = Block();
-        Expect("}");
-        Expect(";");
-        c.register_actions.push_back(a);
-      } else if (Is("DirectRegisterAction") && Is("<", 1)) {
-        // DirectRegisterAction<T, R>(direct_register) name = { void apply(...) {...} };
-        RegisterActionDecl a;
-        a.loc = mloc;
-        a.direct = true;
-        ++i_;
-        Expect("<");
-        a.element = Type();
-        Expect(",");
-        a.result = Type();
-        Expect(">");
-        Expect("(");
-        a.register_name = Ident();
-        Expect(")");
-        a.name = Ident();
-        Expect("=");
-        Expect("{");
-        Expect("void");
-        if (Ident() != "apply") Fail("apply");
-        std::vector<Param> ps = Params();
-        if (ps.empty() || ps.size() > 2) throw ReadError(mloc.str() + ": DirectRegisterAction " + a.name + ": apply needs 1 or 2 parameters");
-        a.value_param = ps[0].name;
-        if (ps.size() == 2) a.result_param = ps[1].name;
-        a.body = Block();
-        Expect("}");
-        Expect(";");
-        c.register_actions.push_back(a);
+      } else if ((Is("RegisterAction") || Is("DirectRegisterAction")) && Is("<", 1)) {
+        c.register_actions.push_back(RegisterActionDeclaration(mloc));
       } else if (Is("action")) {
         ++i_;
         ActionDecl a;
@@ -987,6 +935,41 @@ class Parser {
       }
     }
     p_.controls.push_back(std::move(c));
+  }
+
+  /// `RegisterAction<T, I, R>(reg) name = { void apply(...) {...} };` or
+  /// `DirectRegisterAction<T, R>(direct_reg) name = {...};` (no index: its
+  /// cell is the running table entry's).
+  RegisterActionDecl RegisterActionDeclaration(const Loc& loc) {
+    RegisterActionDecl a;
+    a.loc = loc;
+    a.direct = Is("DirectRegisterAction");
+    const std::string kind = t_[i_++].text;
+    Expect("<");
+    a.element = Type();
+    Expect(",");
+    if (!a.direct) {
+      a.index = Type();
+      Expect(",");
+    }
+    a.result = Type();
+    Expect(">");
+    Expect("(");
+    a.register_name = Ident();
+    Expect(")");
+    a.name = Ident();
+    Expect("=");
+    Expect("{");
+    Expect("void");
+    if (Ident() != "apply") Fail("apply");
+    std::vector<Param> ps = Params();
+    if (ps.empty() || ps.size() > 2) throw ReadError(loc.str() + ": " + kind + " " + a.name + ": apply needs 1 or 2 parameters");
+    a.value_param = ps[0].name;
+    if (ps.size() == 2) a.result_param = ps[1].name;
+    a.body = Block();
+    Expect("}");
+    Expect(";");
+    return a;
   }
 
   /// `Type[<...>](args) name;`: an instance of a control or an extern (the

@@ -148,14 +148,14 @@ def main():
     if args.min_score is None:
         args.min_score = float(doc.get("min_score", 0.9))
         if "min_score_note" in doc:
-            print(f"  floor {100 * args.min_score:.0f} %: {doc['min_score_note']}")
+            print(f"  floor {100 * args.min_score:.1f} %: {doc['min_score_note']}")
     ok = score >= args.min_score and not unexplained and not stale
     if unexplained:
         print(f"  survivors without a reason (add \"survives\" to {args.mutants}): {', '.join(unexplained)}")
     if stale:
         print(f"  caught but marked \"survives\" (drop the reason): {', '.join(stale)}")
     if score < args.min_score:
-        print(f"  score below {100 * args.min_score:.0f} %")
+        print(f"  score below {100 * args.min_score:.1f} %")
     return 0 if ok else 1
 
 

@@ -4,6 +4,7 @@
 // the bitmap_mapping lookup, and the whole public-p4 dataplane for the
 // pipeline runs (IngressParser -> Ingress -> IngressDeparser).
 #include "p4model/common/model_check.h"
+#include "p4model/common/pipeline_emitter.h"
 #include "protocols/p4sgd/dataplane/controls.h"
 #include "protocols/p4sgd/dataplane/describe.h"
 #include "protocols/p4sgd/dataplane/p4sgd_dataplane.h"
@@ -64,32 +65,6 @@ std::optional<TableBinding> BindTable(const std::string& name) {
   return std::nullopt;
 }
 
-namespace {
-
-/// Collects what one Process() emitted, at the device-port level (dev_ports
-/// is the identity, so simulator ports are device ports).
-class PipelineEmitter : public Emitter {
- public:
-  PipelineResult result;
-  void Emit(inasim::Span<const uint8_t> frame, uint16_t port, Picoseconds) override {
-    result.dropped = false;
-    result.unicast = true;
-    result.port = port;
-    result.frame.assign(frame.begin(), frame.end());
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> frame, inasim::Span<const uint16_t>, Picoseconds) override {
-    result.dropped = false;
-    result.group = kMulticastGroup;  // the PRE group the model replicates to
-    result.frame.assign(frame.begin(), frame.end());
-  }
-  void EmitRouted(inasim::Span<const uint8_t> frame, Picoseconds) override {
-    result.dropped = false;
-    result.frame.assign(frame.begin(), frame.end());  // no egress: shows as a difference
-  }
-};
-
-}  // namespace
-
 /// The model's copy of an upstream Ingress register cell (p4fpga.p4:287-456).
 std::optional<std::vector<uint64_t>> ModelCell(const P4SGDDataplane& dp, const std::string& reg, uint32_t pipe,
                                                uint32_t index) {
@@ -106,13 +81,7 @@ std::optional<std::vector<uint64_t>> ModelCell(const P4SGDDataplane& dp, const s
 }
 
 std::optional<PipelineBinding> BindPipeline() {
-  PipelineBinding b;
-  b.parser = "IngressParser";
-  b.control = "Ingress";
-  b.deparser = "IngressDeparser";
-  b.egress_parser = "EgressParser";
-  b.egress_control = "Egress";
-  b.egress_deparser = "EgressDeparser";
+  PipelineBinding b = PipelineBinding::Tna();
   b.groups = {{kMulticastGroup, {0}}};  // the model's multicast_ports below
   auto make = [](uint32_t node_size, bool seq_sup) {
     return [node_size, seq_sup] {
@@ -128,7 +97,7 @@ std::optional<PipelineBinding> BindPipeline() {
         PipelineEmitter out;
         const FrameView v = ParseFrame(frame.data(), frame.size(), static_cast<uint32_t>(frame.size()));
         if (!dp->Claims(v)) {
-          out.result.dropped = false;  // routed by the switch: not what the P4 does
+          out.EmitRouted(inasim::Span<const uint8_t>(frame.data(), frame.size()), 0);  // the switch's table: not the P4's
           return out.result;
         }
         dp->Process(dev_port, inasim::Span<const uint8_t>(frame.data(), frame.size()), 0, out);

@@ -3,6 +3,7 @@
 // upstream RegisterAction, and which lookup which table, with the action's
 // outside reads as the function's parameters.
 #include "p4model/common/model_check.h"
+#include "p4model/common/pipeline_emitter.h"
 #include "protocols/switchml/dataplane/controls.h"
 #include "protocols/switchml/dataplane/describe.h"
 #include "protocols/switchml/dataplane/next_step_selector.h"
@@ -163,24 +164,6 @@ std::optional<TableBinding> BindTable(const std::string& name) {
 
 namespace {
 
-/// Collects what the model emits for one frame, as device-port copies (the
-/// binding's workers sit on simulator ports equal to their device ports).
-class PipelineEmitter : public Emitter {
- public:
-  PipelineResult result;
-  void Emit(inasim::Span<const uint8_t> frame, uint16_t port, Picoseconds) override {
-    result.dropped = false;
-    result.copies.emplace_back(port, std::vector<uint8_t>(frame.begin(), frame.end()));
-  }
-  void EmitMulticast(inasim::Span<const uint8_t> frame, inasim::Span<const uint16_t> ports, Picoseconds) override {
-    result.dropped = false;
-    for (uint16_t p : ports) result.copies.emplace_back(p, std::vector<uint8_t>(frame.begin(), frame.end()));
-  }
-  void EmitRouted(inasim::Span<const uint8_t> frame, Picoseconds) override {
-    result.dropped = false;  // no such path in the P4: shows as a difference
-    result.copies.emplace_back(0xffff, std::vector<uint8_t>(frame.begin(), frame.end()));
-  }
-};
 
 uint64_t Mac(const mac_addr_t& m) {
   uint64_t v = 0;
@@ -362,19 +345,91 @@ SwitchMLConfig PipelineConfig(uint8_t workers, uint32_t elements_per_packet, boo
   return c;
 }
 
+/// `v` n times, then each other value once: a field's usual value and the
+/// others it can take.
+std::vector<uint64_t> Often(uint64_t v, int n, std::vector<uint64_t> others) {
+  std::vector<uint64_t> out(static_cast<size_t>(n), v);
+  out.insert(out.end(), others.begin(), others.end());
+  return out;
+}
+
+/// The UDP variants' frame fields for the job `three`.
+std::vector<PipelineField> UdpFrameFields(const SwitchMLConfig& three) {
+  // Fields drawn so that about half the frames are a worker's SwitchML
+  // packet for one of a few slots (so slots complete, and duplicates
+  // retransmit), the rest an ARP / ICMP request or a packet with one field
+  // off: offsets of headers.p4 (Ethernet 0, IPv4 14, UDP 34, switchml_h 42,
+  // exponents 50). `Often(v, n, others)`: v n times, then each other value once.
+  const uint64_t sw_mac = Mac(three.switch_mac), sw_ip = three.switch_ip;
+  std::vector<uint64_t> src_macs, src_ips;
+  for (int k = 0; k < 4; ++k)
+    for (const auto& w : three.workers) src_macs.push_back(Mac(w.mac)), src_ips.push_back(w.ip);
+  src_macs.push_back(0x020000000077);
+  src_ips.push_back(0x0a000077);
+  return {
+      {0, 6, Often(sw_mac, 16, {0xffffffffffff, Mac(three.workers[1].mac), 0x020000000099}), -1, 0.97},
+      {6, 6, src_macs, 0, 0.99},
+      {26, 4, src_ips, 0, 0.99},
+      // EtherType + IPv4 version/IHL + TOS, or ARP hw type 1, or IPv6
+      {12, 4, Often(0x08004500, 16, {0x08004600, 0x08060001, 0x08060001, 0x86dd6000}), -1, 0.99},
+      // IPv4 total length + id, or ARP proto 0x0800 and sizes
+      {16, 4, {0x01340000, 0x01340000, 0x08000604}, -1, 0.99},
+      // IPv4 flags/fragment, TTL, protocol, or ARP opcode 1 / 2
+      {20, 4, Often(0x00004011, 16, {0x40004011, 0x00014011, 0x00004001, 0x00010000, 0x00020000}), -1, 0.99},
+      {30, 4, Often(sw_ip, 16, {0x0a000002}), -1, 0.97},
+      // UDP source and destination ports (or ICMP type, code); ARP's target IP at 38
+      // (or RoCEv2's 4791, which a UDP job's program parses and forwards)
+      {34, 4, Often(0x1234bee0, 16, {0x1234bee1, 0x1234beef, 0x1234bef0, 0x08001234, 0x00001234, 0xc00012b7, 0xc00012b7}), -1, 0.99},
+      {38, 4, {sw_ip, 0x01340000}, -1, 0.75},
+      // switchml_h: msg_type and size (256 B, 1024 B, others); pool index; exponents
+      // (for RoCE, the BTH opcode: UC RDMA write first, only, only with immediate, send last with immediate)
+      {42, 1, Often(0x01, 8, {0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x00, 0x02, 0x11, 0x26, 0x2a, 0x2b, 0x23}), -1, 0.99},
+      {48, 2, {0, 0, 0, 0, 0x8000, 0x8000, 1, 5}, -1, 0.99},
+      {50, 2, {0x0000, 0x7f80, 0x0102, 0xff01, 0x8080}, -1, 0.75}};
+}
+
+/// The RoCE variants' frame fields for the job `three`.
+std::vector<PipelineField> RoceFrameFields(const SwitchMLConfig& three) {
+  const uint64_t sw_mac = Mac(three.switch_mac), sw_ip = three.switch_ip;
+  // The RoCE variant's frames: a worker's UC RDMA writes (its IPv4 source
+  // and its queue pair's dst_qp together), offsets of headers.p4 (BTH 42,
+  // RETH 54, immediate after the RETH or the BTH).
+  std::vector<uint64_t> roce_macs, roce_ips, roce_qps;
+  for (int k = 0; k < 2; ++k)
+    for (const auto& w : three.workers)
+      for (uint32_t qp = 0; qp < 2; ++qp) {
+        roce_macs.push_back(Mac(w.mac));
+        roce_ips.push_back(w.ip);
+        roce_qps.push_back(0x800000u | uint32_t{w.worker_id} << 16 | qp);
+      }
+  roce_macs.push_back(0x020000000077);
+  roce_ips.push_back(0x0a000077);
+  roce_qps.push_back(0x7f0000);
+  std::vector<uint64_t> opcodes;
+  for (uint64_t op = 0x26; op <= 0x2b; ++op) opcodes.insert(opcodes.end(), 3, op);
+  opcodes.insert(opcodes.end(), {0x0a, 0x24, 0x01});
+  return {
+      {0, 6, Often(sw_mac, 16, {0xffffffffffff, 0x020000000099}), -1, 0.97},
+      {6, 6, roce_macs, 0, 0.99},
+      {26, 4, roce_ips, 0, 0.99},
+      {47, 3, roce_qps, 0, 0.99},
+      {12, 4, Often(0x08004500, 16, {0x08004600, 0x08060001}), -1, 0.99},
+      {20, 4, Often(0x00004011, 16, {0x00014011, 0x00004001}), -1, 0.99},
+      {30, 4, Often(sw_ip, 16, {0x0a000002}), -1, 0.97},
+      {34, 4, Often(0xc00012b7, 16, {0xc00012b8, 0x1234bee0}), -1, 0.99},
+      {42, 1, opcodes, -1, 0.99},
+      {44, 2, Often(0xffff, 16, {0x1234}), -1, 0.99},
+      {51, 3, {0, 1, 2, 3, 0xffffff}, -1, 0.99},
+      {62, 4, {0, 2, 4, 6, 1, 0x8000}, -1, 0.99}};
+}
+
 }  // namespace
 
 // Whole-pipeline runs: upstream's Ingress and Egress with the controller's
 // entries for a UDP job (and its L2 forwarding), against the model
 // configured the same, frames from the workers' and other pipe-0 ports.
 std::optional<PipelineBinding> BindPipeline() {
-  PipelineBinding b;
-  b.parser = "IngressParser";
-  b.control = "Ingress";
-  b.deparser = "IngressDeparser";
-  b.egress_parser = "EgressParser";
-  b.egress_control = "Egress";
-  b.egress_deparser = "EgressDeparser";
+  PipelineBinding b = PipelineBinding::Tna();
   const SwitchMLConfig three = PipelineConfig(3, 64);
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/pre.py:75-128: node
   // id = rid = worker id, its L1 XID the rid; switchml.py:327-337: the flood
@@ -427,75 +482,10 @@ std::optional<PipelineBinding> BindPipeline() {
                 variant("3 workers over RoCE, 256 B", 3, 64, false, true),
                 variant("3 workers over RoCE, 1024 B", 3, 256, false, true)};
   b.ports = {kPipelineWorkerPorts[0], kPipelineWorkerPorts[1], kPipelineWorkerPorts[2], 0, 63};
-  b.frame_bytes = 308;
-  // Fields drawn so that about half the frames are a worker's SwitchML
-  // packet for one of a few slots (so slots complete, and duplicates
-  // retransmit), the rest an ARP / ICMP request or a packet with one field
-  // off: offsets of headers.p4 (Ethernet 0, IPv4 14, UDP 34, switchml_h 42,
-  // exponents 50). `Often(v, n, others)`: v n times, then each other value once.
-  auto often = [](uint64_t v, int n, std::vector<uint64_t> others) {
-    std::vector<uint64_t> out(static_cast<size_t>(n), v);
-    out.insert(out.end(), others.begin(), others.end());
-    return out;
-  };
-  const uint64_t sw_mac = Mac(three.switch_mac), sw_ip = three.switch_ip;
-  std::vector<uint64_t> src_macs, src_ips;
-  for (int k = 0; k < 4; ++k)
-    for (const auto& w : three.workers) src_macs.push_back(Mac(w.mac)), src_ips.push_back(w.ip);
-  src_macs.push_back(0x020000000077);
-  src_ips.push_back(0x0a000077);
-  b.fields = {
-      {0, 6, often(sw_mac, 16, {0xffffffffffff, Mac(three.workers[1].mac), 0x020000000099}), -1, 0.97},
-      {6, 6, src_macs, 0, 0.99},
-      {26, 4, src_ips, 0, 0.99},
-      // EtherType + IPv4 version/IHL + TOS, or ARP hw type 1, or IPv6
-      {12, 4, often(0x08004500, 16, {0x08004600, 0x08060001, 0x08060001, 0x86dd6000}), -1, 0.99},
-      // IPv4 total length + id, or ARP proto 0x0800 and sizes
-      {16, 4, {0x01340000, 0x01340000, 0x08000604}, -1, 0.99},
-      // IPv4 flags/fragment, TTL, protocol, or ARP opcode 1 / 2
-      {20, 4, often(0x00004011, 16, {0x40004011, 0x00014011, 0x00004001, 0x00010000, 0x00020000}), -1, 0.99},
-      {30, 4, often(sw_ip, 16, {0x0a000002}), -1, 0.97},
-      // UDP source and destination ports (or ICMP type, code); ARP's target IP at 38
-      // (or RoCEv2's 4791, which a UDP job's program parses and forwards)
-      {34, 4, often(0x1234bee0, 16, {0x1234bee1, 0x1234beef, 0x1234bef0, 0x08001234, 0x00001234, 0xc00012b7, 0xc00012b7}), -1, 0.99},
-      {38, 4, {sw_ip, 0x01340000}, -1, 0.75},
-      // switchml_h: msg_type and size (256 B, 1024 B, others); pool index; exponents
-      // (for RoCE, the BTH opcode: UC RDMA write first, only, only with immediate, send last with immediate)
-      {42, 1, often(0x01, 8, {0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x00, 0x02, 0x11, 0x26, 0x2a, 0x2b, 0x23}), -1, 0.99},
-      {48, 2, {0, 0, 0, 0, 0x8000, 0x8000, 1, 5}, -1, 0.99},
-      {50, 2, {0x0000, 0x7f80, 0x0102, 0xff01, 0x8080}, -1, 0.75}};
-  // The RoCE variant's frames: a worker's UC RDMA writes (its IPv4 source
-  // and its queue pair's dst_qp together), offsets of headers.p4 (BTH 42,
-  // RETH 54, immediate after the RETH or the BTH).
-  std::vector<uint64_t> roce_macs, roce_ips, roce_qps;
-  for (int k = 0; k < 2; ++k)
-    for (const auto& w : three.workers)
-      for (uint32_t qp = 0; qp < 2; ++qp) {
-        roce_macs.push_back(Mac(w.mac));
-        roce_ips.push_back(w.ip);
-        roce_qps.push_back(0x800000u | uint32_t{w.worker_id} << 16 | qp);
-      }
-  roce_macs.push_back(0x020000000077);
-  roce_ips.push_back(0x0a000077);
-  roce_qps.push_back(0x7f0000);
-  std::vector<uint64_t> opcodes;
-  for (uint64_t op = 0x26; op <= 0x2b; ++op) opcodes.insert(opcodes.end(), 3, op);
-  opcodes.insert(opcodes.end(), {0x0a, 0x24, 0x01});
-  const std::vector<PipelineField> roce_fields{
-      {0, 6, often(sw_mac, 16, {0xffffffffffff, 0x020000000099}), -1, 0.97},
-      {6, 6, roce_macs, 0, 0.99},
-      {26, 4, roce_ips, 0, 0.99},
-      {47, 3, roce_qps, 0, 0.99},
-      {12, 4, often(0x08004500, 16, {0x08004600, 0x08060001}), -1, 0.99},
-      {20, 4, often(0x00004011, 16, {0x00014011, 0x00004001}), -1, 0.99},
-      {30, 4, often(sw_ip, 16, {0x0a000002}), -1, 0.97},
-      {34, 4, often(0xc00012b7, 16, {0xc00012b8, 0x1234bee0}), -1, 0.99},
-      {42, 1, opcodes, -1, 0.99},
-      {44, 2, often(0xffff, 16, {0x1234}), -1, 0.99},
-      {51, 3, {0, 1, 2, 3, 0xffffff}, -1, 0.99},
-      {62, 4, {0, 2, 4, 6, 1, 0x8000}, -1, 0.99}};
-  b.variants[3].fields = roce_fields;
-  b.variants[4].fields = roce_fields;
+  b.frame_bytes = *b.variants[0].frame_bytes;  // every variant sets its own
+  b.fields = UdpFrameFields(three);
+  b.variants[3].fields = RoceFrameFields(three);
+  b.variants[4].fields = b.variants[3].fields;
   return b;
 }
 
