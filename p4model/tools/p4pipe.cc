@@ -150,6 +150,7 @@ struct PipelineEval::Impl {
   std::map<std::string, std::map<uint64_t, uint64_t>> counters;  // "pipe|path.counter" -> index -> packets
   std::mt19937_64 random{1};  // Random.get()'s draws
   std::optional<uint64_t> current_entry;  // the table entry whose action runs (a DirectRegister's cell)
+  static constexpr uint64_t kDefaultEntry = 0xffffffff;  // a direct counter's index for the default action
   std::map<std::string, p4src::Composite> tna = TnaComposites();
   std::map<std::string, Header> headers;                    // canonical path -> header instance
   std::map<std::string, const p4src::Composite*> structs;  // canonical path -> struct type
@@ -450,7 +451,14 @@ struct PipelineEval::Impl {
       touched.push_back({pipe, path + "." + inst.name, static_cast<uint32_t>(index), true});
       return {};
     }
-    if (inst.type == "DirectCounter" && method == "count") return {};  // counts the entry hit; nothing reads it
+    if (inst.type == "DirectCounter" && method == "count" && e.args.empty()) {
+      // The packets of the table entry whose action runs (kDefaultEntry: the
+      // default action's); bytes are not counted.
+      const uint64_t index = current_entry.value_or(kDefaultEntry);
+      ++counters[key][index];
+      touched.push_back({pipe, path + "." + inst.name, static_cast<uint32_t>(index), true});
+      return {};
+    }
     if (inst.type == "Random" && method == "get" && e.args.empty()) {
       // Tofino's generator is not public: a fixed-seed draw of Random<T>'s
       // width. Bindings compare only where no draw can change the outcome

@@ -88,7 +88,8 @@ class PipelineEval {
   PipelineOutcome Run(const std::vector<uint8_t>& frame, uint16_t ingress_port);
 
   /// A register cell the last Run() wrote or read through a register action
-  /// (or a Counter index it counted: one value, the packets),
+  /// (or a Counter index it counted, or a DirectCounter's table entry,
+  /// 0xffffffff for the default action: one value, the packets),
   /// with its value after the run ("Ingress.counter_reg_0" or, in a control
   /// instance, "Ingress.value00.values"; its pipe, index, fields).
   struct Cell {

@@ -196,6 +196,30 @@ std::optional<std::vector<uint64_t>> ModelCell(const SwitchMLDataplane& dp, cons
     const value_pair_t v = dp.Value(p, std::stoi(m[1]), index);
     return std::vector<uint64_t>{v.first, v.second};
   }
+  // Direct counters, packets only: by entry (0xffffffff: the default action).
+  if (reg == "Ingress.udp_receiver.receive_counter") {
+    const auto& r = dp.udp_receiver();
+    if (index == 0xffffffff) return std::vector<uint64_t>{r.default_counter().packets};
+    return index < r.receive_counter().size() ? std::optional(std::vector<uint64_t>{r.receive_counter()[index].packets})
+                                              : std::nullopt;
+  }
+  if (reg == "Ingress.rdma_receiver.rdma_receive_counter") {
+    const auto& r = dp.rdma_receiver();
+    if (index == 0xffffffff) return std::vector<uint64_t>{r.default_counter().packets};
+    return index < r.receive_counter().size() ? std::optional(std::vector<uint64_t>{r.receive_counter()[index].packets})
+                                              : std::nullopt;
+  }
+  // dst_addr's and create_roce_packet's entries are the workers', in id order.
+  if (reg == "Egress.udp_sender.send_counter") {
+    const auto counts = dp.udp_sender().send_counter();
+    const auto it = counts.find(static_cast<uint16_t>(index));
+    return std::vector<uint64_t>{it == counts.end() ? 0 : it->second.packets};
+  }
+  if (reg == "Egress.rdma_sender.rdma_send_counter") {
+    const auto& entries = dp.rdma_sender().create_roce_packet();
+    return index < entries.size() ? std::optional(std::vector<uint64_t>{entries[index].rdma_send_counter.packets})
+                                  : std::nullopt;
+  }
   // By QP_INDEX; a UDP packet's (its BTH invalid) is 0 on both sides.
   if (reg == "Ingress.egress_drop_sim.simulated_drop_packet_counter" && pipe == 0) {
     const auto& by_qp = dp.egress_drop_sim().simulated_drop_packet_counter_by_qp;
@@ -474,18 +498,21 @@ std::optional<PipelineBinding> BindPipeline() {
   };
   // Three workers (a slot completes with all three; duplicates retransmit),
   // 256 B packets; then 1024 B packets, the folded pipe's eleven passes;
-  // then 256 B with every result dropped by the egress drop simulator. (An
+  // then 256 B with every result dropped by the egress drop simulator; then
+  // the same three over RoCE. (An
   // ingress drop probability is not compared: upstream's dropped packet
   // falls through to the forwarder, which the model does not follow; README.)
   b.variants = {variant("3 workers, 256 B", 3, 64), variant("3 workers, 1024 B", 3, 256),
                 variant("3 workers, 256 B, egress drops", 3, 64, true),
                 variant("3 workers over RoCE, 256 B", 3, 64, false, true),
-                variant("3 workers over RoCE, 1024 B", 3, 256, false, true)};
+                variant("3 workers over RoCE, 1024 B", 3, 256, false, true),
+                variant("3 workers over RoCE, 256 B, egress drops", 3, 64, true, true)};
   b.ports = {kPipelineWorkerPorts[0], kPipelineWorkerPorts[1], kPipelineWorkerPorts[2], 0, 63};
   b.frame_bytes = *b.variants[0].frame_bytes;  // every variant sets its own
   b.fields = UdpFrameFields(three);
   b.variants[3].fields = RoceFrameFields(three);
   b.variants[4].fields = b.variants[3].fields;
+  b.variants[5].fields = b.variants[3].fields;
   return b;
 }
 

@@ -720,9 +720,11 @@ void SwitchMLDataplane::Ingress(int pipe_index, uint16_t tofino_port, uint32_t f
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:110
     ingress_drop_sim_.apply(ig_md.port_metadata);
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:113
-    // QP_INDEX (rdma_receiver.p4:30) of the BTH, 0 for a UDP packet (whose
-    // BTH is invalid: what the P4 reads there is unspecified).
-    egress_drop_sim_.apply(ig_md.port_metadata, hdr.ib_bth.valid ? QpIndex(hdr.ib_bth.dst_qp) : 0, md.simulate_egress_drop);
+    // QP_INDEX (rdma_receiver.p4:30) of the parsed BTH: rdma_receiver has
+    // set it invalid by now, but its fields keep their values (a Tofino
+    // setInvalid clears the validity bit only); 0 for a UDP packet, which
+    // has no BTH (what the P4 reads there is unspecified).
+    egress_drop_sim_.apply(ig_md.port_metadata, roce_parsed_ ? QpIndex(hdr.ib_bth.dst_qp) : 0, md.simulate_egress_drop);
     // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:116: the 9-bit
     // device port (a retransmit goes back to it, mapped to its simulator port).
     md.ingress_port = tofino_port;
@@ -853,17 +855,18 @@ INASIM_PACKET_STEP void SwitchMLDataplane::TrafficManager(const NextStepSelector
   else ++stats_.retransmits;
   // The ingress deparser's output: data headers still valid, then the rest.
   EmitData(hdr_, payload_);
-  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:211
-  if (ig_md.switchml_md.simulate_egress_drop) {
-    ++stats_.simulated_egress_drops;
-    return;
-  }
   // Every copy is the egress headers in front of that same payload: it is
   // placed once, and each copy rewrites only the headers (the emitter sees
   // the frame during its Emit() call only).
   payload_.Push(EgressHeaderBytes(ig_md.switchml_md));
   uint8_t* frame = payload_.Flatten();
   const size_t frame_bytes = payload_.size();
+  // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:211
+  if (ig_md.switchml_md.simulate_egress_drop) {
+    ++stats_.simulated_egress_drops;
+    EgressOfDroppedCopies(decision, ig_md, frame, frame_bytes);
+    return;
+  }
   if (bcast) {
     Replicate(decision.mgid, ig_md.switchml_md, ig_md.switchml_rdma_md, frame, frame_bytes, latency, out);
     return;
@@ -871,6 +874,23 @@ INASIM_PACKET_STEP void SwitchMLDataplane::TrafficManager(const NextStepSelector
   if (!Egress(ig_md.switchml_md, ig_md.switchml_rdma_md, frame, frame_bytes)) return;
   ++stats_.copies_sent;
   out.Emit(inasim::Span<const uint8_t>(frame, frame_bytes), SimPort(decision.port), latency);
+}
+
+void SwitchMLDataplane::EgressOfDroppedCopies(const NextStepSelector::Decision& decision, const ingress_metadata_t& ig_md,
+                                              uint8_t* frame, size_t frame_bytes) {
+  // Upstream's Egress marks the copy IGNORE and dropped, then still applies
+  // the sender (switchml.p4:209-226): its direct counter counts the copy and
+  // the RoCE sender's PSN moves on, as for a copy lost on the wire. Being
+  // IGNORE, a broadcast copy does not take its rid as worker_id, so every
+  // copy goes through the sender as the completing worker's.
+  switchml_md_h eg_md = ig_md.switchml_md;
+  eg_md.packet_type = PacketType::IGNORE;
+  size_t copies = 1;
+  if (decision.kind == NextStepSelector::Decision::Kind::kMulticast) {
+    const auto g = std::find_if(pre_.begin(), pre_.end(), [&](const McGroup& m) { return m.mgid == decision.mgid; });
+    copies = g == pre_.end() ? 0 : g->nodes.size();
+  }
+  for (size_t i = 0; i < copies; ++i) Egress(eg_md, ig_md.switchml_rdma_md, frame, frame_bytes);
 }
 
 INASIM_PACKET_STEP void SwitchMLDataplane::Replicate(uint16_t mgid, switchml_md_h eg_md,

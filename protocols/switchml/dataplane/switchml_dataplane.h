@@ -266,6 +266,10 @@ class SwitchMLDataplane : public Dataplane {
   inline void TrafficManager(const NextStepSelector::Decision& decision, Picoseconds latency,
                              const ingress_metadata_t& ig_md, Emitter& out);
   /// The PRE's copies of multicast group `mgid`, each through Egress.
+  // Egress of the copies the egress drop simulator drops: the sender still
+  // runs for each (counters, RoCE PSNs), the frames are not sent.
+  void EgressOfDroppedCopies(const NextStepSelector::Decision& decision, const ingress_metadata_t& ig_md,
+                             uint8_t* frame, size_t frame_bytes);
   inline void Replicate(uint16_t mgid, switchml_md_h eg_md, const switchml_rdma_md_h& rdma_md, uint8_t* frame,
                         size_t frame_bytes, Picoseconds latency, Emitter& out);
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:206

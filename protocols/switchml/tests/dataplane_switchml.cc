@@ -597,6 +597,24 @@ TEST(SwitchML, DropSimulation) {
   // simulated_drop_packet_counter, by QP_INDEX: a UDP packet's (no BTH) is 0.
   EXPECT_EQ(eg.egress_drop_sim().simulated_drop_packet_counter, 1u);
   EXPECT_EQ(eg.egress_drop_sim().simulated_drop_packet_counter_by_qp, (std::map<uint32_t, uint64_t>{{0, 1}}));
+  // Upstream's egress still runs the sender for a dropped copy
+  // (switchml.p4:209-226): dst_addr's counter counts it. With three
+  // workers, the completing worker's (2) entry counts all three copies: a
+  // dropped copy is IGNORE, so it keeps worker_id instead of its rid.
+  auto e3 = MakeConfig(3);
+  e3.egress_drop_probability = 1.0;
+  sml::SwitchMLDataplane eg3(e3);
+  for (int w = 0; w < 3; ++w) {
+    Packet q;
+    q.worker = w;
+    q.values = Values(w, 64);
+    Send(eg3, rec, q);
+  }
+  EXPECT_TRUE(rec.out.empty());
+  const auto sent = eg3.udp_sender().send_counter();
+  ASSERT_EQ(sent.count(2), 1u);
+  EXPECT_EQ(sent.at(2).packets, 3u);
+  EXPECT_EQ(sent.count(0) ? sent.at(0).packets : 0u, 0u);
 }
 
 TEST(SwitchML, DumpStateListsTouchedRegisters) {
