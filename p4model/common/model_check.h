@@ -33,21 +33,17 @@ struct RegisterActionBinding {
 using TableResult = std::pair<std::string, std::vector<uint64_t>>;
 using TableBinding = std::function<TableResult(const uint64_t* keys)>;
 
-/// One packet out of a whole pipeline, at the device-port level: what the
-/// traffic manager was told (a unicast port, a multicast group, both, or
-/// nothing: dropped) and the frame as deparsed.
+/// One packet out of a whole pipeline: the copies that leave the switch,
+/// (device port, frame) in the order the packet replication engine makes
+/// them; none when the packet is dropped. Port 0xffff: forwarded by the
+/// switch's own table, a path no P4 program has.
 struct PipelineResult {
-  bool dropped = true;
-  bool unicast = false;
-  uint16_t port = 0;   ///< device port
-  uint16_t group = 0;  ///< multicast group id; 0 none
-  std::vector<uint8_t> frame;
-  /// Copies that differ from one another (a model that builds each multicast
-  /// copy itself): (device port, frame) in the order the packet replication
-  /// engine makes them. When non-empty, these are the packet's copies and
-  /// unicast/group/frame are not read.
   std::vector<std::pair<uint16_t, std::vector<uint8_t>>> copies;
 };
+
+/// The index a DirectRegister or DirectCounter cell of a table's default
+/// action has in the pipeline runs (entries are numbered from 0).
+inline constexpr uint32_t kDefaultActionEntry = 0xffffffff;
 /// A fresh model for whole-pipeline runs: `run` feeds one frame arriving on a
 /// device port (state persists between calls); `cell` reads the model's copy
 /// of upstream register "Control.register" in `pipe` at `index` (one value per

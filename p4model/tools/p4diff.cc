@@ -273,14 +273,16 @@ std::vector<uint8_t> RandomFrame(const std::vector<p4::PipelineField>& fields, s
 }
 
 std::string Fate(const p4::PipelineResult& r) {
-  if (r.dropped) return "drop";
-  std::string s = r.unicast ? "port " + std::to_string(r.port) : "";
-  if (r.group != 0) s += std::string(s.empty() ? "" : " + ") + "group " + std::to_string(r.group);
-  return (s.empty() ? "routed" : s) + ", " + HexBytes(r.frame);
+  if (r.copies.empty()) return "drop";
+  std::string s;
+  for (const auto& [port, frame] : r.copies)
+    s += (s.empty() ? "" : "; ") + (port == 0xffff ? std::string("routed") : "port " + std::to_string(port)) + ", " +
+         HexBytes(frame);
+  return s;
 }
 
-/// The copies leaving the switch, by port: upstream's after egress, the
-/// model's from its emits (a group's copies carry the same frame).
+/// The copies leaving the switch, by port: upstream's after egress (the
+/// model's are its PipelineResult).
 using Copies = std::vector<std::pair<uint16_t, std::vector<uint8_t>>>;
 Copies UpstreamCopies(const PipelineOutcome& up) {
   Copies out;
@@ -288,18 +290,6 @@ Copies UpstreamCopies(const PipelineOutcome& up) {
     if (!c.dropped) out.emplace_back(c.port, c.frame);
   return out;
 }
-Copies ModelCopies(const p4::PipelineResult& mo, const p4::PipelineBinding& b) {
-  Copies out;
-  if (mo.dropped) return out;
-  if (!mo.copies.empty()) return mo.copies;
-  if (mo.unicast) out.emplace_back(mo.port, mo.frame);
-  if (mo.group != 0)
-    if (auto g = b.groups.find(mo.group); g != b.groups.end())
-      for (const p4::MulticastNode& n : g->second) out.emplace_back(n.port, mo.frame);
-  if (!mo.unicast && mo.group == 0) out.emplace_back(0xffff, mo.frame);  // routed: the P4 has no such path
-  return out;
-}
-
 /// The first register cell this frame touched upstream (in any pass, in the
 /// pass's pipe) whose model copy differs (or that the model does not keep);
 /// "" when all agree.
@@ -325,7 +315,8 @@ void DiffPipeline(const p4src::Program& prog, const p4::PipelineBinding& b, cons
                   uint64_t packets, std::mt19937_64& rng, DiffSummary& sum, CheckReport& report) {
   constexpr uint64_t kPerRun = 48;
   const PipelineBlocks blocks{b.parser, b.control, b.deparser, b.egress_parser, b.egress_control, b.egress_deparser};
-  const SwitchConfig config{b.groups, b.recirculation_ports, variant.tables, variant.port_metadata};
+  const SwitchConfig config{b.groups, {b.recirculation_ports.begin(), b.recirculation_ports.end()}, variant.tables,
+                            variant.port_metadata};
   const std::string item = "pipeline " + b.parser + " -> " + b.control + " -> " + b.deparser +
                            (b.egress_parser.empty() ? "" : " -> " + b.egress_control) + " (" + variant.name + ")";
   uint64_t sent = 0, frames = 0, runs = 0, bad_runs = 0;  // sent: the budget used; frames: compared
@@ -346,7 +337,7 @@ void DiffPipeline(const p4src::Program& prog, const p4::PipelineBinding& b, cons
               (up.dropped ? "drop (" + up.why + ")"
                : up.unicast ? (up.port == port ? "to its port" : "to port " + std::to_string(up.port))
                             : up.multicast ? "group " + std::to_string(up.group) : "no egress")];
-      const bool same_out = UpstreamCopies(up) == ModelCopies(mo, b);
+      const bool same_out = UpstreamCopies(up) == mo.copies;
       const std::string cells = same_out ? CellDifference(upstream, model) : "";
       if (same_out && cells.empty()) continue;
       ++bad_runs;

@@ -141,7 +141,7 @@ struct PipelineEval::Impl {
     uint32_t index;
     bool counter;     // a Counter's packet count, not a register cell
   };
-  std::vector<Touch> touched;  // cells register actions used this run
+  std::vector<Touch> touched;  // register cells and counter indices this run used
   uint32_t pipe = 0;           // the pipe the running gress is in
   std::string path;            // the running control instance ("Ingress.value00")
   bool exiting = false;        // `exit` ran: the rest of the control is skipped
@@ -150,7 +150,6 @@ struct PipelineEval::Impl {
   std::map<std::string, std::map<uint64_t, uint64_t>> counters;  // "pipe|path.counter" -> index -> packets
   std::mt19937_64 random{1};  // Random.get()'s draws
   std::optional<uint64_t> current_entry;  // the table entry whose action runs (a DirectRegister's cell)
-  static constexpr uint64_t kDefaultEntry = 0xffffffff;  // a direct counter's index for the default action
   std::map<std::string, p4src::Composite> tna = TnaComposites();
   std::map<std::string, Header> headers;                    // canonical path -> header instance
   std::map<std::string, const p4src::Composite*> structs;  // canonical path -> struct type
@@ -452,9 +451,9 @@ struct PipelineEval::Impl {
       return {};
     }
     if (inst.type == "DirectCounter" && method == "count" && e.args.empty()) {
-      // The packets of the table entry whose action runs (kDefaultEntry: the
-      // default action's); bytes are not counted.
-      const uint64_t index = current_entry.value_or(kDefaultEntry);
+      // The packets of the table entry whose action runs (kDefaultActionEntry:
+      // the default action's); bytes are not counted.
+      const uint64_t index = current_entry.value_or(p4::kDefaultActionEntry);
       ++counters[key][index];
       touched.push_back({pipe, path + "." + inst.name, static_cast<uint32_t>(index), true});
       return {};
@@ -736,13 +735,20 @@ struct PipelineEval::Impl {
         hit = (keys[k].v & m) == (km.value & m);
       }
       if (!hit) continue;
-      current_entry = static_cast<uint64_t>(&e - t.entries.data());
-      RunTableAction(t, e.action, e.args, e.loc);
-      current_entry.reset();
+      RunEntry(t, static_cast<uint64_t>(&e - t.entries.data()), e.action, e.args, e.loc);
       return true;
     }
     if (!t.default_action.empty()) RunTableAction(t, t.default_action, t.default_args, t.loc);
     return false;
+  }
+
+  /// Entry `index`'s action: a DirectRegister or DirectCounter it uses is
+  /// that entry's.
+  void RunEntry(const p4src::TableDecl& t, uint64_t index, const std::string& action, const std::vector<uint64_t>& args,
+                const p4src::Loc& loc) {
+    current_entry = index;
+    RunTableAction(t, action, args, loc);
+    current_entry.reset();
   }
 
   /// A table the controller fills: its entries (first match; the model gives
@@ -759,9 +765,7 @@ struct PipelineEval::Impl {
         hit = (keys[k].v & m) == (e.keys[k].first & m);
       }
       if (!hit) continue;
-      current_entry = static_cast<uint64_t>(&e - c.entries.data());
-      RunTableAction(t, e.action, e.args, t.loc);
-      current_entry.reset();
+      RunEntry(t, static_cast<uint64_t>(&e - c.entries.data()), e.action, e.args, t.loc);
       return true;
     }
     if (c.default_action) {
@@ -987,10 +991,10 @@ PipelineOutcome PipelineEval::Run(const std::vector<uint8_t>& frame, uint16_t in
   PipelineOutcome o;
   std::vector<uint8_t> pass_frame = frame;
   uint16_t port = ingress_port;
-  const auto& recirc = m.config.recirculation_ports;
+  IngressPass p;
   for (;;) {
     ++o.passes;
-    const IngressPass p = m.RunIngressPass(pass_frame, port);
+    p = m.RunIngressPass(pass_frame, port);
     if (!p.gress.parsed) {
       o.why = "parser error";
       return o;
@@ -1004,7 +1008,7 @@ PipelineOutcome PipelineEval::Run(const std::vector<uint8_t>& frame, uint16_t in
       o.why = "drop_ctl";
       return o;
     }
-    const bool loops = p.unicast && p.bypass && std::find(recirc.begin(), recirc.end(), p.port) != recirc.end();
+    const bool loops = p.unicast && p.bypass && m.config.recirculation_ports.count(p.port) != 0;
     if (!loops) break;
     if (o.passes == kMaxPasses) {
       o.why = "recirculation limit";
@@ -1018,22 +1022,18 @@ PipelineOutcome PipelineEval::Run(const std::vector<uint8_t>& frame, uint16_t in
     return o;
   }
   o.dropped = false;
-  const Var* bypass_var = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.bypass_egress");
-  const bool bypass = bypass_var && bypass_var->v != 0;
-  const Var* xid_var = m.FindVar("@ingress_intrinsic_metadata_for_tm_t.level1_exclusion_id");
-  const uint16_t xid = xid_var ? static_cast<uint16_t>(xid_var->v) : 0;
   std::vector<p4::MulticastNode> nodes;
   if (o.unicast) nodes.emplace_back(o.port);
   if (o.multicast)
     if (auto g = m.config.groups.find(o.group); g != m.config.groups.end())
       for (const auto& n : g->second)
-        if (!n.l1_xid || *n.l1_xid != xid) nodes.push_back(n);
+        if (!n.l1_xid || *n.l1_xid != p.l1_xid) nodes.push_back(n);
   const std::vector<uint8_t> deparsed = o.frame;
   for (const auto& n : nodes) {
     PipelineOutcome::Copy c;
     c.port = n.port;
     c.frame = deparsed;
-    c.bypassed = bypass || !m.has_egress;
+    c.bypassed = p.bypass || !m.has_egress;
     if (!c.bypassed) {
       m.pipe = PipeOf(n.port);
       const GressResult eg = m.RunGress(m.egress, EgressPrefix(n.port, n.rid), deparsed);

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,7 @@ struct PipelineBlocks {
 /// the ports that loop back into ingress, the tables it filled.
 struct SwitchConfig {
   std::map<uint16_t, std::vector<p4::MulticastNode>> groups;
-  std::vector<uint16_t> recirculation_ports;
+  std::set<uint16_t> recirculation_ports;
   std::map<std::string, p4::ControllerTable> tables;  ///< by instance path, "Ingress.udp_receiver.receive_udp"
   std::map<uint16_t, std::vector<uint8_t>> port_metadata;  ///< per ingress port, 8 bytes; others zero
 };

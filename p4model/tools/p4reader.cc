@@ -931,7 +931,7 @@ class Parser {
       } else if (auto inst = TryInstance(mloc)) {
         c.instances.push_back(*inst);
       } else {
-        SkipStatement();  // DirectRegisterAction, ...
+        SkipStatement();  // anything else a control may declare (none in the programs read)
       }
     }
     p_.controls.push_back(std::move(c));
@@ -972,9 +972,10 @@ class Parser {
     return a;
   }
 
-  /// `Type[<...>](args) name;`: an instance of a control or an extern (the
-  /// constructor arguments are skipped). Leaves the position unchanged when
-  /// the declaration has another shape.
+  /// `Type[<...>](args) name;`: an instance of a control or an extern, with
+  /// its type arguments and constructor arguments when they are in the
+  /// subset. Leaves the position unchanged when the declaration has another
+  /// shape.
   std::optional<Instance> TryInstance(const Loc& loc) {
     if (Peek().kind != Token::Kind::kIdent) return std::nullopt;
     const size_t start = i_;

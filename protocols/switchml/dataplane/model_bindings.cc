@@ -164,7 +164,6 @@ std::optional<TableBinding> BindTable(const std::string& name) {
 
 namespace {
 
-
 uint64_t Mac(const mac_addr_t& m) {
   uint64_t v = 0;
   for (uint8_t b : m) v = v << 8 | b;
@@ -196,16 +195,16 @@ std::optional<std::vector<uint64_t>> ModelCell(const SwitchMLDataplane& dp, cons
     const value_pair_t v = dp.Value(p, std::stoi(m[1]), index);
     return std::vector<uint64_t>{v.first, v.second};
   }
-  // Direct counters, packets only: by entry (0xffffffff: the default action).
+  // Direct counters, packets only: by entry (kDefaultActionEntry: the default action's).
   if (reg == "Ingress.udp_receiver.receive_counter") {
     const auto& r = dp.udp_receiver();
-    if (index == 0xffffffff) return std::vector<uint64_t>{r.default_counter().packets};
+    if (index == kDefaultActionEntry) return std::vector<uint64_t>{r.default_counter().packets};
     return index < r.receive_counter().size() ? std::optional(std::vector<uint64_t>{r.receive_counter()[index].packets})
                                               : std::nullopt;
   }
   if (reg == "Ingress.rdma_receiver.rdma_receive_counter") {
     const auto& r = dp.rdma_receiver();
-    if (index == 0xffffffff) return std::vector<uint64_t>{r.default_counter().packets};
+    if (index == kDefaultActionEntry) return std::vector<uint64_t>{r.default_counter().packets};
     return index < r.receive_counter().size() ? std::optional(std::vector<uint64_t>{r.receive_counter()[index].packets})
                                               : std::nullopt;
   }
@@ -230,16 +229,11 @@ std::optional<std::vector<uint64_t>> ModelCell(const SwitchMLDataplane& dp, cons
     const RDMAReceiver::receiver_data_t v = dp.rdma_receiver().ReceiverData(index);
     return std::vector<uint64_t>{v.next_sequence_number, v.pool_index};
   }
-  static const std::regex rdma_counter(R"(Ingress\.rdma_receiver\.rdma_(packet|message|sequence_violation)_counter)");
-  std::smatch rm;
-  if (std::regex_match(reg, rm, rdma_counter)) {
-    const std::string kind = rm[1];
-    const auto counts = kind == "packet"    ? dp.rdma_receiver().packet_counter()
-                        : kind == "message" ? dp.rdma_receiver().message_counter()
-                                            : dp.rdma_receiver().sequence_violation_counter();
-    const auto it = counts.find(index);
-    return std::vector<uint64_t>{it == counts.end() ? 0 : it->second};
-  }
+  const RDMAReceiver& rr = dp.rdma_receiver();
+  if (reg == "Ingress.rdma_receiver.rdma_packet_counter") return std::vector<uint64_t>{rr.PacketCount(index)};
+  if (reg == "Ingress.rdma_receiver.rdma_message_counter") return std::vector<uint64_t>{rr.MessageCount(index)};
+  if (reg == "Ingress.rdma_receiver.rdma_sequence_violation_counter")
+    return std::vector<uint64_t>{rr.SequenceViolationCount(index)};
   // The DirectRegister of fill_in_qpn_and_psn: one cell per entry, entries
   // worker by worker as ControllerTables installs them.
   if (reg == "Egress.rdma_sender.psn_register") {
@@ -251,9 +245,7 @@ std::optional<std::vector<uint64_t>> ModelCell(const SwitchMLDataplane& dp, cons
   }
   static const std::regex counter(R"(Ingress\.next_step_selector\.(broadcast|retransmit|recirculate|drop)_counter)");
   if (std::regex_match(reg, m, counter)) {
-    const auto counters = dp.next_step_selector().counters(p);
-    const auto it = counters.find(index);
-    const NextStepSelector::Counters c = it == counters.end() ? NextStepSelector::Counters{} : it->second;
+    const NextStepSelector::Counters c = dp.next_step_selector().CountersAt(index, p);
     const std::string kind = m[1];
     return std::vector<uint64_t>{kind == "broadcast"    ? c.broadcast
                                  : kind == "retransmit" ? c.retransmit
@@ -412,7 +404,7 @@ std::vector<PipelineField> UdpFrameFields(const SwitchMLConfig& three) {
       {50, 2, {0x0000, 0x7f80, 0x0102, 0xff01, 0x8080}, -1, 0.75}};
 }
 
-/// The RoCE variants' frame fields for the job `three`.
+/// The RoCE variants' frame fields for the 3-worker job `three`.
 std::vector<PipelineField> RoceFrameFields(const SwitchMLConfig& three) {
   const uint64_t sw_mac = Mac(three.switch_mac), sw_ip = three.switch_ip;
   // The RoCE variant's frames: a worker's UC RDMA writes (its IPv4 source
@@ -450,8 +442,8 @@ std::vector<PipelineField> RoceFrameFields(const SwitchMLConfig& three) {
 }  // namespace
 
 // Whole-pipeline runs: upstream's Ingress and Egress with the controller's
-// entries for a UDP job (and its L2 forwarding), against the model
-// configured the same, frames from the workers' and other pipe-0 ports.
+// entries for a job over UDP or RoCE (and its L2 forwarding), against the
+// model configured the same, frames from the workers' and other pipe-0 ports.
 std::optional<PipelineBinding> BindPipeline() {
   PipelineBinding b = PipelineBinding::Tna();
   const SwitchMLConfig three = PipelineConfig(3, 64);
@@ -480,6 +472,7 @@ std::optional<PipelineBinding> BindPipeline() {
       c.egress_drop_probability = 1.0;
       for (uint16_t p = 0; p < 288; ++p) v.port_metadata[p] = {0, 0, 0xff, 0xff, 0, 0, 0, 0};
     }
+    if (rdma) v.fields = RoceFrameFields(c);  // the UDP variants use the binding's
     v.frame_bytes = rdma ? kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kIbBthHBytes + kIbRethHBytes + kIbImmediateHBytes +
                                4 * elements
                          : kEthernetHBytes + kIpv4HBytes + kUdpHBytes + kSwitchmlHBytes + kExponentsHBytes + 4 * elements;
@@ -510,9 +503,6 @@ std::optional<PipelineBinding> BindPipeline() {
   b.ports = {kPipelineWorkerPorts[0], kPipelineWorkerPorts[1], kPipelineWorkerPorts[2], 0, 63};
   b.frame_bytes = *b.variants[0].frame_bytes;  // every variant sets its own
   b.fields = UdpFrameFields(three);
-  b.variants[3].fields = RoceFrameFields(three);
-  b.variants[4].fields = b.variants[3].fields;
-  b.variants[5].fields = b.variants[3].fields;
   return b;
 }
 

@@ -85,6 +85,10 @@ class NextStepSelector {
   /// Counters of the pool indices that counted anything in `pipe`, by pool
   /// index; pipe -1: summed over the pipes.
   std::map<uint32_t, Counters> counters(int pipe = -1) const;
+  /// The counters of one pool index in one pipe (zero if it never counted).
+  Counters CountersAt(uint32_t pool_index, int pipe) const {
+    return pool_index < counters_.size() ? counters_[pool_index][pipe] : Counters{};
+  }
 
   // Table next_step; `tofino_ingress_port` is this pass's ingress (dev) port.
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/next_step_selector.p4:150

@@ -87,6 +87,10 @@ class RDMAReceiver {
   std::map<uint32_t, uint64_t> message_counter() const { return NonZero(rdma_message_counter_); }
   std::map<uint32_t, uint64_t> sequence_violation_counter() const { return NonZero(rdma_sequence_violation_counter_); }
   receiver_data_t ReceiverData(uint32_t qp_index) const { return receiver_data_register_.Peek(qp_index); }
+  /// One queue pair's count of the three indexed counters (0 if none).
+  uint64_t PacketCount(uint32_t qp_index) const { return At(rdma_packet_counter_, qp_index); }
+  uint64_t MessageCount(uint32_t qp_index) const { return At(rdma_message_counter_, qp_index); }
+  uint64_t SequenceViolationCount(uint32_t qp_index) const { return At(rdma_sequence_violation_counter_, qp_index); }
 
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/rdma_receiver.p4:61
   static uint32_t receiver_reset_action(receiver_data_t& value, uint32_t psn, uint32_t pool_index);
@@ -95,6 +99,7 @@ class RDMAReceiver {
 
  private:
   static std::map<uint32_t, uint64_t> NonZero(const std::vector<uint64_t>& v);
+  static uint64_t At(const std::vector<uint64_t>& v, uint32_t i) { return i < v.size() ? v[i] : 0; }
   const Entry* Lookup(const header_t& hdr) const;
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/rdma_receiver.p4:118
   static void set_bitmap(header_t& hdr, ingress_metadata_t& ig_md, const Entry& e);

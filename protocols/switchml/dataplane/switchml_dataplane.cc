@@ -435,8 +435,8 @@ UDPReceiver::UDPReceiver(const SwitchMLConfig& c) {
   // none for an RDMA job (add_rdma_worker installs receive_roce's instead,
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/switchml.py:400-480).
   // p4lang/p4app-switchML@b5c74a04:dev_root/controller/udp_receiver.py:79
+  if (c.transport != SwitchMLTransport::kUdp) return;
   for (const auto& w : c.workers) {
-    if (c.transport != SwitchMLTransport::kUdp) break;
     entries_.push_back(Entry{w.mac, c.switch_mac, w.ip, c.switch_ip, Ternary{c.udp_port, c.udp_mask},
                              c.multicast_group, WorkerType::SWITCHML_UDP, w.worker_id, c.num_workers,
                              uint32_t{1} << w.worker_id});
@@ -887,8 +887,8 @@ void SwitchMLDataplane::EgressOfDroppedCopies(const NextStepSelector::Decision& 
   eg_md.packet_type = PacketType::IGNORE;
   size_t copies = 1;
   if (decision.kind == NextStepSelector::Decision::Kind::kMulticast) {
-    const auto g = std::find_if(pre_.begin(), pre_.end(), [&](const McGroup& m) { return m.mgid == decision.mgid; });
-    copies = g == pre_.end() ? 0 : g->nodes.size();
+    const McGroup* g = Group(decision.mgid);
+    copies = g ? g->nodes.size() : 0;
   }
   for (size_t i = 0; i < copies; ++i) Egress(eg_md, ig_md.switchml_rdma_md, frame, frame_bytes);
 }
@@ -899,8 +899,8 @@ INASIM_PACKET_STEP void SwitchMLDataplane::Replicate(uint16_t mgid, switchml_md_
   // PRE: one copy per node of the group, in node order; egress sets worker_id
   // from the copy's rid. Copies differ (addresses), so each is its own Emit().
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:218
-  const auto g = std::find_if(pre_.begin(), pre_.end(), [&](const McGroup& m) { return m.mgid == mgid; });
-  if (g == pre_.end()) return;
+  const McGroup* g = Group(mgid);
+  if (!g) return;
   const inasim::Span<const uint8_t> bytes(frame, frame_bytes);
   for (const auto& [rid, port] : g->nodes) {
     eg_md.worker_id = rid;

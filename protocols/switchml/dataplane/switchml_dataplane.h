@@ -265,11 +265,11 @@ class SwitchMLDataplane : public Dataplane {
   /// each copy (switchml.p4:206-218).
   inline void TrafficManager(const NextStepSelector::Decision& decision, Picoseconds latency,
                              const ingress_metadata_t& ig_md, Emitter& out);
-  /// The PRE's copies of multicast group `mgid`, each through Egress.
   // Egress of the copies the egress drop simulator drops: the sender still
   // runs for each (counters, RoCE PSNs), the frames are not sent.
   void EgressOfDroppedCopies(const NextStepSelector::Decision& decision, const ingress_metadata_t& ig_md,
                              uint8_t* frame, size_t frame_bytes);
+  /// The PRE's copies of multicast group `mgid`, each through Egress.
   inline void Replicate(uint16_t mgid, switchml_md_h eg_md, const switchml_rdma_md_h& rdma_md, uint8_t* frame,
                         size_t frame_bytes, Picoseconds latency, Emitter& out);
   // p4lang/p4app-switchML@b5c74a04:dev_root/p4/switchml.p4:206
@@ -296,6 +296,11 @@ class SwitchMLDataplane : public Dataplane {
     std::vector<std::pair<uint16_t, uint16_t>> nodes;
   };
   std::vector<McGroup> pre_;
+  const McGroup* Group(uint16_t mgid) const {
+    for (const McGroup& m : pre_)
+      if (m.mgid == mgid) return &m;
+    return nullptr;
+  }
   // forwarding "l2": the regular-traffic path (forwarder.h) and its scratch.
   ArpIcmpResponder responder_;
   Forwarder forwarder_;
