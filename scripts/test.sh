@@ -5,3 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
+# The checker's mutation scores (p4model/tools/mutants; issue 31 asks CI to
+# print them), or why they were skipped, from this run's CTest log.
+grep -h -E "valid mutants caught|^run.py: .*skipped" build/Testing/Temporary/LastTest.log || true

@@ -53,9 +53,7 @@ p4src::Composite Builtin(const std::string& name, bool is_header, const std::vec
   return c;
 }
 
-/// TNA's intrinsic metadata (tofino1_arch.p4; tna.p4 is not read): the header
-/// the parser extracts first, and the structs ingress reads and writes.
-std::map<std::string, p4src::Composite> TnaComposites() {
+std::map<std::string, p4src::Composite> MakeTnaComposites() {
   std::map<std::string, p4src::Composite> m;
   m["ingress_intrinsic_metadata_t"] =
       Builtin("ingress_intrinsic_metadata_t", true,
@@ -96,6 +94,11 @@ std::map<std::string, p4src::Composite> TnaComposites() {
 constexpr int kPortMetadataBits = 64;
 
 }  // namespace
+
+const std::map<std::string, p4src::Composite>& TnaIntrinsicComposites() {
+  static const std::map<std::string, p4src::Composite> m = MakeTnaComposites();
+  return m;
+}
 
 std::string PipelineOutcome::Describe() const {
   std::ostringstream o;
@@ -150,7 +153,7 @@ struct PipelineEval::Impl {
   std::map<std::string, std::map<uint64_t, uint64_t>> counters;  // "pipe|path.counter" -> index -> packets
   std::mt19937_64 random{1};  // Random.get()'s draws
   std::optional<uint64_t> current_entry;  // the table entry whose action runs (a DirectRegister's cell)
-  std::map<std::string, p4src::Composite> tna = TnaComposites();
+  const std::map<std::string, p4src::Composite>& tna = TnaIntrinsicComposites();
   std::map<std::string, Header> headers;                    // canonical path -> header instance
   std::map<std::string, const p4src::Composite*> structs;  // canonical path -> struct type
   std::map<std::string, Var> vars;                         // canonical path -> scalar
@@ -949,7 +952,7 @@ std::vector<uint8_t> IngressPrefix(uint16_t port, const std::map<uint16_t, std::
 }
 
 /// What the egress parser sees first: egress_intrinsic_metadata_t (27 bytes,
-/// TnaComposites' layout) with egress_port (bits 7..15) and egress_rid (bits
+/// TnaIntrinsicComposites' layout) with egress_port (bits 7..15) and egress_rid (bits
 /// 152..167); the rest 0.
 std::vector<uint8_t> EgressPrefix(uint16_t port, uint16_t rid) {
   std::vector<uint8_t> prefix(27, 0);

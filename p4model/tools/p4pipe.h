@@ -75,6 +75,10 @@ struct SwitchConfig {
   std::map<uint16_t, std::vector<uint8_t>> port_metadata;  ///< per ingress port, 8 bytes; others zero
 };
 
+/// TNA's intrinsic metadata (tofino1_arch.p4; tna.p4 is not read): the header
+/// the parser extracts first, and the structs ingress and egress read and write.
+const std::map<std::string, p4src::Composite>& TnaIntrinsicComposites();
+
 class PipelineEval {
  public:
   /// Throws p4src::ReadError when a block is missing or was not read

@@ -1,5 +1,6 @@
 #include "p4model/tools/p4reader.h"
 #include "common/bounded_file.h"
+#include "p4model/tools/p4types.h"
 
 #include <cctype>
 #include <fstream>
@@ -614,6 +615,7 @@ class Parser {
         e.kind = Expr::Kind::kLiteral;
         e.value = t.text == "true";
         e.width = 1;
+        e.is_bool = true;
         return Make(e);
       }
       e.kind = Expr::Kind::kName;
@@ -1156,6 +1158,10 @@ class Parser {
         Expect("{");
         while (!Accept("}")) {
           SkipAnnotations();
+          // P4_16 grammar: actionList entries are `optAnnotations actionRef ";"`.
+          if (Peek().kind != Token::Kind::kIdent)
+            throw InvalidP4("not valid P4: " + Peek().loc.str() + ": an actions list entry must name an action, found '" +
+                            Peek().text + "'");
           t.actions.push_back(Ident());
           if (Is("(")) SkipGroup();
           Expect(";");
@@ -1245,6 +1251,7 @@ Program ReadProgram(const std::string& root, const std::string& path, const Defi
   std::map<std::string, std::string> defines;
   Program p = Parse(Preprocess(root, path, &defines, overrides));
   p.defines = std::move(defines);
+  RequireValidWidths(p);
   return p;
 }
 

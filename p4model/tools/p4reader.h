@@ -31,6 +31,11 @@ struct Loc {
 struct ReadError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+/// The source breaks a rule of P4_16 itself (its grammar, its types): no
+/// compiler would accept it, as opposed to a construct outside the reader's subset.
+struct InvalidP4 : ReadError {
+  using ReadError::ReadError;
+};
 
 struct Token {
   enum class Kind { kIdent, kNumber, kString, kPunct, kEnd } kind = Kind::kEnd;
@@ -72,6 +77,7 @@ struct Expr {
   uint64_t value = 0;             ///< kLiteral
   int width = -1;                 ///< kLiteral: -1 = untyped integer, else the NwV width
   bool is_signed = false;         ///< kLiteral NsV
+  bool is_bool = false;           ///< kLiteral `true` / `false` (value 1 / 0, width 1)
   TypeRef type;                   ///< kCast; kCall: a generic call's type argument (`f<T>(x)`), else kNamed ""
   int hi = 0, lo = 0;             ///< kSlice [hi:lo]
   Loc loc;
@@ -241,7 +247,8 @@ struct Program {
 
 /// Parses preprocessed tokens.
 Program Parse(const std::vector<Token>& tokens);
-/// Preprocess + Parse of a file under root.
+/// Preprocess + Parse of a file under root, then P4_16's width rules
+/// (p4types.h): a source that breaks one throws InvalidP4.
 Program ReadProgram(const std::string& root, const std::string& path, const DefineOverrides& overrides = {});
 
 }  // namespace inasim::p4tools::p4src

@@ -3,9 +3,13 @@
 P4 source (a JSON list written by generate.py) to a temporary copy of the
 checkout, runs `inasim-p4 check PROGRAM --p4-src COPY --no-drift`, and counts
 the mutants the check catches (exit 1: a mismatch between the model and the
-mutated source; exit 2: the reader refuses the mutated source). A survivor
-(exit 0) must carry a written reason ("survives") saying why it cannot
-matter; a reason on a mutant that is caught is stale. See README.md here.
+mutated source; exit 2: the reader refuses the mutated source). A mutant the
+reader finds is not valid P4 (exit 2, "not valid P4": P4_16's grammar or
+width rules, p4model/tools/p4types.h) is stillborn: no compiler accepts it,
+so it stands for no program and is left out of the score, which is caught /
+(mutants - stillborn). A survivor (exit 0) must carry a written reason
+("survives") saying why it cannot matter; a reason on a mutant that is caught
+or stillborn is stale. See README.md here.
 
   run.py --mutants p4sgd.json --inasim-p4 build/inasim-p4 [--p4-src DIR] [--fetch DIR]
 
@@ -73,9 +77,13 @@ def run_one(args, doc, src_root, m):
         p = subprocess.run([args.inasim_p4, "check", doc["program"], "--p4-src", copy, "--no-drift",
                             "--inputs", str(args.inputs)], capture_output=True, text=True, timeout=900)
     verdict = {0: "survived", 1: "caught", 2: "refused"}.get(p.returncode, f"error {p.returncode}")
+    if p.returncode == 2 and "not valid P4" in p.stderr:
+        verdict = "stillborn"
     why = ""
     if p.returncode == 1:
         why = next((l.strip() for l in p.stdout.splitlines() if l.strip().startswith("MISMATCH")), "")
+    elif verdict == "stillborn":
+        why = next(l.strip() for l in p.stderr.splitlines() if "not valid P4" in l)
     elif p.returncode != 0:
         why = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
     return m, verdict, why
@@ -124,6 +132,8 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(lambda m: run_one(args, doc, src_root, m), doc["mutants"]))
     caught = sum(1 for _, v, _ in results if v in ("caught", "refused"))
+    stillborn = sum(1 for _, v, _ in results if v == "stillborn")
+    valid = len(results) - stillborn
     unexplained, stale = [], []
     where = files[0] if len(files) == 1 else f"{len(files)} files"
     print(f"mutation score of inasim-p4 check {doc['program']} against {where} "
@@ -132,6 +142,8 @@ def main():
         text = f"{m['from']!r} -> {m['to']!r}"
         place = f"line {m['line']:>4}" if len(files) == 1 else f"{os.path.basename(m['file'])}:{m['line']}"
         print(f"  {m['id']}  {m['operator']:<10} {place}  {text:<44} {verdict}")
+        if verdict == "stillborn":
+            print(f"        {why.removeprefix('inasim-p4: ')}")
         if verdict == "survived":
             if m.get("survives"):
                 print(f"        survives: {m['survives']}")
@@ -141,10 +153,11 @@ def main():
             stale.append(m["id"])
         if verdict.startswith("error"):
             unexplained.append(m["id"])
-    score = caught / len(results) if results else 0.0
-    survivors = len(results) - caught
-    print(f"{doc['program']}: {caught} of {len(results)} caught ({100 * score:.1f} %); {survivors} survive, "
-          f"{survivors - len([i for i in unexplained])} of them with a written reason")
+    score = caught / valid if valid else 0.0
+    survivors = valid - caught
+    print(f"{doc['program']}: {caught} of {valid} valid mutants caught ({100 * score:.1f} %); {survivors} survive, "
+          f"{survivors - len([i for i in unexplained])} of them with a written reason; {stillborn} stillborn "
+          f"(not valid P4, left out); over all {len(results)}: {100 * caught / max(1, len(results)):.1f} %")
     if args.min_score is None:
         args.min_score = float(doc.get("min_score", 0.9))
         if "min_score_note" in doc:
