@@ -51,6 +51,12 @@ inline constexpr uint32_t kDefaultActionEntry = 0xffffffff;
 struct PipelineModel {
   std::function<PipelineResult(const std::vector<uint8_t>& frame, uint16_t dev_port)> run;
   std::function<std::optional<std::vector<uint64_t>>(const std::string& reg, uint32_t pipe, uint32_t index)> cell;
+  /// Optional: every Counter / DirectCounter the model keeps, by upstream
+  /// instance path, with its packets summed over pipes and indexes (entries).
+  /// Compared after each run with upstream's totals, so that a count the
+  /// model makes where upstream makes none is seen too (`cell` is asked only
+  /// about the cells upstream touched).
+  std::function<std::map<std::string, uint64_t>()> counter_totals;
 };
 
 /// One node of a multicast group in the packet replication engine: the copy's

@@ -1061,4 +1061,13 @@ std::vector<PipelineEval::Cell> PipelineEval::TouchedCells() const {
   return out;
 }
 
+std::map<std::string, uint64_t> PipelineEval::CounterTotals() const {
+  std::map<std::string, uint64_t> out;
+  for (const auto& [key, by_index] : impl_->counters) {
+    uint64_t& total = out[key.substr(key.find('|') + 1)];  // "pipe|path" -> path
+    for (const auto& [index, packets] : by_index) total += packets;
+  }
+  return out;
+}
+
 }  // namespace inasim::p4tools

@@ -104,6 +104,9 @@ class PipelineEval {
     std::vector<uint64_t> values;
   };
   std::vector<Cell> TouchedCells() const;
+  /// Every Counter / DirectCounter counted so far, by instance path, its
+  /// packets summed over pipes and indexes.
+  std::map<std::string, uint64_t> CounterTotals() const;
 
  private:
   struct Impl;

@@ -298,6 +298,17 @@ TEST(P4Pipe, FoldedPassesInstancesCountersAndReplication) {
   EXPECT_EQ(cells[3].values, std::vector<uint64_t>{0x123b});
 }
 
+// inasim-p4 check compares these with the model's after each run, so a count
+// the model makes where upstream makes none is seen (TouchedCells lists only
+// upstream's).
+TEST(P4Pipe, CounterTotalsSumEveryIndexAndPass) {
+  Folded f;
+  EXPECT_TRUE(f.eval.CounterTotals().empty());
+  f.eval.Run({1, 6, 0x12, 0x34}, 4);  // two passes: seen[2] twice
+  f.eval.Run({2, 5, 0, 0}, 4);        // no route entry for op 2: dropped after seen[1]
+  EXPECT_EQ(f.eval.CounterTotals(), (std::map<std::string, uint64_t>{{"I.seen", 3}}));
+}
+
 TEST(P4Pipe, FoldedMissDropsAndARecirculationLoopIsCut) {
   Folded f;
   // op 2: route misses (hit false) -> drop_ctl.

@@ -255,6 +255,36 @@ std::optional<std::vector<uint64_t>> ModelCell(const SwitchMLDataplane& dp, cons
   return std::nullopt;
 }
 
+/// Every counter the model keeps, by upstream instance path, its packets
+/// summed over pipes and indexes (entries, the default action's too).
+std::map<std::string, uint64_t> ModelCounterTotals(const SwitchMLDataplane& dp) {
+  std::map<std::string, uint64_t> t;
+  auto sum = [](const auto& range, auto packets) {
+    uint64_t n = 0;
+    for (const auto& x : range) n += packets(x);
+    return n;
+  };
+  const auto direct = [](const auto& c) { return c.packets; };
+  const auto second = [](const auto& kv) { return kv.second; };
+  const UDPReceiver& ur = dp.udp_receiver();
+  t["Ingress.udp_receiver.receive_counter"] = ur.default_counter().packets + sum(ur.receive_counter(), direct);
+  const RDMAReceiver& rr = dp.rdma_receiver();
+  t["Ingress.rdma_receiver.rdma_receive_counter"] = rr.default_counter().packets + sum(rr.receive_counter(), direct);
+  t["Ingress.rdma_receiver.rdma_packet_counter"] = sum(rr.packet_counter(), second);
+  t["Ingress.rdma_receiver.rdma_message_counter"] = sum(rr.message_counter(), second);
+  t["Ingress.rdma_receiver.rdma_sequence_violation_counter"] = sum(rr.sequence_violation_counter(), second);
+  t["Egress.udp_sender.send_counter"] = sum(dp.udp_sender().send_counter(), [](const auto& kv) { return kv.second.packets; });
+  t["Egress.rdma_sender.rdma_send_counter"] =
+      sum(dp.rdma_sender().create_roce_packet(), [](const auto& e) { return e.rdma_send_counter.packets; });
+  t["Ingress.egress_drop_sim.simulated_drop_packet_counter"] = sum(dp.egress_drop_sim().simulated_drop_packet_counter_by_qp, second);
+  const auto ns = dp.next_step_selector().counters();
+  t["Ingress.next_step_selector.broadcast_counter"] = sum(ns, [](const auto& kv) { return kv.second.broadcast; });
+  t["Ingress.next_step_selector.retransmit_counter"] = sum(ns, [](const auto& kv) { return kv.second.retransmit; });
+  t["Ingress.next_step_selector.recirculate_counter"] = sum(ns, [](const auto& kv) { return kv.second.recirculate; });
+  t["Ingress.next_step_selector.drop_counter"] = sum(ns, [](const auto& kv) { return kv.second.drop; });
+  return t;
+}
+
 /// What the controller installs for `c`, read off the model built from it
 /// (its own entries, the ones the declaration check compares with the
 /// controller's Python) and the controller's fixed entries.
@@ -485,6 +515,7 @@ std::optional<PipelineBinding> BindPipeline() {
         return out.result;
       };
       m.cell = [dp](const std::string& reg, uint32_t pipe, uint32_t index) { return ModelCell(*dp, reg, pipe, index); };
+      m.counter_totals = [dp] { return ModelCounterTotals(*dp); };
       return m;
     };
     return v;
