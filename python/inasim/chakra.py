@@ -12,15 +12,32 @@ needs, and turns one data-parallel iteration into a `workload.schedule`:
 - COMP_NODE: the GPU computes for `duration_micros`, one node at a time, each
   as soon as its ctrl_deps and data_deps are done (list scheduling in node id
   order among the ready ones);
-- COMM_COLL_NODE with attr comm_type = ALL_REDUCE: a collective of
-  attr `comm_size` bytes, ready when its dependencies are done;
+- COMM_COLL_NODE: a collective, ready when its dependencies are done, of
+  attr `comm_type` ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER or BROADCAST.
+  Chakra's converter sets `comm_size` to the bytes of the op's input tensors
+  (mlcommons/chakra@21585d8 src/converter/pytorch_node.py:212-232, the
+  inputs only), as ASTRA-sim reads it (astra-sim@518bd51 Ring.cc:70-86): an
+  all-gather's is one rank's shard, so the schedule's `bytes` (the whole
+  gathered tensor) is comm_size x the group's size; a reduce-scatter's,
+  broadcast's and all-reduce's is the whole tensor;
 - other nodes (METADATA, MEM_*, ...) take no time;
 - `compute_us` is when the last COMP_NODE ends.
 
+Process groups: a collective's attr `pg_name` names one; the METADATA node
+`## process_group:init ##` lists them (PyTorch's pg_config_info: `pg_name`,
+`ranks`, [] for every rank, `group_size`; pytorch_converter.py:306). A
+collective of the default group ("0", none, or `ranks` []) runs on
+"world". Another group is a subset of the ranks, and one rank's trace only
+knows its own: given every rank's trace (in rank order), the groups the
+ranks name at the same collective make a communicator (`communicators`,
+named after the group's `pg_desc`). BROADCAST's root is not in a Chakra
+node: `--broadcast-root` gives it (the root's place in its group).
+
 What a schedule cannot say is refused, naming the node: another collective
-type, a compute node that waits for a collective (more than one iteration, or
-pipelining), point-to-point sends. Every rank runs the same trace, and
-`pg_name` (the process group) is read but one communicator is assumed.
+type, a compute node that waits for a collective (more than one iteration,
+or pipelining), point-to-point sends, a group of some ranks from one trace,
+ranks whose traces disagree on the collectives. The schedule's times are
+the first trace's: every rank runs them.
 """
 
 from __future__ import annotations
@@ -33,7 +50,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
-__all__ = ["ChakraError", "read", "schedule", "main", "NODE_TYPES", "COLLECTIVES"]
+__all__ = ["ChakraError", "read", "schedule", "schedule_ranks", "process_groups", "main", "NODE_TYPES",
+           "COLLECTIVES"]
 
 #: et_def.proto's NodeType and CollectiveCommType values.
 NODE_TYPES = {0: "INVALID_NODE", 1: "METADATA_NODE", 2: "MEM_LOAD_NODE", 3: "MEM_STORE_NODE", 4: "COMP_NODE",
@@ -41,6 +59,10 @@ NODE_TYPES = {0: "INVALID_NODE", 1: "METADATA_NODE", 2: "MEM_LOAD_NODE", 3: "MEM
               10: "CHECKPOINT_NODE"}
 COLLECTIVES = {0: "ALL_REDUCE", 1: "REDUCE", 2: "ALL_GATHER", 3: "GATHER", 4: "SCATTER", 5: "BROADCAST",
                6: "ALL_TO_ALL", 7: "REDUCE_SCATTER", 8: "REDUCE_SCATTER_BLOCK", 9: "BARRIER"}
+#: The comm_types a schedule runs, as its `kind`.
+KINDS = {0: "allreduce", 7: "reduce_scatter", 2: "all_gather", 5: "broadcast"}
+#: The METADATA node whose input lists the process groups (pytorch_node.py:131).
+PG_INIT = "## process_group:init ##"
 MAX_BYTES = 1 << 30  # a trace file's cap (docs/SCENARIO.md "Input files")
 
 
@@ -116,7 +138,8 @@ def _attr(buf: bytes) -> Tuple[str, Any]:
 
 
 def _node(buf: bytes) -> Dict[str, Any]:
-    n: Dict[str, Any] = {"id": 0, "name": "", "type": 0, "deps": [], "start_us": 0, "duration_us": 0, "attr": {}}
+    n: Dict[str, Any] = {"id": 0, "name": "", "type": 0, "deps": [], "start_us": 0, "duration_us": 0, "attr": {},
+                         "inputs": ""}
     for field, wire, v in _fields(buf):
         if field == 1:
             n["id"] = v
@@ -130,6 +153,10 @@ def _node(buf: bytes) -> Dict[str, Any]:
             n["start_us"] = v
         elif field == 7:
             n["duration_us"] = v
+        elif field == 8:  # inputs: IOInfo, its values (field 1) a string
+            for f, _, x in _fields(v):
+                if f == 1:
+                    n["inputs"] = x.decode("utf-8", "replace")
         elif field == 10:
             key, value = _attr(v)
             n["attr"][key] = value
@@ -172,19 +199,40 @@ def read(path) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
 # ---------------------------------------------------------------- schedule
 
 
-def schedule(nodes: List[Dict[str, Any]], origin: str = "trace") -> Dict[str, Any]:
-    """One data-parallel iteration of a rank's graph as workload.schedule (module doc)."""
+def process_groups(nodes: List[Dict[str, Any]], origin: str = "trace") -> Dict[str, Dict[str, Any]]:
+    """pg_name -> {"ranks": [global ranks] or None (every rank), "size", "desc"}
+    from the trace's `## process_group:init ##` node; {} when it has none."""
+    import ast
+
+    groups: Dict[str, Dict[str, Any]] = {}
+    for n in nodes:
+        if n["type"] != 1 or n["name"] != PG_INIT:
+            continue
+        try:
+            values = ast.literal_eval(n["inputs"])  # "['<JSON list>']" (pytorch_converter.py:306)
+            entries = [e for text in values for e in json.loads(text)]
+            for e in entries:
+                ranks = [int(r) for r in e["ranks"]]
+                groups[str(e["pg_name"])] = {"ranks": ranks or None, "size": int(e["group_size"]),
+                                             "desc": str(e.get("pg_desc") or "")}
+        except (ValueError, SyntaxError, TypeError, KeyError) as err:
+            raise ChakraError(f"{origin}: node {n['id']} ({PG_INIT}): not a list of process groups "
+                              f"(pg_name, ranks, group_size): {err}") from None
+    return groups
+
+
+def _timeline(nodes: List[Dict[str, Any]], origin: str) -> Tuple[float, List[Dict[str, Any]]]:
+    """(compute_us, the collective nodes with "ready_us", in readiness order)."""
     by_id = {n["id"]: n for n in nodes}
     if len(by_id) != len(nodes):
         raise ChakraError(f"{origin}: node ids are not unique")
     for n in nodes:
         _check_node(n, by_id, origin)
-    order = _topological(nodes, by_id, origin)
     end: Dict[int, float] = {}
     after_collective = set()  # nodes that wait, through any path, for a collective
     gpu_free, compute_end, collectives = 0.0, 0.0, []
     # List scheduling: in topological order, ties by id (the order the graph lists them).
-    for n in order:
+    for n in _topological(nodes, by_id, origin):
         ready = max((end[d] for d in n["deps"]), default=0.0)
         waits = any(d in after_collective or by_id[d]["type"] == 7 for d in n["deps"])
         if n["type"] == 4:  # COMP_NODE
@@ -200,12 +248,118 @@ def schedule(nodes: List[Dict[str, Any]], origin: str = "trace") -> Dict[str, An
             if waits:
                 after_collective.add(n["id"])
         if n["type"] == 7:
-            collectives.append({"bytes": int(n["attr"]["comm_size"]), "ready_us": ready, "id": n["id"]})
+            collectives.append(dict(n, ready_us=ready))
     if not collectives:
-        raise ChakraError(f"{origin}: no ALL_REDUCE collective")
+        raise ChakraError(f"{origin}: no collective")
     collectives.sort(key=lambda c: (c["ready_us"], c["id"]))
-    return {"compute_us": compute_end, "after_us": 0,
-            "collectives": [{"bytes": c["bytes"], "ready_us": min(c["ready_us"], compute_end)} for c in collectives]}
+    return compute_end, collectives
+
+
+def schedule(nodes: List[Dict[str, Any]], origin: str = "trace", broadcast_root: Any = None) -> Dict[str, Any]:
+    """One data-parallel iteration of a rank's graph as workload.schedule (module doc)."""
+    return schedule_ranks([(origin, nodes)], broadcast_root)
+
+
+def schedule_ranks(traces: List[Tuple[str, List[Dict[str, Any]]]], broadcast_root: Any = None) -> Dict[str, Any]:
+    """The schedule of the first trace, its collectives' groups from every
+    trace: `traces` = [(origin, nodes)] in rank order (one trace: rank 0's,
+    world groups only)."""
+    timelines = [(origin, *_timeline(nodes, origin), process_groups(nodes, origin)) for origin, nodes in traces]
+    origin0, compute_us, first, _ = timelines[0]
+    for origin, _, colls, _ in timelines[1:]:
+        _same_collectives(origin0, first, origin, colls)
+    partitions: Dict[Tuple[Tuple[int, ...], ...], str] = {}
+    out = []
+    for i, c in enumerate(first):
+        where = f"{origin0}: node {c['id']} ({c['name'] or 'COMM_COLL_NODE'})"
+        groups = [_group_of(t[2][i], t[3], rank, len(traces), t[0]) for rank, t in enumerate(timelines)]
+        n, name = _communicator(groups, partitions, where, timelines[0][3].get(_pg(first[i]), {}))
+        out.append(_collective(c, n, name, broadcast_root, where, compute_us))
+    doc: Dict[str, Any] = {"compute_us": compute_us, "after_us": 0, "collectives": out}
+    if partitions:
+        doc["communicators"] = {name: [list(g) for g in part] for part, name in partitions.items()}
+    return doc
+
+
+def _pg(c: Dict[str, Any]) -> str:
+    return str(c["attr"].get("pg_name") or "0")
+
+
+def _same_collectives(origin0, first, origin, colls):
+    """Every rank runs one schedule: the traces' collectives must agree."""
+    def shape(c):
+        return (c["attr"].get("comm_type"), c["attr"].get("comm_size"))
+
+    if [shape(c) for c in colls] != [shape(c) for c in first]:
+        k = next((i for i, (a, b) in enumerate(zip(first, colls)) if shape(a) != shape(b)), min(len(first), len(colls)))
+        raise ChakraError(f"{origin}: collective {k} (in readiness order) differs from {origin0}'s, or the count "
+                          f"does ({len(colls)} vs {len(first)}): every rank runs one schedule")
+
+
+def _group_of(c, groups, rank, ranks, origin):
+    """The global ranks of collective c's group at `rank`; None: every rank."""
+    pg = _pg(c)
+    g = groups.get(pg)
+    if g is None and pg == "0":
+        return None  # PyTorch's default group, "0": every rank
+    if g is None:
+        raise ChakraError(f"{origin}: node {c['id']}: process group {pg!r} is not listed (no {PG_INIT} node "
+                          "names it): its ranks are unknown")
+    if g["ranks"] is None:
+        return None
+    members = tuple(sorted(g["ranks"]))
+    if ranks == 1:
+        raise ChakraError(f"{origin}: node {c['id']}: process group {pg!r} ({g['desc'] or 'ranks'} "
+                          f"{list(members)}) is not every rank: give every rank's trace, in rank order, to "
+                          "build its communicator")
+    if rank not in members:
+        raise ChakraError(f"{origin}: node {c['id']}: process group {pg!r} {list(members)} does not hold rank "
+                          f"{rank} (traces must be given in rank order)")
+    return members
+
+
+def _communicator(groups, partitions, where, pg0) -> Tuple[Any, str]:
+    """(group size or None when unknown, communicator name) of one
+    collective, from each rank's group; a new partition is registered."""
+    if all(g is None for g in groups):
+        if len(groups) > 1 and pg0.get("size") not in (None, len(groups)):
+            raise ChakraError(f"{where}: its group has {pg0['size']} ranks ({PG_INIT}), but "
+                              f"{len(groups)} traces were given")
+        return (pg0.get("size") or (len(groups) if len(groups) > 1 else None)), "world"
+    if any(g is None for g in groups):
+        raise ChakraError(f"{where}: some ranks run it on every rank, others on a subgroup")
+    part = tuple(sorted(set(groups)))
+    seen = [r for g in part for r in g]
+    if len(seen) != len(set(seen)) or sorted(seen) != list(range(len(groups))):
+        raise ChakraError(f"{where}: the ranks' groups {[list(g) for g in part]} do not split ranks "
+                          f"0..{len(groups) - 1} into disjoint groups")
+    if min(len(g) for g in part) < 2:
+        raise ChakraError(f"{where}: a group of one rank ({[list(g) for g in part]})")
+    if part not in partitions:
+        base = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in (pg0.get("desc") or "pg")) or "pg"
+        name = base if base not in partitions.values() and base != "world" else f"{base}_{len(partitions)}"
+        partitions[part] = name
+    return len(groups[0]), partitions[part]
+
+
+def _collective(c, n, communicator, broadcast_root, where, compute_us) -> Dict[str, Any]:
+    kind = KINDS[c["attr"]["comm_type"]]
+    size = int(c["attr"]["comm_size"])
+    out: Dict[str, Any] = {"bytes": size, "ready_us": min(c["ready_us"], compute_us)}
+    if kind == "all_gather":
+        if n is None:
+            raise ChakraError(f"{where}: ALL_GATHER's group size is not in the trace (no {PG_INIT} node): "
+                              "comm_size is one rank's shard")
+        out["bytes"] = size * n  # comm_size: the shard (module doc); bytes: the gathered tensor
+    if kind != "allreduce":
+        out["kind"] = kind
+    if kind == "broadcast":
+        if broadcast_root is None:
+            raise ChakraError(f"{where}: BROADCAST: a Chakra node does not record the root; give --broadcast-root")
+        out["root"] = int(broadcast_root)
+    if communicator != "world":
+        out["communicator"] = communicator
+    return out
 
 
 def _check_node(n, by_id, origin):
@@ -217,8 +371,9 @@ def _check_node(n, by_id, origin):
         raise ChakraError(f"{where}: point-to-point {NODE_TYPES[n['type']]} is not supported (collectives only)")
     if n["type"] == 7:
         kind = n["attr"].get("comm_type")
-        if kind != 0:
-            raise ChakraError(f"{where}: comm_type {COLLECTIVES.get(kind, kind)}: only ALL_REDUCE runs as a schedule")
+        if kind not in KINDS:
+            raise ChakraError(f"{where}: comm_type {COLLECTIVES.get(kind, kind)}: a schedule runs "
+                              "ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER and BROADCAST")
         size = n["attr"].get("comm_size")
         if not isinstance(size, int) or size < 4 or size % 4:
             raise ChakraError(f"{where}: comm_size must be a multiple of 4 bytes, got {size!r}")
@@ -253,25 +408,42 @@ def _topological(nodes, by_id, origin):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m inasim.chakra", description=__doc__.split("\n\n")[0])
-    ap.add_argument("trace", help="a Chakra ET file (one rank's), gzip or not")
+    ap.add_argument("trace", nargs="+", help="a Chakra ET file (one rank's), gzip or not; several: every rank's, "
+                                             "in rank order (their process groups make communicators)")
     ap.add_argument("--out", help="write the schedule's JSON here, or its collectives as CSV if it ends in .csv")
+    ap.add_argument("--broadcast-root", type=int, metavar="R",
+                    help="BROADCAST's root, its place in the collective's group (Chakra does not record it)")
     a = ap.parse_args(argv)
     try:
-        _, nodes = read(a.trace)
-        doc = schedule(nodes, a.trace)
+        if a.broadcast_root is not None and a.broadcast_root < 0:
+            raise ChakraError(f"--broadcast-root: must be >= 0, got {a.broadcast_root}")
+        doc = schedule_ranks([(t, read(t)[1]) for t in a.trace], a.broadcast_root)
+        text = _csv(doc, a.trace[0], a.out) if a.out and a.out.endswith(".csv") else json.dumps(doc, indent=1) + "\n"
     except ChakraError as e:
         print(f"inasim.chakra: {e}", file=sys.stderr)
         return 2
-    if a.out and a.out.endswith(".csv"):
-        text = (f"# inasim.chakra {a.trace}: compute_us {doc['compute_us']}\nbytes,ready_us\n" +
-                "".join(f"{c['bytes']},{c['ready_us']}\n" for c in doc["collectives"]))
-    else:
-        text = json.dumps(doc, indent=1) + "\n"
     if a.out:
         Path(a.out).write_text(text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _csv(doc: Dict[str, Any], origin: str, out: str) -> str:
+    """The collectives as workload.schedule.file's CSV: bytes, ready_us, and
+    kind / root / communicator when a collective needs them (a CSV cell
+    cannot be empty, nor hold the communicators' groups)."""
+    if "communicators" in doc:
+        raise ChakraError(f"--out {out}: the schedule needs communicators ({', '.join(doc['communicators'])}), "
+                          "which a CSV cannot hold: write JSON")
+    colls = doc["collectives"]
+    if 0 < sum("root" in c for c in colls) < len(colls):
+        raise ChakraError(f"--out {out}: broadcasts among other collectives need a root column only they have: "
+                          "write JSON")
+    cols = ["bytes", "ready_us"] + [k for k in ("kind", "root") if any(k in c for c in colls)]
+    rows = [",".join(str(c.get(k, "allreduce" if k == "kind" else "")) for k in cols) for c in doc["collectives"]]
+    return f"# inasim.chakra {origin}: compute_us {doc['compute_us']}\n" + ",".join(cols) + "\n" + \
+        "".join(r + "\n" for r in rows)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,13 @@ format by hand), so the reader is checked against bytes, not against itself:
   at 30 and 60 us, not both at 30;
 - gzip gives the same; the CLI writes JSON or CSV that a run takes
   (workload.schedule.file), and the run's buckets start when ready;
+- reduce-scatter, all-gather (comm_size one rank's shard: bytes x the
+  group) and broadcast (its root given) from one trace; communicators from
+  every rank's trace (8 ranks: TP groups of 4, DP pairs), which a run takes;
 - what a schedule cannot say is refused naming the node (exit 2): another
   collective type, compute after a collective, point-to-point, a missing
-  dependency, a cycle, a cut-short file."""
+  dependency, a cycle, a cut-short file, a subgroup from one trace, ranks out
+  of order or disagreeing, a broadcast without its root."""
 
 import gzip
 import json
@@ -60,8 +64,10 @@ def attr(name, value):
     return body
 
 
-def node(nid, name, ntype, deps=(), duration=0, attrs=(), packed=False):
+def node(nid, name, ntype, deps=(), duration=0, attrs=(), packed=False, inputs=None):
     body = field(1, 0, nid) + field(2, 2, name.encode()) + field(3, 0, ntype)
+    if inputs is not None:
+        body += field(8, 2, field(1, 2, inputs.encode()))  # IOInfo.values
     if packed and deps:
         body += field(5, 2, b"".join(varint(d) for d in deps))  # data_deps, packed
     else:
@@ -76,9 +82,17 @@ def trace(nodes, version="0.0.4"):
     return b"".join(varint(len(m)) + m for m in [meta] + nodes)
 
 
-def allreduce(nid, name, deps, size, kind=0):
+def allreduce(nid, name, deps, size, kind=0, pg="0"):
     return node(nid, name, COLL, deps, attrs=[("is_cpu_op", False), ("comm_type", kind), ("comm_size", size),
-                                              ("pg_name", "0")])
+                                              ("pg_name", pg)])
+
+
+def pg_init(nid, groups):
+    """The METADATA node listing process groups, as Chakra's converter writes
+    it: the str() of a list holding PyTorch's pg_config_info as JSON."""
+    entries = [{"pg_name": name, "pg_desc": desc, "backend_config": "cuda:nccl", "ranks": ranks,
+                "group_size": size, "group_count": len(groups)} for name, desc, ranks, size in groups]
+    return node(nid, "## process_group:init ##", META, inputs=str([json.dumps(entries)]))
 
 
 STEP = [node(1, "forward", COMP, duration=100),
@@ -135,13 +149,16 @@ def test_cli_writes_a_schedule_a_run_takes(tmp_path):
 
 
 @pytest.mark.parametrize("nodes,words", [
-    (STEP[:2] + [allreduce(3, "ag", [2], 64, kind=2)], "node 3 (ag): comm_type ALL_GATHER: only ALL_REDUCE"),
+    (STEP[:2] + [allreduce(3, "a2a", [2], 64, kind=6)], "node 3 (a2a): comm_type ALL_TO_ALL: a schedule runs"),
+    (STEP[:2] + [allreduce(3, "ag", [2], 64, kind=2)], "node 3 (ag): ALL_GATHER's group size is not in the trace"),
+    (STEP[:2] + [allreduce(3, "bc", [2], 64, kind=5)], "node 3 (bc): BROADCAST: a Chakra node does not record the root"),
+    (STEP[:2] + [allreduce(3, "g", [2], 64, pg="7")], "node 3: process group '7' is not listed"),
     (STEP[:3] + [node(4, "opt", COMP, [3], duration=5)], "node 4 (opt) computes after a collective"),
     (STEP[:2] + [node(3, "s", SEND, [2])], "node 3 (s): point-to-point COMM_SEND_NODE"),
     (STEP[:2] + [allreduce(3, "g", [9], 64)], "node 3 (g): depends on node 9, which the trace does not have"),
     ([node(1, "a", COMP, [2], 1), node(2, "b", COMP, [1], 1), allreduce(3, "g", [1], 64)], "form a cycle"),
     (STEP[:2] + [allreduce(3, "g", [2], 6)], "comm_size must be a multiple of 4"),
-    (STEP[:2], "no ALL_REDUCE collective"),
+    (STEP[:2], "no collective"),
 ])
 def test_what_a_schedule_cannot_say_is_refused(tmp_path, nodes, words):
     et = write(tmp_path, nodes)
@@ -158,3 +175,85 @@ def test_a_cut_short_file_is_refused(tmp_path):
     (tmp_path / "empty.et").write_bytes(b"")
     with pytest.raises(chakra.ChakraError, match="no messages"):
         chakra.read(tmp_path / "empty.et")
+
+
+WORLD8 = ("0", "default_pg", [], 8)
+
+
+def test_kinds_from_one_trace(tmp_path):
+    """comm_size is the op's input (Chakra's converter): an all-gather's is
+    one rank's shard, so its bytes (the gathered tensor) are 8 x 1024; a
+    reduce-scatter's and a broadcast's are the whole tensor."""
+    nodes = [pg_init(9, [WORLD8]), node(1, "backward", COMP, duration=50),
+             allreduce(2, "rs", [1], 4096, kind=7), allreduce(3, "ag", [2], 1024, kind=2),
+             allreduce(4, "bc", [1], 2048, kind=5)]
+    s = chakra.schedule([chakra._node(n) for n in nodes], broadcast_root=3)
+    assert s["collectives"] == [{"bytes": 4096, "ready_us": 50.0, "kind": "reduce_scatter"},
+                                {"bytes": 8192, "ready_us": 50.0, "kind": "all_gather"},
+                                {"bytes": 2048, "ready_us": 50.0, "kind": "broadcast", "root": 3}]
+    assert "communicators" not in s
+    out = tmp_path / "k.csv"
+    p = subprocess.run([sys.executable, "-m", "inasim.chakra", str(write(tmp_path, nodes[:4])), "--out", str(out)],
+                       capture_output=True, text=True, env=child_env())
+    assert p.returncode == 0, p.stderr
+    assert out.read_text().splitlines()[1:] == ["bytes,ready_us,kind", "4096,50.0,reduce_scatter",
+                                                "8192,50.0,all_gather"]
+
+
+def rank_trace(rank):
+    """Rank r of 8: TP groups of 4 (pg "1": ranks 0-3, "2": 4-7), DP pairs
+    (pg "3".."6": {0,4}, {1,5}, ...), as PyTorch names them in creation
+    order; each rank's trace lists its own groups only."""
+    tp = ("1", "tp", [0, 1, 2, 3], 4) if rank < 4 else ("2", "tp", [4, 5, 6, 7], 4)
+    dp = (str(3 + rank % 4), "dp", [rank % 4, rank % 4 + 4], 2)
+    return [pg_init(9, [WORLD8, tp, dp]), node(1, "backward", COMP, duration=20),
+            allreduce(2, "tp_ar", [1], 4096, pg=tp[0]), allreduce(3, "dp_ag", [2], 2048, kind=2, pg=dp[0]),
+            allreduce(4, "world_rs", [3], 8192, kind=7)]
+
+
+def test_communicators_from_every_ranks_trace(tmp_path):
+    traces = [str(write(tmp_path, rank_trace(r), name=f"rank{r}.et")) for r in range(8)]
+    p = subprocess.run([sys.executable, "-m", "inasim.chakra", *traces], capture_output=True, text=True,
+                       env=child_env())
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["communicators"] == {"tp": [[0, 1, 2, 3], [4, 5, 6, 7]], "dp": [[0, 4], [1, 5], [2, 6], [3, 7]]}
+    assert s["collectives"] == [{"bytes": 4096, "ready_us": 20.0, "communicator": "tp"},
+                                {"bytes": 4096, "ready_us": 20.0, "kind": "all_gather", "communicator": "dp"},
+                                {"bytes": 8192, "ready_us": 20.0, "kind": "reduce_scatter"}]
+    run_dir = tmp_path / "run"
+    r = subprocess.run([BIN, "run", str(SOURCE_DIR / "scenarios/default.json"), "--out", str(run_dir), "--set",
+                        "workload.schedule=" + json.dumps(s)], capture_output=True, text=True, env=child_env(),
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((run_dir / "results.json").read_text())["correct"]
+
+
+@pytest.mark.parametrize("order,words", [
+    ([0], "rank0.et: node 2: process group '1' (tp [0, 1, 2, 3]) is not every rank: give every rank's trace"),
+    ([1, 0, 2, 3, 4, 5, 6, 7], "rank1.et: node 3: process group '4' [1, 5] does not hold rank 0"),
+    ([0, 1, 2, 3, 4, 5, 6], "do not split ranks 0..6"),
+])
+def test_groups_that_cannot_be_a_communicator_are_refused(tmp_path, order, words):
+    traces = [str(write(tmp_path, rank_trace(r), name=f"rank{r}.et")) for r in order]
+    p = subprocess.run([sys.executable, "-m", "inasim.chakra", *traces], capture_output=True, text=True,
+                       env=child_env())
+    assert p.returncode == 2 and words in p.stderr, p.stderr
+
+
+def test_ranks_that_disagree_are_refused(tmp_path):
+    traces = [write(tmp_path, rank_trace(r), name=f"rank{r}.et") for r in range(8)]
+    bad = rank_trace(5)
+    bad[-1] = allreduce(4, "world_rs", [3], 4096, kind=7)
+    traces[5] = write(tmp_path, bad, name="rank5.et")
+    p = subprocess.run([sys.executable, "-m", "inasim.chakra", *map(str, traces)], capture_output=True, text=True,
+                       env=child_env())
+    assert p.returncode == 2 and "rank5.et: collective 2 (in readiness order) differs" in p.stderr, p.stderr
+
+
+def test_a_world_of_another_size_than_the_traces_is_refused(tmp_path):
+    traces = [str(write(tmp_path, [pg_init(9, [WORLD8])] + STEP, name=f"r{r}.et")) for r in range(2)]
+    p = subprocess.run([sys.executable, "-m", "inasim.chakra", *traces], capture_output=True, text=True,
+                       env=child_env())
+    assert p.returncode == 2 and "node 3 (bucket0): its group has 8 ranks" in p.stderr and "2 traces" in p.stderr, \
+        p.stderr
