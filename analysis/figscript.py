@@ -41,7 +41,7 @@ __all__ = ["ROOT", "FigureExit", "FigureRun", "main", "entry", "correct", "parse
 
 def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
                       argv: Optional[Sequence[str]], repetitions: bool = False) -> argparse.Namespace:
-    """--small, --out DIR, --jobs N (>= 1), --resume: the figure scripts' options;
+    """--small, --out DIR, --jobs N (>= 1), --resume, --reuse-build B: the figure scripts' options;
     with `repetitions`, also --repetitions N (>= 1; None when not given)."""
     ap = argparse.ArgumentParser(prog=prog, description=(doc or "").split("\n\n")[0])
     ap.add_argument("--small", action="store_true", help=small_help)
@@ -50,6 +50,10 @@ def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
     ap.add_argument("--jobs", type=int, default=None, help="parallel simulation processes (default: CPU count)")
     ap.add_argument("--resume", action="store_true",
                     help="reuse runs already cached under OUT/sweeps/ (default: run everything again)")
+    ap.add_argument("--reuse-build", action="append", default=[], metavar="BUILD",
+                    help="with --resume, also take cached runs of this simulator build (16 hex digits, the "
+                    "'build' of a run's identity.json; repeatable), vouched to behave as this one (e.g. the "
+                    "golden runs are identical); their rows keep their build")
     if repetitions:
         ap.add_argument("--repetitions", type=int, default=None,
                         help="runs per point, seeds seed .. seed + N - 1 (default: the figure's own, "
@@ -57,6 +61,8 @@ def parse_figure_args(prog: str, doc: Optional[str], small_help: str,
     args = ap.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         ap.error("--jobs must be >= 1")
+    if args.reuse_build and not args.resume:
+        ap.error("--reuse-build needs --resume")
     if getattr(args, "repetitions", None) is not None and args.repetitions < 1:
         ap.error("--repetitions must be >= 1")
     return args
@@ -144,7 +150,8 @@ class FigureRun:
                 sweep[key] = value
         sweep_out = self.sweep_dir(name)
         try:
-            df = run_sweep(sweep, out=sweep_out, jobs=self.args.jobs, resume=self.args.resume)
+            df = run_sweep(sweep, out=sweep_out, jobs=self.args.jobs, resume=self.args.resume,
+                           reuse_builds=getattr(self.args, "reuse_build", []))
         except SweepError as e:
             print(f"{self.stem}: {e}", file=sys.stderr)
             raise FigureExit(2) from None

@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import inasim
 from inasim._outdir import make_out_dir, out_dir_problem, write_atomic
@@ -224,7 +224,7 @@ def _read_cached(result_dir: str) -> Optional[Dict[str, Any]]:
     return flatten_metrics(doc) if doc is not None else None
 
 
-def _other_builds(plan: "Plan") -> List[str]:
+def _other_builds(plan: "Plan", exclude: "set[str] | None" = None) -> List[str]:
     """The identities (version/build) of the cached results in OUT/cache of
     this sweep's scenarios made by another simulator build, one per result:
     they are not used (their keys differ), and the caller says so. A result
@@ -238,7 +238,7 @@ def _other_builds(plan: "Plan") -> List[str]:
     hashes = {scenario_hash(r.resolved) for r in plan.runs}
     found = []
     for name in sorted(names):
-        if name.startswith(".") or name in ours:
+        if name.startswith(".") or name in ours or name in (exclude or ()):
             continue
         d = plan.result_dir(name)
         stamp = _read_json(os.path.join(d, IDENTITY_FILE))
@@ -251,6 +251,39 @@ def _other_builds(plan: "Plan") -> List[str]:
             if results is not None:
                 found.append(_identity_label({"inasim_version": results.get("inasim_version")}))
     return found
+
+
+def _reuse(plan: "Plan", by_key: Dict[str, List["Run"]], metrics: Dict[str, Dict[str, Any]],
+           builds: Sequence[str]) -> Dict[str, Tuple[str, Dict[str, str]]]:
+    """Answers runs not cached from results of the same scenario by a build
+    in `builds` (run_sweep's reuse_builds), into `metrics`; returns planned
+    key -> (the result's directory name, its {inasim_version, build})."""
+    for b in builds:
+        if not isinstance(b, str) or len(b) != 16 or any(c not in "0123456789abcdef" for c in b):
+            raise SweepError(f"reuse_builds: {b!r} is not a build id (16 hex digits, inasim.build_id())")
+    if not builds:
+        return {}
+    try:
+        names = sorted(os.listdir(plan.cache_dir))
+    except OSError:
+        return {}
+    by_scenario: Dict[str, Tuple[str, Dict[str, str]]] = {}
+    for name in names:
+        stamp = _read_json(os.path.join(plan.result_dir(name), IDENTITY_FILE))
+        if stamp is None or stamp.get("build") not in builds or stamp.get("scenario_sha256") in by_scenario:
+            continue
+        by_scenario[stamp["scenario_sha256"]] = (name, {k: stamp.get(k) for k in plan.identity})
+    reused = {}
+    for key, runs in by_key.items():
+        hit = None if key in metrics else by_scenario.get(scenario_hash(runs[0].resolved))
+        m = _read_cached(plan.result_dir(hit[0])) if hit else None
+        if m is not None:
+            metrics[key] = m
+            reused[key] = hit
+    if reused:
+        labels = sorted({_identity_label(i) for _, i in reused.values()})
+        print(f"sweep: {len(reused)} results of {', '.join(labels)} reused (reuse_builds)", file=sys.stderr, flush=True)
+    return reused
 
 
 def _is_int(v: Any) -> bool:
@@ -896,6 +929,7 @@ def run_sweep(
     resume: bool = True,
     *,
     base_dir: "str | os.PathLike[str] | None" = None,
+    reuse_builds: Sequence[str] = (),
 ):
     """Runs a sweep and returns its table (a pandas DataFrame, also written
     to OUT/sweep.csv).
@@ -909,13 +943,19 @@ def run_sweep(
     tqdm.auto bar) or a callable called after every finished run with a
     dict (_Tracker). resume: skip runs whose OUT/cache/<key>/results.json
     exists. base_dir: where a dict sweep's relative scenario path resolves.
+    reuse_builds: with resume, simulator builds (inasim.build_id() values)
+    whose cached results of the same scenario are taken for runs this build
+    has not cached: the caller vouches that they behave the same (e.g. the
+    golden runs are identical); each such row keeps its own build and
+    version and the key of the directory it came from.
 
     Raises SweepError (bad input; nothing has run) or SweepRunError (some runs
     raised; the others are cached and in the partial sweep.csv, the failed
     ones in OUT/failures.csv). DataFrame.attrs holds "out", "ran" and
     "cached" (lists of cache keys), "other_builds" (how many cached results
     of this sweep's scenarios by another simulator build were not used),
-    "summary" (the summary.csv table) and "workers" (key -> where it ran).
+    "summary" (the summary.csv table), "workers" (key -> where it ran) and
+    "reused" (the keys of runs answered by a build in reuse_builds).
     """
     import pandas  # noqa: F401 - here, so that a missing pandas fails before anything runs
 
@@ -940,8 +980,9 @@ def run_sweep(
             if m is not None:
                 metrics[key] = m
                 cached.append(key)
+    reused = _reuse(plan, by_key, metrics, reuse_builds) if resume else {}
     todo = [runs[0] for key, runs in by_key.items() if key not in metrics]
-    other = _other_builds(plan)
+    other = _other_builds(plan, exclude={name for name, _ in reused.values()})
     if other:
         print(f"sweep: {len(other)} cached results of other builds ignored ({', '.join(sorted(set(other)))})",
               file=sys.stderr, flush=True)
@@ -965,9 +1006,9 @@ def run_sweep(
     finally:
         tracker.close()
 
-    df, summary, failed = _write_outputs(plan, metrics, failures)
+    df, summary, failed = _write_outputs(plan, metrics, failures, reused)
     df.attrs.update({"out": plan.out, "ran": [r.key for r in todo if r.key not in failures], "cached": cached,
-                     "other_builds": len(other), "summary": summary, "workers": workers})
+                     "other_builds": len(other), "summary": summary, "workers": workers, "reused": list(reused)})
     if failures:
         first = next(iter(failures.values()))
         more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
@@ -1000,15 +1041,18 @@ def _outcome(run: Run, fut: Any, identity: Dict[str, str], metrics: Dict[str, Di
     return None
 
 
-def _rows(plan: Plan, metrics: Dict[str, Dict[str, Any]]) -> "tuple[List[Dict[str, Any]], List[str]]":
-    """(one sweep.csv row per run that has metrics, the sorted metric names)."""
+def _rows(plan: Plan, metrics: Dict[str, Dict[str, Any]],
+          reused: Optional[Dict[str, Tuple[str, Dict[str, str]]]] = None) -> "tuple[List[Dict[str, Any]], List[str]]":
+    """(one sweep.csv row per run that has metrics, the sorted metric names);
+    a reused result's row names its own directory and build."""
     rows = []
     metric_names = set()
     for run in plan.runs:
         if run.key not in metrics:
             continue
-        row: Dict[str, Any] = {"point": run.point, "repetition": run.repetition, "seed": run.seed, "key": run.key,
-                               **plan.identity}
+        key, identity = (reused or {}).get(run.key, (run.key, plan.identity))
+        row: Dict[str, Any] = {"point": run.point, "repetition": run.repetition, "seed": run.seed, "key": key,
+                               **identity}
         for p in plan.paths:
             row[p] = _cell(run.values[p]) if p in run.values else None
         for k, v in metrics[run.key].items():
@@ -1042,14 +1086,15 @@ def _summary_rows(plan: Plan, metrics: Dict[str, Dict[str, Any]], names: List[st
     return out
 
 
-def _write_outputs(plan: Plan, metrics: Dict[str, Dict[str, Any]], failures: Dict[str, str]):
+def _write_outputs(plan: Plan, metrics: Dict[str, Dict[str, Any]], failures: Dict[str, str],
+                   reused: Optional[Dict[str, Tuple[str, Dict[str, str]]]] = None):
     """OUT/sweep.csv (one row per run that has results: fixed columns, swept
     paths, sorted metrics), OUT/summary.csv, OUT/sweep.json and, when runs
     failed, OUT/failures.csv (else a stale one is removed); returns the
     three tables (failures None when none failed)."""
     import pandas as pd
 
-    rows, names = _rows(plan, metrics)
+    rows, names = _rows(plan, metrics, reused)
     df = pd.DataFrame(rows, columns=list(FIXED_COLUMNS) + plan.paths + names)
     summary = pd.DataFrame(_summary_rows(plan, metrics, names), columns=["point"] + plan.paths + list(SUMMARY_COLUMNS))
     failed_runs = [r for r in plan.runs if r.key in failures]
@@ -1070,15 +1115,17 @@ def _write_outputs(plan: Plan, metrics: Dict[str, Dict[str, Any]], failures: Dic
     else:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(failures_csv)
-    _write_echo(plan, failures)
+    _write_echo(plan, failures, reused or {})
     return df, summary, failed
 
 
-def _write_echo(plan: Plan, failures: Dict[str, str]) -> None:
+def _write_echo(plan: Plan, failures: Dict[str, str], reused: Dict[str, Tuple[str, Dict[str, str]]]) -> None:
     """OUT/sweep.json: the definition, the simulator, every run (with its
-    error when it failed)."""
+    error when it failed, or the result it reused from another build)."""
     def entry(r: Run) -> Dict[str, Any]:
         e = {"point": r.point, "repetition": r.repetition, "seed": r.seed, "key": r.key, "values": r.values}
+        if r.key in reused:
+            e["reused_from"] = {"key": reused[r.key][0], **reused[r.key][1]}
         if r.not_applied:
             e["not_applied"] = r.not_applied
         if r.key in failures:
@@ -1136,6 +1183,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", "-j", metavar="N", type=int, help="local worker processes (default: CPU count)")
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on a Dask cluster instead")
     parser.add_argument("--no-resume", action="store_true", help="re-run points whose results are cached")
+    parser.add_argument("--reuse-build", action="append", default=[], metavar="BUILD",
+                        help="also take cached results of this simulator build (inasim.build_id(), 16 hex digits; "
+                        "repeatable), vouched to behave the same; their rows keep their build")
     parser.add_argument("--progress", choices=("auto", "on", "off"), default="auto", help="progress bar on stderr")
     parser.add_argument("--dry-run", action="store_true",
                         help="validate, build every point's network and workload, list the runs; run nothing")
@@ -1186,6 +1236,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 scheduler=args.scheduler,
                 progress={"auto": None, "on": True, "off": False}[args.progress],
                 resume=not args.no_resume,
+                reuse_builds=args.reuse_build,
             )
     except SweepError as e:
         return fail(str(e), 2)

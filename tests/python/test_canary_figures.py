@@ -308,3 +308,25 @@ def test_repetitions_overrides_the_placements_per_point(runs, monkeypatch):
     assert rows and all(int(r["runs"]) == 2 for r in rows)
     r = run_script(script("fig9"), out, "--repetitions", "0", timeout=60)
     assert r.returncode == 2 and "--repetitions must be >= 1" in r.stderr
+
+
+def test_reuse_build_reaches_the_sweep_and_needs_resume(runs, monkeypatch):
+    """--reuse-build B (with --resume) is handed to every sweep as
+    reuse_builds; alone it is refused with exit 2 (docs/SWEEPS.md)."""
+    out, p = runs["fig9"]
+    assert p.returncode == 0
+    from inasim import sweep
+
+    seen = []
+    real = sweep.run_sweep
+
+    def spy(definition, out=None, jobs=None, resume=True, **kw):
+        seen.append(kw.get("reuse_builds"))
+        return real(definition, out=out, jobs=jobs, resume=resume, **kw)
+
+    monkeypatch.setattr(sweep, "run_sweep", spy)
+    b = "0123456789abcdef"
+    assert load_script(script("fig9")).main(["--small", "--out", str(out), "--resume", "--reuse-build", b]) == 0
+    assert seen and all(s == [b] for s in seen)
+    r = run_script(script("fig9"), out, "--reuse-build", b, timeout=60)
+    assert r.returncode == 2 and "--reuse-build needs --resume" in r.stderr

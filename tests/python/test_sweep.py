@@ -725,6 +725,35 @@ def test_another_build_reruns_everything(tmp_path, monkeypatch, capsys):
                                        f"({real}, {inasim.version()}/unknown build)\n")
 
 
+def test_reuse_builds_takes_the_named_builds_results_and_says_so(tmp_path, monkeypatch, capsys):
+    """A build the caller vouches for (reuse_builds) answers the runs this
+    build has not cached; each row keeps the build, version and directory
+    it came from, sweep.json says so, and nothing runs. Another build's
+    results are still ignored, and a bad build id is refused."""
+    monkeypatch.setattr(sw, "_local_pool", InProcess)
+    sweep = {"scenario": str(DEFAULT), "set": SMALL, "grid": {"workload.iterations": [1, 2]}}
+    out = tmp_path / "o"
+    first = sw.run_sweep(sweep, out=out, jobs=1, progress=False)
+    old_build, old_version = inasim.build_id(), inasim.version()
+    monkeypatch.setattr(inasim, "build_id", lambda: "0123456789abcdef")
+    capsys.readouterr()
+    with pytest.raises(sw.SweepError, match="not a build id"):
+        sw.run_sweep(sweep, out=out, jobs=1, progress=False, reuse_builds=["xyz"])
+    again = sw.run_sweep(sweep, out=out, jobs=1, progress=False, reuse_builds=["fedcba9876543210", old_build])
+    assert again.attrs["ran"] == [] and len(again.attrs["reused"]) == 2 and again.attrs["other_builds"] == 0
+    assert capsys.readouterr().err == f"sweep: 2 results of {old_version}/{old_build} reused (reuse_builds)\n"
+    csv = pd.read_csv(out / "sweep.csv", dtype={"build": str})
+    assert list(csv["key"]) == list(first["key"]) and set(csv["build"]) == {old_build}
+    assert list(csv["sim.fingerprint"]) == list(first["sim.fingerprint"])
+    echo = json.loads((out / "sweep.json").read_text())
+    assert echo["build"] == "0123456789abcdef"
+    assert [p["reused_from"]["key"] for p in echo["points"]] == list(first["key"])
+    assert all(p["reused_from"]["build"] == old_build for p in echo["points"])
+    # Without reuse_builds the old build's results are not taken.
+    third = sw.run_sweep(sweep, out=out, jobs=1, progress=False)
+    assert len(third.attrs["ran"]) == 2 and third.attrs["other_builds"] == 2
+
+
 def test_worker_of_another_build_is_a_failure(tmp_path, monkeypatch):
     # This client says it is another build; the spawned worker loads the real one.
     sweep = {"scenario": str(DEFAULT), "set": SMALL, "points": [{}]}
