@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 namespace inasim {
@@ -36,16 +37,23 @@ namespace {
 
 // tcp/pair.h Op::preamble: 6 x 8 bytes before every message.
 constexpr uint32_t kPreamble = 48;
-constexpr uint64_t kRecvReady = 1, kData = 2;
+constexpr uint64_t kRecvReady = 1, kData = 2, kBcastReady = 3, kBcastData = 4;
+bool HasPayload(uint64_t type) { return type == kData || type == kBcastData; }
 // ns-3's socket copies what it is given: write in pieces of this size.
 constexpr uint32_t kWriteChunk = 64 * 1024;
 
 }  // namespace
 
 // allreduce.cc:196-218; allgather.cc:44-61 (each rank's inBytes = out / n).
-GlooPlan::GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes, CollectiveKind k)
-    : n(ranks), elements(bytes / 4), kind(k) {
+GlooPlan::GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes, CollectiveKind k, uint32_t r)
+    : n(ranks), elements(bytes / 4), kind(k), root(r) {
   if (ranks < 2) throw std::invalid_argument("a Gloo ring needs at least 2 ranks");
+  if (broadcast()) {
+    if (root >= n) throw std::invalid_argument("a Gloo broadcast's root must be one of the ranks");
+    segments = per_rank = 1;  // one unbound buffer, sent whole (tcp/unbound_buffer.cc:155-173)
+    segment_elements = elements;
+    return;
+  }
   if (all_gather()) {
     if (elements % n != 0) throw std::invalid_argument("a Gloo all-gather needs a multiple of the ranks' count");
     segments = n;
@@ -92,6 +100,22 @@ bool GlooPlan::Forwards(uint32_t phase, uint32_t i) const {
   return i + per_rank < transfers() || phase == 0;
 }
 
+std::optional<uint32_t> GlooPlan::Parent(uint32_t r) const {
+  const uint32_t v = (r + n - root) % n;
+  if (v == 0) return std::nullopt;
+  uint32_t high = 1;
+  while (high * 2 <= v) high *= 2;
+  return (v - high + root) % n;
+}
+
+std::vector<uint32_t> GlooPlan::Children(uint32_t r) const {
+  const uint32_t v = (r + n - root) % n;
+  std::vector<uint32_t> out;
+  for (uint64_t bit = 1; v + bit < n; bit *= 2)
+    if (bit > v) out.push_back(static_cast<uint32_t>((v + bit + root) % n));
+  return out;
+}
+
 uint32_t GlooPlan::Expected(const TensorData& data, uint64_t e) const {
   return all_gather() ? data.Contribution(static_cast<uint32_t>(e / segment_elements), e) : data.Expected(e);
 }
@@ -113,12 +137,15 @@ void GlooRank::Setup(GlooRing* owner, uint32_t rank) {
 }
 
 void GlooRank::DoDispose() {
-  for (Ptr<Socket>* s : {&listener_, &to_prev_, &from_next_})
+  std::vector<Ptr<Socket>*> sockets = {&listener_, &to_prev_, &from_next_};
+  for (auto& [peer, m] : mesh_) sockets.push_back(&m.socket);
+  for (Ptr<Socket>* s : sockets)
     if (*s) {
       (*s)->SetRecvCallback(ns3::MakeNullCallback<void, Ptr<Socket>>());
       *s = nullptr;
     }
   to_prev_box_.socket = from_next_box_.socket = nullptr;
+  mesh_.clear();
   ns3::Application::DoDispose();
 }
 
@@ -156,15 +183,70 @@ void GlooRank::Connect() {
                        .Bind(this));
   // The listeners all exist before the first SYN arrives (every rank opens at t).
   Simulator::ScheduleNow([this, prev, g] { to_prev_->Connect(ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(prev)), g.port)); });
+  ConnectMesh();
 }
 
-void GlooRank::OnAccept(Ptr<Socket> s, const ns3::Address&) {
-  from_next_ = s;
-  from_next_box_.socket = s;
+uint32_t GlooRank::prev() const { return (rank_ + owner_->num_ranks() - 1) % owner_->num_ranks(); }
+uint32_t GlooRank::next() const { return (rank_ + 1) % owner_->num_ranks(); }
+
+// The lower rank of a mesh pair connects to the higher one's listener.
+void GlooRank::ConnectMesh() {
+  const GlooSpec& g = owner_->spec();
+  const congestion::TcpConfig tcp = TcpOf(g, owner_->max_segment_elements() * 4);
+  for (uint32_t peer : owner_->MeshPeers(rank_)) {
+    ++mesh_pending_;
+    if (peer < rank_) continue;  // it connects to us: OnAccept
+    MeshPeer& m = mesh_[peer];
+    m.socket = congestion::CreateTcpSocket(GetNode());
+    congestion::ConfigureTcpSocket(m.socket, tcp);
+    m.socket->Bind();
+    m.box.socket = m.socket;
+    m.socket->SetConnectCallback(
+        ns3::MakeCallback(+[](GlooRank* self, uint32_t p, Ptr<Socket>) { self->OnMeshConnected(p); }).Bind(this, peer),
+        ns3::MakeCallback(&GlooRank::OnConnectFailed, this));
+    m.socket->SetRecvCallback(ns3::MakeCallback(&GlooRank::OnData, this));
+    m.socket->SetSendCallback(ns3::MakeCallback(&GlooRank::OnSendSpace, this));
+    const uint32_t host = owner_->host(peer);
+    Simulator::ScheduleNow([s = m.socket, host, g] { s->Connect(ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(host)), g.port)); });
+  }
+}
+
+void GlooRank::OnMeshConnected(uint32_t) {
+  --mesh_pending_;
+  if (connected()) owner_->RankConnected();
+}
+
+void GlooRank::OnAccept(Ptr<Socket> s, const ns3::Address& from) {
   s->SetRecvCallback(ns3::MakeCallback(&GlooRank::OnData, this));
   s->SetSendCallback(ns3::MakeCallback(&GlooRank::OnSendSpace, this));
-  recv_ready_ = true;
+  const uint32_t ip = ns3::InetSocketAddress::ConvertFrom(from).GetIpv4().Get();
+  if (!from_next_ && ip == HostIpv4(owner_->host(next()))) {
+    from_next_ = s;
+    from_next_box_.socket = s;
+    recv_ready_ = true;
+  } else {
+    uint32_t peer = owner_->num_ranks();
+    for (uint32_t p : owner_->MeshPeers(rank_))
+      if (p < rank_ && ip == HostIpv4(owner_->host(p))) peer = p;
+    if (peer == owner_->num_ranks() || mesh_.count(peer))
+      throw std::runtime_error(fmt::format("gloo rank {}: a connection from an unexpected host", rank_));
+    mesh_[peer].socket = s;
+    mesh_[peer].box.socket = s;
+    --mesh_pending_;
+  }
   if (connected()) owner_->RankConnected();
+}
+
+GlooRank::MeshPeer* GlooRank::MeshOf(Ptr<Socket> s) {
+  for (auto& [peer, m] : mesh_)
+    if (m.socket == s) return &m;
+  return nullptr;
+}
+
+GlooRank::Outbox& GlooRank::BoxTo(uint32_t peer) {
+  if (peer == prev()) return to_prev_box_;
+  if (peer == next()) return from_next_box_;
+  return mesh_.at(peer).box;
 }
 
 void GlooRank::OnConnected(Ptr<Socket>) {
@@ -187,28 +269,39 @@ void GlooRank::OnCongState(uint32_t from, uint32_t to) {
 
 void GlooRank::OnData(Ptr<Socket> s) {
   const bool from_next = s == from_next_;
-  std::vector<uint8_t>& in = from_next ? in_next_ : in_prev_;
+  MeshPeer* mesh = from_next || s == to_prev_ ? nullptr : MeshOf(s);
+  std::vector<uint8_t>& in = mesh ? mesh->in : from_next ? in_next_ : in_prev_;
+  uint32_t peer = from_next ? next() : prev();
+  for (auto& [p, m] : mesh_)
+    if (&m == mesh) peer = p;
   while (Ptr<ns3::Packet> p = s->Recv()) {
     const size_t at = in.size();
     in.resize(at + p->GetSize());
     p->CopyData(in.data() + at, p->GetSize());
   }
-  Parse(in, from_next);
+  Parse(in, from_next, peer);
 }
 
-void GlooRank::Parse(std::vector<uint8_t>& in, bool from_next) {
+void GlooRank::Parse(std::vector<uint8_t>& in, bool from_next, uint32_t peer) {
   size_t pos = 0;
   while (in.size() - pos >= kPreamble) {
     const uint8_t* h = in.data() + pos;
     Message m{p4::LoadBe64(h), p4::LoadBe64(h + 8), p4::LoadBe64(h + 16), p4::LoadBe64(h + 24)};
-    const size_t need = kPreamble + (m.type == kData ? m.bytes : 0);
+    const size_t need = kPreamble + (HasPayload(m.type) ? m.bytes : 0);
     if (in.size() - pos < need) break;
+    pos += need;
+    if (m.type == kBcastReady || m.type == kBcastData) {
+      if (m.iteration == iteration_ && running_ && owner_->plan().broadcast()) {
+        if (m.type == kBcastReady) OnBcastReady(peer);
+        else OnBcastData(m, h + kPreamble, peer);
+      }
+      continue;
+    }
     // An allreduce's data comes from rank + 1 (its ready notes go there); an
     // all-gather's from rank - 1 (allgather.cc:31-38).
     const bool data_from_next = !owner_->plan().all_gather();
     if (from_next == data_from_next && m.type == kData) OnSegment(m, h + kPreamble);
     else if (from_next != data_from_next && m.type == kRecvReady) OnRecvReady(m);
-    pos += need;
   }
   in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(pos));
 }
@@ -251,7 +344,10 @@ void GlooRank::Flush(Outbox& box) {
   if (progressed) Advance();
 }
 
-void GlooRank::OnSendSpace(Ptr<Socket> s, uint32_t) { Flush(s == from_next_ ? from_next_box_ : to_prev_box_); }
+void GlooRank::OnSendSpace(Ptr<Socket> s, uint32_t) {
+  if (MeshPeer* m = s == from_next_ || s == to_prev_ ? nullptr : MeshOf(s)) return Flush(m->box);
+  Flush(s == from_next_ ? from_next_box_ : to_prev_box_);
+}
 
 void GlooRank::BeginIteration(uint32_t iteration) {
   NS_LOG_LOGIC("rank " << rank_ << ": iteration " << iteration << " begins");
@@ -260,6 +356,7 @@ void GlooRank::BeginIteration(uint32_t iteration) {
   running_ = true;
   checked_ = mismatches_ = 0;
   segments_.clear();
+  if (owner_->plan().broadcast()) return BeginBroadcast();
   const uint32_t t = owner_->plan().transfers();
   received_.assign(t, 0);
   posted_.assign(t, 0);
@@ -272,6 +369,7 @@ void GlooRank::BeginIteration(uint32_t iteration) {
 // The loop of allreduce.cc:278-320 (and :361-391): iteration i waits for
 // recv(i-2) and send(i-2), then posts recv(i) and send(i).
 void GlooRank::Advance() {
+  if (owner_->plan().broadcast()) return BcastMaybeDone();
   const uint32_t t = owner_->plan().transfers();
   while (running_ && next_ < t + 2) {
     const uint32_t i = next_;
@@ -347,6 +445,67 @@ void GlooRank::OnSegment(const Message& m, const uint8_t* payload) {
   Advance();
 }
 
+// broadcast.cc:59-94: a rank posts its receive in its first round (before
+// any send of its own: NOTIFY_RECV_READY to its parent now), then, holding
+// the tensor, posts a send to every child at once; the sends wait for the
+// children's ready notes (tcp/pair.cc:898-929) and complete when written.
+void GlooRank::BeginBroadcast() {
+  const GlooPlan& plan = owner_->plan();
+  parent_ = plan.Parent(rank_);
+  children_ = plan.Children(rank_);
+  sent_.assign(children_.size(), 0);
+  peer_ready_.assign(children_.size(), 0);
+  have_data_ = !parent_;
+  if (parent_) {
+    Write(BoxTo(*parent_), Message{kBcastReady, iteration_, 0, 0}, nullptr, 0, -1);
+  } else {
+    bcast_data_.resize(4 * plan.elements);
+    owner_->data(iteration_).FillBe32(rank_, 0, plan.elements, bcast_data_.data());
+  }
+  TrySendBcastOrDone();
+}
+
+void GlooRank::TrySendBcastOrDone() {
+  TryBcastSends();
+  BcastMaybeDone();
+}
+
+void GlooRank::OnBcastReady(uint32_t peer) {
+  for (size_t k = 0; k < children_.size(); ++k)
+    if (children_[k] == peer && peer_ready_[k] == 0) peer_ready_[k] = 1;
+  TryBcastSends();
+}
+
+void GlooRank::OnBcastData(const Message& m, const uint8_t* payload, uint32_t peer) {
+  const GlooPlan& plan = owner_->plan();
+  if (!parent_ || peer != *parent_ || have_data_ || m.bytes != 4 * plan.elements) return;
+  const TensorData& data = owner_->data(iteration_);
+  for (uint64_t e = 0; e < plan.elements; ++e) {
+    ++checked_;
+    mismatches_ += p4::LoadBe32(payload + 4 * e) != data.Contribution(plan.root, e);
+  }
+  if (!children_.empty()) bcast_data_.assign(payload, payload + m.bytes);
+  have_data_ = true;
+  TrySendBcastOrDone();
+}
+
+void GlooRank::TryBcastSends() {
+  if (!have_data_) return;
+  for (size_t k = 0; k < children_.size(); ++k) {
+    if (peer_ready_[k] != 1) continue;
+    peer_ready_[k] = 2;  // written
+    Write(BoxTo(children_[k]), Message{kBcastData, iteration_, 0, bcast_data_.size()}, bcast_data_.data(),
+          bcast_data_.size(), static_cast<int>(k));
+  }
+}
+
+void GlooRank::BcastMaybeDone() {
+  if (!running_ || !have_data_ || std::find(sent_.begin(), sent_.end(), 0) != sent_.end()) return;
+  running_ = false;
+  bcast_data_.clear();
+  owner_->RankDone(rank_, iteration_, checked_, mismatches_);
+}
+
 void GlooRank::PhaseDone() {
   if (phase_ + 1 < owner_->plan().phases()) {
     phase_ = 1;
@@ -381,9 +540,10 @@ GlooRing::GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, const std
   // all-gather is gloo::allgather (ProcessGroupGloo's allgather).
   const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
   for (size_t i = 0; i < elements.size(); ++i) {
-    const bool gather = i < kinds.size() && kinds[i] == CollectiveKind::kAllGather;
-    plans_.emplace_back(n, elements[i] * 4, spec.max_segment_bytes,
-                        gather ? CollectiveKind::kAllGather : CollectiveKind::kAllreduce);
+    const CollectiveKind k = i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce;
+    const bool own = k == CollectiveKind::kAllGather || k == CollectiveKind::kBroadcast;
+    plans_.emplace_back(n, elements[i] * 4, spec.max_segment_bytes, own ? k : CollectiveKind::kAllreduce,
+                        i < schedule.roots.size() ? schedule.roots[i] : 0);
   }
   coll_.hosts = hosts;
   coll_.begin = [this](uint32_t c) {
@@ -421,8 +581,22 @@ void GlooRing::RankConnected() {
 
 uint64_t GlooRing::max_segment_elements() const {
   uint64_t m = 0;
-  for (const GlooPlan& p : plans_) m = std::max(m, p.segment_elements);
+  for (const GlooPlan& p : plans_)
+    if (!p.broadcast()) m = std::max(m, p.segment_elements);
   return m;
+}
+
+std::vector<uint32_t> GlooRing::MeshPeers(uint32_t r) const {
+  const uint32_t n = num_ranks();
+  std::set<uint32_t> peers;
+  for (const GlooPlan& p : plans_) {
+    if (!p.broadcast()) continue;
+    if (auto parent = p.Parent(r)) peers.insert(*parent);
+    for (uint32_t c : p.Children(r)) peers.insert(c);
+  }
+  peers.erase((r + 1) % n);      // the ring's pairs carry these
+  peers.erase((r + n - 1) % n);
+  return {peers.begin(), peers.end()};
 }
 
 uint64_t GlooRing::tcp_timeouts() const {
@@ -442,7 +616,13 @@ void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
   for (const GlooPlan& p : plans_) checks.push_back(CollectiveChecks(p.kind, p.n, p.elements));
   const CollectiveTable table = coll_.Report("gloo", finished, true, out, checks);
   const GlooPlan& first = plans_[0];  // with a schedule: the first collective's
-  const double bound = TrafficFactor(first.kind, first.n) * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
+  // A broadcast's root sends the whole tensor to each of its ceil(log2 n) children over its one link.
+  uint32_t rounds = 0;
+  while ((uint64_t{1} << rounds) < first.n) ++rounds;
+  const double factor = first.broadcast() ? rounds : TrafficFactor(first.kind, first.n);
+  const double bound = factor * first.elements * 4 * 8 / (s.links.host_rate_gbps * 1e9);
+  const std::string formula = first.broadcast() ? "ceil(log2 n) * S / B" : BoundFormula(first.kind);
+  const std::string compact = first.broadcast() ? "ceil(log2 n)*S/B" : CompactBoundFormula(first.kind);
   out.workload["gloo"] = {{"segments", first.segments},
                           {"segments_per_rank", first.per_rank},
                           {"segment_bytes", first.segment_elements * 4},
@@ -451,14 +631,14 @@ void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) con
                           {"tcp_timeouts", tcp_timeouts()},
                           {"tcp_fast_recoveries", tcp_recoveries()},
                           {"analytic_bound_s", bound},
-                          {"analytic_bound_formula", BoundFormula(first.kind)}};
+                          {"analytic_bound_formula", formula}};
   out.summary += fmt::format(
       "gloo ring {} of {} over {} ranks ({} segments of {}, TCP {}): {} per collective, {} completed\n"
       "  TCP: {} retransmission timeouts, {} fast recoveries\n"
       "  analytic bound {} = {}; result: {} - {} elements checked against the exact sum, {} mismatches\n",
       CollectiveKindName(first.kind), HumanBytes(first.elements * 4), first.n, first.segments,
       HumanBytes(first.segment_elements * 4), spec_.tcp_variant, HumanTime(table.mean_duration_s()),
-      table.completed(), tcp_timeouts(), tcp_recoveries(), CompactBoundFormula(first.kind), HumanTime(bound),
+      table.completed(), tcp_timeouts(), tcp_recoveries(), compact, HumanTime(bound),
       VerdictWord(out.correct, s.workload.data), table.elements_checked(), table.mismatches());
 }
 

@@ -27,7 +27,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -39,13 +41,23 @@ class GlooRing;
 /// Who sends which piece when: the plan every rank shares. An allreduce's
 /// pieces are its segments; an all-gather's (gloo/allgather.cc:52-96, its
 /// own ring: rank r sends to r+1, one phase of 2(n-1) transfers, two in
-/// flight) are the two halves of each rank's 1/n of the tensor.
+/// flight) are the two halves of each rank's 1/n of the tensor. A
+/// broadcast (gloo/broadcast.cc:43-94) is a binomial tree over Gloo's full
+/// mesh: the whole tensor in one message per edge (Parent, Children).
 struct GlooPlan {
   GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes,
-           CollectiveKind kind = CollectiveKind::kAllreduce);
+           CollectiveKind kind = CollectiveKind::kAllreduce, uint32_t root = 0);
   uint32_t n = 0;
   uint64_t elements = 0;
   CollectiveKind kind = CollectiveKind::kAllreduce;
+  uint32_t root = 0;  ///< a broadcast's root rank
+  bool broadcast() const { return kind == CollectiveKind::kBroadcast; }
+  /// A broadcast's tree (broadcast.cc:45-83): vrank v = (r - root) mod n;
+  /// in round i (0 .. ceil(log2 n) - 1) vrank v < 2^i sends to v + 2^i (if
+  /// < n), so v's parent is v minus its highest bit, and v sends to v + 2^i
+  /// for every 2^i > v, in round order. Parent: nullopt for the root.
+  std::optional<uint32_t> Parent(uint32_t r) const;
+  std::vector<uint32_t> Children(uint32_t r) const;
   uint32_t segments = 0;     ///< numSegments (an all-gather: n)
   uint32_t per_rank = 0;     ///< P
   uint64_t segment_elements = 0;
@@ -73,9 +85,10 @@ class GlooRank : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
   void Setup(GlooRing* owner, uint32_t rank);
-  /// Opens the listener and connects towards rank - 1.
+  /// Opens the listener and connects towards rank - 1, and to the higher
+  /// of its other broadcast peers (GlooRing::MeshPeers).
   void Connect();
-  bool connected() const { return send_ready_ && recv_ready_; }
+  bool connected() const { return send_ready_ && recv_ready_ && mesh_pending_ == 0; }
   /// Its sending connection's TCP: retransmission timeouts (entries into
   /// CA_LOSS) and fast recoveries (into CA_RECOVERY).
   uint64_t tcp_timeouts() const { return tcp_timeouts_; }
@@ -105,7 +118,29 @@ class GlooRank : public ns3::Application {
     size_t sent = 0;
     std::vector<std::pair<size_t, uint32_t>> marks;  ///< (end offset, transfer): a send completes there
   };
-  void Parse(std::vector<uint8_t>& in, bool from_next);
+  /// A connection to a broadcast peer that is no ring neighbour (Gloo's full
+  /// mesh has a pair for every peer: rendezvous/context.cc:25-31).
+  struct MeshPeer {
+    ns3::Ptr<ns3::Socket> socket;
+    Outbox box;
+    std::vector<uint8_t> in;
+  };
+  void ConnectMesh();
+  void OnMeshConnected(uint32_t peer);
+  MeshPeer* MeshOf(ns3::Ptr<ns3::Socket> s);
+  /// The box that reaches `peer`: a ring neighbour's connection, else its mesh pair.
+  Outbox& BoxTo(uint32_t peer);
+  uint32_t prev() const;
+  uint32_t next() const;
+  void Parse(std::vector<uint8_t>& in, bool from_next, uint32_t peer);
+  // Broadcast (gloo/broadcast.cc): receive from the parent, then send to
+  // every child at once; done when received and every send is written.
+  void BeginBroadcast();
+  void OnBcastReady(uint32_t peer);
+  void OnBcastData(const Message& m, const uint8_t* payload, uint32_t peer);
+  void TryBcastSends();
+  void TrySendBcastOrDone();
+  void BcastMaybeDone();
   void Write(Outbox& box, const Message& m, const uint8_t* payload, uint64_t payload_bytes, int transfer);
   void Flush(Outbox& box);
   void Advance();
@@ -128,6 +163,12 @@ class GlooRank : public ns3::Application {
   uint32_t next_ = 0;  ///< the iteration the loop stands at
   std::vector<uint8_t> received_, peer_ready_, posted_, sent_;  ///< per transfer of this phase
   std::unordered_map<uint32_t, std::vector<uint32_t>> segments_;  ///< held segment -> values
+  std::map<uint32_t, MeshPeer> mesh_;  ///< by peer rank
+  uint32_t mesh_pending_ = 0;          ///< mesh connections not yet up
+  std::optional<uint32_t> parent_;     ///< the broadcast in progress: this rank's parent, children
+  std::vector<uint32_t> children_;
+  std::vector<uint8_t> bcast_data_;    ///< the tensor, big-endian, once held
+  bool have_data_ = false;
   uint64_t checked_ = 0, mismatches_ = 0;
   uint64_t tcp_timeouts_ = 0, tcp_recoveries_ = 0;
 };
@@ -149,8 +190,13 @@ class GlooRing {
   // For the ranks. The plan of the collective in progress (every rank runs
   // the same one: RankCollectives starts the next when all are done).
   const GlooPlan& plan() const { return plans_[current_]; }
-  /// The largest segment of any collective (the sockets' buffers are sized for it).
+  /// The largest segment of any collective (the sockets' buffers are sized
+  /// for it); a broadcast's unbound buffer does not raise SO_SNDBUF
+  /// (tcp/pair.cc:845-857 is the bound-buffer path), so it is not counted.
   uint64_t max_segment_elements() const;
+  /// Rank r's broadcast parents and children over every broadcast of the
+  /// schedule that are not its ring neighbours: the pairs it connects besides the ring.
+  std::vector<uint32_t> MeshPeers(uint32_t r) const;
   const GlooSpec& spec() const { return spec_; }
   const TensorData& data(uint32_t it) const { return coll_.data(it); }
   uint32_t num_ranks() const { return static_cast<uint32_t>(hosts_.size()); }

@@ -83,6 +83,34 @@ TEST(GlooPlan, AnAllGatherIsGloosOwnRingOfHalves) {
   EXPECT_EQ(p.Expected(data, 5000), data.Contribution(2, 5000));
 }
 
+// gloo@cc44198 broadcast.cc:45-83 on P = 8, root 0: round 0: 0 -> 1;
+// round 1: 0 -> 2, 1 -> 3; round 2: 0 -> 4, 1 -> 5, 2 -> 6, 3 -> 7. With
+// root 3 the same tree on vranks r - 3 mod 8; with P = 5 the edges to
+// vranks >= 5 are skipped (3 -> 7 and 1 -> 5 do not exist).
+TEST(GlooPlan, ABroadcastIsGloosBinomialTree) {
+  using V = std::vector<uint32_t>;
+  const GlooPlan p(8, 4096, 1 << 20, CollectiveKind::kBroadcast, 0);
+  EXPECT_EQ(p.Children(0), (V{1, 2, 4}));
+  EXPECT_EQ(p.Children(1), (V{3, 5}));
+  EXPECT_EQ(p.Children(2), (V{6}));
+  EXPECT_EQ(p.Children(3), (V{7}));
+  for (uint32_t r : {4u, 5u, 6u, 7u}) EXPECT_TRUE(p.Children(r).empty()) << r;
+  EXPECT_FALSE(p.Parent(0));
+  const V parents = {0, 0, 0, 1, 0, 1, 2, 3};  // ranks 1..7's
+  for (uint32_t r = 1; r < 8; ++r) EXPECT_EQ(p.Parent(r), parents[r]) << r;
+  const GlooPlan q(8, 4096, 1 << 20, CollectiveKind::kBroadcast, 3);
+  EXPECT_EQ(q.Children(3), (V{4, 5, 7}));
+  EXPECT_EQ(q.Children(4), (V{6, 0}));
+  EXPECT_EQ(q.Parent(2), 6u);
+  const GlooPlan five(5, 4096, 1 << 20, CollectiveKind::kBroadcast, 0);
+  EXPECT_EQ(five.Children(0), (V{1, 2, 4}));
+  EXPECT_EQ(five.Children(1), (V{3}));
+  EXPECT_TRUE(five.Children(2).empty());
+  EXPECT_EQ(five.segments, 1u);  // one unbound buffer, sent whole
+  EXPECT_EQ(five.segment_elements, 1024u);
+  EXPECT_THROW(GlooPlan(5, 4096, 1 << 20, CollectiveKind::kBroadcast, 5), std::invalid_argument);
+}
+
 TEST(GlooScenario, EveryRankEndsWithTheExactSumInBothDtypes) {
   for (const char* dtype : {"int32", "float32"}) {
     const RunResult r = RunQuietly(Rack(5, 3'000'004, dtype));
