@@ -558,17 +558,19 @@ TP_DP = {"tp": [[0, 1, 2, 3], [4, 5, 6, 7]], "dp": [[0, 4], [1, 5], [2, 6], [3, 
 
 
 @pytest.mark.parametrize("sets", [[], ["workload.protocol=nccl"],
-                                  ["workload.protocol=nccl", "workload.nccl.transport=tcp"]])
+                                  ["workload.protocol=nccl", "workload.nccl.transport=tcp"],
+                                  ["workload.protocol=gloo"]])
 def test_communicators_run_each_group_apart_with_its_own_sum(tmp_path, sets):
-    """Communicators on the UDP ring and on NCCL over RoCE and TCP (each
-    communicator its own rings, as ncclCommSplit makes) (8 ranks; tensor-parallel groups of 4,
+    """Communicators on the UDP ring, on NCCL over RoCE and TCP (each
+    communicator its own rings, as ncclCommSplit makes) and on Gloo (each
+    group its own context, as ProcessGroupGloo per new_group) (8 ranks; tensor-parallel groups of 4,
     data-parallel pairs across them). Ranks 4-7 compute 3x slower, so TP
     group 0's first bucket is ready at 50 us and group 1's at 150 us: group
     0 runs both its TP allreduces before group 1 begins its first, and a DP
     pair ends only after its slower member launched it. Each group's sum is
     over its own ranks (hashed data, different per group), checked exact:
     m x E checks per group of m for an allreduce, E per group for a
-    reduce-scatter."""
+    reduce-scatter (Gloo's is an allreduce: m x E)."""
     import pandas as pd
 
     sched = {"compute_us": 200, "communicators": TP_DP, "stragglers": {"ranks": [4, 5, 6, 7], "factor": 3},
@@ -580,7 +582,8 @@ def test_communicators_run_each_group_apart_with_its_own_sum(tmp_path, sets):
     assert p.returncode == 0, p.stderr
     assert json.loads((out / "results.json").read_text())["correct"]
     e = 262144 // 4
-    assert list(pd.read_csv(out / "collectives.csv").elements_checked) == [8 * e, 8 * e, 8 * e, 2 * e]
+    rs = 8 * e if "workload.protocol=gloo" in sets else 2 * e  # Gloo's reduce-scatter: an allreduce, all checked
+    assert list(pd.read_csv(out / "collectives.csv").elements_checked) == [8 * e, 8 * e, 8 * e, rs]
     h = pd.read_csv(out / "hosts.csv")
     start = {(r.rank, r.collective): ps(r.start_s) for r in h.itertuples()}
     end = {(r.rank, r.collective): ps(r.end_s) for r in h.itertuples()}
@@ -624,9 +627,37 @@ def test_nccl_mixes_communicators_kinds_and_the_world_under_loss(tmp_path, trans
     assert list(pd.read_csv(out / "collectives.csv").elements_checked) == [8 * e, 8 * e, 6 * e, 4 * e, 8 * e] * 3
 
 
+def test_gloo_mixes_communicators_kinds_and_the_world_under_loss(tmp_path):
+    """Gloo with a context per group (its own pairs, listening on port + the
+    set's index): TP allreduce, DP allreduce, TP all-gather, DP broadcast
+    from place 1 (a pair: the ring's own connection), a world allreduce, 2
+    iterations at 0.1 % loss; every group's result is exact and TCP
+    recovered the loss."""
+    import pandas as pd
+
+    sched = {"compute_us": 0, "communicators": TP_DP,
+             "collectives": [{"bytes": 1 << 20, "communicator": "tp"}, {"bytes": 1 << 20, "communicator": "dp"},
+                             {"bytes": 1 << 20, "communicator": "tp", "kind": "all_gather"},
+                             {"bytes": 1 << 20, "communicator": "dp", "kind": "broadcast", "root": 1},
+                             {"bytes": 1 << 20, "communicator": "tp", "kind": "broadcast", "root": 2},
+                             {"bytes": 1 << 20}]}
+    p, out = run(tmp_path, ["workload.protocol=gloo", "faults.loss_rate=0.001", "workload.iterations=2",
+                            "workload.schedule=" + json.dumps(sched)], scenario=RING)
+    assert p.returncode == 0, p.stderr
+    result = json.loads((out / "results.json").read_text())
+    gloo = result["workload"]["gloo"]
+    assert result["correct"] and gloo["tcp_fast_recoveries"] + gloo["tcp_timeouts"] > 0
+    e = (1 << 20) // 4
+    # tp: 2 groups of 4 (allreduce 4E, all-gather 3E, broadcast 3E each); dp: 4 pairs (2E, broadcast E); world 8E.
+    assert list(pd.read_csv(out / "collectives.csv").elements_checked) == [8 * e, 8 * e, 6 * e, 4 * e, 6 * e, 8 * e] * 2
+
+
 @pytest.mark.parametrize("sets,comms,collective,key,words", [
-    (["workload.protocol=gloo"], TP_DP, {"communicator": "tp"}, "workload.schedule.communicators",
-     'protocol "gloo" runs every collective over all its ranks (the protocols with communicators: "nccl" and "ring")'),
+    (["workload.protocol=switchml"], TP_DP, {"communicator": "tp"}, "workload.schedule.communicators",
+     'protocol "switchml" runs every collective over all its ranks (the protocols with communicators: "gloo", '
+     '"nccl" and "ring")'),
+    (["workload.protocol=gloo"], {"tp": [[0, 1, 2], [3, 4, 5, 6, 7]]}, {"communicator": "tp", "kind": "all_gather"},
+     "workload.schedule.collectives[0]", "a Gloo all-gather needs a multiple of the ranks' count (a group of 3)"),
     ([], {"tp": [[0, 1, 2, 3], [4, 5, 6]]}, {"communicator": "tp"}, "workload.schedule.communicators.tp",
      "rank 7 is in 0 groups"),
     ([], {"tp": [[0, 1, 2, 3], [3, 4, 5, 6, 7]]}, {"communicator": "tp"}, "workload.schedule.communicators.tp",

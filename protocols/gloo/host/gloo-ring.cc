@@ -131,7 +131,7 @@ ns3::TypeId GlooRank::GetTypeId() {
   return tid;
 }
 
-void GlooRank::Setup(GlooRing* owner, uint32_t rank) {
+void GlooRank::Setup(GlooContext* owner, uint32_t rank) {
   owner_ = owner;
   rank_ = rank;
 }
@@ -163,8 +163,9 @@ void GlooRank::Connect() {
   auto node = GetNode();
   listener_ = congestion::CreateTcpSocket(node);
   congestion::ConfigureTcpSocket(listener_, tcp);
-  if (listener_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), g.port)) != 0)
-    throw std::runtime_error(fmt::format("gloo rank {}: cannot bind TCP port {}", rank_, g.port));
+  const uint16_t port = owner_->port();
+  if (listener_->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), port)) != 0)
+    throw std::runtime_error(fmt::format("gloo rank {}: cannot bind TCP port {}", rank_, port));
   listener_->Listen();
   listener_->SetAcceptCallback(ns3::MakeCallback(&GlooRank::OnAcceptRequest, this),
                                ns3::MakeCallback(&GlooRank::OnAccept, this));
@@ -182,7 +183,7 @@ void GlooRank::Connect() {
                                          ns3::TcpSocketState::TcpCongState_t to) { self->OnCongState(from, to); })
                        .Bind(this));
   // The listeners all exist before the first SYN arrives (every rank opens at t).
-  Simulator::ScheduleNow([this, prev, g] { to_prev_->Connect(ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(prev)), g.port)); });
+  Simulator::ScheduleNow([this, prev, port] { to_prev_->Connect(ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(prev)), port)); });
   ConnectMesh();
 }
 
@@ -207,7 +208,9 @@ void GlooRank::ConnectMesh() {
     m.socket->SetRecvCallback(ns3::MakeCallback(&GlooRank::OnData, this));
     m.socket->SetSendCallback(ns3::MakeCallback(&GlooRank::OnSendSpace, this));
     const uint32_t host = owner_->host(peer);
-    Simulator::ScheduleNow([s = m.socket, host, g] { s->Connect(ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(host)), g.port)); });
+    Simulator::ScheduleNow([s = m.socket, host, port = owner_->port()] {
+      s->Connect(ns3::InetSocketAddress(ns3::Ipv4Address(HostIpv4(host)), port));
+    });
   }
 }
 
@@ -524,98 +527,164 @@ void GlooRank::PhaseDone() {
 
 // ------------------------------------------------------------------ ring ----
 
+// --------------------------------------------------------------- context ----
+
+GlooContext::GlooContext(GlooRing& job, uint32_t set, uint32_t group, std::vector<uint32_t> members, uint16_t port)
+    : job_(&job), set_(set), group_(group), members_(std::move(members)), port_(port) {
+  // A reduce-scatter is this same allreduce of the whole tensor: PyTorch's
+  // ProcessGroupGloo has no reduce-scatter of its own and takes
+  // allreduce(input).chunk(world_size)[rank] (pytorch/pytorch#118911; its
+  // list form, #149869: one allreduce per rank's chunk, the same bytes). An
+  // all-gather is gloo::allgather (ProcessGroupGloo's allgather), a
+  // broadcast gloo::broadcast.
+  const ScheduleSpec& schedule = job.schedule();
+  const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
+  const std::vector<uint64_t>& elements = job.collectives().elements();
+  const auto n = static_cast<uint32_t>(members_.size());
+  for (uint32_t i = 0; i < elements.size(); ++i) {
+    plans_.emplace_back();
+    if (job.set_of(i) != set_) continue;
+    const CollectiveKind k = i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce;
+    const bool own = k == CollectiveKind::kAllGather || k == CollectiveKind::kBroadcast;
+    plans_.back().emplace(n, elements[i] * 4, job.spec().max_segment_bytes, own ? k : CollectiveKind::kAllreduce,
+                          i < schedule.roots.size() ? schedule.roots[i] : 0);
+  }
+}
+
+const GlooSpec& GlooContext::spec() const { return job_->spec(); }
+uint32_t GlooContext::host(uint32_t place) const { return job_->host(members_[place]); }
+
+const TensorData& GlooContext::data(uint32_t c) const {
+  const RankCollectives& coll = job_->collectives();
+  return coll.grouped() ? coll.data(c, group_) : coll.data(c);
+}
+
+void GlooContext::Connect() {
+  for (uint32_t p = 0; p < members_.size(); ++p) {
+    auto rank = ns3::CreateObject<GlooRank>();
+    job_->fabric().ip_host(host(p))->AddApplication(rank);
+    rank->Setup(this, p);
+    ranks_.push_back(rank);
+  }
+  // Gloo connects its pairs when the context is made, before any collective.
+  for (auto& r : ranks_) r->Connect();
+}
+
+void GlooContext::Begin(uint32_t c) {
+  current_ = job_->collectives().kind(c);
+  for (auto& r : ranks_) r->BeginIteration(c);
+}
+
+void GlooContext::RankConnected() { job_->RankConnected(); }
+
+void GlooContext::RankDone(uint32_t place, uint32_t c, uint64_t checked, uint64_t mismatches) {
+  job_->RankDone(members_[place], c, checked, mismatches);
+}
+
+uint64_t GlooContext::max_segment_elements() const {
+  uint64_t m = 0;
+  for (const auto& p : plans_)
+    if (p && !p->broadcast()) m = std::max(m, p->segment_elements);
+  return m;
+}
+
+std::vector<uint32_t> GlooContext::MeshPeers(uint32_t r) const {
+  const uint32_t n = num_ranks();
+  std::set<uint32_t> peers;
+  for (const auto& p : plans_) {
+    if (!p || !p->broadcast()) continue;
+    if (auto parent = p->Parent(r)) peers.insert(*parent);
+    for (uint32_t c : p->Children(r)) peers.insert(c);
+  }
+  peers.erase((r + 1) % n);  // the ring's pairs carry these
+  peers.erase((r + n - 1) % n);
+  return {peers.begin(), peers.end()};
+}
+
+// ------------------------------------------------------------------ job -----
+
 GlooRing::GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, const std::vector<uint64_t>& elements,
                    DType dtype, DataPattern pattern, uint64_t seed, const GlooSpec& spec, uint32_t iterations,
                    uint64_t compute_gap_ps, const ScheduleSpec& schedule)
     : fabric_(&fabric),
       hosts_(hosts),
       spec_(spec),
+      schedule_(schedule),
       coll_(static_cast<uint32_t>(hosts.size()), elements, dtype, pattern, seed, iterations, compute_gap_ps,
             schedule) {
-  const uint32_t n = static_cast<uint32_t>(hosts.size());
-  // A reduce-scatter is this same allreduce of the whole tensor: PyTorch's
-  // ProcessGroupGloo has no reduce-scatter of its own and takes
-  // allreduce(input).chunk(world_size)[rank] (pytorch/pytorch#118911; its
-  // list form, #149869: one allreduce per rank's chunk, the same bytes). An
-  // all-gather is gloo::allgather (ProcessGroupGloo's allgather).
-  const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
-  for (size_t i = 0; i < elements.size(); ++i) {
-    const CollectiveKind k = i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce;
-    const bool own = k == CollectiveKind::kAllGather || k == CollectiveKind::kBroadcast;
-    plans_.emplace_back(n, elements[i] * 4, spec.max_segment_bytes, own ? k : CollectiveKind::kAllreduce,
-                        i < schedule.roots.size() ? schedule.roots[i] : 0);
+  const auto n = static_cast<uint32_t>(hosts.size());
+  contexts_.resize(1 + schedule.communicator_groups.size());
+  for (uint32_t i = 0; i < elements.size(); ++i) {
+    const bool world = !schedule.given || i >= schedule.communicator.size() ||
+                       schedule.communicator[i] == ScheduleSpec::kWorld;
+    set_of_.push_back(world ? 0 : static_cast<uint32_t>(schedule.communicator[i]) + 1);
+  }
+  const ns3::TypeId variant = congestion::VariantTypeId(spec.tcp_variant);
+  for (uint32_t r = 0; r < n; ++r)
+    fabric.ip_host(hosts[r])->GetObject<ns3::TcpL4Protocol>()->SetAttribute("SocketType", ns3::TypeIdValue(variant));
+  for (uint32_t set = 0; set < contexts_.size(); ++set) {
+    if (std::find(set_of_.begin(), set_of_.end(), set) == set_of_.end()) continue;  // no collective of it
+    std::vector<std::vector<uint32_t>> groups = {std::vector<uint32_t>(n)};
+    for (uint32_t r = 0; r < n; ++r) groups[0][r] = r;
+    if (set > 0) groups = schedule.communicator_groups[set - 1];
+    for (uint32_t g = 0; g < groups.size(); ++g)
+      contexts_[set].push_back(std::make_unique<GlooContext>(*this, set, g, groups[g], spec.port + set));
   }
   coll_.hosts = hosts;
-  coll_.begin = [this](uint32_t c) {
-    current_ = coll_.kind(c);
-    for (auto& r : ranks_) r->BeginIteration(c);
-  };
+  coll_.begin = [this](uint32_t c) { contexts_[set_of_[coll_.kind(c)]][0]->Begin(c); };
+  coll_.begin_group = [this](uint32_t c, uint32_t g) { contexts_[set_of_[coll_.kind(c)]][g]->Begin(c); };
   coll_.on_finished = [this] {
     if (on_finished) on_finished();
   };
-  const ns3::TypeId variant = congestion::VariantTypeId(spec.tcp_variant);
-  for (uint32_t r = 0; r < n; ++r) {
-    Ptr<ns3::Node> node = fabric.ip_host(hosts[r]);
-    node->GetObject<ns3::TcpL4Protocol>()->SetAttribute("SocketType", ns3::TypeIdValue(variant));
-    auto rank = ns3::CreateObject<GlooRank>();
-    node->AddApplication(rank);
-    rank->Setup(this, r);
-    ranks_.push_back(rank);
-  }
 }
 
 GlooRing::~GlooRing() = default;
 
 void GlooRing::Start(uint64_t at_ps) {
-  // Gloo connects its pairs when the context is made, before any collective.
-  for (auto& r : ranks_) r->Connect();
+  for (auto& set : contexts_)
+    for (auto& ctx : set) {
+      apps_ += ctx->num_ranks();
+      ctx->Connect();
+    }
   Simulator::Schedule(PicoSeconds(at_ps), [this] {
     start_due_ = true;
-    if (connected_ == num_ranks()) coll_.Start();
+    if (connected_ == apps_) coll_.Start();
   });
 }
 
 void GlooRing::RankConnected() {
-  if (++connected_ == num_ranks() && start_due_) coll_.Start();
-}
-
-uint64_t GlooRing::max_segment_elements() const {
-  uint64_t m = 0;
-  for (const GlooPlan& p : plans_)
-    if (!p.broadcast()) m = std::max(m, p.segment_elements);
-  return m;
-}
-
-std::vector<uint32_t> GlooRing::MeshPeers(uint32_t r) const {
-  const uint32_t n = num_ranks();
-  std::set<uint32_t> peers;
-  for (const GlooPlan& p : plans_) {
-    if (!p.broadcast()) continue;
-    if (auto parent = p.Parent(r)) peers.insert(*parent);
-    for (uint32_t c : p.Children(r)) peers.insert(c);
-  }
-  peers.erase((r + 1) % n);      // the ring's pairs carry these
-  peers.erase((r + n - 1) % n);
-  return {peers.begin(), peers.end()};
+  if (++connected_ == apps_ && start_due_) coll_.Start();
 }
 
 uint64_t GlooRing::tcp_timeouts() const {
   uint64_t n = 0;
-  for (const auto& r : ranks_) n += r->tcp_timeouts();
+  for (const auto& set : contexts_)
+    for (const auto& ctx : set)
+      for (const auto& r : ctx->ranks()) n += r->tcp_timeouts();
   return n;
 }
 
 uint64_t GlooRing::tcp_recoveries() const {
   uint64_t n = 0;
-  for (const auto& r : ranks_) n += r->tcp_recoveries();
+  for (const auto& set : contexts_)
+    for (const auto& ctx : set)
+      for (const auto& r : ctx->ranks()) n += r->tcp_recoveries();
   return n;
 }
 
 void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
-  std::vector<uint64_t> checks;  // per collective of an iteration: an all-gather's (n-1) E
-  for (const GlooPlan& p : plans_) checks.push_back(CollectiveChecks(p.kind, p.n, p.elements));
+  std::vector<uint64_t> checks;  // per collective of an iteration, over its groups: an all-gather's (n-1) E each
+  for (uint32_t i = 0; i < set_of_.size(); ++i) {
+    uint64_t sum = 0;
+    for (const auto& ctx : contexts_[set_of_[i]]) {
+      const GlooPlan& p = *ctx->plan_of(i);
+      sum += CollectiveChecks(p.kind, p.n, p.elements);
+    }
+    checks.push_back(sum);
+  }
   const CollectiveTable table = coll_.Report("gloo", finished, true, out, checks);
-  const GlooPlan& first = plans_[0];  // with a schedule: the first collective's
+  // With a schedule: the first collective's plan (its first group's).
+  const GlooPlan& first = *contexts_[set_of_[0]][0]->plan_of(0);
   // A broadcast's root sends the whole tensor to each of its ceil(log2 n) children over its one link.
   uint32_t rounds = 0;
   while ((uint64_t{1} << rounds) < first.n) ++rounds;

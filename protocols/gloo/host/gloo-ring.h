@@ -37,6 +37,7 @@ namespace inasim {
 
 class Fabric;
 class GlooRing;
+class GlooContext;
 
 /// Who sends which piece when: the plan every rank shares. An allreduce's
 /// pieces are its segments; an all-gather's (gloo/allgather.cc:52-96, its
@@ -84,9 +85,10 @@ struct GlooPlan {
 class GlooRank : public ns3::Application {
  public:
   static ns3::TypeId GetTypeId();
-  void Setup(GlooRing* owner, uint32_t rank);
+  /// `rank`: its place in the context's group.
+  void Setup(GlooContext* owner, uint32_t rank);
   /// Opens the listener and connects towards rank - 1, and to the higher
-  /// of its other broadcast peers (GlooRing::MeshPeers).
+  /// of its other broadcast peers (GlooContext::MeshPeers).
   void Connect();
   bool connected() const { return send_ready_ && recv_ready_ && mesh_pending_ == 0; }
   /// Its sending connection's TCP: retransmission timeouts (entries into
@@ -150,7 +152,7 @@ class GlooRank : public ns3::Application {
   void OnRecvReady(const Message& m);
   void PhaseDone();
 
-  GlooRing* owner_ = nullptr;
+  GlooContext* owner_ = nullptr;
   uint32_t rank_ = 0;
   ns3::Ptr<ns3::Socket> listener_, to_prev_, from_next_;
   bool send_ready_ = false, recv_ready_ = false;
@@ -173,7 +175,53 @@ class GlooRank : public ns3::Application {
   uint64_t tcp_timeouts_ = 0, tcp_recoveries_ = 0;
 };
 
-/// One Gloo ring over a set of hosts.
+/// One Gloo context: the ranks of one process group (the world, or one
+/// group of a communicator), each with its own pairs and listener, as
+/// PyTorch's ProcessGroupGloo makes one per group (new_group: its own
+/// store prefix, device and connectFullMesh). It runs the group's
+/// collectives one at a time; ranks are places in the group.
+class GlooContext {
+ public:
+  /// `set`: 0 the world, k communicator k - 1 (its collectives only);
+  /// `members`: the job's ranks in the group, in group order.
+  GlooContext(GlooRing& job, uint32_t set, uint32_t group, std::vector<uint32_t> members, uint16_t port);
+  /// The plan of the collective in progress (the group runs one at a time).
+  const GlooPlan& plan() const { return *plans_[current_]; }
+  /// The largest segment of its collectives (the sockets' buffers are
+  /// sized for it); a broadcast's unbound buffer does not raise SO_SNDBUF
+  /// (tcp/pair.cc:845-857 is the bound-buffer path), so it is not counted.
+  uint64_t max_segment_elements() const;
+  /// Place r's broadcast parents and children over every broadcast of its
+  /// collectives that are not its ring neighbours: the pairs it connects besides the ring.
+  std::vector<uint32_t> MeshPeers(uint32_t r) const;
+  const GlooSpec& spec() const;
+  uint16_t port() const { return port_; }
+  const TensorData& data(uint32_t c) const;
+  uint32_t num_ranks() const { return static_cast<uint32_t>(members_.size()); }
+  uint32_t host(uint32_t place) const;
+  void RankConnected();
+  void RankDone(uint32_t place, uint32_t c, uint64_t checked, uint64_t mismatches);
+  /// Creates its ranks' applications (one per member host) and connects them.
+  void Connect();
+  /// Starts collective c (of this context's set) at its ranks.
+  void Begin(uint32_t c);
+  const std::vector<ns3::Ptr<GlooRank>>& ranks() const { return ranks_; }
+  /// Its plan of collective `kind` of an iteration, or nullptr (another set's).
+  const GlooPlan* plan_of(uint32_t kind) const { return plans_[kind] ? &*plans_[kind] : nullptr; }
+
+ private:
+  GlooRing* job_;
+  uint32_t set_, group_;
+  std::vector<uint32_t> members_;
+  uint16_t port_;
+  std::vector<std::optional<GlooPlan>> plans_;  ///< per collective of an iteration: this set's
+  uint32_t current_ = 0;
+  std::vector<ns3::Ptr<GlooRank>> ranks_;
+};
+
+/// One Gloo job over a set of hosts: a context for the world and one per
+/// group of each communicator its collectives use (PyTorch: one
+/// ProcessGroupGloo each, listening on `port` + the set's index).
 class GlooRing {
  public:
   /// `elements`: per collective of an iteration (RankCollectives).
@@ -187,24 +235,17 @@ class GlooRing {
   std::function<void()> on_finished;
   void Report(const struct Scenario& s, bool finished, struct WorkloadReport& out) const;
 
-  // For the ranks. The plan of the collective in progress (every rank runs
-  // the same one: RankCollectives starts the next when all are done).
-  const GlooPlan& plan() const { return plans_[current_]; }
-  /// The largest segment of any collective (the sockets' buffers are sized
-  /// for it); a broadcast's unbound buffer does not raise SO_SNDBUF
-  /// (tcp/pair.cc:845-857 is the bound-buffer path), so it is not counted.
-  uint64_t max_segment_elements() const;
-  /// Rank r's broadcast parents and children over every broadcast of the
-  /// schedule that are not its ring neighbours: the pairs it connects besides the ring.
-  std::vector<uint32_t> MeshPeers(uint32_t r) const;
+  // For the contexts.
   const GlooSpec& spec() const { return spec_; }
-  const TensorData& data(uint32_t it) const { return coll_.data(it); }
-  uint32_t num_ranks() const { return static_cast<uint32_t>(hosts_.size()); }
+  const RankCollectives& collectives() const { return coll_; }
+  const ScheduleSpec& schedule() const { return schedule_; }
   uint32_t host(uint32_t rank) const { return hosts_[rank]; }
   Fabric& fabric() const { return *fabric_; }
+  /// The set (0: the world, k: communicator k - 1) collective `kind` of an iteration runs in.
+  uint32_t set_of(uint32_t kind) const { return set_of_[kind]; }
   void RankConnected();
-  void RankDone(uint32_t rank, uint32_t it, uint64_t checked, uint64_t mismatches) {
-    coll_.RankDone(rank, it, checked, mismatches);
+  void RankDone(uint32_t rank, uint32_t c, uint64_t checked, uint64_t mismatches) {
+    coll_.RankDone(rank, c, checked, mismatches);
   }
   uint64_t tcp_timeouts() const;
   uint64_t tcp_recoveries() const;
@@ -212,12 +253,12 @@ class GlooRing {
  private:
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;
-  std::vector<GlooPlan> plans_;  ///< per collective of an iteration
-  uint32_t current_ = 0;         ///< plans_ index of the collective in progress
   GlooSpec spec_;
+  ScheduleSpec schedule_;
   RankCollectives coll_;
-  std::vector<ns3::Ptr<GlooRank>> ranks_;
-  uint32_t connected_ = 0;
+  std::vector<uint32_t> set_of_;  ///< per collective of an iteration
+  std::vector<std::vector<std::unique_ptr<GlooContext>>> contexts_;  ///< [set][group]; empty: a set no collective uses
+  uint32_t apps_ = 0, connected_ = 0;
   bool start_due_ = false;
 };
 
