@@ -36,7 +36,7 @@ def fail(msg):
 
 
 def fetch(upstream, into):
-    """A checkout of upstream['repo'] at upstream['commit'] in `into` (cloned once)."""
+    """A checkout of upstream["repo"] at upstream["commit"] in `into` (cloned once), or SKIP."""
     if os.path.isdir(os.path.join(into, ".git")):
         return into
     os.makedirs(os.path.dirname(os.path.abspath(into)), exist_ok=True)
@@ -49,9 +49,8 @@ def fetch(upstream, into):
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
         shutil.rmtree(into, ignore_errors=True)
         err = getattr(e, "stderr", b"") or b""
-        print(f"run.py: cannot fetch {upstream['repo']} at {upstream['commit']}: "
-              f"{err.decode(errors='replace').strip() or e}; skipped", file=sys.stderr)
-        sys.exit(SKIP)
+        return skipped(f"run.py: cannot fetch {upstream['repo']} at {upstream['commit']}: "
+                       f"{err.decode(errors='replace').strip() or e}; skipped")
     return into
 
 
@@ -100,7 +99,25 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--min-score", type=float, default=None,
                     help="the floor (default: the list's min_score, else 0.9)")
+    ap.add_argument("--score-file", help="also write the score line (or why there is none) here")
     args = ap.parse_args()
+    status = run(args)
+    if args.score_file and _SCORE:
+        with open(args.score_file, "w", encoding="utf-8") as f:
+            f.write(_SCORE[-1] + "\n")
+    return status
+
+
+_SCORE = []  # the last line worth keeping: the score, or why it was skipped
+
+
+def skipped(msg):
+    print(msg, file=sys.stderr)
+    _SCORE.append(msg)
+    return SKIP
+
+
+def run(args):
     try:
         with open(args.mutants, encoding="utf-8") as f:
             doc = json.load(f)
@@ -112,14 +129,14 @@ def main():
         src_root = os.path.join(os.environ["INASIM_P4_SRC"], doc["program"])
     elif args.fetch:
         src_root = fetch(doc["upstream"], args.fetch)
+        if src_root == SKIP:
+            return SKIP
     else:
-        print("run.py: no upstream source (--p4-src, --fetch or INASIM_P4_SRC); skipped", file=sys.stderr)
-        return SKIP
+        return skipped(f"run.py: {doc['program']}: no upstream source (--p4-src, --fetch or INASIM_P4_SRC); skipped")
     files = doc["file"] if isinstance(doc["file"], list) else [doc["file"]]
     missing = [f for f in files if not os.path.isfile(os.path.join(src_root, f))]
     if missing:
-        print(f"run.py: {src_root}/{missing[0]} not found; skipped", file=sys.stderr)
-        return SKIP
+        return skipped(f"run.py: {src_root}/{missing[0]} not found; skipped")
     if not os.access(args.inasim_p4, os.X_OK):
         fail(f"--inasim-p4 {args.inasim_p4}: not an executable")
     # The unmutated source must pass, or every mutant would look caught.
@@ -128,6 +145,7 @@ def main():
     if base.returncode != 0:
         print(base.stdout + base.stderr)
         print("run.py: the unmutated source does not pass; no score", file=sys.stderr)
+        _SCORE.append(f"{doc['program']}: the unmutated source does not pass the check; no score")
         return 1
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(lambda m: run_one(args, doc, src_root, m), doc["mutants"]))
@@ -155,9 +173,11 @@ def main():
             unexplained.append(m["id"])
     score = caught / valid if valid else 0.0
     survivors = valid - caught
-    print(f"{doc['program']}: {caught} of {valid} valid mutants caught ({100 * score:.1f} %); {survivors} survive, "
-          f"{survivors - len([i for i in unexplained])} of them with a written reason; {stillborn} stillborn "
-          f"(not valid P4, left out); over all {len(results)}: {100 * caught / max(1, len(results)):.1f} %")
+    line = (f"{doc['program']}: {caught} of {valid} valid mutants caught ({100 * score:.1f} %); {survivors} survive, "
+            f"{survivors - len([i for i in unexplained])} of them with a written reason; {stillborn} stillborn "
+            f"(not valid P4, left out); over all {len(results)}: {100 * caught / max(1, len(results)):.1f} %")
+    print(line)
+    _SCORE.append(line)
     if args.min_score is None:
         args.min_score = float(doc.get("min_score", 0.9))
         if "min_score_note" in doc:
