@@ -984,7 +984,8 @@ def run_sweep(
     todo = [runs[0] for key, runs in by_key.items() if key not in metrics]
     other = _other_builds(plan, exclude={name for name, _ in reused.values()})
     if other:
-        print(f"sweep: {len(other)} cached results of other builds ignored ({', '.join(sorted(set(other)))})",
+        print(f"sweep: {len(other)} cached results of other builds ignored ({', '.join(sorted(set(other)))}); "
+              f"--reuse-build BUILD takes a build's that behaves the same (docs/SWEEPS.md)",
               file=sys.stderr, flush=True)
 
     tracker = _Tracker(len(plan.runs), sum(len(by_key[k]) for k in cached), progress, plan.name)

@@ -690,6 +690,9 @@ def today_key(resolved):
     return hashlib.sha256(json.dumps(resolved, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+HINT = "; --reuse-build BUILD takes a build's that behaves the same (docs/SWEEPS.md)"
+
+
 def test_another_build_reruns_everything(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sw, "_local_pool", InProcess)
     sweep = {"scenario": str(DEFAULT), "set": SMALL, "grid": {"workload.iterations": [1, 2]}}
@@ -707,7 +710,7 @@ def test_another_build_reruns_everything(tmp_path, monkeypatch, capsys):
     second = sw.run_sweep(sweep, out=out, jobs=1, progress=False)
     assert second.attrs["cached"] == [] and len(second.attrs["ran"]) == 2
     assert second.attrs["other_builds"] == 2
-    assert capsys.readouterr().err == f"sweep: 2 cached results of other builds ignored ({real})\n"
+    assert capsys.readouterr().err == f"sweep: 2 cached results of other builds ignored ({real}){HINT}\n"
     assert not set(second["key"]) & set(first["key"])
     csv = pd.read_csv(out / "sweep.csv")
     assert len(csv) == 2 and set(csv["build"]) == {"0123456789abcdef"}  # never mixed with the old build's rows
@@ -722,7 +725,7 @@ def test_another_build_reruns_everything(tmp_path, monkeypatch, capsys):
     third = sw.run_sweep(sweep, out=out, jobs=1, progress=False)
     assert sorted(third.attrs["cached"]) == sorted(second["key"]) and third.attrs["other_builds"] == 4
     assert capsys.readouterr().err == (f"sweep: 4 cached results of other builds ignored "
-                                       f"({real}, {inasim.version()}/unknown build)\n")
+                                       f"({real}, {inasim.version()}/unknown build){HINT}\n")
 
 
 def test_reuse_builds_takes_the_named_builds_results_and_says_so(tmp_path, monkeypatch, capsys):
