@@ -9,9 +9,19 @@ optionally gzip-compressed. This module reads that wire format itself (a
 few dozen lines of protobuf decoding), keeps the fields a training step
 needs, and turns one data-parallel iteration into a `workload.schedule`:
 
-- COMP_NODE: the GPU computes for `duration_micros`, one node at a time, each
-  as soon as its ctrl_deps and data_deps are done (list scheduling in node id
-  order among the ready ones);
+- dependencies are a node's data_deps, as Chakra's feeder resolves them
+  (mlcommons/chakra@21585d8 src/feeder/et_feeder.cpp:105-118); ctrl_deps
+  name a node's parent in the call stack (the CPU op that launched a
+  kernel), not an order, and real traces hold ctrl_deps to nodes they do not
+  keep;
+- a compute node takes `duration_micros` on its resource: the CPU for a node
+  with attr is_cpu_op, else the GPU; each runs one node at a time, as
+  ASTRA-sim's HardwareResource (astra-sim@518bd51
+  astra-sim/workload/HardwareResource.cc:30-100), each node as soon as its
+  dependencies are done (list scheduling in node id order among the ready
+  ones). A COMM_COLL_NODE with is_cpu_op (PyTorch's c10d op that launches
+  the NCCL kernel, with no comm_type) is a CPU op of its duration too; the
+  kernel's node is the collective;
 - COMM_COLL_NODE: a collective, ready when its dependencies are done, of
   attr `comm_type` ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER or BROADCAST.
   Chakra's converter sets `comm_size` to the bytes of the op's input tensors
@@ -147,7 +157,9 @@ def _node(buf: bytes) -> Dict[str, Any]:
             n["name"] = v.decode("utf-8", "replace")
         elif field == 3:
             n["type"] = v
-        elif field in (4, 5):  # ctrl_deps, data_deps
+        elif field == 4:  # ctrl_deps: the call-stack parent, not an order (module doc)
+            n["ctrl_deps"] = n.get("ctrl_deps", []) + _ints(wire, v)
+        elif field == 5:  # data_deps
             n["deps"] += _ints(wire, v)
         elif field == 6:
             n["start_us"] = v
@@ -230,29 +242,42 @@ def _timeline(nodes: List[Dict[str, Any]], origin: str) -> Tuple[float, List[Dic
         _check_node(n, by_id, origin)
     end: Dict[int, float] = {}
     after_collective = set()  # nodes that wait, through any path, for a collective
-    gpu_free, compute_end, collectives = 0.0, 0.0, []
+    free = {"cpu": 0.0, "gpu": 0.0}  # when each resource is next free
+    compute_end, collectives = 0.0, []
     # List scheduling: in topological order, ties by id (the order the graph lists them).
     for n in _topological(nodes, by_id, origin):
         ready = max((end[d] for d in n["deps"]), default=0.0)
-        waits = any(d in after_collective or by_id[d]["type"] == 7 for d in n["deps"])
-        if n["type"] == 4:  # COMP_NODE
+        waits = any(d in after_collective or _is_collective(by_id[d]) for d in n["deps"])
+        resource = _resource(n)
+        if resource:
             if waits:
-                raise ChakraError(f"{origin}: node {n['id']} ({n['name'] or 'COMP_NODE'}) computes after a "
-                                  "collective: a schedule is one iteration of data parallelism, whose compute "
-                                  "waits for no collective")
-            start = max(ready, gpu_free)
-            end[n["id"]] = gpu_free = start + n["duration_us"]
+                raise ChakraError(f"{origin}: node {n['id']} ({n['name'] or NODE_TYPES[n['type']]}) computes "
+                                  "after a collective: a schedule is one iteration of data parallelism, whose "
+                                  "compute waits for no collective")
+            end[n["id"]] = free[resource] = max(ready, free[resource]) + n["duration_us"]
             compute_end = max(compute_end, end[n["id"]])
         else:
             end[n["id"]] = ready  # collectives and the rest take no compute time
             if waits:
                 after_collective.add(n["id"])
-        if n["type"] == 7:
+        if _is_collective(n):
             collectives.append(dict(n, ready_us=ready))
     if not collectives:
         raise ChakraError(f"{origin}: no collective")
     collectives.sort(key=lambda c: (c["ready_us"], c["id"]))
     return compute_end, collectives
+
+
+def _is_collective(n: Dict[str, Any]) -> bool:
+    """A COMM_COLL_NODE on the GPU (the kernel), not its CPU launch op."""
+    return n["type"] == 7 and not n["attr"].get("is_cpu_op")
+
+
+def _resource(n: Dict[str, Any]) -> str:
+    """Where a node spends its duration: "cpu", "gpu", or "" (no time)."""
+    if n["attr"].get("is_cpu_op") and n["type"] in (4, 7):
+        return "cpu"
+    return "gpu" if n["type"] == 4 else ""
 
 
 def schedule(nodes: List[Dict[str, Any]], origin: str = "trace", broadcast_root: Any = None) -> Dict[str, Any]:
@@ -369,7 +394,7 @@ def _check_node(n, by_id, origin):
             raise ChakraError(f"{where}: depends on node {d}, which the trace does not have")
     if n["type"] in (5, 6):
         raise ChakraError(f"{where}: point-to-point {NODE_TYPES[n['type']]} is not supported (collectives only)")
-    if n["type"] == 7:
+    if _is_collective(n):
         kind = n["attr"].get("comm_type")
         if kind not in KINDS:
             raise ChakraError(f"{where}: comm_type {COLLECTIVES.get(kind, kind)}: a schedule runs "

@@ -64,14 +64,15 @@ def attr(name, value):
     return body
 
 
-def node(nid, name, ntype, deps=(), duration=0, attrs=(), packed=False, inputs=None):
+def node(nid, name, ntype, deps=(), duration=0, attrs=(), packed=False, inputs=None, ctrl=()):
     body = field(1, 0, nid) + field(2, 2, name.encode()) + field(3, 0, ntype)
     if inputs is not None:
         body += field(8, 2, field(1, 2, inputs.encode()))  # IOInfo.values
+    body += b"".join(field(4, 0, d) for d in ctrl)  # ctrl_deps: a call-stack parent, no order
     if packed and deps:
         body += field(5, 2, b"".join(varint(d) for d in deps))  # data_deps, packed
     else:
-        body += b"".join(field(4, 0, d) for d in deps)  # ctrl_deps, one by one
+        body += b"".join(field(5, 0, d) for d in deps)  # data_deps, one by one
     body += field(7, 0, duration)
     body += b"".join(field(10, 2, attr(k, v)) for k, v in attrs)
     return body
@@ -257,3 +258,21 @@ def test_a_world_of_another_size_than_the_traces_is_refused(tmp_path):
                        env=child_env())
     assert p.returncode == 2 and "node 3 (bucket0): its group has 8 ranks" in p.stderr and "2 traces" in p.stderr, \
         p.stderr
+
+
+def test_data_deps_order_ctrl_deps_do_not_and_the_cpu_runs_beside_the_gpu():
+    """As Chakra's feeder and ASTRA-sim run a trace: only data_deps order
+    nodes (a ctrl_dep, even to a node the trace lacks, is the call-stack
+    parent); CPU ops (is_cpu_op) and GPU kernels each run one at a time on
+    their own resource, so a 30 us CPU op and a 40 us kernel overlap; the
+    c10d op on the CPU that launches an all-reduce is a CPU op of its
+    duration, and the kernel node after it is the collective."""
+    cpu = ("is_cpu_op", True)
+    nodes = [node(1, "aten::add", COMP, duration=30, attrs=[cpu], ctrl=[99]),
+             node(2, "kernel_fwd", COMP, duration=40, ctrl=[1]),
+             node(3, "c10d::allreduce_", COLL, [1], duration=5, attrs=[cpu]),
+             node(4, "kernel_bwd", COMP, [2], duration=40),
+             allreduce(5, "ncclKernel_AllReduce", [3, 4], 4096)]
+    s = chakra.schedule([chakra._node(n) for n in nodes])
+    # CPU: 1 [0, 30], 3 [30, 35]; GPU: 2 [0, 40], 4 [40, 80]; the kernel is ready at 80.
+    assert s == {"compute_us": 80.0, "after_us": 0, "collectives": [{"bytes": 4096, "ready_us": 80.0}]}
