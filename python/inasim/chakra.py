@@ -40,8 +40,9 @@ collective of the default group ("0", none, or `ranks` []) runs on
 "world". Another group is a subset of the ranks, and one rank's trace only
 knows its own: given every rank's trace (in rank order), the groups the
 ranks name at the same collective make a communicator (`communicators`,
-named after the group's `pg_desc`). BROADCAST's root is not in a Chakra
-node: `--broadcast-root` gives it (the root's place in its group).
+named after the group's `pg_desc`). BROADCAST's root (its place in the
+group) is the `root_rank` input of the c10d::broadcast_ op among the
+kernel's data_deps; `--broadcast-root` gives it for a trace without one.
 
 What a schedule cannot say is refused, naming the node: another collective
 type, a compute node that waits for a collective (more than one iteration,
@@ -261,11 +262,31 @@ def _timeline(nodes: List[Dict[str, Any]], origin: str) -> Tuple[float, List[Dic
             if waits:
                 after_collective.add(n["id"])
         if _is_collective(n):
-            collectives.append(dict(n, ready_us=ready))
+            collectives.append(dict(n, ready_us=ready, traced_root=_traced_root(n, by_id)))
     if not collectives:
         raise ChakraError(f"{origin}: no collective")
     collectives.sort(key=lambda c: (c["ready_us"], c["id"]))
     return compute_end, collectives
+
+
+def _traced_root(n: Dict[str, Any], by_id: Dict[int, Dict[str, Any]]) -> Any:
+    """A broadcast kernel's root from the c10d op that launched it (one of its
+    data_deps): `c10d::broadcast_(Tensor[] tensors, ProcessGroup
+    process_group, int root_rank, ...)`, its inputs' third value (the rank
+    in the group); None when the trace does not hold it."""
+    import ast
+
+    for d in n["deps"]:
+        parent = by_id[d]
+        if not parent["name"].startswith("c10d::broadcast_"):
+            continue
+        try:
+            values = ast.literal_eval(parent["inputs"])
+        except (ValueError, SyntaxError):
+            return None
+        if isinstance(values, list) and len(values) > 2 and isinstance(values[2], int) and values[2] >= 0:
+            return values[2]
+    return None
 
 
 def _is_collective(n: Dict[str, Any]) -> bool:
@@ -379,9 +400,13 @@ def _collective(c, n, communicator, broadcast_root, where, compute_us) -> Dict[s
     if kind != "allreduce":
         out["kind"] = kind
     if kind == "broadcast":
-        if broadcast_root is None:
-            raise ChakraError(f"{where}: BROADCAST: a Chakra node does not record the root; give --broadcast-root")
-        out["root"] = int(broadcast_root)
+        root = c.get("traced_root")
+        if root is None:
+            root = broadcast_root
+        if root is None:
+            raise ChakraError(f"{where}: BROADCAST: the root is neither in the trace (a c10d::broadcast_ op "
+                              "among its data_deps) nor given with --broadcast-root")
+        out["root"] = int(root)
     if communicator != "world":
         out["communicator"] = communicator
     return out
@@ -437,7 +462,8 @@ def main(argv=None) -> int:
                                              "in rank order (their process groups make communicators)")
     ap.add_argument("--out", help="write the schedule's JSON here, or its collectives as CSV if it ends in .csv")
     ap.add_argument("--broadcast-root", type=int, metavar="R",
-                    help="BROADCAST's root, its place in the collective's group (Chakra does not record it)")
+                    help="BROADCAST's root, its place in the collective's group, for a trace without the "
+                         "c10d::broadcast_ op that records it")
     a = ap.parse_args(argv)
     try:
         if a.broadcast_root is not None and a.broadcast_root < 0:

@@ -152,7 +152,7 @@ def test_cli_writes_a_schedule_a_run_takes(tmp_path):
 @pytest.mark.parametrize("nodes,words", [
     (STEP[:2] + [allreduce(3, "a2a", [2], 64, kind=6)], "node 3 (a2a): comm_type ALL_TO_ALL: a schedule runs"),
     (STEP[:2] + [allreduce(3, "ag", [2], 64, kind=2)], "node 3 (ag): ALL_GATHER's group size is not in the trace"),
-    (STEP[:2] + [allreduce(3, "bc", [2], 64, kind=5)], "node 3 (bc): BROADCAST: a Chakra node does not record the root"),
+    (STEP[:2] + [allreduce(3, "bc", [2], 64, kind=5)], "node 3 (bc): BROADCAST: the root is neither in the trace"),
     (STEP[:2] + [allreduce(3, "g", [2], 64, pg="7")], "node 3: process group '7' is not listed"),
     (STEP[:3] + [node(4, "opt", COMP, [3], duration=5)], "node 4 (opt) computes after a collective"),
     (STEP[:2] + [node(3, "s", SEND, [2])], "node 3 (s): point-to-point COMM_SEND_NODE"),
@@ -276,3 +276,16 @@ def test_data_deps_order_ctrl_deps_do_not_and_the_cpu_runs_beside_the_gpu():
     s = chakra.schedule([chakra._node(n) for n in nodes])
     # CPU: 1 [0, 30], 3 [30, 35]; GPU: 2 [0, 40], 4 [40, 80]; the kernel is ready at 80.
     assert s == {"compute_us": 80.0, "after_us": 0, "collectives": [{"bytes": 4096, "ready_us": 80.0}]}
+
+
+def test_a_broadcasts_root_is_its_c10d_ops_root_rank():
+    """PyTorch's c10d::broadcast_(tensors, process_group, root_rank,
+    root_tensor, timeout) launches the kernel (one of its data_deps); its
+    inputs, as Chakra's converter writes them (str() of the values), give
+    the root, which --broadcast-root does not override; without the op the
+    option gives it."""
+    launch = node(1, "c10d::broadcast_(0)", COLL, duration=3, attrs=[("is_cpu_op", True)],
+                  inputs="[[[430, 431, 0, 53120, 4, 'cuda:0']], '<Object>', 5, 0, -1]")
+    nodes = [launch, allreduce(2, "ncclKernel_Broadcast", [1], 4096, kind=5), allreduce(3, "bc2", [], 4096, kind=5)]
+    s = chakra.schedule([chakra._node(n) for n in nodes], broadcast_root=2)
+    assert [(c["ready_us"], c["root"]) for c in s["collectives"]] == [(0.0, 2), (3.0, 5)]
