@@ -54,6 +54,7 @@ the first trace's: every rank runs them.
 from __future__ import annotations
 
 import argparse
+import ast
 import gzip
 import json
 import struct
@@ -215,8 +216,6 @@ def read(path) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
 def process_groups(nodes: List[Dict[str, Any]], origin: str = "trace") -> Dict[str, Dict[str, Any]]:
     """pg_name -> {"ranks": [global ranks] or None (every rank), "size", "desc"}
     from the trace's `## process_group:init ##` node; {} when it has none."""
-    import ast
-
     groups: Dict[str, Dict[str, Any]] = {}
     for n in nodes:
         if n["type"] != 1 or n["name"] != PG_INIT:
@@ -274,8 +273,6 @@ def _traced_root(n: Dict[str, Any], by_id: Dict[int, Dict[str, Any]]) -> Any:
     data_deps): `c10d::broadcast_(Tensor[] tensors, ProcessGroup
     process_group, int root_rank, ...)`, its inputs' third value (the rank
     in the group); None when the trace does not hold it."""
-    import ast
-
     for d in n["deps"]:
         parent = by_id[d]
         if not parent["name"].startswith("c10d::broadcast_"):

@@ -76,13 +76,17 @@ bool ScheduleSpec::has_communicators() const {
   return std::any_of(communicator.begin(), communicator.end(), [](int32_t i) { return i != kWorld; });
 }
 
+uint32_t CommunicatorSet(const ScheduleSpec& schedule, size_t c) {
+  if (!schedule.given || c >= schedule.communicator.size() || schedule.communicator[c] == ScheduleSpec::kWorld)
+    return 0;
+  return static_cast<uint32_t>(schedule.communicator[c]) + 1;
+}
+
 std::vector<std::vector<uint32_t>> GroupsOf(const ScheduleSpec& schedule, size_t c, uint32_t ranks) {
-  if (!schedule.given || c >= schedule.communicator.size() || schedule.communicator[c] == ScheduleSpec::kWorld) {
-    std::vector<uint32_t> all(ranks);
-    for (uint32_t r = 0; r < ranks; ++r) all[r] = r;
-    return {all};
-  }
-  return schedule.communicator_groups[static_cast<size_t>(schedule.communicator[c])];
+  if (const uint32_t set = CommunicatorSet(schedule, c); set > 0) return schedule.communicator_groups[set - 1];
+  std::vector<uint32_t> all(ranks);
+  for (uint32_t r = 0; r < ranks; ++r) all[r] = r;
+  return {all};
 }
 
 void CheckCommunicators(const ScheduleSpec& schedule, uint32_t ranks) {

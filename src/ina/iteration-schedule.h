@@ -86,6 +86,9 @@ std::vector<uint64_t> CollectiveElements(const ScheduleSpec& schedule, uint64_t 
 /// The groups collective `c` of an iteration runs in (each a list of ranks,
 /// together every rank once): its communicator's, or one group of all `ranks`.
 std::vector<std::vector<uint32_t>> GroupsOf(const ScheduleSpec& schedule, size_t c, uint32_t ranks);
+/// The set of ranks' groups collective `c` of an iteration runs in: 0 the
+/// world, k + 1 communicator k (the host rings keep connections per set).
+uint32_t CommunicatorSet(const ScheduleSpec& schedule, size_t c);
 /// std::invalid_argument, naming the key, unless every communicator is a
 /// partition of ranks 0 .. ranks-1 and every broadcast's root is a place in
 /// each group it runs in.

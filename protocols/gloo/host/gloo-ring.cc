@@ -100,6 +100,21 @@ bool GlooPlan::Forwards(uint32_t phase, uint32_t i) const {
   return i + per_rank < transfers() || phase == 0;
 }
 
+GlooPlan GlooPlan::Of(const ScheduleSpec& schedule, size_t c, uint32_t ranks, uint64_t elements,
+                      uint64_t max_segment_bytes) {
+  // A reduce-scatter is this same allreduce of the whole tensor: PyTorch's
+  // ProcessGroupGloo has no reduce-scatter of its own and takes
+  // allreduce(input).chunk(world_size)[rank] (pytorch/pytorch#118911; its
+  // list form, #149869: one allreduce per rank's chunk, the same bytes). An
+  // all-gather is gloo::allgather (ProcessGroupGloo's allgather), a
+  // broadcast gloo::broadcast.
+  const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
+  const CollectiveKind k = c < kinds.size() ? kinds[c] : CollectiveKind::kAllreduce;
+  const bool own = k == CollectiveKind::kAllGather || k == CollectiveKind::kBroadcast;
+  return GlooPlan(ranks, elements * 4, max_segment_bytes, own ? k : CollectiveKind::kAllreduce,
+                  c < schedule.roots.size() ? schedule.roots[c] : 0);
+}
+
 std::optional<uint32_t> GlooPlan::Parent(uint32_t r) const {
   const uint32_t v = (r + n - root) % n;
   if (v == 0) return std::nullopt;
@@ -240,9 +255,12 @@ void GlooRank::OnAccept(Ptr<Socket> s, const ns3::Address& from) {
   if (connected()) owner_->RankConnected();
 }
 
-GlooRank::MeshPeer* GlooRank::MeshOf(Ptr<Socket> s) {
-  for (auto& [peer, m] : mesh_)
-    if (m.socket == s) return &m;
+GlooRank::MeshPeer* GlooRank::MeshOf(Ptr<Socket> s, uint32_t* peer) {
+  for (auto& [p, m] : mesh_)
+    if (m.socket == s) {
+      if (peer) *peer = p;
+      return &m;
+    }
   return nullptr;
 }
 
@@ -272,11 +290,9 @@ void GlooRank::OnCongState(uint32_t from, uint32_t to) {
 
 void GlooRank::OnData(Ptr<Socket> s) {
   const bool from_next = s == from_next_;
-  MeshPeer* mesh = from_next || s == to_prev_ ? nullptr : MeshOf(s);
-  std::vector<uint8_t>& in = mesh ? mesh->in : from_next ? in_next_ : in_prev_;
   uint32_t peer = from_next ? next() : prev();
-  for (auto& [p, m] : mesh_)
-    if (&m == mesh) peer = p;
+  MeshPeer* mesh = from_next || s == to_prev_ ? nullptr : MeshOf(s, &peer);
+  std::vector<uint8_t>& in = mesh ? mesh->in : from_next ? in_next_ : in_prev_;
   while (Ptr<ns3::Packet> p = s->Recv()) {
     const size_t at = in.size();
     in.resize(at + p->GetSize());
@@ -525,29 +541,15 @@ void GlooRank::PhaseDone() {
   owner_->RankDone(rank_, iteration_, checked_, mismatches_);
 }
 
-// ------------------------------------------------------------------ ring ----
-
 // --------------------------------------------------------------- context ----
 
 GlooContext::GlooContext(GlooRing& job, uint32_t set, uint32_t group, std::vector<uint32_t> members, uint16_t port)
-    : job_(&job), set_(set), group_(group), members_(std::move(members)), port_(port) {
-  // A reduce-scatter is this same allreduce of the whole tensor: PyTorch's
-  // ProcessGroupGloo has no reduce-scatter of its own and takes
-  // allreduce(input).chunk(world_size)[rank] (pytorch/pytorch#118911; its
-  // list form, #149869: one allreduce per rank's chunk, the same bytes). An
-  // all-gather is gloo::allgather (ProcessGroupGloo's allgather), a
-  // broadcast gloo::broadcast.
-  const ScheduleSpec& schedule = job.schedule();
-  const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
+    : job_(&job), group_(group), members_(std::move(members)), port_(port) {
   const std::vector<uint64_t>& elements = job.collectives().elements();
-  const auto n = static_cast<uint32_t>(members_.size());
   for (uint32_t i = 0; i < elements.size(); ++i) {
     plans_.emplace_back();
-    if (job.set_of(i) != set_) continue;
-    const CollectiveKind k = i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce;
-    const bool own = k == CollectiveKind::kAllGather || k == CollectiveKind::kBroadcast;
-    plans_.back().emplace(n, elements[i] * 4, job.spec().max_segment_bytes, own ? k : CollectiveKind::kAllreduce,
-                          i < schedule.roots.size() ? schedule.roots[i] : 0);
+    if (job.set_of(i) == set)
+      plans_.back() = GlooPlan::Of(job.schedule(), i, num_ranks(), elements[i], job.spec().max_segment_bytes);
   }
 }
 
@@ -612,21 +614,16 @@ GlooRing::GlooRing(Fabric& fabric, const std::vector<uint32_t>& hosts, const std
       schedule_(schedule),
       coll_(static_cast<uint32_t>(hosts.size()), elements, dtype, pattern, seed, iterations, compute_gap_ps,
             schedule) {
-  const auto n = static_cast<uint32_t>(hosts.size());
   contexts_.resize(1 + schedule.communicator_groups.size());
-  for (uint32_t i = 0; i < elements.size(); ++i) {
-    const bool world = !schedule.given || i >= schedule.communicator.size() ||
-                       schedule.communicator[i] == ScheduleSpec::kWorld;
-    set_of_.push_back(world ? 0 : static_cast<uint32_t>(schedule.communicator[i]) + 1);
-  }
+  for (uint32_t i = 0; i < elements.size(); ++i) set_of_.push_back(CommunicatorSet(schedule, i));
   const ns3::TypeId variant = congestion::VariantTypeId(spec.tcp_variant);
-  for (uint32_t r = 0; r < n; ++r)
-    fabric.ip_host(hosts[r])->GetObject<ns3::TcpL4Protocol>()->SetAttribute("SocketType", ns3::TypeIdValue(variant));
-  for (uint32_t set = 0; set < contexts_.size(); ++set) {
-    if (std::find(set_of_.begin(), set_of_.end(), set) == set_of_.end()) continue;  // no collective of it
-    std::vector<std::vector<uint32_t>> groups = {std::vector<uint32_t>(n)};
-    for (uint32_t r = 0; r < n; ++r) groups[0][r] = r;
-    if (set > 0) groups = schedule.communicator_groups[set - 1];
+  for (uint32_t host : hosts)
+    fabric.ip_host(host)->GetObject<ns3::TcpL4Protocol>()->SetAttribute("SocketType", ns3::TypeIdValue(variant));
+  // A context per group of every set some collective runs in (the first such collective's groups).
+  for (uint32_t i = 0; i < set_of_.size(); ++i) {
+    const uint32_t set = set_of_[i];
+    if (!contexts_[set].empty()) continue;
+    const std::vector<std::vector<uint32_t>> groups = coll_.groups(i);
     for (uint32_t g = 0; g < groups.size(); ++g)
       contexts_[set].push_back(std::make_unique<GlooContext>(*this, set, g, groups[g], spec.port + set));
   }
@@ -656,21 +653,16 @@ void GlooRing::RankConnected() {
   if (++connected_ == apps_ && start_due_) coll_.Start();
 }
 
-uint64_t GlooRing::tcp_timeouts() const {
+uint64_t GlooRing::SumOverRanks(uint64_t (GlooRank::*count)() const) const {
   uint64_t n = 0;
   for (const auto& set : contexts_)
     for (const auto& ctx : set)
-      for (const auto& r : ctx->ranks()) n += r->tcp_timeouts();
+      for (const auto& r : ctx->ranks()) n += (*r.*count)();
   return n;
 }
 
-uint64_t GlooRing::tcp_recoveries() const {
-  uint64_t n = 0;
-  for (const auto& set : contexts_)
-    for (const auto& ctx : set)
-      for (const auto& r : ctx->ranks()) n += r->tcp_recoveries();
-  return n;
-}
+uint64_t GlooRing::tcp_timeouts() const { return SumOverRanks(&GlooRank::tcp_timeouts); }
+uint64_t GlooRing::tcp_recoveries() const { return SumOverRanks(&GlooRank::tcp_recoveries); }
 
 void GlooRing::Report(const Scenario& s, bool finished, WorkloadReport& out) const {
   std::vector<uint64_t> checks;  // per collective of an iteration, over its groups: an all-gather's (n-1) E each

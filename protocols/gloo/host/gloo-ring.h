@@ -48,6 +48,12 @@ class GlooContext;
 struct GlooPlan {
   GlooPlan(uint32_t ranks, uint64_t bytes, uint64_t max_segment_bytes,
            CollectiveKind kind = CollectiveKind::kAllreduce, uint32_t root = 0);
+  /// Collective `c` of an iteration of `schedule` (`elements` of it) in a
+  /// group of `ranks`, as ProcessGroupGloo runs it: a reduce-scatter is the
+  /// allreduce of the whole tensor, an all-gather and a broadcast Gloo's own.
+  /// Throws std::invalid_argument as the constructor.
+  static GlooPlan Of(const ScheduleSpec& schedule, size_t c, uint32_t ranks, uint64_t elements,
+                     uint64_t max_segment_bytes);
   uint32_t n = 0;
   uint64_t elements = 0;
   CollectiveKind kind = CollectiveKind::kAllreduce;
@@ -129,7 +135,8 @@ class GlooRank : public ns3::Application {
   };
   void ConnectMesh();
   void OnMeshConnected(uint32_t peer);
-  MeshPeer* MeshOf(ns3::Ptr<ns3::Socket> s);
+  /// The mesh pair on socket `s` and its peer, or nullptr.
+  MeshPeer* MeshOf(ns3::Ptr<ns3::Socket> s, uint32_t* peer = nullptr);
   /// The box that reaches `peer`: a ring neighbour's connection, else its mesh pair.
   Outbox& BoxTo(uint32_t peer);
   uint32_t prev() const;
@@ -182,8 +189,8 @@ class GlooRank : public ns3::Application {
 /// collectives one at a time; ranks are places in the group.
 class GlooContext {
  public:
-  /// `set`: 0 the world, k communicator k - 1 (its collectives only);
-  /// `members`: the job's ranks in the group, in group order.
+  /// `set`: 0 the world, k communicator k - 1 (its collectives only;
+  /// CommunicatorSet); `members`: the job's ranks in the group, in group order.
   GlooContext(GlooRing& job, uint32_t set, uint32_t group, std::vector<uint32_t> members, uint16_t port);
   /// The plan of the collective in progress (the group runs one at a time).
   const GlooPlan& plan() const { return *plans_[current_]; }
@@ -211,7 +218,7 @@ class GlooContext {
 
  private:
   GlooRing* job_;
-  uint32_t set_, group_;
+  uint32_t group_;
   std::vector<uint32_t> members_;
   uint16_t port_;
   std::vector<std::optional<GlooPlan>> plans_;  ///< per collective of an iteration: this set's
@@ -251,6 +258,9 @@ class GlooRing {
   uint64_t tcp_recoveries() const;
 
  private:
+  /// `count` of every rank of every context, summed.
+  uint64_t SumOverRanks(uint64_t (GlooRank::*count)() const) const;
+
   Fabric* fabric_;
   std::vector<uint32_t> hosts_;
   GlooSpec spec_;

@@ -34,16 +34,6 @@ namespace {
 // gloo::allgather enforces out->size % context->size == 0 (allgather.cc:39-43); here per element.
 bool TakesCountPerRank(CollectiveKind k) { return k == CollectiveKind::kAllGather; }
 
-/// The group sizes collective i runs in: the world's, or its communicator's groups'.
-std::vector<uint32_t> GroupSizes(const ScheduleSpec& schedule, size_t i, uint32_t ranks) {
-  if (!schedule.given || i >= schedule.communicator.size() || schedule.communicator[i] == ScheduleSpec::kWorld)
-    return {ranks};
-  std::vector<uint32_t> sizes;
-  for (const auto& g : schedule.communicator_groups[static_cast<size_t>(schedule.communicator[i])])
-    sizes.push_back(static_cast<uint32_t>(g.size()));
-  return sizes;
-}
-
 void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<uint32_t>& hosts) {
   const ScheduleSpec& schedule = s.workload.schedule;
   const GlooSpec& spec = s.workload.spec<GlooSpec>();
@@ -59,15 +49,12 @@ void CheckPlacement(const Scenario& s, const topo::Topology&, const std::vector<
   if (spec.port + sets - 1 > 65535)
     throw ScenarioError(fmt::format("workload.gloo.port: the world and {} communicators listen on port .. port + {} "
                                     "= {}, beyond 65535", sets - 1, sets - 1, spec.port + sets - 1));
-  const std::vector<CollectiveKind> kinds = CollectiveKinds(schedule);
   const std::vector<uint64_t> elements = CollectiveElements(schedule, s.workload.bytes);
   for (size_t i = 0; i < elements.size(); ++i) {
-    const CollectiveKind k = i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce;
-    const bool own = k == CollectiveKind::kAllGather || k == CollectiveKind::kBroadcast;
-    for (uint32_t size : GroupSizes(schedule, i, n)) {
+    for (const std::vector<uint32_t>& group : GroupsOf(schedule, i, n)) {
+      const auto size = static_cast<uint32_t>(group.size());
       try {
-        (void)GlooPlan(size, elements[i] * 4, spec.max_segment_bytes, own ? k : CollectiveKind::kAllreduce,
-                       i < schedule.roots.size() ? schedule.roots[i] : 0);
+        (void)GlooPlan::Of(schedule, i, size, elements[i], spec.max_segment_bytes);
       } catch (const std::invalid_argument& e) {
         throw ScenarioError(schedule.given ? fmt::format("workload.schedule.collectives[{}]: {} (a group of {})", i,
                                                          e.what(), size)

@@ -381,9 +381,7 @@ NcclRing::NcclRing(Fabric& fabric, const std::vector<uint32_t>& hosts, std::vect
       plans_.back().emplace_back(static_cast<uint32_t>(group.size()), elements[i], spec,
                                  i < kinds.size() ? kinds[i] : CollectiveKind::kAllreduce,
                                  i < schedule.roots.size() ? schedule.roots[i] : 0);
-    const bool world = !schedule.given || i >= schedule.communicator.size() ||
-                       schedule.communicator[i] == ScheduleSpec::kWorld;
-    set_of_.push_back(world ? 0 : static_cast<uint32_t>(schedule.communicator[i]) + 1);
+    set_of_.push_back(CommunicatorSet(schedule, i));
   }
   SetNeighbours(schedule);
   coll_.hosts = hosts;
